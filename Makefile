@@ -1,0 +1,56 @@
+# The one place the project's commands live; README and .ci/run call these targets.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+export DEPFS_DATA ?= $(abspath ../shared/data/ud)
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: setup build demo test test-rust test-python bench bench-rust lint fmt clean
+
+$(VENV)/.deps: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet "maturin>=1.5,<2" numpy click scikit-learn pytest hypothesis ruff mypy conllu ufal.chu_liu_edmonds ufal.udpipe
+	touch $@
+
+## setup: create .venv, install Python dependencies and build the extension (release)
+setup: $(VENV)/.deps
+	$(VENV)/bin/maturin develop --release --quiet
+
+build: setup
+
+## demo: train and evaluate on UD if DEPFS_DATA has it, else on the synthetic treebank
+demo: setup
+	$(PY) -m depfs.demo
+
+## test: every Rust and Python test
+test: setup test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude depfs-py --quiet
+
+test-python:
+	$(PY) -m pytest -q tests
+
+## bench: criterion kernels and the Python end-to-end comparisons (writes bench-results/)
+bench: setup bench-rust
+	$(PY) -m benches.run_all
+
+bench-rust:
+	cargo bench -p depfs-benches
+
+## lint: rustfmt, clippy -D warnings, ruff, stub check of _core.pyi
+lint: setup
+	cargo fmt --all -- --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
+	$(PY) -m mypy.stubtest depfs._core --allowlist .stubtest-allowlist
+
+fmt:
+	cargo fmt --all
+	$(VENV)/bin/ruff format python tests benches
+
+clean:
+	rm -rf target $(VENV) bench-results

@@ -1,0 +1,1 @@
+//! Bench-only package; the benches live in `benches/*.rs` (see Cargo.toml).

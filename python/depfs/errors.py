@@ -1,0 +1,42 @@
+"""Exception classes of depfs. Every error the Rust core raises is one of these."""
+
+from __future__ import annotations
+
+
+class DepfsError(Exception):
+    """Base class of every depfs error."""
+
+
+class FormatError(DepfsError, ValueError):
+    """Malformed treebank input; the message names file, line and problem."""
+
+
+class DepfsIOError(DepfsError, OSError):
+    """A file could not be read or written."""
+
+
+class AlignmentError(DepfsError, ValueError):
+    """Gold and system files whose words do not line up."""
+
+
+class TemplateError(DepfsError, ValueError):
+    """A feature template that does not parse or compile."""
+
+
+class ModelError(DepfsError):
+    """A model file that is truncated, corrupted or of an unknown version."""
+
+
+class NoSpanningTreeError(DepfsError, ValueError):
+    """A decoder found no spanning tree among the arcs that are not -inf."""
+
+
+__all__ = [
+    "DepfsError",
+    "FormatError",
+    "DepfsIOError",
+    "AlignmentError",
+    "TemplateError",
+    "ModelError",
+    "NoSpanningTreeError",
+]

@@ -1,0 +1,8 @@
+//! depfs-core: everything that loops over tokens, arcs, transitions or features.
+//! Pure Rust, no Python; the `depfs-py` crate is a thin binding on top.
+
+pub mod error;
+pub mod treebank;
+
+pub use error::{Error, Result};
+pub use treebank::{Treebank, Vocab, WordStrs};

@@ -1,0 +1,277 @@
+//! In-memory treebanks: interned vocabularies and struct-of-arrays word columns.
+//!
+//! All words of a treebank live in flat columns (`Words`); a sentence is a range
+//! of them plus the lines that are kept but never parsed (comments, multiword
+//! token ranges `3-4`, empty nodes `5.1`). Word index `i` of a sentence (1-based
+//! as in CoNLL-U) is column position `start + i - 1`; HEAD 0 is the root.
+
+use std::collections::HashMap;
+
+/// Value of an unset HEAD (`_` in the file, e.g. parser input).
+pub const NO_HEAD: i32 = -1;
+
+/// Interned strings. Id 0 is always `_`, CoNLL-U's empty value.
+#[derive(Debug, Clone)]
+pub struct Vocab {
+    ids: HashMap<Box<str>, u32>,
+    strings: Vec<Box<str>>,
+}
+
+impl Default for Vocab {
+    fn default() -> Self {
+        let mut v = Vocab { ids: HashMap::new(), strings: Vec::new() };
+        v.intern("_");
+        v
+    }
+}
+
+impl Vocab {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Id of `s`, adding it if new. O(len(s)).
+    pub fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.strings.len() as u32;
+        self.strings.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+    pub fn get(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+    /// The string of `id`; panics only on ids this vocab never handed out.
+    pub fn str(&self, id: u32) -> &str {
+        &self.strings[id as usize]
+    }
+    pub fn len(&self) -> usize {
+        self.strings.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.strings.is_empty()
+    }
+    pub fn strings(&self) -> &[Box<str>] {
+        &self.strings
+    }
+}
+
+/// The ten CoNLL-U columns of every word, flat over the treebank.
+/// ID is implicit (position in the sentence); DEPS and MISC are kept verbatim
+/// (interned) so writing gives the input back byte for byte.
+#[derive(Debug, Clone, Default)]
+pub struct Words {
+    pub form: Vec<u32>,
+    pub lemma: Vec<u32>,
+    pub upos: Vec<u32>,
+    pub xpos: Vec<u32>,
+    pub feats: Vec<u32>,
+    /// 0 = root, `NO_HEAD` = `_`.
+    pub head: Vec<i32>,
+    pub deprel: Vec<u32>,
+    pub deps: Vec<u32>,
+    pub misc: Vec<u32>,
+}
+
+impl Words {
+    pub fn len(&self) -> usize {
+        self.form.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.form.is_empty()
+    }
+}
+
+/// A line kept verbatim inside a sentence and never parsed: a multiword token
+/// range (`3-4`) or an empty node (`5.1`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExtraLine {
+    /// 1-based index of the word line this line stands before (`n + 1` = after the last word).
+    pub before_word: u32,
+    pub kind: ExtraKind,
+    /// The whole line without its newline.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExtraKind {
+    /// `first-last`
+    MultiWord { first: u32, last: u32 },
+    /// `after.minor`
+    EmptyNode { after: u32, minor: u32 },
+}
+
+/// One sentence: its words are `words[start .. start + len]`.
+#[derive(Debug, Clone, Default)]
+pub struct SentenceMeta {
+    pub start: u32,
+    pub len: u32,
+    /// Comment lines verbatim, without the newline (`# sent_id = ...`).
+    pub comments: Vec<String>,
+    /// Multiword-token and empty-node lines, in file order.
+    pub extra: Vec<ExtraLine>,
+}
+
+impl SentenceMeta {
+    /// Value of the `# sent_id = ...` comment, if any.
+    pub fn sent_id(&self) -> Option<&str> {
+        self.comment_value("sent_id")
+    }
+    /// Value of the `# text = ...` comment, if any.
+    pub fn text(&self) -> Option<&str> {
+        self.comment_value("text")
+    }
+    fn comment_value(&self, key: &str) -> Option<&str> {
+        self.comments.iter().find_map(|c| {
+            let rest = c.strip_prefix('#')?.trim_start();
+            let rest = rest.strip_prefix(key)?.trim_start();
+            Some(rest.strip_prefix('=')?.trim())
+        })
+    }
+    pub fn range(&self) -> std::ops::Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// Which column layout a file used; the writer uses the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum FileFormat {
+    #[default]
+    Conllu,
+    /// CoNLL-X: the same ten columns, PHEAD/PDEPREL where CoNLL-U has DEPS/MISC.
+    ConllX,
+}
+
+/// Vocabularies of the columns, shared by all words of a treebank.
+#[derive(Debug, Clone, Default)]
+pub struct Vocabs {
+    pub form: Vocab,
+    pub lemma: Vocab,
+    pub upos: Vocab,
+    pub xpos: Vocab,
+    pub feats: Vocab,
+    pub deprel: Vocab,
+    pub deps: Vocab,
+    pub misc: Vocab,
+}
+
+/// A whole treebank.
+#[derive(Debug, Clone, Default)]
+pub struct Treebank {
+    pub vocabs: Vocabs,
+    pub words: Words,
+    pub sentences: Vec<SentenceMeta>,
+    pub format: FileFormat,
+}
+
+/// One word given as strings, for building treebanks in code and tests.
+#[derive(Debug, Clone, Copy)]
+pub struct WordStrs<'a> {
+    pub form: &'a str,
+    pub lemma: &'a str,
+    pub upos: &'a str,
+    pub xpos: &'a str,
+    pub feats: &'a str,
+    pub head: i32,
+    pub deprel: &'a str,
+    pub deps: &'a str,
+    pub misc: &'a str,
+}
+
+impl<'a> WordStrs<'a> {
+    /// A word with only FORM, UPOS, HEAD and DEPREL set.
+    pub fn simple(form: &'a str, upos: &'a str, head: i32, deprel: &'a str) -> Self {
+        WordStrs { form, lemma: "_", upos, xpos: "_", feats: "_", head, deprel, deps: "_", misc: "_" }
+    }
+}
+
+impl Treebank {
+    pub fn new() -> Self {
+        Self::default()
+    }
+    pub fn len(&self) -> usize {
+        self.sentences.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.sentences.is_empty()
+    }
+    pub fn n_words(&self) -> usize {
+        self.words.len()
+    }
+    /// Appends one word to the column store (the caller then closes the sentence).
+    pub fn push_word(&mut self, w: &WordStrs<'_>) {
+        let v = &mut self.vocabs;
+        let ws = &mut self.words;
+        ws.form.push(v.form.intern(w.form));
+        ws.lemma.push(v.lemma.intern(w.lemma));
+        ws.upos.push(v.upos.intern(w.upos));
+        ws.xpos.push(v.xpos.intern(w.xpos));
+        ws.feats.push(v.feats.intern(w.feats));
+        ws.head.push(w.head);
+        ws.deprel.push(v.deprel.intern(w.deprel));
+        ws.deps.push(v.deps.intern(w.deps));
+        ws.misc.push(v.misc.intern(w.misc));
+    }
+    /// Adds a whole sentence built in code.
+    pub fn push_sentence(&mut self, words: &[WordStrs<'_>], comments: Vec<String>) {
+        let start = self.words.len() as u32;
+        for w in words {
+            self.push_word(w);
+        }
+        self.sentences.push(SentenceMeta { start, len: words.len() as u32, comments, extra: Vec::new() });
+    }
+    /// Heads of sentence `s`, index 0 = word 1.
+    pub fn heads(&self, s: usize) -> &[i32] {
+        &self.words.head[self.sentences[s].range()]
+    }
+    pub fn heads_mut(&mut self, s: usize) -> &mut [i32] {
+        let r = self.sentences[s].range();
+        &mut self.words.head[r]
+    }
+    /// DEPREL ids of sentence `s`, index 0 = word 1.
+    pub fn deprels(&self, s: usize) -> &[u32] {
+        &self.words.deprel[self.sentences[s].range()]
+    }
+    /// Sets the DEPREL of word position `pos` (flat column index) from a string.
+    pub fn set_deprel(&mut self, pos: usize, label: &str) {
+        self.words.deprel[pos] = self.vocabs.deprel.intern(label);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vocab_interns_and_reserves_underscore() {
+        let mut v = Vocab::new();
+        assert_eq!(v.get("_"), Some(0));
+        let a = v.intern("dog");
+        assert_eq!(v.intern("dog"), a);
+        assert_eq!(v.str(a), "dog");
+        assert_eq!(v.len(), 2);
+    }
+
+    #[test]
+    fn sentence_comment_values() {
+        let m = SentenceMeta {
+            comments: vec!["# sent_id = s1".into(), "# text = A dog .".into()],
+            ..Default::default()
+        };
+        assert_eq!(m.sent_id(), Some("s1"));
+        assert_eq!(m.text(), Some("A dog ."));
+    }
+
+    #[test]
+    fn push_sentence_builds_columns() {
+        let mut tb = Treebank::new();
+        tb.push_sentence(
+            &[WordStrs::simple("A", "DET", 2, "det"), WordStrs::simple("dog", "NOUN", 0, "root")],
+            vec![],
+        );
+        assert_eq!(tb.len(), 1);
+        assert_eq!(tb.heads(0), &[2, 0]);
+        assert_eq!(tb.vocabs.deprel.str(tb.deprels(0)[1]), "root");
+    }
+}

@@ -1,0 +1,15 @@
+//! depfs._core: thin pyo3 layer over depfs-core. Converts arguments, releases
+//! the GIL for long work, calls the core, maps errors. No algorithm lives here.
+
+use pyo3::prelude::*;
+
+#[allow(dead_code)]
+mod errors;
+mod treebank;
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    treebank::register(m)?;
+    Ok(())
+}
