@@ -1,6 +1,7 @@
 //! depfs-core: everything that loops over tokens, arcs, transitions or features.
 //! Pure Rust, no Python; the `depfs-py` crate is a thin binding on top.
 
+pub mod arceager;
 pub mod config;
 pub mod error;
 pub mod treebank;
