@@ -6,6 +6,7 @@
 //! Nivre & Nilsson (2005), *Pseudo-Projective Dependency Parsing*.
 
 pub mod oracle;
+pub mod projective;
 pub mod system;
 
 pub use oracle::{is_projective, kind_costs, static_move, static_sequence, zero_cost_moves};
