@@ -2,6 +2,7 @@
 //! Pure Rust, no Python; the `depfs-py` crate is a thin binding on top.
 
 pub mod config;
+pub mod conllu;
 pub mod error;
 pub mod treebank;
 
