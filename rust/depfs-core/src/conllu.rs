@@ -20,8 +20,8 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Write};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
@@ -152,11 +152,7 @@ fn read_plain<R: BufRead>(mut source: R, name: &str, opts: &ReadOptions) -> Resu
             }
         }
         let line = std::str::from_utf8(bytes).map_err(|e| {
-            Error::format(
-                name,
-                line_no,
-                format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
-            )
+            Error::format(name, line_no, format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1))
         })?;
         r.line(line, line_no)?;
     }
@@ -221,16 +217,12 @@ impl Reader<'_> {
             n += 1;
         }
         if n != N_COLUMNS {
-            return Err(self.err(
-                line_no,
-                format!("expected {N_COLUMNS} tab-separated columns, found {n}"),
-            ));
+            return Err(self.err(line_no, format!("expected {N_COLUMNS} tab-separated columns, found {n}")));
         }
         if let Some(i) = cols.iter().position(|c| c.is_empty()) {
-            return Err(self.err(
-                line_no,
-                format!("empty {} column (write `_` for no value)", COLUMN_NAMES[i]),
-            ));
+            return Err(
+                self.err(line_no, format!("empty {} column (write `_` for no value)", COLUMN_NAMES[i]))
+            );
         }
         let id = cols[0];
         if let Some((first, last)) = id.split_once('-') {
@@ -248,10 +240,7 @@ impl Reader<'_> {
                 ))
             }
             Some(v) if v != expected => {
-                return Err(self.err(
-                    line_no,
-                    format!("ID {v} out of order: expected word {expected}"),
-                ))
+                return Err(self.err(line_no, format!("ID {v} out of order: expected word {expected}")))
             }
             Some(_) => {}
         }
@@ -260,12 +249,7 @@ impl Reader<'_> {
             "_" => return Err(self.err(line_no, "HEAD is `_` (blank heads are not allowed here)")),
             h => match parse_index(h) {
                 Some(v) => v as i32,
-                None => {
-                    return Err(self.err(
-                        line_no,
-                        format!("HEAD {h:?} is not a non-negative integer"),
-                    ))
-                }
+                None => return Err(self.err(line_no, format!("HEAD {h:?} is not a non-negative integer"))),
             },
         };
         if cols[7] == "_" && !self.opts.allow_blank_heads {
@@ -290,7 +274,9 @@ impl Reader<'_> {
     fn multiword_line(&mut self, first: &str, last: &str, line: &str, line_no: usize) -> Result<()> {
         let next = self.cur.n_words() + 1;
         let (Some(a), Some(b)) = (parse_index(first), parse_index(last)) else {
-            return Err(self.err(line_no, format!("multiword token ID {first}-{last} is not a range of integers")));
+            return Err(
+                self.err(line_no, format!("multiword token ID {first}-{last} is not a range of integers"))
+            );
         };
         if a != next {
             return Err(self.err(
@@ -320,20 +306,18 @@ impl Reader<'_> {
             return Err(self.err(line_no, format!("empty node ID {after}.{minor} is not of the form 5.1")));
         };
         if a != words {
-            return Err(self.err(
-                line_no,
-                format!("empty node {a}.{m} out of order: expected it after word {words}"),
-            ));
+            return Err(
+                self.err(line_no, format!("empty node {a}.{m} out of order: expected it after word {words}"))
+            );
         }
         let expected_minor = match self.cur.last_empty {
             Some((prev_a, prev_m)) if prev_a == a => prev_m + 1,
             _ => 1,
         };
         if m != expected_minor {
-            return Err(self.err(
-                line_no,
-                format!("empty node {a}.{m} out of order: expected {a}.{expected_minor}"),
-            ));
+            return Err(
+                self.err(line_no, format!("empty node {a}.{m} out of order: expected {a}.{expected_minor}"))
+            );
         }
         self.cur.last_empty = Some((a, m));
         self.push_extra(ExtraKind::EmptyNode { after: a, minor: m }, line);
@@ -844,11 +828,7 @@ mod tests {
         /// Characters for generated column values: letters, accents, punctuation
         /// and spaces (allowed inside FORM and LEMMA), never tab or newline.
         fn value() -> impl Strategy<Value = String> {
-            prop_oneof![
-                Just("_".to_string()),
-                "[a-zA-Zé日.,:=|#-]{1,6}",
-                "[a-z]{1,3} [a-z]{1,3}",
-            ]
+            prop_oneof![Just("_".to_string()), "[a-zA-Zé日.,:=|#-]{1,6}", "[a-z]{1,3} [a-z]{1,3}",]
         }
 
         /// A random valid sentence in canonical text form: a random tree (each
