@@ -796,14 +796,13 @@ mod tests {
     /// Every file under the UD data directory reads and writes back byte for byte.
     #[test]
     fn ud_files_round_trip() {
-        let dir = match std::env::var_os("DEPFS_DATA") {
-            Some(d) => std::path::PathBuf::from(d),
-            None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ud"),
-        };
-        let Ok(treebanks) = std::fs::read_dir(&dir) else {
-            eprintln!("skipped: no UD data at {}", dir.display());
+        let repo_sibling = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ud");
+        let candidates = std::env::var_os("DEPFS_DATA").map(std::path::PathBuf::from).into_iter();
+        let Some(dir) = candidates.chain([repo_sibling]).find(|d| d.join("en_ewt").is_dir()) else {
+            eprintln!("skipped: no UD data (set DEPFS_DATA)");
             return;
         };
+        let treebanks = std::fs::read_dir(&dir).unwrap();
         let mut n_files = 0;
         for tbdir in treebanks.flatten() {
             let Ok(files) = std::fs::read_dir(tbdir.path()) else { continue };
@@ -888,6 +887,18 @@ mod tests {
                 let tb = read_str(&text, &ReadOptions::default());
                 prop_assert!(tb.is_ok(), "{:?}\n{}", tb.err(), text);
                 prop_assert_eq!(to_string(&tb.unwrap()), text);
+            }
+
+            #[test]
+            fn mutated_sample_never_panics(
+                edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..12),
+            ) {
+                let mut bytes = SAMPLE.as_bytes().to_vec();
+                for (at, b, insert) in edits {
+                    let i = at.index(bytes.len());
+                    if insert { bytes.insert(i, b) } else { bytes[i] = b }
+                }
+                let _ = read_bytes(&bytes, "m", &ReadOptions::default());
             }
 
             #[test]
