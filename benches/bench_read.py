@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -43,13 +44,13 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[list[float], Any]:
     return times, result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--file", type=Path, default=None)
     ap.add_argument("--repeat", type=int, default=7, help="repetitions of each depfs timing")
     ap.add_argument("--conllu-repeat", type=int, default=3, help="repetitions of conllu timings")
     ap.add_argument("--out", type=Path, default=Path("bench-results/read.json"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv or [])  # benches.run_all calls main() with no arguments
     import conllu  # the comparison system (pip install conllu)
 
     path = args.file or default_file()
@@ -110,4 +111,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

@@ -502,7 +502,9 @@ pub fn write_sentence(tb: &Treebank, s: usize, buf: &mut Vec<u8>) {
 
 /// Writes `tb` to `path` atomically: into a temporary file in the same directory,
 /// then renamed over `path`, so readers never see a half-written file. A name
-/// ending in `.gz` is gzip-compressed.
+/// ending in `.gz` is gzip-compressed. (Not `modelfile::atomic_write`: its
+/// tempfile is created mode 0600, wrong for a data file others read; this one
+/// gets the usual umask permissions.)
 pub fn write_path(tb: &Treebank, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     let name = path.display().to_string();

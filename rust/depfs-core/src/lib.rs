@@ -4,6 +4,7 @@
 pub mod config;
 pub mod conllu;
 pub mod error;
+pub mod modelfile;
 pub mod treebank;
 
 pub use error::{Error, Result};
