@@ -303,3 +303,23 @@ def test_generated_text_round_trips(sents: list[str]) -> None:
         heads = s.heads
         assert (heads == 0).sum() == 1
         assert ((heads >= 0) & (heads <= len(s))).all()
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(sentences(), min_size=1, max_size=3),
+    st.lists(st.tuples(st.integers(0, 10**6), st.sampled_from("\t\n0123456789-._#x ")), max_size=6),
+)
+def test_mutated_text_gives_a_treebank_or_a_format_error(
+    sents: list[str], edits: list[tuple[int, str]]
+) -> None:
+    chars = list("".join(sents))
+    for at, c in edits:
+        chars.insert(at % (len(chars) + 1), c)
+    text = "".join(chars)
+    try:
+        tb = Treebank.from_string(text)
+    except FormatError as e:  # never a PanicException or another error
+        assert str(e).startswith("<string>:")
+    else:
+        assert Treebank.from_string(tb.to_string()).to_string() == tb.to_string()
