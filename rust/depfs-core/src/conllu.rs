@@ -676,6 +676,19 @@ mod tests {
     }
 
     #[test]
+    fn truncated_gzip_is_an_error_naming_the_file() {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(SAMPLE.repeat(50).as_bytes()).unwrap();
+        let zipped = gz.finish().unwrap();
+        let err = read_bytes(&zipped[..zipped.len() / 2], "t.conllu.gz", &opts()).unwrap_err();
+        assert!(
+            matches!(err, Error::Io { ref file, ref msg } if file == "t.conllu.gz" && msg.contains("read error")),
+            "{err}"
+        );
+    }
+
+    #[test]
     fn write_into_missing_directory_is_an_io_error() {
         let tb = read_str(SAMPLE, &opts()).unwrap();
         let err = write_path(&tb, "/nonexistent-depfs-dir/x.conllu").unwrap_err();
