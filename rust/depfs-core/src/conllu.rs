@@ -19,9 +19,8 @@
 //! final blank line; the writer then produces the canonical form.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use flate2::read::MultiGzDecoder;
 
@@ -433,7 +432,7 @@ fn check_tree(
 /// Writes `tb` in the layout it was read from: comments, then word lines with the
 /// kept multiword and empty-node lines in their places, then one blank line per
 /// sentence. O(total bytes).
-pub fn write<W: Write>(tb: &Treebank, out: &mut W) -> std::io::Result<()> {
+pub fn write<W: Write + ?Sized>(tb: &Treebank, out: &mut W) -> std::io::Result<()> {
     let mut buf = Vec::with_capacity(1 << 16);
     for s in 0..tb.len() {
         write_sentence(tb, s, &mut buf);
@@ -507,38 +506,16 @@ pub fn write_sentence(tb: &Treebank, s: usize, buf: &mut Vec<u8>) {
 /// gets the usual umask permissions.)
 pub fn write_path(tb: &Treebank, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
-    let name = path.display().to_string();
-    let file_name = path
-        .file_name()
-        .ok_or_else(|| Error::Io { file: name.clone(), msg: "not a file name".to_string() })?;
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let mut tmp_name = std::ffi::OsString::from(".");
-    tmp_name.push(file_name);
-    // Unique per process and call, so concurrent writers never share a temp file.
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    tmp_name.push(format!(".{}-{n}.tmp", std::process::id()));
-    let tmp = dir.join(tmp_name);
-    let result = (|| -> std::io::Result<()> {
-        let file = File::create(&tmp)?;
-        let mut out = BufWriter::with_capacity(1 << 16, file);
-        if name.ends_with(".gz") {
+    let gzip = path.to_string_lossy().ends_with(".gz");
+    crate::atomic::atomic_write(path, |out| {
+        if gzip {
             let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
             write(tb, &mut gz)?;
-            out = gz.finish()?;
+            gz.finish()?;
+            Ok(())
         } else {
-            write(tb, &mut out)?;
+            write(tb, out)
         }
-        let file = out.into_inner().map_err(|e| e.into_error())?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(&name, &e)
     })
 }
 
