@@ -2,7 +2,9 @@
 //! Pure Rust, no Python; the `depfs-py` crate is a thin binding on top.
 
 pub mod arceager;
+pub mod atomic;
 pub mod config;
+pub mod conllu;
 pub mod error;
 pub mod modelfile;
 pub mod treebank;
