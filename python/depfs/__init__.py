@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from . import errors
+from . import datasets, errors
 from ._core import __version__
+from .evaluate import Scores, Stats, evaluate, stats
 
 __all__ = ["__version__", "errors"]
+__all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
