@@ -192,25 +192,26 @@ mod tests {
         assert_eq!((st.sentences, st.mean_length(), st.nonprojective_arc_share()), (0, 0.0, 0.0));
     }
 
-    /// Reference: the definition with explicit descendant sets (desc[a][k]: a dominates k).
+    /// Reference: the definition with explicit ancestor chains.
     fn brute(heads: &[i32]) -> Vec<bool> {
         let n = heads.len();
-        let mut desc = vec![vec![false; n + 1]; n + 1];
-        for k in 1..=n {
-            let mut a = k;
-            loop {
-                desc[a][k] = true;
-                if a == 0 {
-                    break;
+        // ancestors[k]: k itself and every word above it, up to ROOT (0).
+        let ancestors: Vec<Vec<usize>> = (0..=n)
+            .map(|k| {
+                let mut chain = vec![k];
+                let mut a = k;
+                while a != 0 {
+                    a = heads[a - 1] as usize;
+                    chain.push(a);
                 }
-                a = heads[a - 1] as usize;
-            }
-        }
+                chain
+            })
+            .collect();
         (1..=n)
             .map(|d| {
                 let h = heads[d - 1] as usize;
                 let (lo, hi) = (h.min(d), h.max(d));
-                (lo + 1..hi).any(|k| !desc[h][k])
+                (lo + 1..hi).any(|k| !ancestors[k].contains(&h))
             })
             .collect()
     }

@@ -34,7 +34,10 @@ fn evaluate_counts<'py>(
 
 /// Counts describing a treebank (see `depfs_core::stats`).
 #[pyfunction]
-fn treebank_stats_counts<'py>(py: Python<'py>, treebank: PyRef<'py, PyTreebank>) -> PyResult<Bound<'py, PyDict>> {
+fn treebank_stats_counts<'py>(
+    py: Python<'py>,
+    treebank: PyRef<'py, PyTreebank>,
+) -> PyResult<Bound<'py, PyDict>> {
     let st = treebank_stats(&treebank.inner);
     let d = PyDict::new(py);
     d.set_item("sentences", st.sentences)?;
