@@ -219,21 +219,20 @@ needs_ewt = pytest.mark.skipif(
     not ud_available("en_ewt", "dev"), reason="UD en_ewt not found (DEPFS_DATA)"
 )
 
+# Correct UAS / LAS words the CoNLL 2018 scorer (conll18_ud_eval.py v1.2) reports for en_ewt
+# dev against perturb(dev, head_rate=0.1, label_rate=0.1, seed=1): 90.83 / 82.70 of 25147.
+OFFICIAL_EWT_DEV_COUNTS = (22841, 20797)
+
 
 @pytest.mark.ud
 @needs_ewt
 def test_en_ewt_dev_perturbed_matches_official_scorer():
-    """UAS/LAS of perturb(dev, 0.1, 0.1, seed=1) as printed by the CoNLL 2018 scorer
-    (conll18_ud_eval.py v1.2, run by hand on the written file: see the README)."""
+    """Same numbers as the official scorer run by hand on the written perturbed file."""
     gold = depfs.read_conllu(ud_path("en_ewt", "dev"))
     system = perturb(gold, head_rate=0.1, label_rate=0.1, seed=1)
     s = depfs.evaluate(gold, system)
     assert s.words == 25147
     assert (s.uas_correct, s.las_correct) == OFFICIAL_EWT_DEV_COUNTS
-
-
-# Correct UAS / LAS words of the CoNLL 2018 scorer on en_ewt dev vs perturb(dev, .1, .1, seed=1).
-OFFICIAL_EWT_DEV_COUNTS = (0, 0)
 
 
 @pytest.mark.ud
