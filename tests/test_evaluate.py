@@ -20,7 +20,7 @@ def conllu(*sentences: list[str]) -> str:
     readability; `_` stays `_`)."""
     out = []
     for lines in sentences:
-        out.extend("\t".join(line.split()) for line in lines)
+        out.extend(line if line.startswith("#") else "\t".join(line.split()) for line in lines)
         out.append("")
     return "\n".join(out) + "\n"
 
@@ -130,7 +130,7 @@ def test_scores_are_frozen():
     ("system", "message"),
     [
         (
-            GOLD.replace("Dogs dog", "Cats cat"),
+            GOLD.replace("Dogs\tdog", "Cats\tcat"),
             'sentence 2 (sent_id = en-2): word 1: gold form "Dogs", system form "Cats"',
         ),
         (

@@ -12,7 +12,7 @@ Treebank = depfs.Treebank
 
 
 def sentence(*rows: str) -> str:
-    return "\n".join("\t".join(r.split()) for r in rows) + "\n\n"
+    return "\n".join(r if r.startswith("#") else "\t".join(r.split()) for r in rows) + "\n\n"
 
 
 # 1: projective, 3 words; 2: non-projective (arc 4 -> 2 crosses the root arc of 3,
