@@ -135,7 +135,8 @@ def test_scores_are_frozen():
         ),
         (
             GOLD.replace("3\t!\t!\tPUNCT\t_\t_\t2\tpunct\t_\t_\n", ""),
-            "sentence 2 (sent_id = en-2): gold has 3 words, system has 2",
+            "sentence 2 (sent_id = en-2): gold has 3 words, system has 2"
+            ' (first unmatched: gold word 3 "!")',
         ),
         (GOLD.split("\n\n")[0] + "\n\n", "gold has 2 sentences, system has 1"),
     ],

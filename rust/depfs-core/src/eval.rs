@@ -134,11 +134,19 @@ pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result
             )));
         }
         if g_forms.len() != s_forms.len() {
+            // The shorter side ends first: name the first word it lacks.
+            let i = g_forms.len().min(s_forms.len());
+            let (side, form) = if g_forms.len() > i {
+                ("gold", gold.vocabs.form.str(g_forms[i]))
+            } else {
+                ("system", system.vocabs.form.str(s_forms[i]))
+            };
             return Err(Error::Alignment(format!(
-                "{}: gold has {} words, system has {}",
+                "{}: gold has {} words, system has {} (first unmatched: {side} word {} {form:?})",
                 sentence_name(gold, s),
                 g_forms.len(),
-                s_forms.len()
+                s_forms.len(),
+                i + 1
             )));
         }
         // O(words of the sentence)
@@ -334,7 +342,12 @@ mod tests {
         let gold = one(&[w("a", "X", 0, "root"), w("b", "X", 1, "dep")], "s1");
         let system = one(&[w("a", "X", 0, "root")], "s1");
         let err = evaluate(&gold, &system, EvalOptions::default()).unwrap_err();
-        assert_eq!(err.to_string(), "sentence 1 (sent_id = s1): gold has 2 words, system has 1");
+        assert_eq!(
+            err.to_string(),
+            "sentence 1 (sent_id = s1): gold has 2 words, system has 1 (first unmatched: gold word 2 \"b\")"
+        );
+        let err = evaluate(&system, &gold, EvalOptions::default()).unwrap_err();
+        assert!(err.to_string().ends_with("(first unmatched: system word 2 \"b\")"), "{err}");
 
         let mut two = gold.clone();
         two.push_sentence(&[w("c", "X", 0, "root")], vec![]);
