@@ -11,3 +11,6 @@ pub mod treebank;
 
 pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
+pub mod eval;
+pub mod perturb;
+pub mod stats;
