@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod arceager;
 #[allow(dead_code)]
 mod errors;
 mod eval;
@@ -12,6 +13,7 @@ mod treebank;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     treebank::register(m)?;
+    arceager::register(m)?;
     eval::register(m)?;
     Ok(())
 }

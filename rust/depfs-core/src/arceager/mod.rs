@@ -5,8 +5,10 @@
 //! Goldberg & Nivre (2012), *A Dynamic Oracle for Arc-Eager Dependency Parsing*;
 //! Nivre & Nilsson (2005), *Pseudo-Projective Dependency Parsing*.
 
+pub mod explore;
 pub mod oracle;
 pub mod projective;
+pub mod rng;
 pub mod system;
 
 pub use oracle::{is_projective, kind_costs, static_move, static_sequence, zero_cost_moves};
