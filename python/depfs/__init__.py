@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from . import errors
+from . import decode, errors
 from ._core import __version__
 
 __all__ = ["__version__", "errors"]
+__all__ += ["decode"]
