@@ -6,20 +6,19 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 import depfs
 import depfs.decode as dec
+import numpy as np
+import pytest
 from depfs import _reference_decoders as ref
 from depfs.errors import NoSpanningTreeError
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 NEG = -math.inf
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def trees(n1: int, projective: bool, single_root: bool) -> np.ndarray:
     """All trees of the class as an (m, n1) int array (brute force)."""
     return np.array(ref.all_trees(n1, projective, single_root), dtype=np.int64).reshape(-1, n1)
@@ -70,14 +69,15 @@ def test_brute_force(n: int, single_root: bool) -> None:
                 with pytest.raises(NoSpanningTreeError):
                     decoder(s, single_root=single_root)
             else:
-                check_best(decoder(s, single_root=single_root), sc, lambda h: ref.tree_score(s, h), class_t)
+                heads = decoder(s, single_root=single_root)
+                check_best(heads, sc, functools.partial(ref.tree_score, s), class_t)
         sc2 = scores2_of(s, sib, proj_t)
         if len(sc2) == 0 or sc2.max() == NEG:
             with pytest.raises(NoSpanningTreeError):
                 dec.eisner2(s, sib, single_root=single_root)
         else:
             heads = dec.eisner2(s, sib, single_root=single_root)
-            check_best(heads, sc2, lambda h: ref.tree_score2(s, sib, h), proj_t)
+            check_best(heads, sc2, functools.partial(ref.tree_score2, s, sib), proj_t)
         # k-best: the top k scores of the enumeration, distinct trees, best first.
         k = 1 + trial % 20
         sc = scores_of(s, proj_t)

@@ -156,12 +156,12 @@ def chu_liu_edmonds(scores: Matrix, single_root: bool = True) -> list[int] | Non
 
 
 def eisner(scores: Matrix, single_root: bool = True) -> list[int] | None:
-    """Eisner's O(n³) algorithm: complete (C) and incomplete (I) spans, right (→) and left (←)."""
+    """Eisner's O(n³) algorithm: complete (comp) and incomplete (inc) spans, right (>), left (<)."""
     n1 = len(scores)
     if n1 == 1:
         return [-1]
-    C = {(s, s, d): (0.0, None) for s in range(n1) for d in "><"}
-    I: dict[tuple[int, int, str], tuple[float, int | None]] = {}
+    comp = {(s, s, d): (0.0, None) for s in range(n1) for d in "><"}
+    inc: dict[tuple[int, int, str], tuple[float, int | None]] = {}
 
     def val(table: dict, key: tuple) -> float:
         return table[key][0] if key in table else NEG
@@ -170,24 +170,26 @@ def eisner(scores: Matrix, single_root: bool = True) -> list[int] | None:
         for s in range(n1 - width):
             t = s + width
             splits = [s] if (s == 0 and single_root) else range(s, t)
-            joins = [(val(C, (s, r, ">")) + val(C, (r + 1, t, "<")), r) for r in splits]
+            joins = [(val(comp, (s, r, ">")) + val(comp, (r + 1, t, "<")), r) for r in splits]
             best = max(joins, key=lambda x: x[0])
-            I[(s, t, ">")] = (best[0] + scores[t][s], best[1])
+            inc[(s, t, ">")] = (best[0] + scores[t][s], best[1])
             if s > 0:  # ROOT is never a dependent
-                I[(s, t, "<")] = (best[0] + scores[s][t], best[1])
-            right = [(val(I, (s, r, ">")) + val(C, (r, t, ">")), r) for r in range(s + 1, t + 1)]
-            C[(s, t, ">")] = max(right, key=lambda x: x[0])
+                inc[(s, t, "<")] = (best[0] + scores[s][t], best[1])
+            right = [
+                (val(inc, (s, r, ">")) + val(comp, (r, t, ">")), r) for r in range(s + 1, t + 1)
+            ]
+            comp[(s, t, ">")] = max(right, key=lambda x: x[0])
             if s > 0:
-                left = [(val(C, (s, r, "<")) + val(I, (r, t, "<")), r) for r in range(s, t)]
-                C[(s, t, "<")] = max(left, key=lambda x: x[0])
-    if val(C, (0, n1 - 1, ">")) == NEG:
+                left = [(val(comp, (s, r, "<")) + val(inc, (r, t, "<")), r) for r in range(s, t)]
+                comp[(s, t, "<")] = max(left, key=lambda x: x[0])
+    if val(comp, (0, n1 - 1, ">")) == NEG:
         return None
     heads = [-1] * n1
 
     def walk(kind: str, s: int, t: int, d: str) -> None:
         if s == t:
             return
-        r = (C if kind == "C" else I)[(s, t, d)][1]
+        r = (comp if kind == "C" else inc)[(s, t, d)][1]
         assert r is not None
         if kind == "I":
             if d == ">":
@@ -219,11 +221,11 @@ def eisner2(arc: Matrix, sib: Sequence[Matrix], single_root: bool = True) -> lis
     Item = tuple[float, tuple[tuple[int, int], ...]]
     empty: Item = (0.0, ())
     none: Item = (NEG, ())
-    C: dict[tuple[int, int, str], Item] = {}
-    I: dict[tuple[int, int, str], Item] = {}
-    S: dict[tuple[int, int], Item] = {}
+    comp: dict[tuple[int, int, str], Item] = {}
+    inc: dict[tuple[int, int, str], Item] = {}
+    sib_span: dict[tuple[int, int], Item] = {}
     for s in range(n1):
-        C[(s, s, ">")] = C[(s, s, "<")] = empty
+        comp[(s, s, ">")] = comp[(s, s, "<")] = empty
 
     def join(*items: Item, extra: float = 0.0, add: tuple = ()) -> Item:
         return (sum(i[0] for i in items) + extra, sum((i[1] for i in items), ()) + add)
@@ -234,26 +236,36 @@ def eisner2(arc: Matrix, sib: Sequence[Matrix], single_root: bool = True) -> lis
     for width in range(1, n1):
         for s in range(n1 - width):
             t = s + width
-            S[(s, t)] = best([join(C[(s, r, ">")], C.get((r + 1, t, "<"), none)) for r in range(s, t)])
+            sib_span[(s, t)] = best(
+                [join(comp[(s, r, ">")], comp.get((r + 1, t, "<"), none)) for r in range(s, t)]
+            )
             # s -> t: innermost right child, or after the previous right child r.
-            cands = [join(C.get((s + 1, t, "<"), none), extra=sib[t][s][s])]
+            cands = [join(comp.get((s + 1, t, "<"), none), extra=sib[t][s][s])]
             if not (s == 0 and single_root):
                 cands += [
-                    join(I[(s, r, ">")], S[(r, t)], extra=sib[t][s][r]) for r in range(s + 1, t)
+                    join(inc[(s, r, ">")], sib_span[(r, t)], extra=sib[t][s][r])
+                    for r in range(s + 1, t)
                 ]
             b = best(cands)
-            I[(s, t, ">")] = join(b, extra=arc[t][s], add=((t, s),))
+            inc[(s, t, ">")] = join(b, extra=arc[t][s], add=((t, s),))
             if s > 0:
-                cands = [join(C[(s, t - 1, ">")], extra=sib[s][t][t])]
-                cands += [join(S[(s, r)], I[(r, t, "<")], extra=sib[s][t][r]) for r in range(s + 1, t)]
+                cands = [join(comp[(s, t - 1, ">")], extra=sib[s][t][t])]
+                cands += [
+                    join(sib_span[(s, r)], inc[(r, t, "<")], extra=sib[s][t][r])
+                    for r in range(s + 1, t)
+                ]
                 b = best(cands)
-                I[(s, t, "<")] = join(b, extra=arc[s][t], add=((s, t),))
-            C[(s, t, ">")] = best([join(I[(s, r, ">")], C[(r, t, ">")]) for r in range(s + 1, t + 1)])
+                inc[(s, t, "<")] = join(b, extra=arc[s][t], add=((s, t),))
+            comp[(s, t, ">")] = best(
+                [join(inc[(s, r, ">")], comp[(r, t, ">")]) for r in range(s + 1, t + 1)]
+            )
             if s > 0:
-                C[(s, t, "<")] = best([join(C[(s, r, "<")], I[(r, t, "<")]) for r in range(s, t)])
+                comp[(s, t, "<")] = best(
+                    [join(comp[(s, r, "<")], inc[(r, t, "<")]) for r in range(s, t)]
+                )
             else:
-                C[(s, t, "<")] = none
-    score, arcs = C[(0, n1 - 1, ">")]
+                comp[(s, t, "<")] = none
+    score, arcs = comp[(0, n1 - 1, ">")]
     if score == NEG:
         return None
     heads = [-1] * n1
@@ -266,7 +278,7 @@ def eisner2(arc: Matrix, sib: Sequence[Matrix], single_root: bool = True) -> lis
 
 
 def eisner_kbest(scores: Matrix, k: int, single_root: bool = True) -> list[tuple[list[int], float]]:
-    """k best projective trees: every chart item keeps its k best (score, arcs), merged exhaustively.
+    """k best projective trees: every chart item keeps its k best (score, arcs), found exhaustively.
 
     Each projective tree has exactly one derivation in Eisner's chart, so the lists hold
     distinct trees.
@@ -275,15 +287,13 @@ def eisner_kbest(scores: Matrix, k: int, single_root: bool = True) -> list[tuple
     if n1 == 1:
         return [([-1], 0.0)]
     Lst = list[tuple[float, tuple[tuple[int, int], ...]]]
-    C: dict[tuple[int, int, str], Lst] = {}
-    I: dict[tuple[int, int, str], Lst] = {}
+    comp: dict[tuple[int, int, str], Lst] = {}
+    inc: dict[tuple[int, int, str], Lst] = {}
     for s in range(n1):
-        C[(s, s, ">")] = C[(s, s, "<")] = [(0.0, ())]
+        comp[(s, s, ">")] = comp[(s, s, "<")] = [(0.0, ())]
 
     def combine(pairs: list[tuple[Lst, Lst]], extra: float, add: tuple) -> Lst:
-        out = [
-            (a[0] + b[0] + extra, a[1] + b[1] + add) for la, lb in pairs for a in la for b in lb
-        ]
+        out = [(a[0] + b[0] + extra, a[1] + b[1] + add) for la, lb in pairs for a in la for b in lb]
         out = [x for x in out if x[0] > NEG]
         out.sort(key=lambda x: -x[0])
         return out[:k]
@@ -292,18 +302,18 @@ def eisner_kbest(scores: Matrix, k: int, single_root: bool = True) -> list[tuple
         for s in range(n1 - width):
             t = s + width
             splits = [s] if (s == 0 and single_root) else range(s, t)
-            pairs = [(C[(s, r, ">")], C.get((r + 1, t, "<"), [])) for r in splits]
-            I[(s, t, ">")] = combine(pairs, scores[t][s], ((t, s),))
-            I[(s, t, "<")] = combine(pairs, scores[s][t], ((s, t),)) if s > 0 else []
-            pairs = [(I[(s, r, ">")], C[(r, t, ">")]) for r in range(s + 1, t + 1)]
-            C[(s, t, ">")] = combine(pairs, 0.0, ())
+            pairs = [(comp[(s, r, ">")], comp.get((r + 1, t, "<"), [])) for r in splits]
+            inc[(s, t, ">")] = combine(pairs, scores[t][s], ((t, s),))
+            inc[(s, t, "<")] = combine(pairs, scores[s][t], ((s, t),)) if s > 0 else []
+            pairs = [(inc[(s, r, ">")], comp[(r, t, ">")]) for r in range(s + 1, t + 1)]
+            comp[(s, t, ">")] = combine(pairs, 0.0, ())
             if s > 0:
-                pairs = [(C[(s, r, "<")], I[(r, t, "<")]) for r in range(s, t)]
-                C[(s, t, "<")] = combine(pairs, 0.0, ())
+                pairs = [(comp[(s, r, "<")], inc[(r, t, "<")]) for r in range(s, t)]
+                comp[(s, t, "<")] = combine(pairs, 0.0, ())
             else:
-                C[(s, t, "<")] = []
+                comp[(s, t, "<")] = []
     out = []
-    for score, arcs in C[(0, n1 - 1, ">")]:
+    for score, arcs in comp[(0, n1 - 1, ">")]:
         heads = [-1] * n1
         for d, h in arcs:
             heads[d] = h

@@ -79,7 +79,7 @@ def cle_batch(
 def eisner_batch(
     matrices: Sequence[Any], single_root: bool = True, threads: int = 1
 ) -> list[NDArray[np.int64]]:
-    """:func:`eisner` over many matrices in one call with the GIL released (see :func:`cle_batch`)."""
+    """:func:`eisner` over many matrices in one call, GIL released (see :func:`cle_batch`)."""
     return _core.decode_eisner_batch([_array(m) for m in matrices], single_root, threads)
 
 

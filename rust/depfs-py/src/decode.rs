@@ -74,7 +74,11 @@ fn heads_array(py: Python<'_>, heads: Vec<i32>) -> Bound<'_, PyArray1<i64>> {
 /// (n+1, n+1), index 0 = ROOT, `-inf` = pruned arc. Returns heads (int64, heads[0] = -1).
 #[pyfunction]
 #[pyo3(signature = (scores, single_root = true))]
-fn decode_cle<'py>(py: Python<'py>, scores: &Bound<'py, PyAny>, single_root: bool) -> PyResult<Bound<'py, PyArray1<i64>>> {
+fn decode_cle<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    single_root: bool,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let s = read_array("scores", scores, 2)?;
     let heads = CLE_WS.with_borrow_mut(|ws| ws.decode(&s.values, s.n1, single_root)).py_err(py)?;
     Ok(heads_array(py, heads))
@@ -83,7 +87,11 @@ fn decode_cle<'py>(py: Python<'py>, scores: &Bound<'py, PyAny>, single_root: boo
 /// Best projective tree (Eisner, O(n³)) of `scores[dep, head]`; see `decode_cle`.
 #[pyfunction]
 #[pyo3(signature = (scores, single_root = true))]
-fn decode_eisner<'py>(py: Python<'py>, scores: &Bound<'py, PyAny>, single_root: bool) -> PyResult<Bound<'py, PyArray1<i64>>> {
+fn decode_eisner<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    single_root: bool,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
     let s = read_array("scores", scores, 2)?;
     let heads = EISNER_WS.with_borrow_mut(|ws| ws.decode(&s.values, s.n1, single_root)).py_err(py)?;
     Ok(heads_array(py, heads))
@@ -107,9 +115,8 @@ fn decode_eisner2<'py>(
             a.n1, s.n1
         )));
     }
-    let heads = py
-        .detach(|| Eisner2Workspace::new().decode(&a.values, &s.values, a.n1, single_root))
-        .py_err(py)?;
+    let heads =
+        py.detach(|| Eisner2Workspace::new().decode(&a.values, &s.values, a.n1, single_root)).py_err(py)?;
     Ok(heads_array(py, heads))
 }
 
@@ -157,8 +164,12 @@ fn run_batch<W: Default + Send>(
     }
     let tag = |i: usize, r: depfs_core::Result<Vec<i32>>| {
         r.map_err(|e| match e {
-            depfs_core::Error::NoSpanningTree(m) => depfs_core::Error::NoSpanningTree(format!("matrices[{i}]: {m}")),
-            depfs_core::Error::InvalidArgument(m) => depfs_core::Error::InvalidArgument(format!("matrices[{i}]: {m}")),
+            depfs_core::Error::NoSpanningTree(m) => {
+                depfs_core::Error::NoSpanningTree(format!("matrices[{i}]: {m}"))
+            }
+            depfs_core::Error::InvalidArgument(m) => {
+                depfs_core::Error::InvalidArgument(format!("matrices[{i}]: {m}"))
+            }
             other => other,
         })
     };
@@ -167,7 +178,13 @@ fn run_batch<W: Default + Send>(
             let mut ws = W::default();
             inputs.iter().enumerate().map(|(i, s)| tag(i, decode(&mut ws, s))).collect()
         } else {
-            let work = || inputs.par_iter().enumerate().map_init(W::default, |ws, (i, s)| tag(i, decode(ws, s))).collect();
+            let work = || {
+                inputs
+                    .par_iter()
+                    .enumerate()
+                    .map_init(W::default, |ws, (i, s)| tag(i, decode(ws, s)))
+                    .collect()
+            };
             if threads == 0 {
                 work()
             } else {

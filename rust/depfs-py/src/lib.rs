@@ -3,9 +3,9 @@
 
 use pyo3::prelude::*;
 
+mod decode;
 #[allow(dead_code)]
 mod errors;
-mod decode;
 mod treebank;
 
 #[pymodule]

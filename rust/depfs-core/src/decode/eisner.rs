@@ -27,6 +27,12 @@ impl Chart {
         self.bp.clear();
         self.bp.resize(n1 * n1, 0);
     }
+    /// Stores a value without a split point (recomputed on backtracking).
+    #[inline]
+    pub fn put(&mut self, n1: usize, s: usize, t: usize, value: f64) {
+        self.v[s * n1 + t] = value;
+        self.vt[t * n1 + s] = value;
+    }
     #[inline]
     pub fn set(&mut self, n1: usize, s: usize, t: usize, value: f64, split: usize) {
         self.v[s * n1 + t] = value;
@@ -36,18 +42,73 @@ impl Chart {
 }
 
 /// Max over `i` of `a[i] + b[i]` and its first arg-max (`-inf`, 0 when empty or all `-inf`).
+/// Runs on four independent lanes, each keeping its best value and index, so the additions and
+/// compare-selects pipeline (and vectorise); the lanes are merged keeping the first index on
+/// ties. O(len).
 #[inline]
 pub(crate) fn max_plus(a: &[f64], b: &[f64]) -> (f64, usize) {
-    let mut best = f64::NEG_INFINITY;
-    let mut arg = 0;
-    for (i, (x, y)) in a.iter().zip(b).enumerate() {
-        let v = x + y;
-        if v > best {
-            best = v;
-            arg = i;
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let mut best = [f64::NEG_INFINITY; 4];
+    let mut arg = [0usize; 4];
+    let chunks = len / 4;
+    for c in 0..chunks {
+        let i = 4 * c;
+        let (x, y) = (&a[i..i + 4], &b[i..i + 4]);
+        for k in 0..4 {
+            let v = x[k] + y[k];
+            let better = v > best[k];
+            best[k] = if better { v } else { best[k] };
+            arg[k] = if better { i + k } else { arg[k] };
         }
     }
-    (best, arg)
+    let (mut top, mut at) = (f64::NEG_INFINITY, 0);
+    for k in 0..4 {
+        if best[k] > top || (best[k] == top && arg[k] < at) {
+            top = best[k];
+            at = arg[k];
+        }
+    }
+    for i in 4 * chunks..len {
+        let v = a[i] + b[i];
+        if v > top {
+            top = v;
+            at = i;
+        }
+    }
+    if top == f64::NEG_INFINITY {
+        return (top, 0);
+    }
+    (top, at)
+}
+
+/// Max over `i` of `a[i] + b[i]` (`-inf` when empty), on eight independent lanes so that it
+/// compiles to packed adds and maxes. O(len).
+#[inline]
+pub(crate) fn max_plus_value(a: &[f64], b: &[f64]) -> f64 {
+    let len = a.len().min(b.len());
+    let (a, b) = (&a[..len], &b[..len]);
+    let mut lanes = [f64::NEG_INFINITY; 8];
+    let mut ca = a.chunks_exact(8);
+    let mut cb = b.chunks_exact(8);
+    for (x, y) in (&mut ca).zip(&mut cb) {
+        for k in 0..8 {
+            let v = x[k] + y[k];
+            lanes[k] = if v > lanes[k] { v } else { lanes[k] };
+        }
+    }
+    let mut best = f64::NEG_INFINITY;
+    for v in lanes.into_iter().chain(ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x + y)) {
+        best = if v > best { v } else { best };
+    }
+    best
+}
+
+/// First `i` with `a[i] + b[i] == value` (the same sums as [`max_plus_value`], so the
+/// comparison is exact), or 0.
+#[inline]
+fn first_reaching(a: &[f64], b: &[f64], value: f64) -> usize {
+    a.iter().zip(b).position(|(x, y)| x + y == value).unwrap_or(0)
 }
 
 /// Reusable charts of [`eisner`]; keep one per thread and call [`EisnerWorkspace::decode`].
@@ -62,6 +123,7 @@ pub struct EisnerWorkspace {
     /// Incomplete span, arc `t → s`.
     il: Chart,
     stack: Vec<(u8, usize, usize)>,
+    n1: usize,
 }
 
 const CR: u8 = 0;
@@ -81,6 +143,7 @@ impl EisnerWorkspace {
         if n1 == 1 {
             return Ok(heads);
         }
+        self.n1 = n1;
         for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il] {
             chart.reset(n1);
         }
@@ -88,74 +151,93 @@ impl EisnerWorkspace {
             self.cr.set(n1, s, s, 0.0, s);
             self.cl.set(n1, s, s, 0.0, s);
         }
-        // O(n³): n² spans, each maximised over O(n) split points.
+        // O(n³): n² spans, each maximised over O(n) split points. Only values are kept; the
+        // O(n) spans of the best tree find their split points again while backtracking.
         for width in 1..n1 {
             for s in 0..n1 - width {
                 let t = s + width;
-                // Incomplete spans: cr[s][r] + cl[r+1][t], s <= r < t.
-                let (join, r) = if s == 0 && single_root {
-                    (self.cl.vt[t * n1 + 1], 0)
+                let join = if s == 0 && single_root {
+                    self.cl.vt[t * n1 + 1]
                 } else {
-                    let (v, i) = max_plus(
-                        &self.cr.v[s * n1 + s..s * n1 + t],
-                        &self.cl.vt[t * n1 + s + 1..t * n1 + t + 1],
-                    );
-                    (v, s + i)
+                    max_plus_value(self.join_left(s, t), self.join_right(s, t))
                 };
-                self.ir.set(n1, s, t, join + scores[t * n1 + s], r);
+                self.ir.put(n1, s, t, join + scores[t * n1 + s]);
                 if s > 0 {
-                    self.il.set(n1, s, t, join + scores[s * n1 + t], r);
+                    self.il.put(n1, s, t, join + scores[s * n1 + t]);
                 }
-                // Complete right: ir[s][r] + cr[r][t], s < r <= t.
-                let (v, i) = max_plus(
-                    &self.ir.v[s * n1 + s + 1..s * n1 + t + 1],
-                    &self.cr.vt[t * n1 + s + 1..t * n1 + t + 1],
-                );
-                self.cr.set(n1, s, t, v, s + 1 + i);
-                // Complete left: cl[s][r] + il[r][t], s <= r < t (ROOT is never a dependent).
+                let (a, b) = self.right_parts(s, t);
+                let v = max_plus_value(a, b);
+                self.cr.put(n1, s, t, v);
                 if s > 0 {
-                    let (v, i) =
-                        max_plus(&self.cl.v[s * n1 + s..s * n1 + t], &self.il.vt[t * n1 + s..t * n1 + t]);
-                    self.cl.set(n1, s, t, v, s + i);
+                    let (a, b) = self.left_parts(s, t);
+                    let v = max_plus_value(a, b);
+                    self.cl.put(n1, s, t, v);
                 }
             }
         }
         if self.cr.v[n1 - 1] == f64::NEG_INFINITY {
             return Err(no_tree("eisner", single_root));
         }
-        self.backtrack(n1, &mut heads);
+        self.backtrack(single_root, &mut heads);
         Ok(heads)
     }
 
-    fn backtrack(&mut self, n1: usize, heads: &mut [i32]) {
-        self.stack.clear();
-        self.stack.push((CR, 0, n1 - 1));
-        while let Some((kind, s, t)) = self.stack.pop() {
+    /// Split-point operands of an incomplete span: `cr[s][r]` and `cl[r+1][t]`, `s <= r < t`.
+    fn join_left(&self, s: usize, t: usize) -> &[f64] {
+        let n1 = self.n1;
+        &self.cr.v[s * n1 + s..s * n1 + t]
+    }
+    fn join_right(&self, s: usize, t: usize) -> &[f64] {
+        let n1 = self.n1;
+        &self.cl.vt[t * n1 + s + 1..t * n1 + t + 1]
+    }
+    /// Operands of a complete right span: `ir[s][r]` and `cr[r][t]`, `s < r <= t`.
+    fn right_parts(&self, s: usize, t: usize) -> (&[f64], &[f64]) {
+        let n1 = self.n1;
+        (&self.ir.v[s * n1 + s + 1..s * n1 + t + 1], &self.cr.vt[t * n1 + s + 1..t * n1 + t + 1])
+    }
+    /// Operands of a complete left span: `cl[s][r]` and `il[r][t]`, `s <= r < t`.
+    fn left_parts(&self, s: usize, t: usize) -> (&[f64], &[f64]) {
+        let n1 = self.n1;
+        (&self.cl.v[s * n1 + s..s * n1 + t], &self.il.vt[t * n1 + s..t * n1 + t])
+    }
+
+    /// Follows the best tree down from the whole sentence, finding each split again. O(n²).
+    fn backtrack(&mut self, single_root: bool, heads: &mut [i32]) {
+        let n1 = self.n1;
+        let mut stack = std::mem::take(&mut self.stack);
+        stack.clear();
+        stack.push((CR, 0, n1 - 1));
+        while let Some((kind, s, t)) = stack.pop() {
             if s == t {
                 continue;
             }
             match kind {
                 CR => {
-                    let r = self.cr.bp[s * n1 + t] as usize;
-                    self.stack.extend([(IR, s, r), (CR, r, t)]);
+                    let (a, b) = self.right_parts(s, t);
+                    let r = s + 1 + first_reaching(a, b, self.cr.v[s * n1 + t]);
+                    stack.extend([(IR, s, r), (CR, r, t)]);
                 }
                 CL => {
-                    let r = self.cl.bp[s * n1 + t] as usize;
-                    self.stack.extend([(CL, s, r), (IL, r, t)]);
+                    let (a, b) = self.left_parts(s, t);
+                    let r = s + first_reaching(a, b, self.cl.v[s * n1 + t]);
+                    stack.extend([(CL, s, r), (IL, r, t)]);
                 }
                 IR | IL => {
-                    let (r, dep, head) = if kind == IR {
-                        (self.ir.bp[s * n1 + t], t, s)
-                    } else {
-                        (self.il.bp[s * n1 + t], s, t)
-                    };
+                    let (dep, head) = if kind == IR { (t, s) } else { (s, t) };
                     heads[dep] = head as i32;
-                    let r = r as usize;
-                    self.stack.extend([(CR, s, r), (CL, r + 1, t)]);
+                    let r = if s == 0 && single_root {
+                        0
+                    } else {
+                        let (a, b) = (self.join_left(s, t), self.join_right(s, t));
+                        s + first_reaching(a, b, max_plus_value(a, b))
+                    };
+                    stack.extend([(CR, s, r), (CL, r + 1, t)]);
                 }
                 _ => unreachable!("chart kinds are CR, CL, IR, IL"),
             }
         }
+        self.stack = stack;
     }
 }
 

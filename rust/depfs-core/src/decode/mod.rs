@@ -107,17 +107,10 @@ pub fn root_children(heads: &[i32]) -> usize {
 
 /// True when no two arcs of the tree cross (arcs drawn above the sentence, ROOT at position 0).
 pub fn is_projective(heads: &[i32]) -> bool {
-    let n1 = heads.len();
-    for d1 in 1..n1 {
-        let (a1, b1) = span(d1, heads[d1] as usize);
-        for d2 in 1..n1 {
-            let (a2, b2) = span(d2, heads[d2] as usize);
-            if a1 < a2 && a2 < b1 && b1 < b2 {
-                return false;
-            }
-        }
-    }
-    true
+    let arcs: Vec<(usize, usize)> =
+        heads.iter().enumerate().skip(1).map(|(d, &h)| span(d, h.max(0) as usize)).collect();
+    // O(n²) pairs: two arcs cross when exactly one end of one lies strictly inside the other.
+    !arcs.iter().any(|&(a1, b1)| arcs.iter().any(|&(a2, b2)| a1 < a2 && a2 < b1 && b1 < b2))
 }
 
 fn span(a: usize, b: usize) -> (usize, usize) {
