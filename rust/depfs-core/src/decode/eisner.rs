@@ -27,12 +27,6 @@ impl Chart {
         self.bp.clear();
         self.bp.resize(n1 * n1, 0);
     }
-    /// Stores a value without a split point (recomputed on backtracking).
-    #[inline]
-    pub fn put(&mut self, n1: usize, s: usize, t: usize, value: f64) {
-        self.v[s * n1 + t] = value;
-        self.vt[t * n1 + s] = value;
-    }
     #[inline]
     pub fn set(&mut self, n1: usize, s: usize, t: usize, value: f64, split: usize) {
         self.v[s * n1 + t] = value;
@@ -82,48 +76,35 @@ pub(crate) fn max_plus(a: &[f64], b: &[f64]) -> (f64, usize) {
     (top, at)
 }
 
-/// Max over `i` of `a[i] + b[i]` (`-inf` when empty), on eight independent lanes so that it
-/// compiles to packed adds and maxes. O(len).
+/// `acc[i] = max(acc[i], a[i] + b[i])`: the inner loop of the chart, over all spans of one
+/// width at once (contiguous in the by-width layout, so it compiles to packed adds and maxes).
 #[inline]
-pub(crate) fn max_plus_value(a: &[f64], b: &[f64]) -> f64 {
-    let len = a.len().min(b.len());
-    let (a, b) = (&a[..len], &b[..len]);
-    let mut lanes = [f64::NEG_INFINITY; 8];
-    let mut ca = a.chunks_exact(8);
-    let mut cb = b.chunks_exact(8);
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for k in 0..8 {
-            let v = x[k] + y[k];
-            lanes[k] = if v > lanes[k] { v } else { lanes[k] };
-        }
+fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
+    for ((o, x), y) in acc.iter_mut().zip(a).zip(b) {
+        let v = x + y;
+        *o = if v > *o { v } else { *o };
     }
-    let mut best = f64::NEG_INFINITY;
-    for v in lanes.into_iter().chain(ca.remainder().iter().zip(cb.remainder()).map(|(x, y)| x + y)) {
-        best = if v > best { v } else { best };
-    }
-    best
-}
-
-/// First `i` with `a[i] + b[i] == value` (the same sums as [`max_plus_value`], so the
-/// comparison is exact), or 0.
-#[inline]
-fn first_reaching(a: &[f64], b: &[f64], value: f64) -> usize {
-    a.iter().zip(b).position(|(x, y)| x + y == value).unwrap_or(0)
 }
 
 /// Reusable charts of [`eisner`]; keep one per thread and call [`EisnerWorkspace::decode`].
+///
+/// Charts are stored by width: `chart[w * n1 + s]` is the span `(s, s + w)`. For a fixed width
+/// and split offset, the operands of all spans `s` are then contiguous, so the O(n³) work runs
+/// as long vector loops, one per (width, offset) pair.
 #[derive(Default, Debug, Clone)]
 pub struct EisnerWorkspace {
-    /// Complete span headed at its left end `s`.
-    cr: Chart,
-    /// Complete span headed at its right end `t`.
-    cl: Chart,
-    /// Incomplete span, arc `s → t`.
-    ir: Chart,
-    /// Incomplete span, arc `t → s`.
-    il: Chart,
-    stack: Vec<(u8, usize, usize)>,
     n1: usize,
+    /// Complete span headed at its left end.
+    cr: Vec<f64>,
+    /// Complete span headed at its right end.
+    cl: Vec<f64>,
+    /// Incomplete span with arc left end → right end.
+    ir: Vec<f64>,
+    /// Incomplete span with arc right end → left end.
+    il: Vec<f64>,
+    /// Best `cr[s][r] + cl[r+1][t]` of each span (an incomplete span before its arc score).
+    join: Vec<f64>,
+    stack: Vec<(u8, usize, usize)>,
 }
 
 const CR: u8 = 0;
@@ -144,62 +125,59 @@ impl EisnerWorkspace {
             return Ok(heads);
         }
         self.n1 = n1;
-        for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il] {
-            chart.reset(n1);
+        for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il, &mut self.join] {
+            chart.clear();
+            chart.resize(n1 * n1, f64::NEG_INFINITY);
         }
-        for s in 0..n1 {
-            self.cr.set(n1, s, s, 0.0, s);
-            self.cl.set(n1, s, s, 0.0, s);
-        }
-        // O(n³): n² spans, each maximised over O(n) split points. Only values are kept; the
-        // O(n) spans of the best tree find their split points again while backtracking.
-        for width in 1..n1 {
-            for s in 0..n1 - width {
-                let t = s + width;
-                let join = if s == 0 && single_root {
-                    self.cl.vt[t * n1 + 1]
-                } else {
-                    max_plus_value(self.join_left(s, t), self.join_right(s, t))
-                };
-                self.ir.put(n1, s, t, join + scores[t * n1 + s]);
-                if s > 0 {
-                    self.il.put(n1, s, t, join + scores[s * n1 + t]);
-                }
-                let (a, b) = self.right_parts(s, t);
-                let v = max_plus_value(a, b);
-                self.cr.put(n1, s, t, v);
-                if s > 0 {
-                    let (a, b) = self.left_parts(s, t);
-                    let v = max_plus_value(a, b);
-                    self.cl.put(n1, s, t, v);
-                }
+        self.cr[..n1].fill(0.0);
+        self.cl[..n1].fill(0.0);
+        let neg = f64::NEG_INFINITY;
+        // O(n³): for each width w and split offset j, one pass over the n + 1 - w spans.
+        for w in 1..n1 {
+            let m = n1 - w;
+            let row = w * n1;
+            // Incomplete spans (s, s+w): cr(s, s+j) + cl(s+j+1, s+w), 0 <= j < w.
+            let acc = &mut self.join[row..row + m];
+            for j in 0..w {
+                let b = (w - 1 - j) * n1 + j + 1;
+                max_into(acc, &self.cr[j * n1..j * n1 + m], &self.cl[b..b + m]);
             }
+            if single_root {
+                acc[0] = self.cl[(w - 1) * n1 + 1]; // ROOT's only child: empty span at ROOT
+            }
+            for s in 0..m {
+                self.ir[row + s] = acc[s] + scores[(s + w) * n1 + s];
+                self.il[row + s] = acc[s] + scores[s * n1 + s + w];
+            }
+            self.il[row] = neg; // ROOT is never a dependent
+                                // Complete right (s, s+w): ir(s, s+j) + cr(s+j, s+w), 0 < j <= w.
+            let (lower, upper) = self.cr.split_at_mut(row);
+            let acc = &mut upper[..m];
+            for j in 1..=w {
+                let b = (w - j) * n1 + j;
+                max_into(acc, &self.ir[j * n1..j * n1 + m], &lower[b..b + m]);
+            }
+            // Complete left (s, s+w): cl(s, s+j) + il(s+j, s+w), 0 <= j < w.
+            let (lower, upper) = self.cl.split_at_mut(row);
+            let acc = &mut upper[..m];
+            for j in 0..w {
+                let b = (w - j) * n1 + j;
+                max_into(acc, &lower[j * n1..j * n1 + m], &self.il[b..b + m]);
+            }
+            acc[0] = neg;
         }
-        if self.cr.v[n1 - 1] == f64::NEG_INFINITY {
+        if self.cr[(n1 - 1) * n1] == neg {
             return Err(no_tree("eisner", single_root));
         }
         self.backtrack(single_root, &mut heads);
         Ok(heads)
     }
 
-    /// Split-point operands of an incomplete span: `cr[s][r]` and `cl[r+1][t]`, `s <= r < t`.
-    fn join_left(&self, s: usize, t: usize) -> &[f64] {
-        let n1 = self.n1;
-        &self.cr.v[s * n1 + s..s * n1 + t]
-    }
-    fn join_right(&self, s: usize, t: usize) -> &[f64] {
-        let n1 = self.n1;
-        &self.cl.vt[t * n1 + s + 1..t * n1 + t + 1]
-    }
-    /// Operands of a complete right span: `ir[s][r]` and `cr[r][t]`, `s < r <= t`.
-    fn right_parts(&self, s: usize, t: usize) -> (&[f64], &[f64]) {
-        let n1 = self.n1;
-        (&self.ir.v[s * n1 + s + 1..s * n1 + t + 1], &self.cr.vt[t * n1 + s + 1..t * n1 + t + 1])
-    }
-    /// Operands of a complete left span: `cl[s][r]` and `il[r][t]`, `s <= r < t`.
-    fn left_parts(&self, s: usize, t: usize) -> (&[f64], &[f64]) {
-        let n1 = self.n1;
-        (&self.cl.v[s * n1 + s..s * n1 + t], &self.il.vt[t * n1 + s..t * n1 + t])
+    /// First split offset `j` in `range` with `a(j) + b(j) == value` (the same sums as in the
+    /// forward pass, so the comparison is exact).
+    fn first_split(range: std::ops::Range<usize>, value: f64, sum: impl Fn(usize) -> f64) -> usize {
+        let start = range.start;
+        range.into_iter().find(|&j| sum(j) == value).unwrap_or(start)
     }
 
     /// Follows the best tree down from the whole sentence, finding each split again. O(n²).
@@ -208,33 +186,39 @@ impl EisnerWorkspace {
         let mut stack = std::mem::take(&mut self.stack);
         stack.clear();
         stack.push((CR, 0, n1 - 1));
-        while let Some((kind, s, t)) = stack.pop() {
-            if s == t {
+        while let Some((kind, s, w)) = stack.pop() {
+            if w == 0 {
                 continue;
             }
+            let at = w * n1 + s;
             match kind {
                 CR => {
-                    let (a, b) = self.right_parts(s, t);
-                    let r = s + 1 + first_reaching(a, b, self.cr.v[s * n1 + t]);
-                    stack.extend([(IR, s, r), (CR, r, t)]);
+                    let j = Self::first_split(1..w + 1, self.cr[at], |j| {
+                        self.ir[j * n1 + s] + self.cr[(w - j) * n1 + s + j]
+                    });
+                    stack.extend([(IR, s, j), (CR, s + j, w - j)]);
                 }
                 CL => {
-                    let (a, b) = self.left_parts(s, t);
-                    let r = s + first_reaching(a, b, self.cl.v[s * n1 + t]);
-                    stack.extend([(CL, s, r), (IL, r, t)]);
+                    let j = Self::first_split(0..w, self.cl[at], |j| {
+                        self.cl[j * n1 + s] + self.il[(w - j) * n1 + s + j]
+                    });
+                    stack.extend([(CL, s, j), (IL, s + j, w - j)]);
                 }
-                IR | IL => {
-                    let (dep, head) = if kind == IR { (t, s) } else { (s, t) };
-                    heads[dep] = head as i32;
-                    let r = if s == 0 && single_root {
+                _ => {
+                    if kind == IR {
+                        heads[s + w] = s as i32;
+                    } else {
+                        heads[s] = (s + w) as i32;
+                    }
+                    let j = if s == 0 && single_root {
                         0
                     } else {
-                        let (a, b) = (self.join_left(s, t), self.join_right(s, t));
-                        s + first_reaching(a, b, max_plus_value(a, b))
+                        Self::first_split(0..w, self.join[at], |j| {
+                            self.cr[j * n1 + s] + self.cl[(w - 1 - j) * n1 + s + j + 1]
+                        })
                     };
-                    stack.extend([(CR, s, r), (CL, r + 1, t)]);
+                    stack.extend([(CR, s, j), (CL, s + j + 1, w - 1 - j)]);
                 }
-                _ => unreachable!("chart kinds are CR, CL, IR, IL"),
             }
         }
         self.stack = stack;
