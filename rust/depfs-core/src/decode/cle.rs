@@ -17,6 +17,9 @@
 //! (only x can be ROOT's child) and swapping it for its C-arc keeps a single-root tree and does
 //! not lower the score. When no cycle is left, exactly one source must remain (two sources
 //! would both need ROOT) and the greedy graph is optimal. Same O(n²) as without the constraint.
+//! In practice the unconstrained pass runs first and is kept when ROOT gets one child (the
+//! usual case with trained scores); otherwise its contractions (cycles of arcs that are also
+//! best among non-root arcs) are kept and only ROOT's children choose again.
 //!
 //! Expansion (Camerini et al.): the contractions form a forest; the arc chosen for a top-level
 //! node enters one original node `v`; every super-node on the forest path from `v` up to it is
@@ -42,6 +45,9 @@ pub struct CleWorkspace {
     /// Slots (non-root) that are still top-level nodes of the contracted graph.
     active: Vec<usize>,
     state: Vec<u8>,
+    /// Slot a dead slot was merged into (itself while active): resolves arcs kept from the
+    /// unconstrained pass that point into a cycle contracted later.
+    rep: Vec<usize>,
     best_src: Vec<usize>,
     in_w: Vec<f64>,
     single_root: bool,
@@ -79,9 +85,23 @@ impl CleWorkspace {
             return Ok(heads);
         }
         self.reset(scores, n1);
-        self.single_root = single_root;
-        self.sources = 0;
+        // First without the constraint: usually ROOT gets one child and that tree is optimal.
+        self.single_root = false;
         self.contract_all()?;
+        let root_children = self.active.iter().filter(|&&v| self.best_src[v] == 0).count();
+        if single_root && root_children > 1 {
+            // The cycles contracted so far are cycles of best non-root arcs too, so they stay;
+            // the other nodes keep their arcs, ROOT's children choose again under the rule.
+            self.single_root = true;
+            self.sources = 0;
+            for &v in &self.active {
+                self.state[v] = UNVISITED;
+                if self.best_src[v] == 0 {
+                    self.best_src[v] = NONE;
+                }
+            }
+            self.contract_all()?;
+        }
         self.expand(&mut heads);
         Ok(heads)
     }
@@ -100,6 +120,8 @@ impl CleWorkspace {
         self.state.clear();
         self.state.resize(n1, UNVISITED);
         self.state[0] = DONE;
+        self.rep.clear();
+        self.rep.extend(0..n1);
         self.best_src.clear();
         self.best_src.resize(n1, NONE);
         self.in_w.clear();
@@ -158,6 +180,16 @@ impl CleWorkspace {
         Ok(best)
     }
 
+    /// Current slot of a (possibly merged) slot, with path halving.
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.rep[x] != x {
+            let up = self.rep[self.rep[x]];
+            self.rep[x] = up;
+            x = up;
+        }
+        x
+    }
+
     /// Tarjan's path growing: every node follows its best incoming arc until it reaches ROOT or a
     /// finished node; cycles met on the way are contracted. O(n²) in total.
     fn contract_all(&mut self) -> Result<()> {
@@ -170,7 +202,15 @@ impl CleWorkspace {
             loop {
                 self.state[cur] = ON_PATH;
                 self.path.push(cur);
-                let b = self.select_in(cur)?;
+                // Arcs chosen in the unconstrained pass are kept (see `decode`).
+                let b = match self.best_src[cur] {
+                    NONE => self.select_in(cur)?,
+                    kept => {
+                        let b = self.find(kept);
+                        self.best_src[cur] = b;
+                        b
+                    }
+                };
                 match self.state[b] {
                     UNVISITED => cur = b,
                     ON_PATH => {
@@ -250,11 +290,13 @@ impl CleWorkspace {
             self.in_cycle[x] = false;
             if x != into {
                 self.state[x] = DEAD;
+                self.rep[x] = into;
             }
         }
         let in_cycle = members;
         self.active.retain(|&s| s == into || !in_cycle.contains(&s));
         self.slot_node[into] = node;
+        self.best_src[into] = NONE;
     }
 
     /// Camerini et al. (1979) expansion of the contraction forest into the tree. O(n).
