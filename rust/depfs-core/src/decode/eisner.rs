@@ -107,10 +107,10 @@ pub struct EisnerWorkspace {
     stack: Vec<(u8, usize, usize)>,
 }
 
-const CR: u8 = 0;
-const CL: u8 = 1;
-const IR: u8 = 2;
-const IL: u8 = 3;
+pub(crate) const CR: u8 = 0;
+pub(crate) const CL: u8 = 1;
+pub(crate) const IR: u8 = 2;
+pub(crate) const IL: u8 = 3;
 
 impl EisnerWorkspace {
     pub fn new() -> Self {
@@ -124,6 +124,28 @@ impl EisnerWorkspace {
         if n1 == 1 {
             return Ok(heads);
         }
+        self.forward(scores, n1, single_root);
+        if self.cr[(n1 - 1) * n1] == f64::NEG_INFINITY {
+            return Err(no_tree("eisner", single_root));
+        }
+        self.backtrack(single_root, &mut heads);
+        Ok(heads)
+    }
+
+    /// Best score of chart item `kind` (0 = complete right, 1 = complete left, 2 = incomplete
+    /// right, 3 = incomplete left) over span (s, t), after [`Self::forward`].
+    pub(crate) fn value(&self, kind: u8, s: usize, t: usize) -> f64 {
+        let at = (t - s) * self.n1 + s;
+        match kind {
+            CR => self.cr[at],
+            CL => self.cl[at],
+            IR => self.ir[at],
+            _ => self.il[at],
+        }
+    }
+
+    /// Fills the charts (values only) for checked scores with `n1 >= 2`. O(n³).
+    pub(crate) fn forward(&mut self, scores: &[f64], n1: usize, single_root: bool) {
         self.n1 = n1;
         for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il, &mut self.join] {
             chart.clear();
@@ -166,11 +188,6 @@ impl EisnerWorkspace {
             }
             acc[0] = neg;
         }
-        if self.cr[(n1 - 1) * n1] == neg {
-            return Err(no_tree("eisner", single_root));
-        }
-        self.backtrack(single_root, &mut heads);
-        Ok(heads)
     }
 
     /// First split offset `j` in `range` with `a(j) + b(j) == value` (the same sums as in the

@@ -3,21 +3,21 @@
 //!
 //! Every chart item keeps its derivations found so far, best first, and a heap of candidates;
 //! a derivation is a hyperedge (split point) plus the rank of the derivation used in each of
-//! its two tails. Popping a derivation `(e, j1, j2)` pushes its neighbours `(e, j1 + 1, j2)` and
-//! `(e, j1, j2 + 1)`, asking the tails lazily for their next derivations. Eisner's hypergraph has
+//! its two tails. After popping `(e, j1, j2)`, the next request pushes its neighbours
+//! `(e, j1 + 1, j2)` (only when `j2 == 0`) and `(e, j1, j2 + 1)`: every rank pair then has
+//! exactly one predecessor, so no set of seen candidates is needed. Eisner's hypergraph has
 //! exactly one derivation per projective tree, so the k best derivations are k distinct trees.
-//! Cost: O(n³) for the 1-best pass plus O(k · n · log(n + k)) for the k - 1 further trees.
+//!
+//! The 1-best value of every item comes from the fast Eisner forward pass (O(n³)); heaps are
+//! only built for the items a request reaches, O(n) hyperedges each, so the k - 1 further
+//! trees cost O(k · n² · log n) at worst and usually far less.
 
 use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashSet};
+use std::collections::BinaryHeap;
 
+use super::eisner::{EisnerWorkspace, CL, CR, IL, IR};
 use super::{check_scores, no_tree, tree_score};
 use crate::error::{Error, Result};
-
-const CR: usize = 0;
-const CL: usize = 1;
-const IR: usize = 2;
-const IL: usize = 3;
 
 #[derive(Clone, Copy, Debug)]
 struct Derivation {
@@ -52,7 +52,7 @@ impl Ord for Candidate {
 #[derive(Default, Debug, Clone)]
 struct Item {
     started: bool,
-    /// Derivations that were followed by an expansion of their neighbours.
+    /// Derivations whose neighbours were pushed.
     expanded: usize,
     found: Vec<Derivation>,
     cand: BinaryHeap<Candidate>,
@@ -63,9 +63,11 @@ struct Item {
 pub struct KBestWorkspace {
     n1: usize,
     single_root: bool,
+    chart: EisnerWorkspace,
     items: Vec<Item>,
-    /// Candidates ever pushed: (item, split, j1, j2).
-    seen: HashSet<(u32, u32, u32, u32)>,
+    /// Items started in this call (reset before the next one, keeping their buffers).
+    touched: Vec<usize>,
+    scratch: Vec<Candidate>,
 }
 
 impl KBestWorkspace {
@@ -90,38 +92,51 @@ impl KBestWorkspace {
         }
         self.n1 = n1;
         self.single_root = single_root;
-        self.items.clear();
+        for &v in &self.touched {
+            let item = &mut self.items[v];
+            item.started = false;
+            item.expanded = 0;
+            item.found.clear();
+            item.cand.clear();
+        }
+        self.touched.clear();
         self.items.resize_with(4 * n1 * n1, Item::default);
-        self.seen.clear();
+        self.chart.forward(scores, n1, single_root);
         let goal = self.id(CR, 0, n1 - 1);
-        let mut out = Vec::with_capacity(k);
+        if self.best(goal) == f64::NEG_INFINITY {
+            return Err(no_tree("eisner_kbest", single_root));
+        }
+        let mut out = Vec::with_capacity(k.min(64));
         for rank in 0..k {
             self.kth(scores, goal, rank + 1);
             if self.items[goal].found.len() <= rank {
                 break;
             }
             let mut heads = vec![-1i32; n1];
-            self.extract(goal, rank, &mut heads);
+            self.extract(scores, goal, rank, &mut heads);
             let score = tree_score(scores, &heads);
             out.push((heads, score));
-        }
-        if out.is_empty() {
-            return Err(no_tree("eisner_kbest", single_root));
         }
         Ok(out)
     }
 
-    fn id(&self, kind: usize, s: usize, t: usize) -> usize {
-        (kind * self.n1 + s) * self.n1 + t
+    fn id(&self, kind: u8, s: usize, t: usize) -> usize {
+        (kind as usize * self.n1 + s) * self.n1 + t
     }
 
-    fn unpack(&self, id: usize) -> (usize, usize, usize) {
+    fn unpack(&self, id: usize) -> (u8, usize, usize) {
         let n1 = self.n1;
-        (id / (n1 * n1), (id / n1) % n1, id % n1)
+        ((id / (n1 * n1)) as u8, (id / n1) % n1, id % n1)
+    }
+
+    /// 1-best score of an item, from the Eisner chart.
+    fn best(&self, v: usize) -> f64 {
+        let (kind, s, t) = self.unpack(v);
+        self.chart.value(kind, s, t)
     }
 
     /// Range of split points of an item (hyperedges into it).
-    fn splits(&self, kind: usize, s: usize, t: usize) -> std::ops::Range<usize> {
+    fn splits(&self, kind: u8, s: usize, t: usize) -> std::ops::Range<usize> {
         match kind {
             IR if s == 0 && self.single_root => 0..1,
             IR => s..t,
@@ -132,7 +147,7 @@ impl KBestWorkspace {
     }
 
     /// The two tails of the hyperedge with split point `r` into item (kind, s, t).
-    fn tails(&self, kind: usize, s: usize, t: usize, r: usize) -> (usize, usize) {
+    fn tails(&self, kind: u8, s: usize, t: usize, r: usize) -> (usize, usize) {
         match kind {
             IR | IL => (self.id(CR, s, r), self.id(CL, r + 1, t)),
             CR => (self.id(IR, s, r), self.id(CR, r, t)),
@@ -141,7 +156,7 @@ impl KBestWorkspace {
     }
 
     /// Arc score added by a hyperedge into (kind, s, t): only incomplete spans add an arc.
-    fn weight(&self, scores: &[f64], kind: usize, s: usize, t: usize) -> f64 {
+    fn weight(&self, scores: &[f64], kind: u8, s: usize, t: usize) -> f64 {
         match kind {
             IR => scores[t * self.n1 + s],
             IL => scores[s * self.n1 + t],
@@ -149,48 +164,80 @@ impl KBestWorkspace {
         }
     }
 
-    /// Pushes derivation (split, j1, j2) of item `v` if its tails have those ranks and it is new.
-    fn push(&mut self, scores: &[f64], v: usize, split: usize, j1: usize, j2: usize) {
-        let (kind, s, t) = self.unpack(v);
-        let (a, b) = self.tails(kind, s, t, split);
-        let w = self.weight(scores, kind, s, t);
-        self.kth(scores, a, j1 + 1);
-        self.kth(scores, b, j2 + 1);
-        let (Some(da), Some(db)) = (self.items[a].found.get(j1), self.items[b].found.get(j2)) else {
-            return;
-        };
-        let score = w + da.score + db.score;
-        if score == f64::NEG_INFINITY || !self.seen.insert((v as u32, split as u32, j1 as u32, j2 as u32)) {
-            return;
+    /// Score of derivation `rank` of item `v`, if it exists. Rank 0 comes from the chart.
+    fn ranked(&mut self, scores: &[f64], v: usize, rank: usize) -> Option<f64> {
+        if rank == 0 {
+            let b = self.best(v);
+            return (b > f64::NEG_INFINITY).then_some(b);
         }
-        let d = Derivation { score, split: split as u32, j1: j1 as u32, j2: j2 as u32 };
-        self.items[v].cand.push(Candidate(d));
+        self.kth(scores, v, rank + 1);
+        self.items[v].found.get(rank).map(|d| d.score)
     }
 
-    /// Makes sure item `v` has its `k` best derivations (or all it has). Algorithm 3 of Huang &
-    /// Chiang: candidates start as the 1-best of every hyperedge; each popped derivation is
-    /// followed, on the next request, by its neighbours.
-    fn kth(&mut self, scores: &[f64], v: usize, k: usize) {
+    /// Derivation (split, j1, j2) of item `v` as a candidate, if its tails have those ranks.
+    /// The sum is ordered as in the Eisner chart, `(tail1 + tail2) + arc`, so rank 0 of every
+    /// item reproduces the chart value exactly.
+    fn candidate(
+        &mut self,
+        scores: &[f64],
+        v: usize,
+        split: usize,
+        j1: usize,
+        j2: usize,
+    ) -> Option<Candidate> {
         let (kind, s, t) = self.unpack(v);
+        let (a, b) = self.tails(kind, s, t, split);
+        let sa = self.ranked(scores, a, j1)?;
+        let sb = self.ranked(scores, b, j2)?;
+        let score = (sa + sb) + self.weight(scores, kind, s, t);
+        (score > f64::NEG_INFINITY).then_some(Candidate(Derivation {
+            score,
+            split: split as u32,
+            j1: j1 as u32,
+            j2: j2 as u32,
+        }))
+    }
+
+    /// Makes sure item `v` has its `k` best derivations (or all it has): Algorithm 3 of Huang
+    /// & Chiang. The heap starts with the 1-best derivation of every hyperedge (O(n));
+    /// each popped derivation has its neighbours pushed on the next request.
+    fn kth(&mut self, scores: &[f64], v: usize, k: usize) {
         if !self.items[v].started {
             self.items[v].started = true;
+            self.touched.push(v);
+            let (kind, s, t) = self.unpack(v);
             if s == t {
                 // Empty span: one derivation of score 0.
                 self.items[v].found.push(Derivation { score: 0.0, split: s as u32, j1: 0, j2: 0 });
                 self.items[v].expanded = 1;
                 return;
             }
+            let mut cands = std::mem::take(&mut self.scratch);
+            cands.clear();
             for r in self.splits(kind, s, t) {
-                self.push(scores, v, r, 0, 0);
+                if let Some(c) = self.candidate(scores, v, r, 0, 0) {
+                    cands.push(c);
+                }
             }
+            let mut heap = std::mem::take(&mut self.items[v].cand);
+            heap.clear();
+            heap.extend(cands.drain(..));
+            self.items[v].cand = heap;
+            self.scratch = cands;
         }
         while self.items[v].found.len() < k {
             if self.items[v].expanded < self.items[v].found.len() {
                 let last = self.items[v].found[self.items[v].expanded];
                 self.items[v].expanded += 1;
                 let (r, j1, j2) = (last.split as usize, last.j1 as usize, last.j2 as usize);
-                self.push(scores, v, r, j1 + 1, j2);
-                self.push(scores, v, r, j1, j2 + 1);
+                if j2 == 0 {
+                    if let Some(c) = self.candidate(scores, v, r, j1 + 1, 0) {
+                        self.items[v].cand.push(c);
+                    }
+                }
+                if let Some(c) = self.candidate(scores, v, r, j1, j2 + 1) {
+                    self.items[v].cand.push(c);
+                }
             }
             match self.items[v].cand.pop() {
                 Some(Candidate(d)) => self.items[v].found.push(d),
@@ -200,21 +247,21 @@ impl KBestWorkspace {
     }
 
     /// Writes the heads of derivation `rank` of item `v`.
-    fn extract(&self, v: usize, rank: usize, heads: &mut [i32]) {
+    fn extract(&mut self, scores: &[f64], v: usize, rank: usize, heads: &mut [i32]) {
         let mut stack = vec![(v, rank)];
         while let Some((v, rank)) = stack.pop() {
             let (kind, s, t) = self.unpack(v);
             if s == t {
                 continue;
             }
+            self.kth(scores, v, rank + 1);
             let d = self.items[v].found[rank];
-            let r = d.split as usize;
             match kind {
                 IR => heads[t] = s as i32,
                 IL => heads[s] = t as i32,
                 _ => {}
             }
-            let (a, b) = self.tails(kind, s, t, r);
+            let (a, b) = self.tails(kind, s, t, d.split as usize);
             stack.push((a, d.j1 as usize));
             stack.push((b, d.j2 as usize));
         }
