@@ -66,6 +66,28 @@ fn read_array(what: &str, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Score
     Ok(Scores { values, n1 })
 }
 
+/// Calls `f(values, n1)` on a score array without copying it when it is already C-ordered
+/// float64; otherwise on a converted copy (see [`read_array`]).
+fn with_array<R>(
+    what: &str,
+    obj: &Bound<'_, PyAny>,
+    ndim: usize,
+    f: impl FnOnce(&[f64], usize) -> R,
+) -> PyResult<R> {
+    if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
+        let ro = a.try_readonly()?;
+        let shape = ro.shape();
+        let square = shape.len() == ndim && shape[0] > 0 && shape.iter().all(|&d| d == shape[0]);
+        if square && a.is_c_contiguous() {
+            if let Ok(values) = ro.as_slice() {
+                return Ok(f(values, shape[0]));
+            }
+        }
+    }
+    let s = read_array(what, obj, ndim)?;
+    Ok(f(&s.values, s.n1))
+}
+
 fn heads_array(py: Python<'_>, heads: Vec<i32>) -> Bound<'_, PyArray1<i64>> {
     heads.into_iter().map(i64::from).collect::<Vec<_>>().into_pyarray(py)
 }
@@ -79,8 +101,10 @@ fn decode_cle<'py>(
     scores: &Bound<'py, PyAny>,
     single_root: bool,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let s = read_array("scores", scores, 2)?;
-    let heads = CLE_WS.with_borrow_mut(|ws| ws.decode(&s.values, s.n1, single_root)).py_err(py)?;
+    let heads = with_array("scores", scores, 2, |values, n1| {
+        CLE_WS.with_borrow_mut(|ws| ws.decode(values, n1, single_root))
+    })?
+    .py_err(py)?;
     Ok(heads_array(py, heads))
 }
 
@@ -92,8 +116,10 @@ fn decode_eisner<'py>(
     scores: &Bound<'py, PyAny>,
     single_root: bool,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
-    let s = read_array("scores", scores, 2)?;
-    let heads = EISNER_WS.with_borrow_mut(|ws| ws.decode(&s.values, s.n1, single_root)).py_err(py)?;
+    let heads = with_array("scores", scores, 2, |values, n1| {
+        EISNER_WS.with_borrow_mut(|ws| ws.decode(values, n1, single_root))
+    })?
+    .py_err(py)?;
     Ok(heads_array(py, heads))
 }
 

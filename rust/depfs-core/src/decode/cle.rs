@@ -38,7 +38,8 @@ const NONE: usize = usize::MAX;
 #[derive(Default, Debug, Clone)]
 pub struct CleWorkspace {
     n1: usize,
-    /// `w[t * n1 + s]`: (reduced) weight of the best arc from slot `s` into slot `t`.
+    /// `w[t * n1 + s]`: (reduced) weight of the best arc from slot `s` into slot `t`; `-inf` on
+    /// the diagonal and in the columns of dead slots (rows of active slots).
     w: Vec<f64>,
     /// `arc[t * n1 + s]`: the original arc (`dep * n1 + head`) behind `w[t * n1 + s]`.
     arc: Vec<u32>,
@@ -152,11 +153,12 @@ impl CleWorkspace {
     fn select_in(&mut self, t: usize) -> Result<usize> {
         let n1 = self.n1;
         let row = &self.w[t * n1..(t + 1) * n1];
+        // Dead slots and the diagonal hold -inf, so the whole row can be scanned contiguously.
         let mut alt_w = f64::NEG_INFINITY;
         let mut alt = 0;
-        for &s in &self.active {
-            if s != t && row[s] > alt_w {
-                alt_w = row[s];
+        for (s, &v) in row.iter().enumerate().skip(1) {
+            if v > alt_w {
+                alt_w = v;
                 alt = s;
             }
         }
@@ -248,19 +250,17 @@ impl CleWorkspace {
             self.next_sibling[child] = self.first_child[node];
             self.first_child[node] = child;
         }
-        // Incoming row of the cycle: the gain of entering it at each member.
-        self.row_w.fill(f64::NEG_INFINITY);
+        // Incoming row of the cycle: the gain of entering it at each member. O(n · |C|).
+        let (row_w, row_arc) = (&mut self.row_w[..n1], &mut self.row_arc[..n1]);
+        row_w.fill(f64::NEG_INFINITY);
         for &x in members {
             let shift = self.in_w[x];
-            let row = x * n1;
-            for s in std::iter::once(0).chain(self.active.iter().copied()) {
-                if self.in_cycle[s] {
-                    continue;
-                }
-                let v = self.w[row + s] - shift;
-                if v > self.row_w[s] {
-                    self.row_w[s] = v;
-                    self.row_arc[s] = self.arc[row + s];
+            let (ws, arcs) = (&self.w[x * n1..(x + 1) * n1], &self.arc[x * n1..(x + 1) * n1]);
+            for s in 0..n1 {
+                let v = ws[s] - shift;
+                if v > row_w[s] {
+                    row_w[s] = v;
+                    row_arc[s] = arcs[s];
                 }
             }
         }
@@ -276,6 +276,7 @@ impl CleWorkspace {
                     bw = self.w[row + x];
                     ba = self.arc[row + x];
                 }
+                self.w[row + x] = f64::NEG_INFINITY; // dead column (restored for `into` below)
             }
             self.w[row + into] = bw;
             self.arc[row + into] = ba;
@@ -286,6 +287,8 @@ impl CleWorkspace {
             self.w[row + s] = if keep { self.row_w[s] } else { f64::NEG_INFINITY };
             self.arc[row + s] = self.row_arc[s];
         }
+        let in_cycle = &self.in_cycle;
+        self.active.retain(|&s| s == into || !in_cycle[s]);
         for &x in members {
             self.in_cycle[x] = false;
             if x != into {
@@ -293,8 +296,6 @@ impl CleWorkspace {
                 self.rep[x] = into;
             }
         }
-        let in_cycle = members;
-        self.active.retain(|&s| s == into || !in_cycle.contains(&s));
         self.slot_node[into] = node;
         self.best_src[into] = NONE;
     }

@@ -139,7 +139,9 @@ pub(crate) fn check_scores(what: &str, scores: &[f64], n1: usize) -> Result<()> 
 
 /// Rejects NaN and `+inf`, naming the first bad entry as `[dep, head, ...]` in `n1`-radix.
 pub(crate) fn check_values(what: &str, values: &[f64], n1: usize) -> Result<()> {
-    if let Some(pos) = values.iter().position(|v| v.is_nan() || *v == f64::INFINITY) {
+    // `v < inf` is false exactly for NaN and +inf; the fold has no early exit so it vectorises.
+    if values.iter().fold(false, |bad, &v| bad | !(v < f64::INFINITY)) {
+        let pos = values.iter().position(|v| !(*v < f64::INFINITY)).unwrap_or(0);
         let mut idx = Vec::new();
         let mut rest = pos;
         let dims = if values.len() == n1 * n1 { 2 } else { 3 };
