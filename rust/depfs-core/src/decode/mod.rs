@@ -139,9 +139,10 @@ pub(crate) fn check_scores(what: &str, scores: &[f64], n1: usize) -> Result<()> 
 
 /// Rejects NaN and `+inf`, naming the first bad entry as `[dep, head, ...]` in `n1`-radix.
 pub(crate) fn check_values(what: &str, values: &[f64], n1: usize) -> Result<()> {
-    // `v < inf` is false exactly for NaN and +inf; the fold has no early exit so it vectorises.
-    if values.iter().fold(false, |bad, &v| bad | !(v < f64::INFINITY)) {
-        let pos = values.iter().position(|v| !(*v < f64::INFINITY)).unwrap_or(0);
+    let bad = |v: f64| v.is_nan() | (v == f64::INFINITY);
+    // No early exit (bitwise `|`), so the common all-good scan vectorises.
+    if values.iter().fold(false, |any, &v| any | bad(v)) {
+        let pos = values.iter().position(|&v| bad(v)).unwrap_or(0);
         let mut idx = Vec::new();
         let mut rest = pos;
         let dims = if values.len() == n1 * n1 { 2 } else { 3 };
