@@ -226,6 +226,10 @@ def test_bad_input_eisner2_and_k() -> None:
         dec.eisner2(np.zeros((2, 2)), np.full((2, 2, 2), np.nan))
     with pytest.raises(ValueError, match="k must be"):
         dec.eisner_kbest(np.zeros((3, 3)), 0)
+    with pytest.raises(ValueError, match="k must be"):
+        dec.eisner_kbest(np.zeros((3, 3)), -2)
+    with pytest.raises(ValueError, match="threads"):
+        dec.cle_batch([np.zeros((3, 3))], threads=-1)
     with pytest.raises(ValueError, match="ndarray|float"):
         dec.cle(np.array([["a", "b"], ["c", "d"]]))
 

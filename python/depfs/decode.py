@@ -40,6 +40,11 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64)
 
 
+def _check_threads(threads: int) -> None:
+    if threads < 0:
+        raise ValueError(f"threads must be >= 0 (0 = one per core), got {threads}")
+
+
 def cle(scores: Any, single_root: bool = True) -> NDArray[np.int64]:
     """Maximum spanning tree of ``scores[dep, head]``; heads with ``heads[0] = -1``."""
     return _core.decode_cle(_array(scores), single_root)
@@ -63,6 +68,8 @@ def eisner_kbest(
     scores: Any, k: int, single_root: bool = True
 ) -> list[tuple[NDArray[np.int64], float]]:
     """The ``k`` best projective trees, best first, as ``(heads, score)`` (fewer if fewer exist)."""
+    if k < 1:
+        raise ValueError(f"eisner_kbest: k must be at least 1, got {k}")
     return _core.decode_eisner_kbest(_array(scores), k, single_root)
 
 
@@ -73,6 +80,7 @@ def cle_batch(
 
     ``threads`` > 1 decodes on a rayon pool of that size (0 = one thread per core).
     """
+    _check_threads(threads)
     return _core.decode_cle_batch([_array(m) for m in matrices], single_root, threads)
 
 
@@ -80,6 +88,7 @@ def eisner_batch(
     matrices: Sequence[Any], single_root: bool = True, threads: int = 1
 ) -> list[NDArray[np.int64]]:
     """:func:`eisner` over many matrices in one call, GIL released (see :func:`cle_batch`)."""
+    _check_threads(threads)
     return _core.decode_eisner_batch([_array(m) for m in matrices], single_root, threads)
 
 
