@@ -78,7 +78,7 @@ pub(crate) fn max_plus(a: &[f64], b: &[f64]) -> (f64, usize) {
 
 /// `acc[i] = max(acc[i], a[i] + b[i])`: the inner loop of the chart, over all spans of one
 /// width at once (contiguous in the by-width layout, so it compiles to packed adds and maxes).
-#[inline]
+#[inline(never)]
 fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
     for ((o, x), y) in acc.iter_mut().zip(a).zip(b) {
         let v = x + y;
