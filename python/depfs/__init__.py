@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from . import decode, errors
+from . import datasets, decode, errors
 from ._core import __version__
+from .evaluate import Scores, Stats, evaluate, stats
+from .treebank import Sentence, Treebank, read_conllu
 
 __all__ = ["__version__", "errors"]
+__all__ += ["Sentence", "Treebank", "read_conllu"]
+__all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
 __all__ += ["decode"]

@@ -6,12 +6,14 @@ use pyo3::prelude::*;
 mod decode;
 #[allow(dead_code)]
 mod errors;
+mod eval;
 mod treebank;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     treebank::register(m)?;
+    eval::register(m)?;
     decode::register(m)?;
     Ok(())
 }
