@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import datasets, errors
+from . import datasets, decode, errors
 from ._core import __version__
 from .evaluate import Scores, Stats, evaluate, stats
 from .treebank import Sentence, Treebank, read_conllu
@@ -10,3 +10,4 @@ from .treebank import Sentence, Treebank, read_conllu
 __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "read_conllu"]
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
+__all__ += ["decode"]

@@ -4,6 +4,7 @@
 use pyo3::prelude::*;
 
 mod arceager;
+mod decode;
 #[allow(dead_code)]
 mod errors;
 mod eval;
@@ -15,5 +16,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     treebank::register(m)?;
     arceager::register(m)?;
     eval::register(m)?;
+    decode::register(m)?;
     Ok(())
 }
