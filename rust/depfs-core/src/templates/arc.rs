@@ -65,6 +65,13 @@ impl CompiledArc {
     }
 }
 
+/// Second-order context of an arc: sibling and grandparent (`None` = no such word).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Second {
+    pub sib: Option<usize>,
+    pub grand: Option<usize>,
+}
+
 /// A compiled arc template set.
 #[derive(Debug, Clone)]
 pub struct ArcFeatures {
@@ -183,8 +190,8 @@ impl ArcFeatures {
         )
     }
 
-    /// Calls `f` with every feature instance of template `t` on arc h → m with
-    /// sibling `sib` and grandparent `grand` (`None` = no such word). A template with
+    /// Calls `f` with every feature instance of template `t` on arc h → m with the
+    /// given sibling and grandparent. A template with
     /// an in-between atom yields one feature per word strictly between h and m
     /// (none when h and m are adjacent); others yield exactly one.
     #[inline]
@@ -194,16 +201,15 @@ impl ArcFeatures {
         t: usize,
         h: usize,
         m: usize,
-        sib: Option<usize>,
-        grand: Option<usize>,
+        second: Second,
         mut f: impl FnMut(u64),
     ) {
         let c = &self.templates[t];
         let mut base = self.plain(sent, t, h, m);
         if c.is_second_order() {
             let nt = sent.n_templates;
-            let s = sib.unwrap_or(sent.n1);
-            let g = grand.unwrap_or(sent.n1);
+            let s = second.sib.unwrap_or(sent.n1);
+            let g = second.grand.unwrap_or(sent.n1);
             base = combine(combine(base, sent.sp[s * nt + t]), sent.gp[g * nt + t]);
         }
         match c.between {
@@ -242,7 +248,7 @@ mod tests {
         let mut s = ArcSent::default();
         af.prepare(&vh, &tb, 0, &mut s);
         let mut out = vec![];
-        af.for_each(&s, 0, h, m, None, None, |f| out.push(f));
+        af.for_each(&s, 0, h, m, Second::default(), |f| out.push(f));
         out
     }
 
