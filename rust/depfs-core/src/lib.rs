@@ -8,3 +8,4 @@ pub mod treebank;
 pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
 pub mod templates;
+pub mod weights;
