@@ -3,6 +3,7 @@
 
 pub mod config;
 pub mod error;
+pub mod modelfile;
 pub mod treebank;
 
 pub use error::{Error, Result};
