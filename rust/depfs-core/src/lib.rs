@@ -8,5 +8,6 @@ pub mod treebank;
 
 pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
+pub mod graph;
 pub mod templates;
 pub mod weights;

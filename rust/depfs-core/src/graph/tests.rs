@@ -1,0 +1,114 @@
+use super::*;
+use crate::WordStrs;
+
+/// A toy language: "DET ADJ* NOUN VERB DET NOUN ADV?" with fixed attachments, so a
+/// first-order model can learn it perfectly.
+fn toy(n_sent: usize, seed: u64) -> Treebank {
+    let mut rng = Rng(seed);
+    let mut tb = Treebank::new();
+    let nouns = ["dog", "cat", "bird", "man"];
+    let verbs = ["sees", "likes", "bites"];
+    for _ in 0..n_sent {
+        let mut w: Vec<(String, &str, i32, &str)> = vec![];
+        let n_adj = (rng.next() % 3) as usize;
+        // subject NP: DET ADJ* NOUN ; NOUN is at 2 + n_adj
+        let subj = 2 + n_adj as i32;
+        let verb = subj + 1;
+        w.push(("the".into(), "DET", subj, "det"));
+        for _ in 0..n_adj {
+            w.push(("big".into(), "ADJ", subj, "amod"));
+        }
+        w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "nsubj"));
+        w.push((verbs[(rng.next() % 3) as usize].into(), "VERB", 0, "root"));
+        w.push(("a".into(), "DET", verb + 2, "det"));
+        w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "obj"));
+        if rng.next() % 2 == 0 {
+            w.push(("now".into(), "ADV", verb, "advmod"));
+        }
+        let ws: Vec<WordStrs> = w.iter().map(|(f, p, h, d)| WordStrs::simple(f, p, *h, d)).collect();
+        tb.push_sentence(&ws, vec![]);
+    }
+    tb
+}
+
+fn small_templates() -> GraphTemplates {
+    let arc = "upos(h) & upos(m) & dir & dist\nform(h) & upos(m)\nupos(h) & upos(b) & upos(m)\nupos(m) & dir";
+    let sib = "upos(h) & upos(s) & upos(m)\nupos(s) & upos(m) & dir";
+    let lab = "upos(h) & upos(m) & dir\nform(m)";
+    GraphTemplates {
+        arc: TemplateSet::parse(arc, Family::Arc, 3).unwrap(),
+        sib: TemplateSet::parse(sib, Family::Arc, 3).unwrap(),
+        lab: TemplateSet::parse(lab, Family::Arc, 3).unwrap(),
+    }
+}
+
+#[test]
+fn learns_a_toy_language_and_parses_held_out_sentences() {
+    let train_tb = toy(200, 1);
+    let test_tb = toy(50, 2);
+    let config = GraphConfig { epochs: 5, ..Default::default() };
+    let mut seen = vec![];
+    let model = train(&train_tb, small_templates(), config, |st, _| seen.push(st.epoch)).unwrap();
+    assert_eq!(seen, vec![1, 2, 3, 4, 5]);
+    let mut blank = test_tb.clone();
+    blank.words.head.iter_mut().for_each(|h| *h = NO_HEAD);
+    let parsed = model.parse(&blank, 1).unwrap();
+    let (uas, las) = attachment_scores(&test_tb, &parsed).unwrap();
+    assert!(uas > 0.99, "uas {uas}");
+    assert!(las > 0.99, "las {las}");
+    // Threads do not change the result.
+    let parsed4 = model.parse(&blank, 3).unwrap();
+    assert_eq!(parsed.words.head, parsed4.words.head);
+}
+
+#[test]
+fn training_is_deterministic_for_a_seed() {
+    let tb = toy(60, 3);
+    let c = GraphConfig { epochs: 2, ..Default::default() };
+    let a = train(&tb, small_templates(), c.clone(), |_, _| {}).unwrap();
+    let b = train(&tb, small_templates(), c, |_, _| {}).unwrap();
+    assert_eq!(a.arc_w, b.arc_w);
+    assert_eq!(a.lab_w, b.lab_w);
+}
+
+#[test]
+fn template_subset_scores_add_up() {
+    let tb = toy(40, 4);
+    let model =
+        train(&tb, small_templates(), GraphConfig { epochs: 1, ..Default::default() }, |_, _| {}).unwrap();
+    let prep = model.prepare(&tb);
+    let mut sc = Scratch::default();
+    let mut counts = TemplateCounts::new(model.n_arc_templates());
+    for s in 0..5 {
+        let all = model.arc_scores(&tb, &prep, s, None, None, &mut sc).unwrap();
+        let a = model.arc_scores(&tb, &prep, s, Some(&[0, 2]), Some(&mut counts), &mut sc).unwrap();
+        let b = model.arc_scores(&tb, &prep, s, Some(&[1, 3]), None, &mut sc).unwrap();
+        for i in 0..all.len() {
+            assert!((all[i] - a[i] - b[i]).abs() < 1e-3, "{} vs {} + {}", all[i], a[i], b[i]);
+        }
+    }
+    assert!(counts.per_template[0] > 0 && counts.per_template[1] == 0);
+    assert!(model.arc_scores(&tb, &prep, 0, Some(&[9]), None, &mut sc).is_err());
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let tb = toy(5, 5);
+    let mut blank = tb.clone();
+    blank.words.head.iter_mut().for_each(|h| *h = NO_HEAD);
+    assert!(GraphTrainer::new(&blank, small_templates(), GraphConfig::default()).is_err());
+    let mut t = small_templates();
+    t.arc = TemplateSet::parse("upos(s) & upos(m)", Family::Arc, 3).unwrap();
+    assert!(GraphTrainer::new(&tb, t, GraphConfig::default()).is_err());
+    let c = GraphConfig { order: 3, ..Default::default() };
+    assert!(GraphTrainer::new(&tb, small_templates(), c).is_err());
+    assert!(DecoderKind::parse("greedy").is_err());
+}
+
+#[test]
+fn siblings_of_a_tree() {
+    // 0 -> 2; 2 -> 1, 3, 4 ; heads[0] = -1
+    let heads = [-1, 2, 0, 2, 2];
+    let s = score::siblings(&heads);
+    assert_eq!(s, vec![None, None, None, None, Some(3)]);
+}
