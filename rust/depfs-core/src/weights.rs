@@ -265,14 +265,14 @@ mod tests {
                     w.update(0, f, 0, d as f32);
                     plain[f as usize] += d as f64;
                 }
-                for i in 0..8 { sum[i] += plain[i]; }
+                for (s, p) in sum.iter_mut().zip(&plain) { *s += p; }
                 w.tick();
             }
             let avg = w.averaged();
             // Average over the states after each step, counting the initial zero state too.
             let steps = updates.len() as f64;
-            for i in 0..8 {
-                let want = sum[i] / (steps + 1.0);
+            for (i, s) in sum.iter().enumerate() {
+                let want = s / (steps + 1.0);
                 prop_assert!((avg.get(0, i as u64) as f64 - want).abs() < 1e-4, "{} vs {}", avg.get(0, i as u64), want);
             }
         }
