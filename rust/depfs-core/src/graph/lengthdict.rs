@@ -87,14 +87,27 @@ impl LengthDict {
         let vh = upos_values(tb);
         let mut sa = SentAttrs::default();
         sa.fill(&vh, tb, s);
+        let mut out = Vec::new();
+        self.fill_mask(&sa, &mut out);
+        out
+    }
+
+    /// As [`LengthDict::mask`], from a sentence's UPOS values (attribute slot 0 of `sa`,
+    /// filled from [`LengthDict::upos_hashes`]). O(n²).
+    pub fn fill_mask(&self, sa: &SentAttrs, out: &mut Vec<bool>) {
         let n1 = sa.n + 1;
-        let mut out = vec![false; n1 * n1];
+        out.clear();
+        out.resize(n1 * n1, false);
         for m in 1..n1 {
             for h in 0..n1 {
-                out[m * n1 + h] = h != m && self.allows(&sa, h, m);
+                out[m * n1 + h] = h != m && self.allows(sa, h, m);
             }
         }
-        out
+    }
+
+    /// The vocabulary hashes [`LengthDict::fill_mask`] expects.
+    pub fn upos_hashes(tb: &Treebank) -> VocabHashes {
+        upos_values(tb)
     }
 
     /// Share of gold and non-gold arcs of `tb` that the dictionary prunes. O(Σ n²).

@@ -21,7 +21,7 @@ pub mod lengthdict;
 pub mod score;
 
 use crate::templates::arc::{ArcFeatures, ArcSent, Second};
-use crate::templates::attrs::VocabHashes;
+use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::templates::hash::{combine, fmix, hash_str};
 use crate::templates::{Family, TemplateSet};
 use crate::treebank::NO_HEAD;
@@ -29,6 +29,7 @@ use crate::weights::{rows_for, TemplateCounts, Weights};
 use crate::{Error, Result, Treebank};
 use decoding::DecodeWs;
 pub use lengthdict::{LengthDict, PruneStats};
+use score::Split;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -70,11 +71,13 @@ pub struct GraphConfig {
     /// Block sizes: 2^min_bits ..= 2^max_bits rows, ~2 rows per feature seen on gold parts.
     pub min_bits: u32,
     pub max_bits: u32,
+    /// Prune arcs with the length dictionary before scoring (He et al. 2013, §4.2).
+    pub prune: bool,
 }
 
 impl Default for GraphConfig {
     fn default() -> Self {
-        GraphConfig { order: 1, decoder: DecoderKind::Eisner, epochs: 10, seed: 1, min_bits: 6, max_bits: 20 }
+        GraphConfig { order: 1, decoder: DecoderKind::Eisner, epochs: 10, seed: 1, min_bits: 6, max_bits: 20, prune: true }
     }
 }
 
@@ -129,6 +132,7 @@ pub struct GraphModel {
     pub config: GraphConfig,
     pub templates: GraphTemplates,
     arc: ArcFeatures,
+    arc_split: Split,
     sib: ArcFeatures,
     lab: ArcFeatures,
     pub arc_w: Weights,
@@ -143,6 +147,7 @@ pub struct GraphModel {
 
 /// Vocabulary hashes of one treebank for a model's template sets (build once per treebank).
 pub struct Prepared {
+    upos: VocabHashes,
     arc: VocabHashes,
     sib: VocabHashes,
     lab: VocabHashes,
@@ -151,6 +156,8 @@ pub struct Prepared {
 /// Per-thread buffers reused across sentences.
 #[derive(Default)]
 pub struct Scratch {
+    upos: SentAttrs,
+    mask: Vec<bool>,
     arc: ArcSent,
     sib: ArcSent,
     lab: ArcSent,
@@ -238,6 +245,7 @@ impl GraphModel {
             arc_w: Weights::uniform(arc.len(), 0, 1)?,
             sib_w: Weights::uniform(sib.len(), 0, 1)?,
             lab_w: Weights::uniform(lab.len(), 0, width)?,
+            arc_split: Split::new(&arc, &(0..arc.len()).collect::<Vec<_>>()),
             arc,
             sib,
             lab,
@@ -252,6 +260,7 @@ impl GraphModel {
     /// Vocabulary hashes of `tb` for this model's templates. O(vocabulary × attributes).
     pub fn prepare(&self, tb: &Treebank) -> Prepared {
         Prepared {
+            upos: LengthDict::upos_hashes(tb),
             arc: VocabHashes::new(tb, &self.arc.attrs),
             sib: VocabHashes::new(tb, &self.sib.attrs),
             lab: VocabHashes::new(tb, &self.lab.attrs),
@@ -263,13 +272,16 @@ impl GraphModel {
     }
 
     /// First-order arc scores of sentence s, restricted to the arc templates `active`
-    /// (all when `None`): `scores[m * n1 + h]`, n1 = words + 1.
+    /// (all when `None`): `scores[m * n1 + h]`, n1 = words + 1; with `prune`, arcs the
+    /// length dictionary rejects are -inf.
+    #[allow(clippy::too_many_arguments)]
     pub fn arc_scores(
         &self,
         tb: &Treebank,
         prep: &Prepared,
         s: usize,
         active: Option<&[usize]>,
+        prune: bool,
         counts: Option<&mut TemplateCounts>,
         scratch: &mut Scratch,
     ) -> Result<Vec<f64>> {
@@ -290,8 +302,16 @@ impl GraphModel {
             }
         };
         self.arc.prepare(&prep.arc, tb, s, &mut scratch.arc);
+        let mask = if prune {
+            scratch.upos.fill(&prep.upos, tb, s);
+            self.length_dict.fill_mask(&scratch.upos, &mut scratch.mask);
+            Some(scratch.mask.as_slice())
+        } else {
+            None
+        };
         let mut out = Vec::new();
-        score::arc_scores(&self.arc, &self.arc_w, &scratch.arc, active, &mut out, counts);
+        let split = Split::new(&self.arc, active);
+        score::arc_scores(&self.arc, &self.arc_w, &scratch.arc, &split, mask, &mut out, counts);
         Ok(out)
     }
 
@@ -318,13 +338,32 @@ impl GraphModel {
         sib_w: &Weights,
     ) -> Result<Vec<i32>> {
         self.arc.prepare(&prep.arc, tb, s, &mut sc.arc);
-        let all: Vec<usize> = (0..self.arc.len()).collect();
-        score::arc_scores(&self.arc, arc_w, &sc.arc, &all, &mut sc.scores, None);
         let n1 = sc.arc.n1;
+        let pruned = self.config.prune;
+        if pruned {
+            sc.upos.fill(&prep.upos, tb, s);
+            self.length_dict.fill_mask(&sc.upos, &mut sc.mask);
+        }
+        let mask = pruned.then_some(sc.mask.as_slice());
+        score::arc_scores(&self.arc, arc_w, &sc.arc, &self.arc_split, mask, &mut sc.scores, None);
         if self.config.order == 2 {
             self.sib.prepare(&prep.sib, tb, s, &mut sc.sib);
             let all2: Vec<usize> = (0..self.sib.len()).collect();
             score::sibling_scores(&self.sib, sib_w, &sc.sib, &all2, &mut sc.sibs);
+        }
+        let decoded = self.run_decoder(sc, n1);
+        match decoded {
+            // The dictionary may leave no tree (e.g. no word may attach to ROOT): score everything.
+            Err(Error::NoSpanningTree(_)) if pruned => {
+                score::arc_scores(&self.arc, arc_w, &sc.arc, &self.arc_split, None, &mut sc.scores, None);
+                self.run_decoder(sc, n1)
+            }
+            other => other,
+        }
+    }
+
+    fn run_decoder(&self, sc: &mut Scratch, n1: usize) -> Result<Vec<i32>> {
+        if self.config.order == 2 {
             sc.decode.second(&sc.scores, &sc.sibs, n1)
         } else {
             sc.decode.first(self.config.decoder, &sc.scores, n1)
@@ -423,7 +462,8 @@ impl GraphTrainer {
         // Block sizes from the number of distinct gold-part features per template.
         let mut sent = ArcSent::default();
         let sized = |af: &ArcFeatures, vh: &VocabHashes, sent: &mut ArcSent, second: bool| -> Vec<usize> {
-            let mut sets: Vec<HashSet<u64>> = vec![HashSet::new(); af.len()];
+            // Distinct counts by sort + dedup (cheaper than hashing into sets).
+            let mut sets: Vec<Vec<u64>> = vec![Vec::new(); af.len()];
             for &s in &usable {
                 af.prepare(vh, train, s, sent);
                 let heads = gold_heads(train, s).unwrap_or_default();
@@ -432,17 +472,24 @@ impl GraphTrainer {
                     let h = heads[m] as usize;
                     let second = Second { sib: if second { sibs[m] } else { None }, grand: None };
                     for (t, set) in sets.iter_mut().enumerate() {
-                        af.for_each(sent, t, h, m, second, |f| {
-                            set.insert(f);
-                        });
+                        af.for_each(sent, t, h, m, second, |f| set.push(f));
                     }
                 }
             }
-            sets.iter().map(|s| rows_for(s.len(), config.min_bits, config.max_bits)).collect()
+            sets.iter_mut()
+                .map(|s| {
+                    s.sort_unstable();
+                    s.dedup();
+                    rows_for(s.len(), config.min_bits, config.max_bits)
+                })
+                .collect()
         };
+        // Label rows are `width` wide: cap a label block at the weights of the largest arc block.
+        let label_bits = config.max_bits.saturating_sub(labels.len().max(1).ilog2()).max(config.min_bits);
         let arc_rows = sized(&model.arc, &prep.arc, &mut sent, false);
         let sib_rows = sized(&model.sib, &prep.sib, &mut sent, true);
-        let lab_rows = sized(&model.lab, &prep.lab, &mut sent, false);
+        let lab_rows: Vec<usize> =
+            sized(&model.lab, &prep.lab, &mut sent, false).into_iter().map(|r| r.min(1 << label_bits)).collect();
         model.arc_w = Weights::new(&arc_rows, 1)?;
         model.sib_w = Weights::new(&sib_rows, 1)?;
         model.lab_w = Weights::new(&lab_rows, labels.len().max(1))?;

@@ -1,50 +1,136 @@
 //! Scoring parts with arc templates and hashed weights: the hot loops of the graph parser.
 
-use crate::templates::arc::{ArcFeatures, ArcSent, Second};
+use crate::templates::arc::{edge_code, mix_arc, ArcFeatures, ArcSent, ArcShape, Second};
+use crate::templates::hash::combine;
 use crate::weights::{TemplateCounts, Weights};
 
-/// Splits template indices into (plain, in-between) lists.
-fn split(af: &ArcFeatures, active: &[usize]) -> (Vec<usize>, Vec<usize>) {
-    active.iter().partition(|&&t| !af.templates[t].has_between())
+/// Template indices grouped by [`ArcShape`].
+#[derive(Debug, Clone, Default)]
+pub struct Split {
+    head_only: Vec<usize>,
+    mod_only: Vec<usize>,
+    general: Vec<usize>,
+    between: Vec<usize>,
 }
 
-/// `out[m * n1 + h]` = Σ over templates in `active` of the weights of arc h → m's
-/// features (row 0 and the diagonal are 0, decoders ignore them).
+impl Split {
+    pub fn new(af: &ArcFeatures, active: &[usize]) -> Split {
+        let mut s = Split::default();
+        for &t in active {
+            match af.templates[t].shape() {
+                ArcShape::HeadOnly => s.head_only.push(t),
+                ArcShape::ModOnly => s.mod_only.push(t),
+                ArcShape::General => s.general.push(t),
+                ArcShape::Between => s.between.push(t),
+            }
+        }
+        s
+    }
+}
+
+/// `out[m * n1 + h]` = Σ over the templates of `split` of the weights of arc h → m's
+/// features; arcs with `mask[m * n1 + h] == false` get -inf and cost nothing (row 0
+/// and the diagonal are 0, decoders ignore them).
 ///
-/// O(n² · P + n³ · B) for P plain and B in-between templates; the inner loop runs over
-/// templates with two cached partial hashes per (h, m) and one weight load each.
+/// O(n · (H + M) + a · G + a · d · B) for a unpruned arcs of mean length d and H
+/// head-only, M modifier-only, G general and B in-between templates. Templates are
+/// the outer loop and arcs the inner one, so one template's partials (two rows of
+/// n + 2 words) and weight block stay in cache while all arcs read them; the inner
+/// loop is two loads, one multiply-xorshift and one weight load per arc.
 pub fn arc_scores(
     af: &ArcFeatures,
     w: &Weights,
     sent: &ArcSent,
-    active: &[usize],
+    split: &Split,
+    mask: Option<&[bool]>,
     out: &mut Vec<f64>,
     counts: Option<&mut TemplateCounts>,
 ) {
     let n1 = sent.n1;
-    out.clear();
-    out.resize(n1 * n1, 0.0);
-    let (plain, between) = split(af, active);
+    // The surviving arcs, in row-major order.
+    let mut arc_h: Vec<usize> = Vec::with_capacity(n1 * n1);
+    let mut arc_m: Vec<usize> = Vec::with_capacity(n1 * n1);
     for m in 1..n1 {
-        let row = &mut out[m * n1..(m + 1) * n1];
-        for (h, cell) in row.iter_mut().enumerate() {
-            if h == m {
-                continue;
+        for h in 0..n1 {
+            if h != m && mask.is_none_or(|k| k[m * n1 + h]) {
+                arc_h.push(h);
+                arc_m.push(m);
             }
-            let mut s = 0f32;
-            for &t in &plain {
-                s += w.get(t, af.plain(sent, t, h, m));
-            }
-            for &t in &between {
-                af.for_each(sent, t, h, m, Second::default(), |f| s += w.get(t, f));
-            }
-            *cell = s as f64;
         }
     }
+    let n_arcs = arc_h.len();
+    let mut acc = vec![0f32; n_arcs];
+    // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand in
+    // for "any": these templates ignore the other end and the edge).
+    let mut per_head = vec![0f32; n1];
+    let mut per_mod = vec![0f32; n1];
+    for &t in &split.head_only {
+        for (h, v) in per_head.iter_mut().enumerate() {
+            *v += w.get(t, af.plain(sent, t, h, 1));
+        }
+    }
+    for &t in &split.mod_only {
+        for (m, v) in per_mod.iter_mut().enumerate() {
+            *v += w.get(t, af.plain(sent, t, 0, m));
+        }
+    }
+    // Edge codes of every arc for the four combinations of dir / dist.
+    let mut edges: [Vec<u64>; 4] = Default::default();
+    for (kind, e) in edges.iter_mut().enumerate() {
+        let used = split.general.iter().chain(&split.between).any(|&t| af.templates[t].edge_kind() == kind);
+        if used {
+            e.extend(arc_h.iter().zip(&arc_m).map(|(&h, &m)| edge_code(kind & 1 != 0, kind & 2 != 0, h, m)));
+        }
+    }
+    for &t in &split.general {
+        let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
+        let e = &edges[af.templates[t].edge_kind()];
+        let block = w.block(t);
+        let mask = (block.len() - 1) as u64;
+        // Hot loop: O(a).
+        for (i, a) in acc.iter_mut().enumerate() {
+            let f = mix_arc(hp[arc_h[i]], mp[arc_m[i]], e[i]);
+            *a += block[(f & mask) as usize];
+        }
+    }
+    let mut n_between = 0u64;
+    for &t in &split.between {
+        let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
+        let e = &edges[af.templates[t].edge_kind()];
+        let slot = af.templates[t].between_slot().unwrap_or(0);
+        let block = w.block(t);
+        let mask = (block.len() - 1) as u64;
+        for (i, a) in acc.iter_mut().enumerate() {
+            let (h, m) = (arc_h[i], arc_m[i]);
+            let base = mix_arc(hp[h], mp[m], e[i]);
+            for b in h.min(m) + 1..h.max(m) {
+                let f = combine(base, sent.attrs.get(slot, b as i64));
+                *a += block[(f & mask) as usize];
+            }
+            n_between += (h.abs_diff(m) - 1) as u64;
+        }
+    }
+    out.clear();
+    out.resize(n1 * n1, 0.0);
+    if mask.is_some() {
+        for m in 1..n1 {
+            for h in 0..n1 {
+                if h != m {
+                    out[m * n1 + h] = f64::NEG_INFINITY;
+                }
+            }
+        }
+    }
+    for i in 0..n_arcs {
+        let (h, m) = (arc_h[i], arc_m[i]);
+        out[m * n1 + h] = (acc[i] + per_head[h] + per_mod[m]) as f64;
+    }
     if let Some(c) = counts {
-        let arcs = ((n1 - 1) * (n1 - 1)) as u64;
-        for &t in active {
-            c.add(t, arcs);
+        for &t in split.head_only.iter().chain(&split.mod_only).chain(&split.general) {
+            c.add(t, n_arcs as u64);
+        }
+        for &t in &split.between {
+            c.add(t, n_between / split.between.len().max(1) as u64);
         }
     }
 }

@@ -80,15 +80,15 @@ fn template_subset_scores_add_up() {
     let mut sc = Scratch::default();
     let mut counts = TemplateCounts::new(model.n_arc_templates());
     for s in 0..5 {
-        let all = model.arc_scores(&tb, &prep, s, None, None, &mut sc).unwrap();
-        let a = model.arc_scores(&tb, &prep, s, Some(&[0, 2]), Some(&mut counts), &mut sc).unwrap();
-        let b = model.arc_scores(&tb, &prep, s, Some(&[1, 3]), None, &mut sc).unwrap();
+        let all = model.arc_scores(&tb, &prep, s, None, false, None, &mut sc).unwrap();
+        let a = model.arc_scores(&tb, &prep, s, Some(&[0, 2]), false, Some(&mut counts), &mut sc).unwrap();
+        let b = model.arc_scores(&tb, &prep, s, Some(&[1, 3]), false, None, &mut sc).unwrap();
         for i in 0..all.len() {
             assert!((all[i] - a[i] - b[i]).abs() < 1e-3, "{} vs {} + {}", all[i], a[i], b[i]);
         }
     }
     assert!(counts.per_template[0] > 0 && counts.per_template[1] == 0);
-    assert!(model.arc_scores(&tb, &prep, 0, Some(&[9]), None, &mut sc).is_err());
+    assert!(model.arc_scores(&tb, &prep, 0, Some(&[9]), true, None, &mut sc).is_err());
 }
 
 #[test]

@@ -3,12 +3,14 @@
 //! A template's atoms split into head-side atoms (h, h±k), modifier-side atoms
 //! (m, m±k), edge atoms (dir, dist), an optional in-between atom (b) and second-order
 //! atoms (s, g). Per sentence we precompute, for every template t and position p,
-//! `hp[p][t]` = hash of t's head-side values at p and `mp[p][t]` likewise, so the
-//! feature of arc (h, m) is one mix of two cached words and an edge code: the hot
-//! loop over n² arcs × T templates reads two contiguous rows (layout `[p * T + t]`).
+//! `hp[t][p]` = hash of t's head-side values at p and `mp[t][p]` likewise, so the
+//! feature of arc (h, m) is one multiply-xorshift of two cached words and an edge
+//! code ([`mix_arc`]). The layout is template-major (`[t * (n1 + 1) + p]`): a scorer
+//! that loops templates outside and arcs inside keeps one template's partials and
+//! weight block hot in cache.
 
 use super::attrs::{self, SentAttrs, VocabHashes, NONE_VALUE};
-use super::hash::{combine, fmix};
+use super::hash::combine;
 use super::syntax::{ArcAddr, Atom, Attr, Family};
 use super::TemplateSet;
 use crate::{Error, Result, Treebank};
@@ -26,6 +28,32 @@ pub fn dist_bin(d: usize) -> u64 {
         6..=10 => 6,
         _ => 7,
     }
+}
+
+const EDGE_MULT: u64 = 0x9e37_79b9_7f4a_7c15;
+const ARC_MULT: u64 = 0xd6e8_feb8_6659_fd93;
+
+/// The feature of an arc from its head partial, its modifier partial (already
+/// rotated, as stored) and its edge code (already multiplied, see [`edge_code`]).
+/// One multiply and one xorshift: the partials are full-avalanche hashes already.
+#[inline(always)]
+pub fn mix_arc(hp: u64, mp: u64, edge: u64) -> u64 {
+    let x = (hp ^ mp ^ edge).wrapping_mul(ARC_MULT);
+    x ^ (x >> 29)
+}
+
+/// Edge code of arc h → m for a template using direction (`dir`) and/or binned
+/// distance (`dist`), premultiplied for [`mix_arc`].
+#[inline(always)]
+pub fn edge_code(dir: bool, dist: bool, h: usize, m: usize) -> u64 {
+    let mut e = 0;
+    if dir {
+        e |= 1 + (h < m) as u64;
+    }
+    if dist {
+        e |= dist_bin(h.abs_diff(m)) << 2;
+    }
+    e.wrapping_mul(EDGE_MULT)
 }
 
 /// One compiled arc template.
@@ -48,21 +76,44 @@ impl CompiledArc {
     pub fn is_second_order(&self) -> bool {
         !self.sib.is_empty() || !self.grand.is_empty()
     }
+    /// How the template's value depends on the arc, which lets scorers hoist it.
+    pub fn shape(&self) -> ArcShape {
+        if self.between.is_some() {
+            ArcShape::Between
+        } else if self.is_second_order() || self.dir || self.dist {
+            ArcShape::General
+        } else if self.modi.is_empty() {
+            ArcShape::HeadOnly
+        } else if self.head.is_empty() {
+            ArcShape::ModOnly
+        } else {
+            ArcShape::General
+        }
+    }
     pub fn uses_grandparent(&self) -> bool {
         !self.grand.is_empty()
     }
-    /// Edge code mixed into the feature: direction and/or binned distance.
-    #[inline(always)]
-    fn edge(&self, h: usize, m: usize) -> u64 {
-        let mut e = 0;
-        if self.dir {
-            e |= 1 + (h < m) as u64;
-        }
-        if self.dist {
-            e |= dist_bin(h.abs_diff(m)) << 2;
-        }
-        e
+    /// Which edge atoms the template has: bit 0 = dir, bit 1 = dist.
+    pub fn edge_kind(&self) -> usize {
+        self.dir as usize | (self.dist as usize) << 1
     }
+    /// Attribute slot of the in-between atom, if any.
+    pub fn between_slot(&self) -> Option<usize> {
+        self.between
+    }
+}
+
+/// Dependence of a template's feature on the arc h → m.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcShape {
+    /// Only head-side atoms: the same feature for every modifier of h.
+    HeadOnly,
+    /// Only modifier-side atoms: the same feature for every head of m.
+    ModOnly,
+    /// Depends on both ends or on the edge.
+    General,
+    /// Has an in-between atom: one instance per word between h and m.
+    Between,
 }
 
 /// Second-order context of an arc: sibling and grandparent (`None` = no such word).
@@ -85,7 +136,8 @@ pub struct ArcFeatures {
 pub struct ArcSent {
     /// Words + 1 (ROOT).
     pub n1: usize,
-    n_templates: usize,
+    /// Row length of the partial tables: n1 + 1 (the last entry of sp / gp = "none").
+    stride: usize,
     pub attrs: SentAttrs,
     hp: Vec<u64>,
     mp: Vec<u64>,
@@ -151,43 +203,48 @@ impl ArcFeatures {
     pub fn prepare(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
         out.attrs.fill(vh, tb, s);
         let n1 = out.attrs.n + 1;
-        let nt = self.templates.len();
+        let stride = n1 + 1;
         out.n1 = n1;
-        out.n_templates = nt;
+        out.stride = stride;
         for v in [&mut out.hp, &mut out.mp, &mut out.sp, &mut out.gp] {
             v.clear();
         }
         let a = &out.attrs;
-        for p in 0..n1 {
-            for t in &self.templates {
-                let fold = |seed: u64, atoms: &[(usize, i64)]| {
-                    atoms
-                        .iter()
-                        .fold(seed ^ t.id, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
-                };
-                out.hp.push(fold(HEAD_SEED, &t.head));
-                out.mp.push(fold(MOD_SEED, &t.modi));
-                out.sp.push(t.sib.iter().fold(SIB_SEED, |acc, &sl| combine(acc, a.get(sl, p as i64))));
-                out.gp.push(t.grand.iter().fold(GRAND_SEED, |acc, &sl| combine(acc, a.get(sl, p as i64))));
+        for t in &self.templates {
+            let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
+                atoms.iter().fold(seed ^ t.id, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
+            };
+            let fold2 = |seed: u64, slots: &[usize], p: Option<usize>| {
+                slots.iter().fold(seed, |acc, &sl| combine(acc, p.map_or(NONE_VALUE, |p| a.get(sl, p as i64))))
+            };
+            for p in 0..stride {
+                out.hp.push(fold(HEAD_SEED, &t.head, p));
+                out.mp.push(fold(MOD_SEED, &t.modi, p).rotate_left(17));
+                let q = (p < n1).then_some(p);
+                out.sp.push(fold2(SIB_SEED, &t.sib, q));
+                out.gp.push(fold2(GRAND_SEED, &t.grand, q));
             }
         }
-        for t in &self.templates {
-            out.sp.push(t.sib.iter().fold(SIB_SEED, |acc, _| combine(acc, NONE_VALUE)));
-            out.gp.push(t.grand.iter().fold(GRAND_SEED, |acc, _| combine(acc, NONE_VALUE)));
-        }
+    }
+
+    /// Head partials of template t, indexed by position (length n1 + 1).
+    #[inline(always)]
+    pub fn head_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
+        &sent.hp[t * sent.stride..(t + 1) * sent.stride]
+    }
+    /// Modifier partials of template t (rotated as [`mix_arc`] expects).
+    #[inline(always)]
+    pub fn mod_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
+        &sent.mp[t * sent.stride..(t + 1) * sent.stride]
     }
 
     /// Feature of template `t` on arc h → m, ignoring in-between and second-order atoms.
     /// O(1): one mix of two cached partials.
     #[inline(always)]
     pub fn plain(&self, sent: &ArcSent, t: usize, h: usize, m: usize) -> u64 {
-        let nt = sent.n_templates;
         let c = &self.templates[t];
-        fmix(
-            sent.hp[h * nt + t]
-                ^ sent.mp[m * nt + t].rotate_left(17)
-                ^ c.edge(h, m).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-        )
+        let st = sent.stride;
+        mix_arc(sent.hp[t * st + h], sent.mp[t * st + m], edge_code(c.dir, c.dist, h, m))
     }
 
     /// Calls `f` with every feature instance of template `t` on arc h → m with the
@@ -207,10 +264,10 @@ impl ArcFeatures {
         let c = &self.templates[t];
         let mut base = self.plain(sent, t, h, m);
         if c.is_second_order() {
-            let nt = sent.n_templates;
+            let st = sent.stride;
             let s = second.sib.unwrap_or(sent.n1);
             let g = second.grand.unwrap_or(sent.n1);
-            base = combine(combine(base, sent.sp[s * nt + t]), sent.gp[g * nt + t]);
+            base = combine(combine(base, sent.sp[t * st + s]), sent.gp[t * st + g]);
         }
         match c.between {
             None => f(base),
