@@ -1,7 +1,9 @@
 //! depfs-core: everything that loops over tokens, arcs, transitions or features.
 //! Pure Rust, no Python; the `depfs-py` crate is a thin binding on top.
 
+pub mod atomic;
 pub mod config;
+pub mod conllu;
 pub mod error;
 pub mod modelfile;
 pub mod treebank;

@@ -6,9 +6,9 @@
 //! | payload length u64 | CRC-32 of the payload u32 | payload (postcard-encoded serde value).
 //! A truncated, corrupted, foreign or wrong-version file gives one `Error::Model`.
 
+pub use crate::atomic::atomic_write;
 use crate::error::{Error, Result};
 use serde::{de::DeserializeOwned, Serialize};
-use std::io::Write;
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"DEPFSMDL";
@@ -17,25 +17,6 @@ pub const FORMAT_VERSION: u32 = 1;
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {
     Error::Model { file: path.display().to_string(), msg: msg.into() }
-}
-
-/// Writes `path` atomically: the bytes go to a temporary file in the same
-/// directory, which is renamed over `path` only once completely written.
-pub fn atomic_write(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let name = path.display().to_string();
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| Error::io(&name, &e))?;
-    {
-        let mut buffered = std::io::BufWriter::new(tmp.as_file_mut());
-        write(&mut buffered).map_err(|e| Error::io(&name, &e))?;
-        buffered.flush().map_err(|e| Error::io(&name, &e))?;
-    }
-    tmp.as_file().sync_all().map_err(|e| Error::io(&name, &e))?;
-    tmp.persist(path).map_err(|e| Error::io(&name, &e.error))?;
-    Ok(())
 }
 
 /// Encodes `value` as a model of the given kind and writes it atomically.

@@ -5,7 +5,7 @@
 //! token ranges `3-4`, empty nodes `5.1`). Word index `i` of a sentence (1-based
 //! as in CoNLL-U) is column position `start + i - 1`; HEAD 0 is the root.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Value of an unset HEAD (`_` in the file, e.g. parser input).
 pub const NO_HEAD: i32 = -1;
@@ -13,13 +13,15 @@ pub const NO_HEAD: i32 = -1;
 /// Interned strings. Id 0 is always `_`, CoNLL-U's empty value.
 #[derive(Debug, Clone)]
 pub struct Vocab {
-    ids: HashMap<Box<str>, u32>,
+    /// FxHash: interning is the hot loop of reading a treebank (8 lookups per
+    /// word); ids are per treebank, so the hash never needs to be stable.
+    ids: FxHashMap<Box<str>, u32>,
     strings: Vec<Box<str>>,
 }
 
 impl Default for Vocab {
     fn default() -> Self {
-        let mut v = Vocab { ids: HashMap::new(), strings: Vec::new() };
+        let mut v = Vocab { ids: FxHashMap::default(), strings: Vec::new() };
         v.intern("_");
         v
     }

@@ -1,8 +1,18 @@
 //! Python view of `depfs_core::Treebank`. Other binding modules take `&PyTreebank`
 //! and read `.inner`; the Rust treebank never crosses into Python objects wholesale.
+//! A `Sentence` is a view (treebank handle + index): its columns are built on access.
 
+use std::path::PathBuf;
+
+use depfs_core::conllu::{self, ReadOptions};
+use depfs_core::treebank::Vocab;
 use depfs_core::Treebank;
+use numpy::PyArray1;
+use pyo3::exceptions::{PyIndexError, PyKeyError};
 use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use crate::errors::IntoPyResult;
 
 /// A treebank held in Rust (interned, struct-of-arrays).
 #[pyclass(name = "Treebank", module = "depfs._core")]
@@ -10,13 +20,279 @@ pub struct PyTreebank {
     pub inner: Treebank,
 }
 
+fn options(multiple_roots: bool, allow_blank_heads: bool) -> ReadOptions {
+    ReadOptions { multiple_roots, allow_blank_heads }
+}
+
+/// Resolves a Python index (negative counts from the end) against `len`.
+fn resolve_index(index: isize, len: usize, what: &str) -> PyResult<usize> {
+    let i = if index < 0 { index + len as isize } else { index };
+    if i < 0 || i as usize >= len {
+        return Err(PyIndexError::new_err(format!("{what} index {index} out of range (len {len})")));
+    }
+    Ok(i as usize)
+}
+
+/// Reads a CoNLL-U or CoNLL-X file (gzipped or not) into a Treebank. The GIL is
+/// released while reading. Raises depfs.errors.FormatError naming file, line and
+/// problem, or DepfsIOError.
+#[pyfunction]
+#[pyo3(signature = (path, *, multiple_roots = false, allow_blank_heads = true))]
+fn read_conllu(
+    py: Python<'_>,
+    path: PathBuf,
+    multiple_roots: bool,
+    allow_blank_heads: bool,
+) -> PyResult<PyTreebank> {
+    let opts = options(multiple_roots, allow_blank_heads);
+    let inner = py.detach(move || conllu::read_path(&path, &opts)).py_err(py)?;
+    Ok(PyTreebank { inner })
+}
+
 #[pymethods]
 impl PyTreebank {
+    /// Parses CoNLL-U text; messages name the file `<string>`.
+    #[staticmethod]
+    #[pyo3(signature = (text, *, multiple_roots = false, allow_blank_heads = true))]
+    fn from_string(
+        py: Python<'_>,
+        text: String,
+        multiple_roots: bool,
+        allow_blank_heads: bool,
+    ) -> PyResult<PyTreebank> {
+        let opts = options(multiple_roots, allow_blank_heads);
+        let inner = py.detach(move || conllu::read_str(&text, &opts)).py_err(py)?;
+        Ok(PyTreebank { inner })
+    }
+
+    /// Writes the treebank as CoNLL-U (gzip if the name ends in .gz), atomically:
+    /// a temporary file in the same directory is renamed over `path`.
+    fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let tb = &self.inner;
+        py.detach(|| conllu::write_path(tb, &path)).py_err(py)
+    }
+
+    /// The treebank as CoNLL-U text (byte-identical to the text it was read from).
+    fn to_string(&self, py: Python<'_>) -> String {
+        let tb = &self.inner;
+        py.detach(|| conllu::to_string(tb))
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
+    }
+
+    /// Number of words (multiword ranges and empty nodes not counted).
+    #[getter]
+    fn n_words(&self) -> usize {
+        self.inner.n_words()
+    }
+
+    fn __getitem__(slf: Bound<'_, Self>, index: isize) -> PyResult<PySentence> {
+        let i = resolve_index(index, slf.borrow().inner.len(), "sentence")?;
+        Ok(PySentence { tb: slf.unbind(), index: i })
+    }
+
+    fn __iter__(slf: Bound<'_, Self>) -> SentenceIter {
+        SentenceIter { tb: slf.unbind(), next: 0 }
+    }
+
+    /// The strings of a column's vocabulary, indexed by the ids of `Sentence.*_ids`
+    /// (id 0 is `_`). Columns: form, lemma, upos, xpos, feats, deprel, deps, misc.
+    fn vocab(&self, column: &str) -> PyResult<Vec<String>> {
+        Ok(vocab_of(&self.inner, column)?.strings().iter().map(|s| s.to_string()).collect())
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<Treebank: {} sentences, {} words>", self.inner.len(), self.inner.n_words())
+    }
+}
+
+fn vocab_of<'a>(tb: &'a Treebank, column: &str) -> PyResult<&'a Vocab> {
+    let v = &tb.vocabs;
+    Ok(match column {
+        "form" => &v.form,
+        "lemma" => &v.lemma,
+        "upos" => &v.upos,
+        "xpos" => &v.xpos,
+        "feats" => &v.feats,
+        "deprel" => &v.deprel,
+        "deps" => &v.deps,
+        "misc" => &v.misc,
+        _ => {
+            return Err(PyKeyError::new_err(format!(
+                "unknown column {column:?}: expected form, lemma, upos, xpos, feats, deprel, deps or misc"
+            )))
+        }
+    })
+}
+
+/// Iterator over the sentences of a treebank.
+#[pyclass(name = "SentenceIter", module = "depfs._core")]
+pub struct SentenceIter {
+    tb: Py<PyTreebank>,
+    next: usize,
+}
+
+#[pymethods]
+impl SentenceIter {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+    fn __next__(&mut self, py: Python<'_>) -> Option<PySentence> {
+        if self.next >= self.tb.borrow(py).inner.len() {
+            return None;
+        }
+        self.next += 1;
+        Some(PySentence { tb: self.tb.clone_ref(py), index: self.next - 1 })
+    }
+}
+
+/// One sentence of a Treebank: a cheap view (treebank handle + index). Every
+/// column property builds a fresh list or numpy array from the Rust columns.
+#[pyclass(name = "Sentence", module = "depfs._core", frozen)]
+pub struct PySentence {
+    tb: Py<PyTreebank>,
+    index: usize,
+}
+
+impl PySentence {
+    /// Runs `f` on the treebank and this sentence's word range, checking the index
+    /// is still valid.
+    fn with<'py, T>(
+        &self,
+        py: Python<'py>,
+        f: impl FnOnce(&Treebank, std::ops::Range<usize>) -> PyResult<T>,
+    ) -> PyResult<T> {
+        let tb = self.tb.borrow(py);
+        let meta = tb
+            .inner
+            .sentences
+            .get(self.index)
+            .ok_or_else(|| PyIndexError::new_err(format!("sentence {} no longer exists", self.index)))?;
+        f(&tb.inner, meta.range())
+    }
+
+    fn strings<'py>(
+        &self,
+        py: Python<'py>,
+        column: fn(&Treebank) -> (&Vec<u32>, &Vocab),
+    ) -> PyResult<Bound<'py, PyList>> {
+        self.with(py, |tb, r| {
+            let (ids, vocab) = column(tb);
+            PyList::new(py, ids[r].iter().map(|&id| vocab.str(id)))
+        })
+    }
+
+    fn ids<'py>(
+        &self,
+        py: Python<'py>,
+        column: fn(&Treebank) -> &Vec<u32>,
+    ) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        self.with(py, |tb, r| Ok(PyArray1::from_slice(py, &column(tb)[r])))
+    }
+}
+
+#[pymethods]
+impl PySentence {
+    /// Position of the sentence in its treebank.
+    #[getter]
+    fn index(&self) -> usize {
+        self.index
+    }
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        self.with(py, |_, r| Ok(r.len()))
+    }
+    #[getter]
+    fn forms<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.form, &t.vocabs.form))
+    }
+    #[getter]
+    fn lemmas<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.lemma, &t.vocabs.lemma))
+    }
+    #[getter]
+    fn upos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.upos, &t.vocabs.upos))
+    }
+    #[getter]
+    fn xpos<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.xpos, &t.vocabs.xpos))
+    }
+    #[getter]
+    fn feats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.feats, &t.vocabs.feats))
+    }
+    #[getter]
+    fn deprels<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.deprel, &t.vocabs.deprel))
+    }
+    #[getter]
+    fn deps<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.deps, &t.vocabs.deps))
+    }
+    #[getter]
+    fn misc<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.strings(py, |t| (&t.words.misc, &t.vocabs.misc))
+    }
+    /// HEAD of each word as int32 (index 0 = word 1; 0 = root, -1 = `_`).
+    #[getter]
+    fn heads<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<i32>>> {
+        self.with(py, |tb, r| Ok(PyArray1::from_slice(py, &tb.words.head[r])))
+    }
+    /// Interned ids (uint32) of the columns; strings in `Treebank.vocab(column)`.
+    /// Ids are per treebank: compare strings, not ids, across treebanks.
+    #[getter]
+    fn form_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        self.ids(py, |t| &t.words.form)
+    }
+    #[getter]
+    fn upos_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        self.ids(py, |t| &t.words.upos)
+    }
+    #[getter]
+    fn deprel_ids<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u32>>> {
+        self.ids(py, |t| &t.words.deprel)
+    }
+    /// Value of the `# sent_id = ...` comment, or None.
+    #[getter]
+    fn sent_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with(py, |tb, _| Ok(tb.sentences[self.index].sent_id().map(str::to_string)))
+    }
+    /// Value of the `# text = ...` comment, or None.
+    #[getter]
+    fn text(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        self.with(py, |tb, _| Ok(tb.sentences[self.index].text().map(str::to_string)))
+    }
+    /// Comment lines verbatim (with their `#`).
+    #[getter]
+    fn comments(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |tb, _| Ok(tb.sentences[self.index].comments.clone()))
+    }
+    /// Multiword-token (`3-4`) and empty-node (`5.1`) lines verbatim, in file order.
+    #[getter]
+    fn extra_lines(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        self.with(py, |tb, _| Ok(tb.sentences[self.index].extra.iter().map(|x| x.text.clone()).collect()))
+    }
+    /// The sentence as CoNLL-U text, with its trailing blank line.
+    fn to_string(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |tb, _| {
+            let mut buf = Vec::new();
+            conllu::write_sentence(tb, self.index, &mut buf);
+            Ok(String::from_utf8_lossy(&buf).into_owned())
+        })
+    }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        self.with(py, |tb, r| {
+            let id = tb.sentences[self.index].sent_id().unwrap_or("");
+            Ok(format!("<Sentence {} {id:?}: {} words>", self.index, r.len()))
+        })
     }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyTreebank>()
+    m.add_class::<PyTreebank>()?;
+    m.add_class::<PySentence>()?;
+    m.add_class::<SentenceIter>()?;
+    m.add_function(wrap_pyfunction!(read_conllu, m)?)
 }

@@ -1,0 +1,928 @@
+//! Streaming CoNLL-U / CoNLL-X reader and a writer that gives the input back
+//! byte for byte.
+//!
+//! Format: <https://universaldependencies.org/format.html> (CoNLL-U) and the
+//! CoNLL-X shared task format (Buchholz & Marsi 2006): ten tab-separated
+//! columns per word, sentences separated by one blank line, `#` comment lines
+//! before the words. Multiword-token ranges (`3-4`) and empty nodes (`5.1`) are
+//! validated and kept verbatim; DEPS / MISC (PHEAD / PDEPREL in CoNLL-X) are
+//! interned as opaque strings.
+//!
+//! Reading is one pass over the bytes, line by line through a reused buffer:
+//! O(bytes) plus one hash lookup per column of each word; nothing is allocated
+//! per word except new vocabulary entries. Files starting with the gzip magic
+//! bytes are decompressed on the fly, whatever their name.
+//!
+//! Canonical form (what round-trips byte for byte): LF line ends, no BOM, every
+//! sentence followed by exactly one blank line. The reader also accepts CRLF
+//! line ends, a UTF-8 BOM, several blank lines between sentences and a missing
+//! final blank line; the writer then produces the canonical form.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+
+use flate2::read::MultiGzDecoder;
+
+use crate::error::{Error, Result};
+use crate::treebank::{ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, NO_HEAD};
+
+/// File name used in messages when reading from a string.
+pub const STRING_SOURCE: &str = "<string>";
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+const N_COLUMNS: usize = 10;
+const COLUMN_NAMES: [&str; N_COLUMNS] =
+    ["ID", "FORM", "LEMMA", "UPOS", "XPOS", "FEATS", "HEAD", "DEPREL", "DEPS", "MISC"];
+
+/// What the reader accepts beyond a strict single-rooted, fully annotated tree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Accept sentences with several words whose HEAD is 0 (default: exactly one).
+    pub multiple_roots: bool,
+    /// Accept `_` as HEAD and DEPREL (default: yes). Parser input has these columns
+    /// blanked, and the format allows `_` for unavailable values; a sentence with
+    /// a blank HEAD is not checked for its root count (the heads that are given
+    /// are still checked for range and cycles).
+    pub allow_blank_heads: bool,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions { multiple_roots: false, allow_blank_heads: true }
+    }
+}
+
+/// Reads a CoNLL-U or CoNLL-X file, gzipped or not. `.conll` / `.conllx` names
+/// (before an optional `.gz`) are marked CoNLL-X; columns are read the same way.
+pub fn read_path(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Treebank> {
+    let path = path.as_ref();
+    let name = path.display().to_string();
+    let file = File::open(path).map_err(|e| Error::io(&name, &e))?;
+    let mut tb = read(BufReader::with_capacity(1 << 16, file), &name, opts)?;
+    tb.format = format_from_name(&name);
+    Ok(tb)
+}
+
+/// Reads CoNLL-U text held in memory; messages name the file `<string>`.
+pub fn read_str(text: &str, opts: &ReadOptions) -> Result<Treebank> {
+    read_bytes(text.as_bytes(), STRING_SOURCE, opts)
+}
+
+/// Reads CoNLL-U bytes (gzipped or not) held in memory; `name` is used in messages.
+pub fn read_bytes(bytes: &[u8], name: &str, opts: &ReadOptions) -> Result<Treebank> {
+    read(bytes, name, opts)
+}
+
+/// Reads from any buffered source, gunzipping it if it starts with the gzip magic bytes.
+pub fn read<R: BufRead>(mut source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
+    let head = source.fill_buf().map_err(|e| Error::io(name, &e))?;
+    if head.starts_with(&GZIP_MAGIC) {
+        let unzipped = BufReader::with_capacity(1 << 16, MultiGzDecoder::new(source));
+        read_plain(unzipped, name, opts)
+    } else {
+        read_plain(source, name, opts)
+    }
+}
+
+fn format_from_name(name: &str) -> FileFormat {
+    let base = name.strip_suffix(".gz").unwrap_or(name);
+    if base.ends_with(".conll") || base.ends_with(".conllx") {
+        FileFormat::ConllX
+    } else {
+        FileFormat::Conllu
+    }
+}
+
+/// State of the sentence being read.
+#[derive(Default)]
+struct Pending {
+    meta: SentenceMeta,
+    /// Line number of each word line, for messages about HEAD.
+    word_lines: Vec<usize>,
+    /// Line of the first line (comment, word or extra) of the sentence.
+    first_line: usize,
+    /// Highest empty-node id `after.minor` seen since the last word, for ordering.
+    last_empty: Option<(u32, u32)>,
+    /// End of the last multiword range and the line it was on.
+    open_range: Option<(u32, usize)>,
+}
+
+impl Pending {
+    fn is_empty(&self) -> bool {
+        self.first_line == 0
+    }
+    fn n_words(&self) -> u32 {
+        self.word_lines.len() as u32
+    }
+}
+
+struct Reader<'a> {
+    name: &'a str,
+    opts: &'a ReadOptions,
+    tb: Treebank,
+    cur: Pending,
+}
+
+fn read_plain<R: BufRead>(mut source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
+    let mut r = Reader { name, opts, tb: Treebank::new(), cur: Pending::default() };
+    let mut buf: Vec<u8> = Vec::with_capacity(256);
+    let mut line_no = 0usize;
+    loop {
+        buf.clear();
+        let n = source.read_until(b'\n', &mut buf).map_err(|e| Error::Io {
+            file: name.to_string(),
+            msg: format!("read error after line {line_no}: {e}"),
+        })?;
+        if n == 0 {
+            break;
+        }
+        line_no += 1;
+        let mut bytes = buf.as_slice();
+        if let Some(b) = bytes.strip_suffix(b"\n") {
+            bytes = b;
+        }
+        if let Some(b) = bytes.strip_suffix(b"\r") {
+            bytes = b;
+        }
+        if line_no == 1 {
+            if let Some(b) = bytes.strip_prefix("\u{feff}".as_bytes()) {
+                bytes = b;
+            }
+        }
+        let line = std::str::from_utf8(bytes).map_err(|e| {
+            Error::format(name, line_no, format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1))
+        })?;
+        r.line(line, line_no)?;
+    }
+    r.end_sentence()?;
+    if r.tb.is_empty() {
+        return Err(Error::format(name, line_no.max(1), "empty input: no sentence found"));
+    }
+    Ok(r.tb)
+}
+
+/// Parses a canonical non-negative integer (no sign, no leading zeros): the
+/// writer prints IDs and HEADs in that form, so any other spelling would not
+/// round-trip.
+fn parse_index(s: &str) -> Option<u32> {
+    let b = s.as_bytes();
+    if b.is_empty() || b.len() > 9 || (b.len() > 1 && b[0] == b'0') {
+        return None;
+    }
+    let mut v: u32 = 0;
+    for &c in b {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        v = v * 10 + u32::from(c - b'0');
+    }
+    Some(v)
+}
+
+impl Reader<'_> {
+    fn err(&self, line: usize, msg: impl Into<String>) -> Error {
+        Error::format(self.name, line, msg)
+    }
+
+    fn line(&mut self, line: &str, line_no: usize) -> Result<()> {
+        if line.is_empty() {
+            return self.end_sentence();
+        }
+        if self.cur.is_empty() {
+            self.cur.first_line = line_no;
+            self.cur.meta.start = self.tb.words.len() as u32;
+        }
+        if line.starts_with('#') {
+            if !self.cur.word_lines.is_empty() || !self.cur.meta.extra.is_empty() {
+                return Err(self.err(
+                    line_no,
+                    "comment line inside a sentence: comments must come before its first word",
+                ));
+            }
+            self.cur.meta.comments.push(line.to_string());
+            return Ok(());
+        }
+        self.word_line(line, line_no)
+    }
+
+    fn word_line(&mut self, line: &str, line_no: usize) -> Result<()> {
+        let mut cols = [""; N_COLUMNS];
+        let mut n = 0usize;
+        for field in line.split('\t') {
+            if n < N_COLUMNS {
+                cols[n] = field;
+            }
+            n += 1;
+        }
+        if n != N_COLUMNS {
+            return Err(self.err(line_no, format!("expected {N_COLUMNS} tab-separated columns, found {n}")));
+        }
+        if let Some(i) = cols.iter().position(|c| c.is_empty()) {
+            return Err(
+                self.err(line_no, format!("empty {} column (write `_` for no value)", COLUMN_NAMES[i]))
+            );
+        }
+        let id = cols[0];
+        if let Some((first, last)) = id.split_once('-') {
+            return self.multiword_line(first, last, line, line_no);
+        }
+        if let Some((after, minor)) = id.split_once('.') {
+            return self.empty_node_line(after, minor, line, line_no);
+        }
+        let expected = self.cur.n_words() + 1;
+        match parse_index(id) {
+            None => {
+                return Err(self.err(
+                    line_no,
+                    format!("ID {id:?} is not an integer, a range `3-4` or an empty node `5.1`"),
+                ))
+            }
+            Some(v) if v != expected => {
+                return Err(self.err(line_no, format!("ID {v} out of order: expected word {expected}")))
+            }
+            Some(_) => {}
+        }
+        let head = match cols[6] {
+            "_" if self.opts.allow_blank_heads => NO_HEAD,
+            "_" => return Err(self.err(line_no, "HEAD is `_` (blank heads are not allowed here)")),
+            h => match parse_index(h) {
+                Some(v) => v as i32,
+                None => return Err(self.err(line_no, format!("HEAD {h:?} is not a non-negative integer"))),
+            },
+        };
+        if cols[7] == "_" && !self.opts.allow_blank_heads {
+            return Err(self.err(line_no, "DEPREL is `_` (blank heads are not allowed here)"));
+        }
+        let v = &mut self.tb.vocabs;
+        let w = &mut self.tb.words;
+        w.form.push(v.form.intern(cols[1]));
+        w.lemma.push(v.lemma.intern(cols[2]));
+        w.upos.push(v.upos.intern(cols[3]));
+        w.xpos.push(v.xpos.intern(cols[4]));
+        w.feats.push(v.feats.intern(cols[5]));
+        w.head.push(head);
+        w.deprel.push(v.deprel.intern(cols[7]));
+        w.deps.push(v.deps.intern(cols[8]));
+        w.misc.push(v.misc.intern(cols[9]));
+        self.cur.word_lines.push(line_no);
+        self.cur.last_empty = None;
+        Ok(())
+    }
+
+    fn multiword_line(&mut self, first: &str, last: &str, line: &str, line_no: usize) -> Result<()> {
+        let next = self.cur.n_words() + 1;
+        let (Some(a), Some(b)) = (parse_index(first), parse_index(last)) else {
+            return Err(
+                self.err(line_no, format!("multiword token ID {first}-{last} is not a range of integers"))
+            );
+        };
+        if a != next {
+            return Err(self.err(
+                line_no,
+                format!("multiword token {a}-{b} out of order: expected it to start at word {next}"),
+            ));
+        }
+        if b < a {
+            return Err(self.err(line_no, format!("multiword token {a}-{b} ends before it starts")));
+        }
+        if let Some((end, _)) = self.cur.open_range {
+            if a <= end {
+                return Err(self.err(
+                    line_no,
+                    format!("multiword token {a}-{b} overlaps the previous range ending at word {end}"),
+                ));
+            }
+        }
+        self.cur.open_range = Some((b, line_no));
+        self.push_extra(ExtraKind::MultiWord { first: a, last: b }, line);
+        Ok(())
+    }
+
+    fn empty_node_line(&mut self, after: &str, minor: &str, line: &str, line_no: usize) -> Result<()> {
+        let words = self.cur.n_words();
+        let (Some(a), Some(m)) = (parse_index(after), parse_index(minor)) else {
+            return Err(self.err(line_no, format!("empty node ID {after}.{minor} is not of the form 5.1")));
+        };
+        if a != words {
+            return Err(
+                self.err(line_no, format!("empty node {a}.{m} out of order: expected it after word {words}"))
+            );
+        }
+        let expected_minor = match self.cur.last_empty {
+            Some((prev_a, prev_m)) if prev_a == a => prev_m + 1,
+            _ => 1,
+        };
+        if m != expected_minor {
+            return Err(
+                self.err(line_no, format!("empty node {a}.{m} out of order: expected {a}.{expected_minor}"))
+            );
+        }
+        self.cur.last_empty = Some((a, m));
+        self.push_extra(ExtraKind::EmptyNode { after: a, minor: m }, line);
+        Ok(())
+    }
+
+    fn push_extra(&mut self, kind: ExtraKind, line: &str) {
+        let before_word = self.cur.n_words() + 1;
+        self.cur.meta.extra.push(ExtraLine { before_word, kind, text: line.to_string() });
+    }
+
+    /// Closes the pending sentence (if any) at a blank line or the end of input,
+    /// after checking its tree.
+    fn end_sentence(&mut self) -> Result<()> {
+        if self.cur.is_empty() {
+            return Ok(());
+        }
+        let n = self.cur.n_words();
+        if n == 0 {
+            return Err(self.err(self.cur.first_line, "sentence without word lines"));
+        }
+        if let Some((end, range_line)) = self.cur.open_range {
+            if end > n {
+                return Err(self.err(
+                    range_line,
+                    format!("multiword token ends at word {end} but the sentence has {n} words"),
+                ));
+            }
+        }
+        let start = self.cur.meta.start as usize;
+        check_tree(&self.tb.words.head[start..], &self.cur.word_lines, self.opts)
+            .map_err(|(line, msg)| self.err(line, msg))?;
+        let mut done = std::mem::take(&mut self.cur);
+        done.meta.len = n;
+        self.tb.sentences.push(done.meta);
+        // Keep the allocation of the line-number buffer for the next sentence.
+        done.word_lines.clear();
+        self.cur.word_lines = done.word_lines;
+        Ok(())
+    }
+}
+
+/// Checks that `heads` (index 0 = word 1; 0 = root; `NO_HEAD` = blank) form a
+/// tree: every HEAD in range, no cycle, one root (or several if allowed). On
+/// failure returns the line of the offending word and the message. O(n): every
+/// word is walked towards the root once, stopping at the first word already known
+/// to reach the root.
+fn check_tree(
+    heads: &[i32],
+    lines: &[usize],
+    opts: &ReadOptions,
+) -> std::result::Result<(), (usize, String)> {
+    let n = heads.len();
+    for (i, &h) in heads.iter().enumerate() {
+        if h != NO_HEAD && h as usize > n {
+            return Err((lines[i], format!("HEAD {h} out of range: the sentence has {n} words")));
+        }
+        if h as usize == i + 1 {
+            return Err((lines[i], format!("cycle: word {} is its own head", i + 1)));
+        }
+    }
+    if !heads.contains(&NO_HEAD) {
+        let mut roots = heads.iter().enumerate().filter(|(_, &h)| h == 0).map(|(i, _)| i);
+        match (roots.next(), roots.next()) {
+            (None, _) => return Err((lines[0], "no root: no word has HEAD 0".to_string())),
+            (Some(a), Some(b)) if !opts.multiple_roots => {
+                return Err((
+                    lines[b],
+                    format!(
+                        "several roots: words {} and {} have HEAD 0 \
+                         (the multiple-roots option accepts this)",
+                        a + 1,
+                        b + 1
+                    ),
+                ))
+            }
+            _ => {}
+        }
+    }
+    // 0 = unvisited, 1 = on the current path, 2 = reaches the root or a blank head.
+    let mut state = vec![0u8; n + 1];
+    state[0] = 2;
+    let mut path: Vec<usize> = Vec::new();
+    for start in 1..=n {
+        let mut w = start;
+        path.clear();
+        while state[w] == 0 {
+            state[w] = 1;
+            path.push(w);
+            let h = heads[w - 1];
+            if h == NO_HEAD {
+                break;
+            }
+            w = h as usize;
+        }
+        if state[w] == 1 && heads[w - 1] != NO_HEAD {
+            // w was reached twice on this path: the cycle is the part of the path from w.
+            let from = path.iter().position(|&x| x == w).unwrap_or(0);
+            let cycle: Vec<String> = path[from..].iter().map(|x| x.to_string()).collect();
+            let first = path[from..].iter().copied().min().unwrap_or(w);
+            return Err((
+                lines[first - 1],
+                format!("cycle: words {} -> {w} do not reach the root", cycle.join(" -> ")),
+            ));
+        }
+        for &x in &path {
+            state[x] = 2;
+        }
+    }
+    Ok(())
+}
+
+/// Writes `tb` in the layout it was read from: comments, then word lines with the
+/// kept multiword and empty-node lines in their places, then one blank line per
+/// sentence. O(total bytes).
+pub fn write<W: Write + ?Sized>(tb: &Treebank, out: &mut W) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(1 << 16);
+    for s in 0..tb.len() {
+        write_sentence(tb, s, &mut buf);
+        if buf.len() >= 1 << 16 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)
+}
+
+/// The whole treebank as CoNLL-U text.
+pub fn to_string(tb: &Treebank) -> String {
+    let mut buf = Vec::with_capacity(tb.n_words() * 64);
+    for s in 0..tb.len() {
+        write_sentence(tb, s, &mut buf);
+    }
+    // Every piece written is a str from the vocabularies or ASCII.
+    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Appends sentence `s` (with its trailing blank line) to `buf`.
+pub fn write_sentence(tb: &Treebank, s: usize, buf: &mut Vec<u8>) {
+    let meta = &tb.sentences[s];
+    let v = &tb.vocabs;
+    let w = &tb.words;
+    for c in &meta.comments {
+        buf.extend_from_slice(c.as_bytes());
+        buf.push(b'\n');
+    }
+    let mut extras = meta.extra.iter().peekable();
+    let mut ids = itoa::Buffer::new();
+    let mut heads = itoa::Buffer::new();
+    for (i, pos) in meta.range().enumerate() {
+        let id = i as u32 + 1;
+        while let Some(x) = extras.next_if(|x| x.before_word <= id) {
+            buf.extend_from_slice(x.text.as_bytes());
+            buf.push(b'\n');
+        }
+        let cols = [
+            ids.format(id).as_bytes(),
+            v.form.str(w.form[pos]).as_bytes(),
+            v.lemma.str(w.lemma[pos]).as_bytes(),
+            v.upos.str(w.upos[pos]).as_bytes(),
+            v.xpos.str(w.xpos[pos]).as_bytes(),
+            v.feats.str(w.feats[pos]).as_bytes(),
+        ];
+        for c in cols {
+            buf.extend_from_slice(c);
+            buf.push(b'\t');
+        }
+        let h = w.head[pos];
+        buf.extend_from_slice(if h < 0 { b"_" } else { heads.format(h).as_bytes() });
+        for c in [v.deprel.str(w.deprel[pos]), v.deps.str(w.deps[pos]), v.misc.str(w.misc[pos])] {
+            buf.push(b'\t');
+            buf.extend_from_slice(c.as_bytes());
+        }
+        buf.push(b'\n');
+    }
+    for x in extras {
+        buf.extend_from_slice(x.text.as_bytes());
+        buf.push(b'\n');
+    }
+    buf.push(b'\n');
+}
+
+/// Writes `tb` to `path` atomically: into a temporary file in the same directory,
+/// then renamed over `path`, so readers never see a half-written file. A name
+/// ending in `.gz` is gzip-compressed. (Not `modelfile::atomic_write`: its
+/// tempfile is created mode 0600, wrong for a data file others read; this one
+/// gets the usual umask permissions.)
+pub fn write_path(tb: &Treebank, path: impl AsRef<Path>) -> Result<()> {
+    let path = path.as_ref();
+    let gzip = path.to_string_lossy().ends_with(".gz");
+    crate::atomic::atomic_write(path, |out| {
+        if gzip {
+            let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
+            write(tb, &mut gz)?;
+            gz.finish()?;
+            Ok(())
+        } else {
+            write(tb, out)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::treebank::WordStrs;
+
+    const SAMPLE: &str = "\
+# sent_id = s1
+# text = Vámonos al mar.
+1-2\tVámonos\t_\t_\t_\t_\t_\t_\t_\t_
+1\tVamos\tir\tVERB\t_\tMood=Imp\t0\troot\t0:root\t_
+2\tnos\tnosotros\tPRON\t_\tCase=Acc\t1\tobj\t1:obj\t_
+3-4\tal\t_\t_\t_\t_\t_\t_\t_\t_
+3\ta\ta\tADP\t_\t_\t5\tcase\t5:case\t_
+4\tel\tel\tDET\t_\tDefinite=Def\t5\tdet\t5:det\t_
+4.1\tvamos\tir\tVERB\t_\t_\t_\t_\t1:conj\t_
+5\tmar\tmar\tNOUN\t_\tGender=Masc\t1\tobl\t1:obl\tSpaceAfter=No
+6\t.\t.\tPUNCT\t_\t_\t1\tpunct\t1:punct\t_
+6.1\telided\t_\t_\t_\t_\t_\t_\t1:orphan\t_
+
+# sent_id = s2
+1\tHi\thi\tINTJ\tUH\t_\t0\troot\t0:root\t_
+
+";
+
+    fn opts() -> ReadOptions {
+        ReadOptions::default()
+    }
+
+    fn err_of(text: &str, o: &ReadOptions) -> (usize, String) {
+        match read_str(text, o) {
+            Err(Error::Format { file, line, msg }) => {
+                assert_eq!(file, STRING_SOURCE);
+                (line, msg)
+            }
+            other => panic!("expected a format error, got {other:?}"),
+        }
+    }
+
+    fn word(id: &str, head: &str) -> String {
+        format!("{id}\tw\tw\tX\t_\t_\t{head}\tdep\t_\t_\n")
+    }
+
+    fn sent(heads: &[&str]) -> String {
+        let mut s = String::new();
+        for (i, h) in heads.iter().enumerate() {
+            s += &word(&(i + 1).to_string(), h);
+        }
+        s + "\n"
+    }
+
+    #[test]
+    fn reads_columns_comments_and_extras() {
+        let tb = read_str(SAMPLE, &opts()).unwrap();
+        assert_eq!(tb.len(), 2);
+        assert_eq!(tb.n_words(), 7);
+        let s = &tb.sentences[0];
+        assert_eq!(s.sent_id(), Some("s1"));
+        assert_eq!(s.text(), Some("Vámonos al mar."));
+        assert_eq!(tb.heads(0), &[0, 1, 5, 5, 1, 1]);
+        let kinds: Vec<(u32, ExtraKind)> = s.extra.iter().map(|x| (x.before_word, x.kind)).collect();
+        assert_eq!(
+            kinds,
+            vec![
+                (1, ExtraKind::MultiWord { first: 1, last: 2 }),
+                (3, ExtraKind::MultiWord { first: 3, last: 4 }),
+                (5, ExtraKind::EmptyNode { after: 4, minor: 1 }),
+                (7, ExtraKind::EmptyNode { after: 6, minor: 1 }),
+            ]
+        );
+        let v = &tb.vocabs;
+        assert_eq!(v.form.str(tb.words.form[4]), "mar");
+        assert_eq!(v.misc.str(tb.words.misc[4]), "SpaceAfter=No");
+        assert_eq!(v.deps.str(tb.words.deps[4]), "1:obl");
+        assert_eq!(v.xpos.str(tb.words.xpos[6]), "UH");
+        assert_eq!(tb.sentences[1].start, 6);
+    }
+
+    #[test]
+    fn writes_back_byte_identical() {
+        let tb = read_str(SAMPLE, &opts()).unwrap();
+        assert_eq!(to_string(&tb), SAMPLE);
+        let mut out = Vec::new();
+        write(&tb, &mut out).unwrap();
+        assert_eq!(out, SAMPLE.as_bytes());
+    }
+
+    #[test]
+    fn normalises_crlf_bom_missing_final_blank_and_extra_blank_lines() {
+        let messy = format!("\u{feff}{}", SAMPLE.replace('\n', "\r\n"));
+        let messy = messy.replace("_\r\n\r\n# sent_id = s2", "_\r\n\r\n\r\n# sent_id = s2");
+        let messy = messy.trim_end_matches("\r\n");
+        let tb = read_str(messy, &opts()).unwrap();
+        assert_eq!(to_string(&tb), SAMPLE);
+    }
+
+    #[test]
+    fn builds_in_code_then_writes() {
+        let mut tb = Treebank::new();
+        tb.push_sentence(
+            &[WordStrs::simple("A", "DET", 2, "det"), WordStrs::simple("dog", "NOUN", NO_HEAD, "_")],
+            vec!["# sent_id = x".into()],
+        );
+        assert_eq!(
+            to_string(&tb),
+            "# sent_id = x\n1\tA\t_\tDET\t_\t_\t2\tdet\t_\t_\n2\tdog\t_\tNOUN\t_\t_\t_\t_\t_\t_\n\n"
+        );
+    }
+
+    #[test]
+    fn reads_gzip_by_magic_bytes_and_writes_gz_files() {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(SAMPLE.as_bytes()).unwrap();
+        let zipped = gz.finish().unwrap();
+        let tb = read_bytes(&zipped, "x", &opts()).unwrap();
+        assert_eq!(to_string(&tb), SAMPLE);
+
+        let dir = std::env::temp_dir().join(format!("depfs-conllu-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("out.conllu.gz");
+        write_path(&tb, &p).unwrap();
+        let raw = std::fs::read(&p).unwrap();
+        assert!(raw.starts_with(&GZIP_MAGIC));
+        assert_eq!(to_string(&read_path(&p, &opts()).unwrap()), SAMPLE);
+        let plain = dir.join("out.conll");
+        write_path(&tb, &plain).unwrap();
+        assert_eq!(std::fs::read_to_string(&plain).unwrap(), SAMPLE);
+        assert_eq!(read_path(&plain, &opts()).unwrap().format, FileFormat::ConllX);
+        // Only the two targets are left: the temporary files were renamed.
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn truncated_gzip_is_an_error_naming_the_file() {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(SAMPLE.repeat(50).as_bytes()).unwrap();
+        let zipped = gz.finish().unwrap();
+        let err = read_bytes(&zipped[..zipped.len() / 2], "t.conllu.gz", &opts()).unwrap_err();
+        assert!(
+            matches!(err, Error::Io { ref file, ref msg } if file == "t.conllu.gz" && msg.contains("read error")),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn write_into_missing_directory_is_an_io_error() {
+        let tb = read_str(SAMPLE, &opts()).unwrap();
+        let err = write_path(&tb, "/nonexistent-depfs-dir/x.conllu").unwrap_err();
+        assert!(matches!(err, Error::Io { ref file, .. } if file.contains("x.conllu")), "{err}");
+        let err = read_path("/nonexistent-depfs-dir/x.conllu", &opts()).unwrap_err();
+        assert!(matches!(err, Error::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn wrong_column_count() {
+        let text = format!("{}1\tw\tw\n\n", word("1", "0").replace('\n', "\n# c\n"));
+        // A comment between words is refused first; test the count on a clean case.
+        let (line, msg) = err_of("1\tw\tw\tX\t_\t_\t0\troot\t_\n", &opts());
+        assert_eq!(line, 1);
+        assert!(msg.contains("expected 10 tab-separated columns, found 9"), "{msg}");
+        let (line, msg) = err_of(&format!("{}2\ta\tb\n", word("1", "0")), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("found 3"), "{msg}");
+        let (line, msg) = err_of(&text, &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("comment line inside a sentence"), "{msg}");
+    }
+
+    #[test]
+    fn bad_ids() {
+        let (line, msg) = err_of(&format!("{}{}", word("1", "0"), word("x", "1")), &opts());
+        assert_eq!((line, msg.contains("ID \"x\" is not an integer")), (2, true), "{msg}");
+        let (line, msg) = err_of(&format!("{}{}", word("1", "0"), word("3", "1")), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("ID 3 out of order: expected word 2"), "{msg}");
+        let (_, msg) = err_of(&word("01", "0"), &opts());
+        assert!(msg.contains("not an integer"), "{msg}");
+        let (line, msg) = err_of(&format!("{}{}", word("1", "0"), word("3-4", "_")), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("multiword token 3-4 out of order"), "{msg}");
+        let (_, msg) = err_of(&format!("{}{}", word("1-x", "_"), word("1", "0")), &opts());
+        assert!(msg.contains("not a range of integers"), "{msg}");
+        let (line, msg) = err_of(&format!("{}{}", word("1-2", "_"), word("1", "0")), &opts());
+        assert_eq!(line, 1);
+        assert!(msg.contains("ends at word 2 but the sentence has 1 words"), "{msg}");
+        let (line, msg) = err_of(&format!("{}{}", word("1", "0"), word("2.1", "_")), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("empty node 2.1 out of order: expected it after word 1"), "{msg}");
+        let (line, msg) = err_of(&format!("{}{}", word("1", "0"), word("1.2", "_")), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("expected 1.1"), "{msg}");
+    }
+
+    #[test]
+    fn bad_heads() {
+        let (line, msg) = err_of(&sent(&["0", "7"]), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("HEAD 7 out of range: the sentence has 2 words"), "{msg}");
+        let (line, msg) = err_of(&sent(&["0", "-1"]), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("HEAD \"-1\" is not a non-negative integer"), "{msg}");
+        let (line, msg) = err_of(&sent(&["0", "3", "4", "2"]), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("cycle: words"), "{msg}");
+        let (line, msg) = err_of(&sent(&["0", "2"]), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.contains("cycle: word 2 is its own head"), "{msg}");
+        let (line, msg) = err_of(&sent(&["2", "1"]), &opts());
+        assert_eq!(line, 1);
+        assert!(msg.contains("no root"), "{msg}");
+        let (line, msg) = err_of(&sent(&["0", "1", "0"]), &opts());
+        assert_eq!(line, 3);
+        assert!(msg.contains("several roots: words 1 and 3"), "{msg}");
+        let multi = ReadOptions { multiple_roots: true, ..opts() };
+        assert_eq!(read_str(&sent(&["0", "1", "0"]), &multi).unwrap().heads(0), &[0, 1, 0]);
+    }
+
+    #[test]
+    fn blank_heads() {
+        let tb = read_str(&sent(&["_", "_", "_"]), &opts()).unwrap();
+        assert_eq!(tb.heads(0), &[NO_HEAD; 3]);
+        // The given heads of a partly blank sentence are still checked for cycles.
+        let (_, msg) = err_of(&sent(&["_", "3", "2"]), &opts());
+        assert!(msg.contains("cycle"), "{msg}");
+        let strict = ReadOptions { allow_blank_heads: false, ..opts() };
+        let (line, msg) = err_of(&sent(&["0", "_"]), &strict);
+        assert_eq!(line, 2);
+        assert!(msg.contains("HEAD is `_`"), "{msg}");
+        let (line, msg) = err_of("1\tw\tw\tX\t_\t_\t0\t_\t_\t_\n", &strict);
+        assert_eq!(line, 1);
+        assert!(msg.contains("DEPREL is `_`"), "{msg}");
+    }
+
+    #[test]
+    fn invalid_utf8_empty_input_and_empty_columns() {
+        let mut bytes = format!("# ok\n{}", word("1", "0")).into_bytes();
+        bytes[6] = 0xff;
+        match read_bytes(&bytes, "f.conllu", &opts()) {
+            Err(Error::Format { file, line, msg }) => {
+                assert_eq!((file.as_str(), line), ("f.conllu", 2));
+                assert!(msg.contains("invalid UTF-8"), "{msg}");
+            }
+            other => panic!("{other:?}"),
+        }
+        for empty in ["", "\n\n", "\r\n"] {
+            let (_, msg) = err_of(empty, &opts());
+            assert!(msg.contains("empty input"), "{msg}");
+        }
+        let (line, msg) = err_of("# only a comment\n", &opts());
+        assert_eq!(line, 1);
+        assert!(msg.contains("sentence without word lines"), "{msg}");
+        let (line, msg) = err_of("1\t\tw\tX\t_\t_\t0\troot\t_\t_\n", &opts());
+        assert_eq!(line, 1);
+        assert!(msg.contains("empty FORM column"), "{msg}");
+        let (_, msg) = err_of(" \n", &opts());
+        assert!(msg.contains("found 1"), "{msg}");
+    }
+
+    #[test]
+    fn error_display_names_file_line_and_problem() {
+        let err = read_bytes(sent(&["0", "9"]).as_bytes(), "data/x.conllu", &opts()).unwrap_err();
+        assert_eq!(err.to_string(), "data/x.conllu:2: HEAD 9 out of range: the sentence has 2 words");
+    }
+
+    /// Every file under the UD data directory reads and writes back byte for byte.
+    #[test]
+    fn ud_files_round_trip() {
+        let repo_sibling = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/ud");
+        let candidates = std::env::var_os("DEPFS_DATA").map(std::path::PathBuf::from).into_iter();
+        let Some(dir) = candidates.chain([repo_sibling]).find(|d| d.join("en_ewt").is_dir()) else {
+            eprintln!("skipped: no UD data (set DEPFS_DATA)");
+            return;
+        };
+        let treebanks = std::fs::read_dir(&dir).unwrap();
+        let mut n_files = 0;
+        for tbdir in treebanks.flatten() {
+            let Ok(files) = std::fs::read_dir(tbdir.path()) else { continue };
+            for f in files.flatten() {
+                let p = f.path();
+                if p.extension().and_then(|e| e.to_str()) != Some("conllu") {
+                    continue;
+                }
+                let original = std::fs::read(&p).unwrap();
+                let tb = read_path(&p, &opts()).unwrap();
+                assert!(to_string(&tb).as_bytes() == original.as_slice(), "{}", p.display());
+                n_files += 1;
+            }
+        }
+        eprintln!("{n_files} UD files round-tripped");
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Characters for generated column values: letters, accents, punctuation
+        /// and spaces (allowed inside FORM and LEMMA), never tab or newline.
+        fn value() -> impl Strategy<Value = String> {
+            prop_oneof![Just("_".to_string()), "[a-zA-Zé日.,:=|#-]{1,6}", "[a-z]{1,3} [a-z]{1,3}",]
+        }
+
+        /// A random valid sentence in canonical text form: a random tree (each
+        /// word attached to an earlier-placed word of a random order), optional
+        /// comments, multiword ranges and empty nodes.
+        fn sentence() -> impl Strategy<Value = String> {
+            (1usize..9)
+                .prop_flat_map(|n| {
+                    (
+                        Just(n),
+                        Just(()).prop_perturb(move |_, mut rng| {
+                            let mut order: Vec<usize> = (1..=n).collect();
+                            for i in (1..n).rev() {
+                                order.swap(i, rng.random_range(0..=i));
+                            }
+                            let mut heads = vec![0usize; n + 1];
+                            for k in 1..n {
+                                heads[order[k]] = order[rng.random_range(0..k)];
+                            }
+                            heads
+                        }),
+                        proptest::collection::vec((value(), value(), value(), value()), n),
+                        proptest::collection::vec("[a-z ]{0,8}", 0..3),
+                        proptest::collection::vec(0usize..4, n),
+                    )
+                })
+                .prop_map(|(n, heads, cols, comments, extras)| {
+                    let mut s = String::new();
+                    for c in comments {
+                        s += &format!("# {c}\n");
+                    }
+                    let mut range_end = 0;
+                    for i in 1..=n {
+                        let (form, lemma, feats, misc) = &cols[i - 1];
+                        if extras[i - 1] == 1 && i < n && i > range_end {
+                            s += &format!("{i}-{}\t{form}{lemma}\t_\t_\t_\t_\t_\t_\t_\t_\n", i + 1);
+                            range_end = i + 1;
+                        }
+                        let h = heads[i];
+                        s += &format!("{i}\t{form}\t{lemma}\tX\t_\t{feats}\t{h}\tdep\t{h}:dep\t{misc}\n");
+                        if extras[i - 1] >= 2 {
+                            for m in 1..extras[i - 1] {
+                                s += &format!("{i}.{m}\t{form}\t_\t_\t_\t_\t_\t_\t{i}:x\t_\n");
+                            }
+                        }
+                    }
+                    s + "\n"
+                })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(256))]
+
+            #[test]
+            fn round_trip(sents in proptest::collection::vec(sentence(), 1..5)) {
+                let text = sents.concat();
+                let tb = read_str(&text, &ReadOptions::default());
+                prop_assert!(tb.is_ok(), "{:?}\n{}", tb.err(), text);
+                prop_assert_eq!(to_string(&tb.unwrap()), text);
+            }
+
+            #[test]
+            fn mutated_sample_never_panics(
+                edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..12),
+            ) {
+                let mut bytes = SAMPLE.as_bytes().to_vec();
+                for (at, b, insert) in edits {
+                    let i = at.index(bytes.len());
+                    if insert { bytes.insert(i, b) } else { bytes[i] = b }
+                }
+                let _ = read_bytes(&bytes, "m", &ReadOptions::default());
+            }
+
+            #[test]
+            fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400)) {
+                let _ = read_bytes(&bytes, "r", &ReadOptions::default());
+            }
+
+            #[test]
+            fn mutated_text_never_panics(
+                sents in proptest::collection::vec(sentence(), 1..4),
+                edits in proptest::collection::vec((any::<prop::sample::Index>(), 0u8..3, prop::sample::select(b"\t\n0123456789-._#\xff\xc3 ".to_vec())), 1..6),
+                multi in any::<bool>(),
+            ) {
+                let mut bytes = sents.concat().into_bytes();
+                for (at, op, b) in edits {
+                    if bytes.is_empty() { break; }
+                    let i = at.index(bytes.len());
+                    match op {
+                        0 => bytes[i] = b,
+                        1 => bytes.insert(i, b),
+                        _ => { bytes.remove(i); }
+                    }
+                }
+                let o = ReadOptions { multiple_roots: multi, allow_blank_heads: !multi };
+                if let Ok(tb) = read_bytes(&bytes, "m", &o) {
+                    // Whatever is accepted can be written and read again to the same text.
+                    let text = to_string(&tb);
+                    let again = read_str(&text, &o);
+                    prop_assert!(again.is_ok(), "{:?}", again.err());
+                    prop_assert_eq!(to_string(&again.unwrap()), text);
+                }
+            }
+        }
+    }
+}
