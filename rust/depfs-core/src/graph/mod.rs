@@ -18,6 +18,7 @@
 
 pub mod decoding;
 pub mod lengthdict;
+pub mod modelio;
 pub mod score;
 
 use crate::templates::arc::{ArcFeatures, ArcSent, Second};

@@ -112,3 +112,30 @@ fn siblings_of_a_tree() {
     let s = score::siblings(&heads);
     assert_eq!(s, vec![None, None, None, None, Some(3)]);
 }
+
+#[test]
+fn model_files_round_trip_and_refuse_damage() {
+    let tb = toy(30, 6);
+    let c = GraphConfig { epochs: 1, ..Default::default() };
+    let model = train(&tb, small_templates(), c, |_, _| {}).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.depfs");
+    model.save(&path).unwrap();
+    let back = GraphModel::load(&path).unwrap();
+    assert_eq!(back.arc_w, model.arc_w);
+    assert_eq!(back.lab_w, model.lab_w);
+    assert_eq!(back.labels, model.labels);
+    assert_eq!(back.templates, model.templates);
+    assert_eq!(back.length_dict, model.length_dict);
+    assert_eq!(back.parse(&tb, 1).unwrap().words.head, model.parse(&tb, 1).unwrap().words.head);
+    // Truncation and bit flips give one Model error naming the file.
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let e = GraphModel::load(&path).unwrap_err().to_string();
+    assert!(e.contains("g.depfs") && e.contains("truncated"), "{e}");
+    let mut flipped = bytes.clone();
+    let k = flipped.len() - 10;
+    flipped[k] ^= 0x55;
+    std::fs::write(&path, &flipped).unwrap();
+    assert!(GraphModel::load(&path).unwrap_err().to_string().contains("checksum"));
+}
