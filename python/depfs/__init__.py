@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from . import errors
+from . import errors, templates
 from ._core import __version__
+from .graph import GraphParser
+from .models import load
 from .treebank import Sentence, Treebank, read_conllu
 
 __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "read_conllu"]
+__all__ += ["GraphParser", "load", "templates"]

@@ -31,7 +31,11 @@ fn main() {
     let train_tb = load(&format!("{data}/{name}/train.conllu"));
     let test_tb = load(&format!("{data}/{name}/test.conllu"));
     let max_bits: u32 = std::env::var("MAX_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
-    let config = GraphConfig { order, decoder, epochs, max_bits, ..Default::default() };
+    let update = match std::env::var("UPDATE").as_deref() {
+        Ok("mira") => depfs_core::graph::Update::Mira { c: 1.0 },
+        _ => depfs_core::graph::Update::Perceptron,
+    };
+    let config = GraphConfig { order, decoder, epochs, max_bits, update, ..Default::default() };
     let t0 = Instant::now();
     let model = train(&train_tb, GraphTemplates::defaults().expect("templates"), config, |st, tr| {
         let m = tr.model();
@@ -56,7 +60,9 @@ fn main() {
         let mut counts_all = depfs_core::weights::TemplateCounts::new(model.n_arc_templates());
         for s in 0..test_tb.len() {
             model.arc_scores(&test_tb, &prep, s, None, true, Some(&mut counts), &mut sc).expect("scores");
-            model.arc_scores(&test_tb, &prep, s, None, false, Some(&mut counts_all), &mut sc).expect("scores");
+            model
+                .arc_scores(&test_tb, &prep, s, None, false, Some(&mut counts_all), &mut sc)
+                .expect("scores");
         }
         let st = model.length_dict.prune_stats(&test_tb);
         println!(

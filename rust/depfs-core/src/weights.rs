@@ -139,6 +139,21 @@ impl Weights {
         }
     }
 
+    /// Weight at absolute index `i` (see [`Weights::row_start`]).
+    #[inline]
+    pub fn at(&self, i: usize) -> f32 {
+        self.w[i]
+    }
+
+    /// w[i] += delta at an absolute index (and the averaging sum, if on).
+    #[inline]
+    pub fn update_at(&mut self, i: usize, delta: f32) {
+        self.w[i] += delta;
+        if !self.u.is_empty() {
+            self.u[i] += self.c * delta as f64;
+        }
+    }
+
     /// The averaged weights w − u / c (a copy without averaging sums).
     pub fn averaged(&self) -> Weights {
         let w = if self.u.is_empty() {

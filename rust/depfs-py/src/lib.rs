@@ -5,11 +5,13 @@ use pyo3::prelude::*;
 
 #[allow(dead_code)]
 mod errors;
+mod graph;
 mod treebank;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     treebank::register(m)?;
+    graph::register(m)?;
     Ok(())
 }

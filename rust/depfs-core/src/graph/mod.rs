@@ -30,8 +30,8 @@ use crate::weights::{rows_for, TemplateCounts, Weights};
 use crate::{Error, Result, Treebank};
 use decoding::DecodeWs;
 pub use lengthdict::{LengthDict, PruneStats};
-use score::Split;
 use rayon::prelude::*;
+use score::Split;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 
@@ -74,11 +74,32 @@ pub struct GraphConfig {
     pub max_bits: u32,
     /// Prune arcs with the length dictionary before scoring (He et al. 2013, §4.2).
     pub prune: bool,
+    /// Update rule of the arc (and sibling) weights.
+    pub update: Update,
+}
+
+/// How the structured learner updates on a wrong tree.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Update {
+    /// Averaged perceptron: w += φ(gold) − φ(pred).
+    Perceptron,
+    /// 1-best MIRA (passive-aggressive, Crammer et al. 2006) with the Hamming loss and
+    /// step cap `c`, averaged like the perceptron.
+    Mira { c: f32 },
 }
 
 impl Default for GraphConfig {
     fn default() -> Self {
-        GraphConfig { order: 1, decoder: DecoderKind::Eisner, epochs: 10, seed: 1, min_bits: 6, max_bits: 20, prune: true }
+        GraphConfig {
+            order: 1,
+            decoder: DecoderKind::Eisner,
+            epochs: 10,
+            seed: 1,
+            min_bits: 6,
+            max_bits: 20,
+            prune: true,
+            update: Update::Perceptron,
+        }
     }
 }
 
@@ -489,8 +510,10 @@ impl GraphTrainer {
         let label_bits = config.max_bits.saturating_sub(labels.len().max(1).ilog2()).max(config.min_bits);
         let arc_rows = sized(&model.arc, &prep.arc, &mut sent, false);
         let sib_rows = sized(&model.sib, &prep.sib, &mut sent, true);
-        let lab_rows: Vec<usize> =
-            sized(&model.lab, &prep.lab, &mut sent, false).into_iter().map(|r| r.min(1 << label_bits)).collect();
+        let lab_rows: Vec<usize> = sized(&model.lab, &prep.lab, &mut sent, false)
+            .into_iter()
+            .map(|r| r.min(1 << label_bits))
+            .collect();
         model.arc_w = Weights::new(&arc_rows, 1)?;
         model.sib_w = Weights::new(&sib_rows, 1)?;
         model.lab_w = Weights::new(&lab_rows, labels.len().max(1))?;
@@ -523,21 +546,25 @@ impl GraphTrainer {
             words += (gold.len() - 1) as u64;
             if pred != gold {
                 updates += 1;
-                // First order: only arcs that differ change the score difference.
+                // The feature difference φ(gold) − φ(pred) as (table, weight index, ±1);
+                // in first order only the arcs that differ contribute.
+                let mut diff: Vec<(u8, usize, f32)> = Vec::new();
+                let mut wrong = 0usize;
                 for d in 1..gold.len() {
-                    head_ok += (pred[d] == gold[d]) as u64;
                     if pred[d] != gold[d] {
+                        wrong += 1;
+                        let (g, p) = (gold[d] as usize, pred[d] as usize);
                         for t in 0..m.arc.len() {
-                            let (g, p) = (gold[d] as usize, pred[d] as usize);
                             m.arc.for_each(&sc.arc, t, g, d, Second::default(), |f| {
-                                m.arc_w.update(t, f, 0, 1.0)
+                                diff.push((0, m.arc_w.row_start(t, f), 1.0))
                             });
                             m.arc.for_each(&sc.arc, t, p, d, Second::default(), |f| {
-                                m.arc_w.update(t, f, 0, -1.0)
+                                diff.push((0, m.arc_w.row_start(t, f), -1.0))
                             });
                         }
                     }
                 }
+                head_ok += (gold.len() - 1 - wrong) as u64;
                 if m.config.order == 2 {
                     for (heads, delta) in [(&gold, 1.0f32), (&pred, -1.0)] {
                         let sibs = score::siblings(heads);
@@ -545,9 +572,46 @@ impl GraphTrainer {
                             let second = Second { sib: sibs[d], grand: None };
                             for t in 0..m.sib.len() {
                                 m.sib.for_each(&sc.sib, t, heads[d] as usize, d, second, |f| {
-                                    m.sib_w.update(t, f, 0, delta)
+                                    diff.push((1, m.sib_w.row_start(t, f), delta))
                                 });
                             }
+                        }
+                    }
+                }
+                // Merge repeated weights so the norm and margin are exact.
+                diff.sort_unstable_by_key(|&(k, i, _)| (k, i));
+                let mut merged: Vec<(u8, usize, f32)> = Vec::with_capacity(diff.len());
+                for (k, i, d) in diff {
+                    match merged.last_mut() {
+                        Some(last) if last.0 == k && last.1 == i => last.2 += d,
+                        _ => merged.push((k, i, d)),
+                    }
+                }
+                merged.retain(|x| x.2 != 0.0);
+                let step = match m.config.update {
+                    Update::Perceptron => 1.0,
+                    Update::Mira { c } => {
+                        // 1-best MIRA / PA-I: smallest step that separates gold from pred by
+                        // the Hamming loss, capped at c.
+                        let (mut margin, mut norm) = (0f64, 0f64);
+                        for &(k, i, d) in &merged {
+                            let w = if k == 0 { m.arc_w.at(i) } else { m.sib_w.at(i) };
+                            margin += (d * w) as f64;
+                            norm += (d * d) as f64;
+                        }
+                        if norm > 0.0 {
+                            ((wrong as f64 - margin) / norm).clamp(0.0, c as f64) as f32
+                        } else {
+                            0.0
+                        }
+                    }
+                };
+                if step > 0.0 {
+                    for (k, i, d) in merged {
+                        if k == 0 {
+                            m.arc_w.update_at(i, step * d);
+                        } else {
+                            m.sib_w.update_at(i, step * d);
                         }
                     }
                 }

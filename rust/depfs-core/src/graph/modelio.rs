@@ -73,12 +73,18 @@ impl GraphModel {
         let set = |text: &str| {
             TemplateSet::parse(text, Family::Arc, usize::MAX).map_err(|e| bad(format!("bad templates: {e}")))
         };
-        let templates =
-            GraphTemplates { arc: set(&f.arc_templates)?, sib: set(&f.sib_templates)?, lab: set(&f.lab_templates)? };
+        let templates = GraphTemplates {
+            arc: set(&f.arc_templates)?,
+            sib: set(&f.sib_templates)?,
+            lab: set(&f.lab_templates)?,
+        };
         let mut m = GraphModel::build(f.config, templates, f.labels)?;
         let weights = |wf: WeightsFile, n_templates: usize, what: &str| -> Result<Weights> {
             if wf.rows.len() != n_templates {
-                return Err(bad(format!("{what} weights have {} blocks for {n_templates} templates", wf.rows.len())));
+                return Err(bad(format!(
+                    "{what} weights have {} blocks for {n_templates} templates",
+                    wf.rows.len()
+                )));
             }
             Weights::from_parts(wf.width, &wf.rows, wf.w).map_err(|e| bad(format!("{what} weights: {e}")))
         };

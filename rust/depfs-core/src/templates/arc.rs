@@ -215,7 +215,9 @@ impl ArcFeatures {
                 atoms.iter().fold(seed ^ t.id, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
             };
             let fold2 = |seed: u64, slots: &[usize], p: Option<usize>| {
-                slots.iter().fold(seed, |acc, &sl| combine(acc, p.map_or(NONE_VALUE, |p| a.get(sl, p as i64))))
+                slots
+                    .iter()
+                    .fold(seed, |acc, &sl| combine(acc, p.map_or(NONE_VALUE, |p| a.get(sl, p as i64))))
             };
             for p in 0..stride {
                 out.hp.push(fold(HEAD_SEED, &t.head, p));
