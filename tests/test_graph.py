@@ -15,7 +15,14 @@ from depfs import GraphParser, Treebank
 from depfs.errors import ModelError, TemplateError
 from depfs.templates import parse_templates, template_set_text, template_sets
 
-ARC = "upos(h) & upos(m) & dir & dist\nform(h) & upos(m)\nupos(h) & upos(b) & upos(m)\nupos(m) & dir\n"
+ARC = "\n".join(
+    [
+        "upos(h) & upos(m) & dir & dist",
+        "form(h) & upos(m)",
+        "upos(h) & upos(b) & upos(m)",
+        "upos(m) & dir",
+    ]
+)
 SIB = "upos(h) & upos(s) & upos(m)\n"
 LAB = "upos(h) & upos(m) & dir\nform(m)\n"
 
