@@ -3,6 +3,7 @@
 //! Reads $DEPFS_DATA/<tb>/{train,test}.conllu (default ../shared/data/ud); MAX_BITS sets the
 //! largest weight block (2^bits rows). Prints dev-free per-epoch test scores, the share of
 //! template evaluations the length dictionary saves, and parse speed (wall and CPU time).
+//! UPDATE=mira selects 1-best MIRA; ARC_TEMPLATES=file replaces the first-order set.
 
 use depfs_core::graph::{attachment_scores, train, DecoderKind, GraphConfig, GraphTemplates};
 use depfs_core::Treebank;
@@ -37,7 +38,13 @@ fn main() {
     };
     let config = GraphConfig { order, decoder, epochs, max_bits, update, ..Default::default() };
     let t0 = Instant::now();
-    let model = train(&train_tb, GraphTemplates::defaults().expect("templates"), config, |st, tr| {
+    let mut templates = GraphTemplates::defaults().expect("templates");
+    if let Ok(path) = std::env::var("ARC_TEMPLATES") {
+        templates.arc =
+            depfs_core::templates::TemplateSet::from_file(&path, depfs_core::templates::Family::Arc, 3)
+                .expect("arc templates");
+    }
+    let model = train(&train_tb, templates, config, |st, tr| {
         let m = tr.model();
         let p = m.parse(&test_tb, 1).expect("parse");
         let (u, l) = attachment_scores(&test_tb, &p).expect("scores");
@@ -80,13 +87,15 @@ fn main() {
     let parse_cpu = cpu_seconds() - c1;
     let (u, l) = attachment_scores(&test_tb, &parsed).expect("scores");
     println!(
-        "{name} order {order} {}: UAS {:.2} LAS {:.2} | train {:.0}s (incl. per-epoch test parses) | parse {:.0} words/s wall, {:.0} words/s CPU (1 thread) | params {}",
+        "{name} order {order} {}: UAS {:.2} LAS {:.2} | train {:.0}s (incl. per-epoch test parses) | parse {:.0} words/s wall, {:.0} words/s CPU (1 thread) | params arc {} sib {} lab {}",
         decoder.name(),
         100.0 * u,
         100.0 * l,
         train_s,
         test_tb.n_words() as f64 / parse_s,
         test_tb.n_words() as f64 / parse_cpu,
-        format!("arc {} sib {} lab {}", model.arc_w.n_params(), model.sib_w.n_params(), model.lab_w.n_params())
+        model.arc_w.n_params(),
+        model.sib_w.n_params(),
+        model.lab_w.n_params()
     );
 }

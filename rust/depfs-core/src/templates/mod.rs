@@ -24,8 +24,9 @@
 //! last), joined by `" & "`; so `upos(m) & upos(h)` and `UPOS(h)&POS(m)` are the same
 //! template with the same id. A template file has one template per line; `#` starts a
 //! comment; blank lines are ignored; repeated templates are dropped (first kept).
-//! A template has at most `max_atoms` word atoms (default 3); `dir` and `dist` qualify
-//! the conjunction and do not count.
+//! A template has at most `max_atoms` word atoms (default 3, configurable; a file may
+//! set its own limit with a `#! max_atoms = 4` line); `dir` and `dist` qualify the
+//! conjunction and do not count.
 //!
 //! Feature values: every vocabulary string is hashed once per treebank
 //! ([`attrs::VocabHashes`], because interned ids differ between treebanks), a sentence
@@ -100,6 +101,21 @@ impl Template {
     }
 }
 
+/// A file directive `#! max_atoms = N` raises (or lowers) the atom limit for the
+/// templates after it, so a shipped set can use wider conjunctions than the default.
+fn parse_directive(text: &str, line: usize) -> Result<usize> {
+    let bad = |msg: &str| Error::Template { text: format!("#!{text}"), line, msg: msg.to_string() };
+    let (key, value) = text.split_once('=').ok_or_else(|| bad("expected `#! max_atoms = N`"))?;
+    if key.trim() != "max_atoms" {
+        return Err(bad("unknown directive (known: max_atoms)"));
+    }
+    let n: usize = value.trim().parse().map_err(|_| bad("max_atoms must be a number"))?;
+    if n == 0 || n > 8 {
+        return Err(bad("max_atoms must be 1..8"));
+    }
+    Ok(n)
+}
+
 /// An ordered list of distinct templates of one family.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TemplateSet {
@@ -113,7 +129,12 @@ impl TemplateSet {
     pub fn parse(text: &str, family: Family, max_atoms: usize) -> Result<TemplateSet> {
         let mut templates: Vec<Template> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        let mut max_atoms = max_atoms;
         for (i, raw) in text.lines().enumerate() {
+            if let Some(directive) = raw.trim().strip_prefix("#!") {
+                max_atoms = parse_directive(directive, i + 1)?;
+                continue;
+            }
             let line = raw.split('#').next().unwrap_or("").trim();
             if line.is_empty() {
                 continue;

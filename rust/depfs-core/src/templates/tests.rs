@@ -139,3 +139,14 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn file_directive_sets_the_atom_limit() {
+    let four = "upos(h) & upos(m) & form(h) & form(m)";
+    assert!(TemplateSet::parse(four, Family::Arc, 3).is_err());
+    let set = TemplateSet::parse(&format!("#! max_atoms = 4\n{four}\n"), Family::Arc, 3).unwrap();
+    assert_eq!(set.len(), 1);
+    let e = TemplateSet::parse("#! colour = 4\n", Family::Arc, 3).unwrap_err().to_string();
+    assert!(e.contains("unknown directive") && e.contains("line 1"), "{e}");
+    assert!(TemplateSet::parse("#! max_atoms = x\n", Family::Arc, 3).is_err());
+}
