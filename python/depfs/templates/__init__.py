@@ -8,6 +8,10 @@ parser: ``STACK_i`` / ``QUEUE_i`` followed by navigation steps h, lc, rc, ls, rs
 ``feat:KEY``, ``prefix:K``, ``suffix:K``, shape. A template file has one template per line
 and ``#`` comments. Parsing gives canonical text, a stable id and a cost estimate; errors
 raise :class:`depfs.errors.TemplateError` quoting the template and its line.
+
+The shipped sets are the ``*.txt`` files beside this module (also embedded in the Rust core):
+``first_order`` (MST-style arc templates), ``second_order`` (siblings), ``labeler``,
+``arc_eager`` (Zhang & Nivre 2011 style) and ``nilsson_nugues`` (a small address set).
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from . import _core
+from .. import _core
 
 __all__ = ["Template", "parse_templates", "template_sets", "template_set_text", "resolve_templates"]
 
