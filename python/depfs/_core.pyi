@@ -146,7 +146,7 @@ class GraphTrainer:
         max_bits: int = 20,
         prune: bool = True,
         max_atoms: int = 3,
-        update: str = "perceptron",
+        update: str = "mira",
         mira_c: float = 1.0,
     ) -> GraphTrainer: ...
     def epoch(self) -> dict[str, float]: ...

@@ -42,6 +42,8 @@ class GraphParser:
         min_bits: int = 6,
         prune: bool = True,
         max_atoms: int = 3,
+        update: str = "mira",
+        mira_c: float = 1.0,
         random_state: int = 1,
     ) -> None:
         self.order = order
@@ -54,6 +56,8 @@ class GraphParser:
         self.min_bits = min_bits
         self.prune = prune
         self.max_atoms = max_atoms
+        self.update = update
+        self.mira_c = mira_c
         self.random_state = random_state
 
     def fit(
@@ -76,6 +80,8 @@ class GraphParser:
             max_bits=self.max_bits,
             prune=self.prune,
             max_atoms=self.max_atoms,
+            update=self.update,
+            mira_c=self.mira_c,
         )
         self.history_: list[dict[str, Any]] = []
         for _ in range(self.epochs):

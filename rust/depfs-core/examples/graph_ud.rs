@@ -3,7 +3,7 @@
 //! Reads $DEPFS_DATA/<tb>/{train,test}.conllu (default ../shared/data/ud); MAX_BITS sets the
 //! largest weight block (2^bits rows). Prints dev-free per-epoch test scores, the share of
 //! template evaluations the length dictionary saves, and parse speed (wall and CPU time).
-//! UPDATE=mira selects 1-best MIRA; ARC_TEMPLATES=file replaces the first-order set.
+//! UPDATE=perceptron selects the perceptron (default MIRA); ARC_TEMPLATES=file replaces the first-order set.
 
 use depfs_core::graph::{attachment_scores, train, DecoderKind, GraphConfig, GraphTemplates};
 use depfs_core::Treebank;
@@ -33,8 +33,8 @@ fn main() {
     let test_tb = load(&format!("{data}/{name}/test.conllu"));
     let max_bits: u32 = std::env::var("MAX_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
     let update = match std::env::var("UPDATE").as_deref() {
-        Ok("mira") => depfs_core::graph::Update::Mira { c: 1.0 },
-        _ => depfs_core::graph::Update::Perceptron,
+        Ok("perceptron") => depfs_core::graph::Update::Perceptron,
+        _ => depfs_core::graph::Update::Mira { c: 1.0 },
     };
     let config = GraphConfig { order, decoder, epochs, max_bits, update, ..Default::default() };
     let t0 = Instant::now();

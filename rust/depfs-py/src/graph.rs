@@ -277,7 +277,7 @@ pub struct PyGraphTrainer {
 impl PyGraphTrainer {
     #[new]
     #[pyo3(signature = (train, arc_templates, sibling_templates, labeler_templates, *, order = 1, decoder = "eisner",
-                        seed = 1, min_bits = 6, max_bits = 20, prune = true, max_atoms = 3, update = "perceptron", mira_c = 1.0))]
+                        seed = 1, min_bits = 6, max_bits = 20, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,

@@ -6,11 +6,13 @@
 //! * Second order: adjacent siblings (McDonald & Pereira 2006), decoded with Eisner2.
 //! * Labels: a second stage, a multiclass perceptron over labels for each predicted arc.
 //!
-//! Training is the averaged structured perceptron (Collins 2002) with lazy averaging.
-//! We chose it over 1-best MIRA: its update needs no per-sentence feature-vector norm
-//! (so an update touches only the features of the wrong arcs), it has no
-//! hyper-parameter, and with averaging it is within a few tenths of MIRA on UAS in
-//! the literature while being simpler to make deterministic.
+//! Training is online and averaged (lazy averaging): 1-best MIRA (Crammer et al. 2006;
+//! McDonald et al. 2005) by default, the structured perceptron (Collins 2002) as an
+//! option. Both update only the features of the arcs that differ between gold and
+//! predicted tree; we compute that difference exactly (merged by weight index), which
+//! gives MIRA its step (Hamming loss minus margin over the squared norm, capped at C)
+//! almost for free. On en_ewt MIRA was slightly better (86.7 vs 86.5 UAS at 5–6
+//! epochs) and less sensitive to the number of epochs, so it is the default.
 //!
 //! The feature templates come from [`crate::templates`]; each template owns a block of
 //! hashed weights ([`crate::weights`]), so scores restricted to any template subset or
