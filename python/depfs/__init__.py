@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from . import errors, templates
+from . import datasets, errors, templates
 from ._core import __version__
+from .evaluate import Scores, Stats, evaluate, stats
 from .graph import GraphParser
 from .models import load
 from .treebank import Sentence, Treebank, read_conllu
@@ -11,3 +12,4 @@ from .treebank import Sentence, Treebank, read_conllu
 __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "read_conllu"]
 __all__ += ["GraphParser", "load", "templates"]
+__all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]

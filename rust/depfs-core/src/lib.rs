@@ -13,3 +13,6 @@ pub use treebank::{Treebank, Vocab, WordStrs};
 pub mod graph;
 pub mod templates;
 pub mod weights;
+pub mod eval;
+pub mod perturb;
+pub mod stats;

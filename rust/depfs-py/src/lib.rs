@@ -6,6 +6,7 @@ use pyo3::prelude::*;
 #[allow(dead_code)]
 mod errors;
 mod graph;
+mod eval;
 mod treebank;
 
 #[pymodule]
@@ -13,5 +14,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     treebank::register(m)?;
     graph::register(m)?;
+    eval::register(m)?;
     Ok(())
 }

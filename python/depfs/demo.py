@@ -1,0 +1,56 @@
+"""`python -m depfs.demo` (what `make demo` runs).
+
+Until a parser exists: statistics of a treebank and the scores of a seeded,
+perturbed copy of it against the original. Uses UD English-EWT dev when
+`DEPFS_DATA` (or ../shared/data/ud) has it, else the synthetic treebank.
+"""
+
+from __future__ import annotations
+
+import time
+
+from .datasets import perturb, synthetic, ud_available, ud_path
+from .evaluate import evaluate, stats
+
+
+def main() -> None:
+    t0 = time.perf_counter()
+    if ud_available("en_ewt", "dev"):
+        from .treebank import read_conllu
+
+        path = ud_path("en_ewt", "dev")
+        source = str(path)
+        gold = read_conllu(path)
+    else:
+        source = "synthetic grammar (2000 sentences, seed 0); set DEPFS_DATA for UD"
+        gold = synthetic(2000, seed=0)
+    t_read = time.perf_counter() - t0
+    print(f"data: {source} (loaded in {t_read:.2f}s)")
+
+    st = stats(gold)
+    print(
+        f"{st.sentences} sentences, {st.words} words, mean length {st.mean_length:.1f}, "
+        f"max {st.max_length}, {len(st.labels)} labels"
+    )
+    print(
+        f"non-projective: {100 * st.nonprojective_sentence_share:.2f}% of sentences, "
+        f"{100 * st.nonprojective_arc_share:.2f}% of arcs; multiword tokens {st.multiword_tokens}, "
+        f"empty nodes {st.empty_nodes}"
+    )
+    top = sorted(st.labels.items(), key=lambda kv: -kv[1])[:8]
+    print("most frequent labels: " + ", ".join(f"{label} {n}" for label, n in top))
+
+    print("\nperturbed copy (seed 1) scored against the original:")
+    print(f"{'head rate':>9} {'label rate':>10} {'UAS':>7} {'LAS':>7} {'LAS-P':>7} {'label':>7}")
+    for head_rate, label_rate in ((0.0, 0.0), (0.05, 0.05), (0.1, 0.1), (0.2, 0.1), (0.3, 0.3)):
+        system = perturb(gold, head_rate=head_rate, label_rate=label_rate, seed=1)
+        s = evaluate(gold, system)
+        print(
+            f"{head_rate:>9.2f} {label_rate:>10.2f} {s.uas:>7.2f} {s.las:>7.2f} "
+            f"{s.las_nopunct:>7.2f} {s.label_acc:>7.2f}"
+        )
+    print("(LAS-P: LAS without punctuation; a parser will replace the perturbed copy)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,363 @@
+//! Attachment scores of a system treebank against gold, on gold tokenisation.
+//!
+//! Follows the definitions of the CoNLL 2018 shared-task scorer (Zeman et al.
+//! 2018, `conll18_ud_eval.py`) for the case where both files share the gold
+//! words: UAS = share of words with the gold HEAD; LAS = HEAD and the universal
+//! part of DEPREL (before `:`) both right. Multiword-token ranges and empty
+//! nodes are not words in the layout and are never scored. Not in the shared
+//! task but customary: label accuracy (DEPREL alone) and every score again
+//! without the words whose gold UPOS is `PUNCT`.
+//!
+//! Vocabularies are per treebank, so labels and forms are compared through
+//! their strings: each vocabulary is mapped once, then words are compared by
+//! id. Cost O(|vocab| + |words|).
+
+use std::collections::HashMap;
+
+use crate::error::{Error, Result};
+use crate::treebank::{Treebank, Vocab, NO_HEAD};
+
+/// Options of [`evaluate`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EvalOptions {
+    /// Compare whole DEPREL values (`nsubj:pass` ≠ `nsubj`) instead of the universal part.
+    pub full_labels: bool,
+}
+
+/// Correct-word counts; percentages are derived from them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scores {
+    /// Scored words (multiword ranges and empty nodes excluded).
+    pub words: usize,
+    /// Scored words whose gold UPOS is not `PUNCT`.
+    pub words_nopunct: usize,
+    pub uas_correct: usize,
+    pub las_correct: usize,
+    pub label_correct: usize,
+    pub uas_correct_nopunct: usize,
+    pub las_correct_nopunct: usize,
+    pub label_correct_nopunct: usize,
+}
+
+fn percent(correct: usize, total: usize) -> f64 {
+    if total == 0 {
+        0.0
+    } else {
+        100.0 * correct as f64 / total as f64
+    }
+}
+
+impl Scores {
+    pub fn uas(&self) -> f64 {
+        percent(self.uas_correct, self.words)
+    }
+    pub fn las(&self) -> f64 {
+        percent(self.las_correct, self.words)
+    }
+    pub fn label_acc(&self) -> f64 {
+        percent(self.label_correct, self.words)
+    }
+    pub fn uas_nopunct(&self) -> f64 {
+        percent(self.uas_correct_nopunct, self.words_nopunct)
+    }
+    pub fn las_nopunct(&self) -> f64 {
+        percent(self.las_correct_nopunct, self.words_nopunct)
+    }
+    pub fn label_acc_nopunct(&self) -> f64 {
+        percent(self.label_correct_nopunct, self.words_nopunct)
+    }
+}
+
+/// The part of a label that is compared: everything before the first `:`, or all of it.
+fn label_key(label: &str, full_labels: bool) -> &str {
+    if full_labels {
+        label
+    } else {
+        label.split(':').next().unwrap_or(label)
+    }
+}
+
+/// For every id of `vocab`, a dense key id such that two labels get the same id
+/// exactly when their compared parts are equal. `keys` is shared by both sides.
+fn label_key_ids<'a>(vocab: &'a Vocab, full: bool, keys: &mut HashMap<&'a str, u32>) -> Vec<u32> {
+    vocab
+        .strings()
+        .iter()
+        .map(|s| {
+            let next = keys.len() as u32;
+            *keys.entry(label_key(s, full)).or_insert(next)
+        })
+        .collect()
+}
+
+/// `sentence 3 (sent_id = x)`: how errors name a sentence (1-based, as a person counts).
+fn sentence_name(tb: &Treebank, s: usize) -> String {
+    match tb.sentences[s].sent_id() {
+        Some(id) => format!("sentence {} (sent_id = {id})", s + 1),
+        None => format!("sentence {}", s + 1),
+    }
+}
+
+/// Scores `system` against `gold`. Both must hold the same sentences with the same
+/// words (FORM by FORM); the first divergence is reported as `Error::Alignment`.
+/// A gold word without HEAD is an `InvalidArgument`; a system word without HEAD
+/// (`_`) simply counts as wrong.
+pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result<Scores> {
+    if gold.len() != system.len() {
+        return Err(Error::Alignment(format!(
+            "gold has {} sentences, system has {}",
+            gold.len(),
+            system.len()
+        )));
+    }
+    // System form id -> gold form id (u32::MAX: a form gold never uses).
+    let form_map: Vec<u32> =
+        system.vocabs.form.strings().iter().map(|s| gold.vocabs.form.get(s).unwrap_or(u32::MAX)).collect();
+    let mut keys = HashMap::new();
+    let gold_label = label_key_ids(&gold.vocabs.deprel, opts.full_labels, &mut keys);
+    let system_label = label_key_ids(&system.vocabs.deprel, opts.full_labels, &mut keys);
+    let punct = gold.vocabs.upos.get("PUNCT");
+
+    let mut sc = Scores::default();
+    for (s, (gm, sm)) in gold.sentences.iter().zip(&system.sentences).enumerate() {
+        let (gr, sr) = (gm.range(), sm.range());
+        let g_forms = &gold.words.form[gr.clone()];
+        let s_forms = &system.words.form[sr.clone()];
+        let mismatch = g_forms.iter().zip(s_forms).position(|(&g, &sys)| form_map[sys as usize] != g);
+        if let Some(i) = mismatch {
+            return Err(Error::Alignment(format!(
+                "{}: word {}: gold form {:?}, system form {:?}",
+                sentence_name(gold, s),
+                i + 1,
+                gold.vocabs.form.str(g_forms[i]),
+                system.vocabs.form.str(s_forms[i])
+            )));
+        }
+        if g_forms.len() != s_forms.len() {
+            // The shorter side ends first: name the first word it lacks.
+            let i = g_forms.len().min(s_forms.len());
+            let (side, form) = if g_forms.len() > i {
+                ("gold", gold.vocabs.form.str(g_forms[i]))
+            } else {
+                ("system", system.vocabs.form.str(s_forms[i]))
+            };
+            return Err(Error::Alignment(format!(
+                "{}: gold has {} words, system has {} (first unmatched: {side} word {} {form:?})",
+                sentence_name(gold, s),
+                g_forms.len(),
+                s_forms.len(),
+                i + 1
+            )));
+        }
+        // O(words of the sentence)
+        for (i, (g, sys)) in gr.zip(sr).enumerate() {
+            let g_head = gold.words.head[g];
+            if g_head == NO_HEAD {
+                return Err(Error::InvalidArgument(format!(
+                    "gold {}: word {} ({:?}) has no HEAD",
+                    sentence_name(gold, s),
+                    i + 1,
+                    gold.vocabs.form.str(gold.words.form[g])
+                )));
+            }
+            let head_ok = g_head == system.words.head[sys];
+            let label_ok =
+                gold_label[gold.words.deprel[g] as usize] == system_label[system.words.deprel[sys] as usize];
+            let is_punct = punct == Some(gold.words.upos[g]);
+            sc.words += 1;
+            sc.uas_correct += head_ok as usize;
+            sc.las_correct += (head_ok && label_ok) as usize;
+            sc.label_correct += label_ok as usize;
+            if !is_punct {
+                sc.words_nopunct += 1;
+                sc.uas_correct_nopunct += head_ok as usize;
+                sc.las_correct_nopunct += (head_ok && label_ok) as usize;
+                sc.label_correct_nopunct += label_ok as usize;
+            }
+        }
+    }
+    Ok(sc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::treebank::{ExtraKind, ExtraLine, WordStrs};
+
+    fn w<'a>(form: &'a str, upos: &'a str, head: i32, deprel: &'a str) -> WordStrs<'a> {
+        WordStrs::simple(form, upos, head, deprel)
+    }
+
+    fn one(words: &[WordStrs<'_>], sent_id: &str) -> Treebank {
+        let mut tb = Treebank::new();
+        tb.push_sentence(words, vec![format!("# sent_id = {sent_id}")]);
+        tb
+    }
+
+    /// "The dog barks ." gold; the system is wrong on one head and one subtype.
+    fn gold_and_system() -> (Treebank, Treebank) {
+        let gold = one(
+            &[
+                w("The", "DET", 2, "det"),
+                w("dog", "NOUN", 3, "nsubj:pass"),
+                w("barks", "VERB", 0, "root"),
+                w(".", "PUNCT", 3, "punct"),
+            ],
+            "s1",
+        );
+        let system = one(
+            &[
+                w("The", "DET", 3, "det"),     // head wrong, label right
+                w("dog", "NOUN", 3, "nsubj"),  // head right, subtype differs
+                w("barks", "VERB", 0, "root"), // right
+                w(".", "PUNCT", 2, "obj"),     // both wrong (punctuation)
+            ],
+            "s1",
+        );
+        (gold, system)
+    }
+
+    #[test]
+    fn hand_computed_scores_with_punct_and_subtypes() {
+        let (gold, system) = gold_and_system();
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        // heads right: dog, barks = 2/4; labels (universal) right: The, dog, barks = 3/4;
+        // both: dog, barks = 2/4. Without "." : 3 words, heads 2, labels 3, both 2.
+        assert_eq!(
+            sc,
+            Scores {
+                words: 4,
+                words_nopunct: 3,
+                uas_correct: 2,
+                las_correct: 2,
+                label_correct: 3,
+                uas_correct_nopunct: 2,
+                las_correct_nopunct: 2,
+                label_correct_nopunct: 3,
+            }
+        );
+        assert_eq!(sc.uas(), 50.0);
+        assert_eq!(sc.label_acc(), 75.0);
+        assert!((sc.uas_nopunct() - 200.0 / 3.0).abs() < 1e-12);
+
+        // Full labels: nsubj:pass vs nsubj is now wrong.
+        let full = evaluate(&gold, &system, EvalOptions { full_labels: true }).unwrap();
+        assert_eq!((full.las_correct, full.label_correct), (1, 2));
+        assert_eq!((full.las_correct_nopunct, full.label_correct_nopunct), (1, 2));
+    }
+
+    #[test]
+    fn perfect_system_scores_100() {
+        let (gold, _) = gold_and_system();
+        let sc = evaluate(&gold, &gold, EvalOptions::default()).unwrap();
+        assert_eq!((sc.uas(), sc.las(), sc.label_acc(), sc.las_nopunct()), (100.0, 100.0, 100.0, 100.0));
+    }
+
+    #[test]
+    fn multiword_ranges_and_empty_nodes_are_not_scored() {
+        // "vámonos al mar": 1-2 vamos nos, 3-4 a el, 5 mar; an empty node 5.1.
+        let words = [
+            w("vamos", "VERB", 0, "root"),
+            w("nos", "PRON", 1, "obj"),
+            w("a", "ADP", 5, "case"),
+            w("el", "DET", 5, "det"),
+            w("mar", "NOUN", 1, "obl"),
+        ];
+        let mut gold = one(&words, "es1");
+        gold.sentences[0].extra = vec![
+            ExtraLine {
+                before_word: 1,
+                kind: ExtraKind::MultiWord { first: 1, last: 2 },
+                text: "1-2\tvámonos\t_\t_\t_\t_\t_\t_\t_\t_".into(),
+            },
+            ExtraLine {
+                before_word: 3,
+                kind: ExtraKind::MultiWord { first: 3, last: 4 },
+                text: "3-4\tal\t_\t_\t_\t_\t_\t_\t_\t_".into(),
+            },
+            ExtraLine {
+                before_word: 6,
+                kind: ExtraKind::EmptyNode { after: 5, minor: 1 },
+                text: "5.1\tir\tir\tVERB\t_\t_\t_\t_\t1:conj\t_".into(),
+            },
+        ];
+        let mut system = gold.clone();
+        system.sentences[0].extra.clear(); // extras never matter
+        system.words.head[3] = 1; // "el" attached wrongly
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        // 5 words, not 7 lines: 4 heads right.
+        assert_eq!((sc.words, sc.uas_correct, sc.las_correct, sc.label_correct), (5, 4, 4, 5));
+        assert_eq!(sc.uas(), 80.0);
+    }
+
+    #[test]
+    fn vocabularies_differ_between_treebanks() {
+        // Same strings interned in a different order in the system treebank.
+        let gold = one(&[w("a", "X", 0, "root"), w("b", "X", 1, "dep:x")], "s");
+        let mut system = Treebank::new();
+        system.vocabs.form.intern("zzz");
+        system.vocabs.deprel.intern("dep:y");
+        system.vocabs.deprel.intern("other");
+        system.push_sentence(&[w("a", "X", 0, "root"), w("b", "X", 1, "dep:y")], vec![]);
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        assert_eq!((sc.uas_correct, sc.las_correct), (2, 2));
+        let full = evaluate(&gold, &system, EvalOptions { full_labels: true }).unwrap();
+        assert_eq!(full.las_correct, 1);
+    }
+
+    #[test]
+    fn missing_system_head_counts_as_wrong() {
+        let gold = one(&[w("a", "X", 0, "root")], "s");
+        let system = one(&[w("a", "X", NO_HEAD, "root")], "s");
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        assert_eq!((sc.uas_correct, sc.label_correct), (0, 1));
+    }
+
+    #[test]
+    fn missing_gold_head_is_refused() {
+        let gold = one(&[w("a", "X", NO_HEAD, "root")], "s");
+        let err = evaluate(&gold, &gold, EvalOptions::default()).unwrap_err();
+        assert!(err.to_string().contains("word 1 (\"a\") has no HEAD"), "{err}");
+    }
+
+    #[test]
+    fn form_mismatch_names_sentence_word_and_forms() {
+        let mut gold = one(&[w("a", "X", 0, "root")], "first");
+        gold.push_sentence(
+            &[w("x", "X", 0, "root"), w("y", "X", 1, "dep")],
+            vec!["# sent_id = second".into()],
+        );
+        let mut system = one(&[w("a", "X", 0, "root")], "first");
+        system.push_sentence(&[w("x", "X", 0, "root"), w("Y", "X", 1, "dep")], vec![]);
+        let err = evaluate(&gold, &system, EvalOptions::default()).unwrap_err();
+        assert!(matches!(err, Error::Alignment(_)));
+        assert_eq!(
+            err.to_string(),
+            "sentence 2 (sent_id = second): word 2: gold form \"y\", system form \"Y\""
+        );
+    }
+
+    #[test]
+    fn word_and_sentence_count_mismatch() {
+        let gold = one(&[w("a", "X", 0, "root"), w("b", "X", 1, "dep")], "s1");
+        let system = one(&[w("a", "X", 0, "root")], "s1");
+        let err = evaluate(&gold, &system, EvalOptions::default()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "sentence 1 (sent_id = s1): gold has 2 words, system has 1 (first unmatched: gold word 2 \"b\")"
+        );
+        let err = evaluate(&system, &gold, EvalOptions::default()).unwrap_err();
+        assert!(err.to_string().ends_with("(first unmatched: system word 2 \"b\")"), "{err}");
+
+        let mut two = gold.clone();
+        two.push_sentence(&[w("c", "X", 0, "root")], vec![]);
+        let err = evaluate(&gold, &two, EvalOptions::default()).unwrap_err();
+        assert_eq!(err.to_string(), "gold has 1 sentences, system has 2");
+    }
+
+    #[test]
+    fn empty_treebanks_score_zero_without_dividing_by_zero() {
+        let sc = evaluate(&Treebank::new(), &Treebank::new(), EvalOptions::default()).unwrap();
+        assert_eq!((sc.words, sc.uas(), sc.las_nopunct()), (0, 0.0, 0.0));
+    }
+}

@@ -1,0 +1,117 @@
+"""The `depfs` command line: eval, stats, --version, --help, one-line errors with exit 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import depfs
+import pytest
+from click.testing import CliRunner
+from depfs.cli import main
+from depfs.datasets import perturb, synthetic
+
+SENT = "# sent_id = s1\n1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_\n3\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_\n\n"  # noqa: E501
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    d = tmp_path_factory.mktemp("cli")
+    gold = synthetic(100, seed=0)
+    gold.write(d / "gold.conllu")
+    perturb(gold, 0.2, 0.2, seed=3).write(d / "sys.conllu")
+    return d / "gold.conllu", d / "sys.conllu"
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "depfs.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_eval_json_has_the_keys_and_two_decimals(files: tuple[Path, Path]):
+    gold, system = files
+    res = CliRunner().invoke(main, ["eval", str(gold), str(system), "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.output)
+    assert {"uas", "las", "uas_nopunct", "las_nopunct", "label_acc", "words"} <= set(d)
+    expected = depfs.evaluate(gold, system)
+    assert d["uas"] == round(expected.uas, 2) and d["las"] == round(expected.las, 2)
+    assert d["words"] == expected.words
+    for k in ("uas", "las", "uas_nopunct", "las_nopunct", "label_acc", "label_acc_nopunct"):
+        assert round(d[k], 2) == d[k]
+
+
+def test_eval_table_and_full_labels(files: tuple[Path, Path], tmp_path: Path):
+    gold, system = files
+    res = CliRunner().invoke(main, ["eval", str(gold), str(system)])
+    assert res.exit_code == 0
+    lines = res.output.splitlines()
+    assert lines[0].split() == ["metric", "all", "no", "punct"]
+    s = depfs.evaluate(gold, system)
+    assert lines[1].split() == ["UAS", f"{s.uas:.2f}", f"{s.uas_nopunct:.2f}"]
+    # Full labels: a subtype difference lowers LAS only with --full-labels.
+    g, sy = tmp_path / "g.conllu", tmp_path / "s.conllu"
+    g.write_text(SENT.replace("nsubj", "nsubj:pass"))
+    sy.write_text(SENT)
+    plain = json.loads(CliRunner().invoke(main, ["eval", str(g), str(sy), "--json"]).output)
+    full = json.loads(
+        CliRunner().invoke(main, ["eval", str(g), str(sy), "--json", "--full-labels"]).output
+    )
+    assert (plain["las"], full["las"]) == (100.0, 66.67)
+
+
+def test_stats_text_and_json(files: tuple[Path, Path]):
+    gold, _ = files
+    res = CliRunner().invoke(main, ["stats", str(gold), "--json"])
+    assert res.exit_code == 0
+    d = json.loads(res.output)
+    assert d["sentences"] == 100 and d["words"] == depfs.stats(gold).words
+    assert {"mean_length", "max_length", "labels", "nonprojective_sentence_share"} <= set(d)
+    text = CliRunner().invoke(main, ["stats", str(gold)]).output
+    assert "sentences" in text and "non-projective arcs" in text and "nsubj" in text
+
+
+def test_version_and_help():
+    runner = CliRunner()
+    assert depfs.__version__ in runner.invoke(main, ["--version"]).output
+    for args in (["--help"], ["eval", "--help"], ["stats", "--help"]):
+        res = runner.invoke(main, args)
+        assert res.exit_code == 0 and "Usage:" in res.output
+    assert "--full-labels" in runner.invoke(main, ["eval", "--help"]).output
+
+
+def test_errors_are_one_line_with_exit_2(files: tuple[Path, Path], tmp_path: Path):
+    gold, _ = files
+    other = tmp_path / "other.conllu"
+    other.write_text(SENT)
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("1\tx\tx\tX\t_\t_\t7\troot\t_\t_\n\n")
+    cases = [
+        (["eval", str(gold), str(other)], "gold has 100 sentences, system has 1"),
+        (["eval", str(gold), str(tmp_path / "missing.conllu")], "missing.conllu"),
+        (["stats", str(bad)], "bad.conllu:1"),
+    ]
+    for args, needle in cases:
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert res.output.count("\n") == 1 and res.output.startswith("depfs: error: ")
+        assert needle in res.output
+        assert "Traceback" not in res.output
+
+
+def test_subprocess_exit_codes(files: tuple[Path, Path], tmp_path: Path):
+    gold, system = files
+    ok = run("eval", str(gold), str(system), "--json")
+    assert ok.returncode == 0 and json.loads(ok.stdout)["words"] > 0 and ok.stderr == ""
+    missing = run("stats", str(tmp_path / "nope.conllu"))
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.startswith("depfs: error: ") and missing.stderr.count("\n") == 1
+    other = tmp_path / "other.conllu"
+    other.write_text(SENT)
+    misaligned = run("eval", str(gold), str(other))
+    assert misaligned.returncode == 2 and "Traceback" not in misaligned.stderr
+    usage = run("eval", str(gold))  # click's own usage error: also exit 2
+    assert usage.returncode == 2 and "Missing argument" in usage.stderr
