@@ -10,9 +10,9 @@ pub mod treebank;
 
 pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
-pub mod graph;
-pub mod templates;
-pub mod weights;
 pub mod eval;
+pub mod graph;
 pub mod perturb;
 pub mod stats;
+pub mod templates;
+pub mod weights;

@@ -5,8 +5,8 @@ use pyo3::prelude::*;
 
 #[allow(dead_code)]
 mod errors;
-mod graph;
 mod eval;
+mod graph;
 mod treebank;
 
 #[pymodule]
