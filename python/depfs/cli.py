@@ -67,7 +67,7 @@ def main() -> None:
     "--dev", "dev_path", type=click.Path(dir_okay=False), help="Dev file: UAS/LAS per epoch."
 )
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--epochs", type=click.IntRange(1), default=6, show_default=True)
 @click.option(
     "--templates",
     "arc_templates",

@@ -34,7 +34,7 @@ class GraphParser:
         self,
         order: int = 1,
         decoder: str = "eisner",
-        epochs: int = 10,
+        epochs: int = 6,
         arc_templates: str | os.PathLike[str] = "first_order",
         sibling_templates: str | os.PathLike[str] = "second_order",
         labeler_templates: str | os.PathLike[str] = "labeler",

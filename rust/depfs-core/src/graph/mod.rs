@@ -95,7 +95,7 @@ impl Default for GraphConfig {
         GraphConfig {
             order: 1,
             decoder: DecoderKind::Eisner,
-            epochs: 10,
+            epochs: 6,
             seed: 1,
             min_bits: 6,
             max_bits: 20,

@@ -7,6 +7,11 @@ use crate::Result;
 /// (name, family, text) of every shipped set.
 pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("first_order", Family::Arc, include_str!("../../../../python/depfs/templates/first_order.txt")),
+    (
+        "first_order_fast",
+        Family::Arc,
+        include_str!("../../../../python/depfs/templates/first_order_fast.txt"),
+    ),
     ("second_order", Family::Arc, include_str!("../../../../python/depfs/templates/second_order.txt")),
     ("labeler", Family::Arc, include_str!("../../../../python/depfs/templates/labeler.txt")),
     ("arc_eager", Family::Config, include_str!("../../../../python/depfs/templates/arc_eager.txt")),
