@@ -1,5 +1,6 @@
 use super::*;
 use crate::WordStrs;
+use score::Split;
 
 /// A toy language: "DET ADJ* NOUN VERB DET NOUN ADV?" with fixed attachments, so a
 /// first-order model can learn it perfectly.
@@ -138,4 +139,68 @@ fn model_files_round_trip_and_refuse_damage() {
     flipped[k] ^= 0x55;
     std::fs::write(&path, &flipped).unwrap();
     assert!(GraphModel::load(&path).unwrap_err().to_string().contains("checksum"));
+}
+
+/// Weights with pseudo-random values in every row.
+fn random_weights(af: &ArcFeatures, bits: u32, seed: u64) -> Weights {
+    let mut w = Weights::uniform(af.len(), bits, 1).unwrap();
+    let mut rng = Rng(seed);
+    for t in 0..af.len() {
+        for r in 0..(1u64 << bits) {
+            w.update(t, r, 0, (rng.next() % 1000) as f32 / 100.0 - 5.0);
+        }
+    }
+    w
+}
+
+#[test]
+fn hot_loops_equal_the_reference_sums() {
+    let tb = toy(6, 11);
+    let text = "upos(h) & upos(m) & dir & dist\nform(h)\nupos(m)\nupos(h) & upos(b) & upos(m) & dir\n\
+                form(h-1) & upos(m+1)\ndist";
+    let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+    let af = ArcFeatures::compile(&set).unwrap();
+    let w = random_weights(&af, 6, 3);
+    let sib_set = TemplateSet::parse("upos(h) & upos(s) & upos(m)\nform(s) & dir", Family::Arc, 3).unwrap();
+    let sf = ArcFeatures::compile(&sib_set).unwrap();
+    let sw = random_weights(&sf, 5, 4);
+    let (vh, svh) = (VocabHashes::new(&tb, &af.attrs), VocabHashes::new(&tb, &sf.attrs));
+    let (mut sent, mut ssent) = (ArcSent::default(), ArcSent::default());
+    let all: Vec<usize> = (0..af.len()).collect();
+    let split = Split::new(&af, &all);
+    for s in 0..tb.len() {
+        af.prepare(&vh, &tb, s, &mut sent);
+        sf.prepare(&svh, &tb, s, &mut ssent);
+        let n1 = sent.n1;
+        let mut mask = vec![true; n1 * n1];
+        mask[n1 + 2] = false; // prune 2 -> 1
+        let (mut got, mut sib) = (Vec::new(), Vec::new());
+        score::arc_scores(&af, &w, &sent, &split, Some(&mask), &mut got, None);
+        score::sibling_scores(&sf, &sw, &ssent, &[0, 1], &mut sib);
+        for m in 1..n1 {
+            for h in 0..n1 {
+                if h == m {
+                    continue;
+                }
+                let mut want = 0f32;
+                for t in 0..af.len() {
+                    af.for_each(&sent, t, h, m, Second::default(), |f| want += w.get(t, f));
+                }
+                if mask[m * n1 + h] {
+                    assert!((got[m * n1 + h] - want as f64).abs() < 1e-3, "arc {h}->{m}");
+                } else {
+                    assert_eq!(got[m * n1 + h], f64::NEG_INFINITY);
+                }
+                let inner = if m > h { h..m } else { m + 1..h + 1 };
+                for p in inner {
+                    let second = Second { sib: (p != h).then_some(p), grand: None };
+                    let mut want = 0f32;
+                    for t in 0..sf.len() {
+                        sf.for_each(&ssent, t, h, m, second, |f| want += sw.get(t, f));
+                    }
+                    assert!((sib[(m * n1 + h) * n1 + p] - want as f64).abs() < 1e-3);
+                }
+            }
+        }
+    }
 }
