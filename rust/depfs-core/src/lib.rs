@@ -13,5 +13,8 @@ pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
 pub mod decode;
 pub mod eval;
+pub mod graph;
 pub mod perturb;
 pub mod stats;
+pub mod templates;
+pub mod weights;

@@ -8,6 +8,7 @@ mod decode;
 #[allow(dead_code)]
 mod errors;
 mod eval;
+mod graph;
 mod treebank;
 
 #[pymodule]
@@ -15,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     treebank::register(m)?;
     arceager::register(m)?;
+    graph::register(m)?;
     eval::register(m)?;
     decode::register(m)?;
     Ok(())

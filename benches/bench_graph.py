@@ -1,0 +1,110 @@
+"""Graph parser end to end on en_ewt: accuracy, training time and one-thread parse speed,
+measured from Python on a loaded model, with the decoding-free scoring share.
+
+Timed: training (wall and process CPU, `time.process_time`, which counts every thread),
+`parser.parse(test, threads=1)` on a model loaded with `depfs.load` (median of repeats;
+words/s by wall clock and by CPU time: the machine may be shared, and CPU time is what one
+core actually spent). Comparison in the same run: the same parse with the length dictionary
+off (`prune=False`), and the share of arc templates computed with it on (He et al. 2013's
+"cost"). Targets (issue 4): UAS >= 87, LAS >= 84, >= 50,000 words/s, training <= 10 min.
+
+    python -m benches.bench_graph [--epochs 8] [--order 1] [--decoder eisner] [--model PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import depfs
+import numpy as np
+
+
+def data_dir() -> Path:
+    here = Path(__file__).resolve().parent.parent
+    for c in (os.environ.get("DEPFS_DATA"), str(here.parent / "shared/data/ud")):
+        if c and Path(c, "en_ewt", "train.conllu").is_file():
+            return Path(c)
+    raise SystemExit("UD data not found: set DEPFS_DATA")
+
+
+def scores(gold: depfs.Treebank, pred: depfs.Treebank) -> tuple[float, float]:
+    g = np.concatenate([s.heads for s in gold])
+    p = np.concatenate([s.heads for s in pred])
+    gl = [d.split(":")[0] for s in gold for d in s.deprels]
+    pl = [d.split(":")[0] for s in pred for d in s.deprels]
+    head_ok = g == p
+    label_ok = np.array([a == b for a, b in zip(gl, pl)])
+    return float(head_ok.mean()), float((head_ok & label_ok).mean())
+
+
+def timed_parse(parser: object, tb: depfs.Treebank, repeat: int) -> tuple[float, float]:
+    walls, cpus = [], []
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        parser.parse(tb, threads=1)  # type: ignore[attr-defined]
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--order", type=int, default=1)
+    ap.add_argument("--decoder", default="eisner")
+    ap.add_argument("--update", default="mira")
+    ap.add_argument("--max-bits", type=int, default=20)
+    ap.add_argument("--model", type=Path, default=None, help="evaluate this model, no training")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", type=Path, default=Path("bench-results/graph.json"))
+    args = ap.parse_args(argv or [])
+    d = data_dir() / args.treebank
+    train = depfs.read_conllu(d / "train.conllu")
+    test = depfs.read_conllu(d / "test.conllu")
+    result: dict[str, object] = {"treebank": args.treebank, "test_words": test.n_words}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = args.model
+        if path is None:
+            parser = depfs.GraphParser(
+                order=args.order,
+                decoder=args.decoder,
+                epochs=args.epochs,
+                max_bits=args.max_bits,
+                update=args.update,
+            )
+            w0, c0 = time.perf_counter(), time.process_time()
+            parser.fit(train)
+            result["train_wall_s"] = time.perf_counter() - w0
+            result["train_cpu_s"] = time.process_time() - c0
+            path = Path(tmp, "model.depfs")
+            parser.save(path)
+        parser = depfs.load(path)
+        pred = parser.parse(test, threads=1)
+        result["uas"], result["las"] = scores(test, pred)
+        wall, cpu = timed_parse(parser, test, args.repeat)
+        result["words_per_s_wall"] = test.n_words / wall
+        result["words_per_s_cpu"] = test.n_words / cpu
+        m = parser.model_
+        pruned = m.template_evaluations(test, prune=True).sum()
+        full = m.template_evaluations(test, prune=False).sum()
+        result["templates_computed_share"] = float(pruned / full)
+        st = m.length_dict_stats(test)
+        result["dict_gold_pruned"] = st["gold_pruned_share"]
+        result["dict_other_pruned"] = st["other_pruned_share"]
+    print(f"{'metric':<28}{'value':>14}")
+    for k, v in result.items():
+        print(f"{k:<28}{v:>14.4f}" if isinstance(v, float) else f"{k:<28}{v!s:>14}")
+    print(f"{'speed / 50k target (cpu)':<28}{result['words_per_s_cpu'] / 50000:>14.2f}")  # type: ignore[operator]
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()

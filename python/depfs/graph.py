@@ -1,0 +1,145 @@
+"""Graph-based dependency parser: first-order (Eisner / CLE) or second-order sibling
+(Eisner2) arc scores from feature templates, averaged perceptron training, and a
+second-stage labeler. Training and parsing run in Rust with the GIL released.
+
+>>> parser = depfs.GraphParser(order=1, decoder="eisner", epochs=10).fit(train, dev=dev)
+>>> parsed = parser.parse(test, threads=1)
+>>> parser.save("en.depfs"); parser = depfs.load("en.depfs")
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+from .templates import resolve_templates
+
+__all__ = ["GraphParser"]
+
+
+class GraphParser:
+    """First- or second-order graph-based parser with a labeler.
+
+    Templates are shipped set names (``"first_order"``, ``"second_order"``, ``"labeler"``),
+    template file paths or template text. ``max_bits`` bounds each template's weight block
+    (2**max_bits rows); blocks are sized from a count of the training features.
+    """
+
+    def __init__(
+        self,
+        order: int = 1,
+        decoder: str = "eisner",
+        epochs: int = 6,
+        arc_templates: str | os.PathLike[str] = "first_order",
+        sibling_templates: str | os.PathLike[str] = "second_order",
+        labeler_templates: str | os.PathLike[str] = "labeler",
+        max_bits: int = 20,
+        min_bits: int = 6,
+        prune: bool = True,
+        max_atoms: int = 3,
+        update: str = "mira",
+        mira_c: float = 1.0,
+        random_state: int = 1,
+    ) -> None:
+        self.order = order
+        self.decoder = decoder
+        self.epochs = epochs
+        self.arc_templates = arc_templates
+        self.sibling_templates = sibling_templates
+        self.labeler_templates = labeler_templates
+        self.max_bits = max_bits
+        self.min_bits = min_bits
+        self.prune = prune
+        self.max_atoms = max_atoms
+        self.update = update
+        self.mira_c = mira_c
+        self.random_state = random_state
+
+    def fit(
+        self,
+        train: _core.Treebank,
+        dev: _core.Treebank | None = None,
+        callback: Callable[[dict[str, Any]], None] | None = None,
+    ) -> GraphParser:
+        """Trains for ``epochs`` epochs; ``callback`` receives each epoch's statistics
+        (with ``dev_uas`` / ``dev_las`` when ``dev`` is given). Sets ``model_``, ``history_``."""
+        trainer = _core.GraphTrainer(
+            train,
+            resolve_templates(self.arc_templates),
+            resolve_templates(self.sibling_templates),
+            resolve_templates(self.labeler_templates),
+            order=self.order,
+            decoder=self.decoder,
+            seed=self.random_state,
+            min_bits=self.min_bits,
+            max_bits=self.max_bits,
+            prune=self.prune,
+            max_atoms=self.max_atoms,
+            update=self.update,
+            mira_c=self.mira_c,
+        )
+        self.history_: list[dict[str, Any]] = []
+        for _ in range(self.epochs):
+            stats = dict(trainer.epoch())
+            if dev is not None:
+                pred = trainer.model().parse(dev, threads=0)
+                stats["dev_uas"], stats["dev_las"] = _core.graph_attachment_scores(dev, pred)
+            self.history_.append(stats)
+            if callback is not None:
+                callback(stats)
+        self.model_ = trainer.model()
+        self.skipped_sentences_ = trainer.skipped_sentences
+        return self
+
+    @classmethod
+    def _from_model(cls, model: _core.GraphModel) -> GraphParser:
+        p = cls(order=model.order, decoder=model.decoder)
+        p.model_ = model
+        return p
+
+    def _model(self) -> _core.GraphModel:
+        model = getattr(self, "model_", None)
+        if model is None:
+            raise ValueError("GraphParser is not fitted: call fit() or depfs.load() first")
+        return model
+
+    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
+        """A copy of ``treebank`` with predicted HEAD and DEPREL (``threads=0``: all cores)."""
+        return self._model().parse(treebank, threads=threads)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model file atomically."""
+        self._model().save(path)
+
+    def arc_scores(
+        self,
+        treebank: _core.Treebank,
+        sentences: Sequence[int],
+        templates: Sequence[int] | None = None,
+        prune: bool = False,
+    ) -> list[npt.NDArray[np.float64]]:
+        """Score matrices ``[dep, head]`` restricted to the given arc template indices."""
+        return self._model().arc_scores(
+            treebank, list(sentences), None if templates is None else list(templates), prune
+        )
+
+    def group_scores(
+        self,
+        treebank: _core.Treebank,
+        sentences: Sequence[int],
+        groups: Sequence[Sequence[int]],
+        prune: bool = False,
+    ) -> list[npt.NDArray[np.float64]]:
+        """Per-group partial scores, one (G, n+1, n+1) array per sentence."""
+        return self._model().group_scores(
+            treebank, list(sentences), [list(g) for g in groups], prune
+        )
+
+    def length_dict_stats(self, treebank: _core.Treebank) -> dict[str, float]:
+        """Gold / non-gold arcs the length dictionary prunes on ``treebank``."""
+        return self._model().length_dict_stats(treebank)

@@ -1,0 +1,101 @@
+//! Graph parser model files: templates as canonical text, labels, weights, length
+//! dictionary, hyper-parameters and a digest of the training data, in the
+//! [`crate::modelfile`] container (kind "graph").
+
+use super::{GraphConfig, GraphModel, GraphTemplates, LengthDict};
+use crate::templates::{Family, TemplateSet};
+use crate::weights::Weights;
+use crate::{modelfile, Error, Result};
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The model-file kind of graph parsers.
+pub const KIND: &str = "graph";
+/// Version of the payload layout below (the container has its own version).
+const PAYLOAD_VERSION: u32 = 1;
+
+#[derive(Serialize, Deserialize)]
+struct WeightsFile {
+    width: usize,
+    rows: Vec<usize>,
+    w: Vec<f32>,
+}
+
+impl WeightsFile {
+    fn of(w: &Weights) -> WeightsFile {
+        let (width, rows, vals) = w.to_parts();
+        WeightsFile { width, rows, w: vals.to_vec() }
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct GraphFile {
+    payload_version: u32,
+    config: GraphConfig,
+    arc_templates: String,
+    sib_templates: String,
+    lab_templates: String,
+    labels: Vec<String>,
+    arc_w: WeightsFile,
+    sib_w: WeightsFile,
+    lab_w: WeightsFile,
+    length_dict: Vec<(u64, u64, bool, u32)>,
+    train_digest: u64,
+}
+
+impl GraphModel {
+    /// Writes the model atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let file = GraphFile {
+            payload_version: PAYLOAD_VERSION,
+            config: self.config.clone(),
+            arc_templates: self.templates.arc.to_text(),
+            sib_templates: self.templates.sib.to_text(),
+            lab_templates: self.templates.lab.to_text(),
+            labels: self.labels.clone(),
+            arc_w: WeightsFile::of(&self.arc_w),
+            sib_w: WeightsFile::of(&self.sib_w),
+            lab_w: WeightsFile::of(&self.lab_w),
+            length_dict: self.length_dict.entries(),
+            train_digest: self.train_digest,
+        };
+        modelfile::save(path, KIND, &file)
+    }
+
+    /// Reads a model written by [`GraphModel::save`]; any inconsistency is an
+    /// `Error::Model` naming the file.
+    pub fn load(path: &Path) -> Result<GraphModel> {
+        let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
+        let f: GraphFile = modelfile::load(path, KIND)?;
+        if f.payload_version != PAYLOAD_VERSION {
+            return Err(bad(format!("graph model payload version {} is not supported", f.payload_version)));
+        }
+        let set = |text: &str| {
+            TemplateSet::parse(text, Family::Arc, usize::MAX).map_err(|e| bad(format!("bad templates: {e}")))
+        };
+        let templates = GraphTemplates {
+            arc: set(&f.arc_templates)?,
+            sib: set(&f.sib_templates)?,
+            lab: set(&f.lab_templates)?,
+        };
+        let mut m = GraphModel::build(f.config, templates, f.labels)?;
+        let weights = |wf: WeightsFile, n_templates: usize, what: &str| -> Result<Weights> {
+            if wf.rows.len() != n_templates {
+                return Err(bad(format!(
+                    "{what} weights have {} blocks for {n_templates} templates",
+                    wf.rows.len()
+                )));
+            }
+            Weights::from_parts(wf.width, &wf.rows, wf.w).map_err(|e| bad(format!("{what} weights: {e}")))
+        };
+        m.arc_w = weights(f.arc_w, m.arc.len(), "arc")?;
+        m.sib_w = weights(f.sib_w, m.sib.len(), "sibling")?;
+        m.lab_w = weights(f.lab_w, m.lab.len(), "label")?;
+        if m.lab_w.width() != m.labels.len().max(1) {
+            return Err(bad("label weights do not match the label set".into()));
+        }
+        m.length_dict = LengthDict::from_entries(&f.length_dict);
+        m.train_digest = f.train_digest;
+        Ok(m)
+    }
+}

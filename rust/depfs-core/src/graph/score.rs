@@ -1,0 +1,206 @@
+//! Scoring parts with arc templates and hashed weights: the hot loops of the graph parser.
+
+use crate::templates::arc::{edge_code, mix_arc, ArcFeatures, ArcSent, ArcShape, Second};
+use crate::templates::hash::combine;
+use crate::weights::{TemplateCounts, Weights};
+
+/// Template indices grouped by [`ArcShape`].
+#[derive(Debug, Clone, Default)]
+pub struct Split {
+    head_only: Vec<usize>,
+    mod_only: Vec<usize>,
+    general: Vec<usize>,
+    between: Vec<usize>,
+}
+
+impl Split {
+    pub fn new(af: &ArcFeatures, active: &[usize]) -> Split {
+        let mut s = Split::default();
+        for &t in active {
+            match af.templates[t].shape() {
+                ArcShape::HeadOnly => s.head_only.push(t),
+                ArcShape::ModOnly => s.mod_only.push(t),
+                ArcShape::General => s.general.push(t),
+                ArcShape::Between => s.between.push(t),
+            }
+        }
+        s
+    }
+}
+
+/// `out[m * n1 + h]` = Σ over the templates of `split` of the weights of arc h → m's
+/// features; arcs with `mask[m * n1 + h] == false` get -inf and cost nothing (row 0
+/// and the diagonal are 0, decoders ignore them).
+///
+/// O(n · (H + M) + a · G + a · d · B) for a unpruned arcs of mean length d and H
+/// head-only, M modifier-only, G general and B in-between templates. Templates are
+/// the outer loop and arcs the inner one, so one template's partials (two rows of
+/// n + 2 words) and weight block stay in cache while all arcs read them; the inner
+/// loop is two loads, one multiply-xorshift and one weight load per arc.
+pub fn arc_scores(
+    af: &ArcFeatures,
+    w: &Weights,
+    sent: &ArcSent,
+    split: &Split,
+    mask: Option<&[bool]>,
+    out: &mut Vec<f64>,
+    counts: Option<&mut TemplateCounts>,
+) {
+    let n1 = sent.n1;
+    // The surviving arcs, in row-major order.
+    let mut arc_h: Vec<usize> = Vec::with_capacity(n1 * n1);
+    let mut arc_m: Vec<usize> = Vec::with_capacity(n1 * n1);
+    for m in 1..n1 {
+        for h in 0..n1 {
+            if h != m && mask.is_none_or(|k| k[m * n1 + h]) {
+                arc_h.push(h);
+                arc_m.push(m);
+            }
+        }
+    }
+    let n_arcs = arc_h.len();
+    let mut acc = vec![0f32; n_arcs];
+    // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand in
+    // for "any": these templates ignore the other end and the edge).
+    let mut per_head = vec![0f32; n1];
+    let mut per_mod = vec![0f32; n1];
+    for &t in &split.head_only {
+        for (h, v) in per_head.iter_mut().enumerate() {
+            *v += w.get(t, af.plain(sent, t, h, 1));
+        }
+    }
+    for &t in &split.mod_only {
+        for (m, v) in per_mod.iter_mut().enumerate() {
+            *v += w.get(t, af.plain(sent, t, 0, m));
+        }
+    }
+    // Edge codes of every arc for the four combinations of dir / dist.
+    let mut edges: [Vec<u64>; 4] = Default::default();
+    for (kind, e) in edges.iter_mut().enumerate() {
+        let used = split.general.iter().chain(&split.between).any(|&t| af.templates[t].edge_kind() == kind);
+        if used {
+            e.extend(arc_h.iter().zip(&arc_m).map(|(&h, &m)| edge_code(kind & 1 != 0, kind & 2 != 0, h, m)));
+        }
+    }
+    for &t in &split.general {
+        let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
+        let e = &edges[af.templates[t].edge_kind()];
+        let block = w.block(t);
+        let mask = (block.len() - 1) as u64;
+        // Hot loop: O(a).
+        for (i, a) in acc.iter_mut().enumerate() {
+            let f = mix_arc(hp[arc_h[i]], mp[arc_m[i]], e[i]);
+            *a += block[(f & mask) as usize];
+        }
+    }
+    let mut n_between = 0u64;
+    for &t in &split.between {
+        let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
+        let e = &edges[af.templates[t].edge_kind()];
+        let slot = af.templates[t].between_slot().unwrap_or(0);
+        let block = w.block(t);
+        let mask = (block.len() - 1) as u64;
+        for (i, a) in acc.iter_mut().enumerate() {
+            let (h, m) = (arc_h[i], arc_m[i]);
+            let base = mix_arc(hp[h], mp[m], e[i]);
+            for b in h.min(m) + 1..h.max(m) {
+                let f = combine(base, sent.attrs.get(slot, b as i64));
+                *a += block[(f & mask) as usize];
+            }
+            n_between += (h.abs_diff(m) - 1) as u64;
+        }
+    }
+    out.clear();
+    out.resize(n1 * n1, 0.0);
+    if mask.is_some() {
+        for m in 1..n1 {
+            for h in 0..n1 {
+                if h != m {
+                    out[m * n1 + h] = f64::NEG_INFINITY;
+                }
+            }
+        }
+    }
+    for i in 0..n_arcs {
+        let (h, m) = (arc_h[i], arc_m[i]);
+        out[m * n1 + h] = (acc[i] + per_head[h] + per_mod[m]) as f64;
+    }
+    if let Some(c) = counts {
+        for &t in split.head_only.iter().chain(&split.mod_only).chain(&split.general) {
+            c.add(t, n_arcs as u64);
+        }
+        for &t in &split.between {
+            c.add(t, n_between / split.between.len().max(1) as u64);
+        }
+    }
+}
+
+/// Second-order sibling scores in the layout of the decoders:
+/// `out[(m * n1 + h) * n1 + s]` with `s == h` for the innermost child. Only the
+/// entries a projective decoder can use (s between h and m, or s == h) are filled.
+/// O(n³ · T).
+pub fn sibling_scores(af: &ArcFeatures, w: &Weights, sent: &ArcSent, active: &[usize], out: &mut Vec<f64>) {
+    let n1 = sent.n1;
+    out.clear();
+    out.resize(n1 * n1 * n1, 0.0);
+    for h in 0..n1 {
+        for m in 1..n1 {
+            if m == h {
+                continue;
+            }
+            let base = (m * n1 + h) * n1;
+            let inner = if m > h { h..m } else { m + 1..h + 1 };
+            for s in inner {
+                let second = Second { sib: (s != h).then_some(s), grand: None };
+                let mut acc = 0f32;
+                for &t in active {
+                    af.for_each(sent, t, h, m, second, |f| acc += w.get(t, f));
+                }
+                out[base + s] = acc as f64;
+            }
+        }
+    }
+}
+
+/// Label scores of arc h → m: `out[l]` = Σ_t row(t, f)[l]. O(T · L).
+pub fn label_scores(af: &ArcFeatures, w: &Weights, sent: &ArcSent, h: usize, m: usize, out: &mut [f32]) {
+    out.fill(0.0);
+    for t in 0..af.len() {
+        af.for_each(sent, t, h, m, Second::default(), |f| w.add_row(t, f, out));
+    }
+}
+
+/// Index of the largest value (first on ties).
+pub fn argmax(xs: &[f32]) -> usize {
+    let mut best = 0;
+    for (i, &x) in xs.iter().enumerate() {
+        if x > xs[best] {
+            best = i;
+        }
+    }
+    best
+}
+
+/// Sibling of each word in a tree (the previous child of its head on the same side,
+/// closer to the head), `None` for innermost children. heads[0] = -1.
+pub fn siblings(heads: &[i32]) -> Vec<Option<usize>> {
+    let n1 = heads.len();
+    let mut out = vec![None; n1];
+    for h in 0..n1 {
+        let mut prev = None;
+        for m in h + 1..n1 {
+            if heads[m] == h as i32 {
+                out[m] = prev;
+                prev = Some(m);
+            }
+        }
+        let mut prev = None;
+        for m in (1..h).rev() {
+            if heads[m] == h as i32 {
+                out[m] = prev;
+                prev = Some(m);
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,206 @@
+use super::*;
+use crate::WordStrs;
+use score::Split;
+
+/// A toy language: "DET ADJ* NOUN VERB DET NOUN ADV?" with fixed attachments, so a
+/// first-order model can learn it perfectly.
+fn toy(n_sent: usize, seed: u64) -> Treebank {
+    let mut rng = Rng(seed);
+    let mut tb = Treebank::new();
+    let nouns = ["dog", "cat", "bird", "man"];
+    let verbs = ["sees", "likes", "bites"];
+    for _ in 0..n_sent {
+        let mut w: Vec<(String, &str, i32, &str)> = vec![];
+        let n_adj = (rng.next() % 3) as usize;
+        // subject NP: DET ADJ* NOUN ; NOUN is at 2 + n_adj
+        let subj = 2 + n_adj as i32;
+        let verb = subj + 1;
+        w.push(("the".into(), "DET", subj, "det"));
+        for _ in 0..n_adj {
+            w.push(("big".into(), "ADJ", subj, "amod"));
+        }
+        w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "nsubj"));
+        w.push((verbs[(rng.next() % 3) as usize].into(), "VERB", 0, "root"));
+        w.push(("a".into(), "DET", verb + 2, "det"));
+        w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "obj"));
+        if rng.next() % 2 == 0 {
+            w.push(("now".into(), "ADV", verb, "advmod"));
+        }
+        let ws: Vec<WordStrs> = w.iter().map(|(f, p, h, d)| WordStrs::simple(f, p, *h, d)).collect();
+        tb.push_sentence(&ws, vec![]);
+    }
+    tb
+}
+
+fn small_templates() -> GraphTemplates {
+    let arc = "upos(h) & upos(m) & dir & dist\nform(h) & upos(m)\nupos(h) & upos(b) & upos(m)\nupos(m) & dir";
+    let sib = "upos(h) & upos(s) & upos(m)\nupos(s) & upos(m) & dir";
+    let lab = "upos(h) & upos(m) & dir\nform(m)";
+    GraphTemplates {
+        arc: TemplateSet::parse(arc, Family::Arc, 3).unwrap(),
+        sib: TemplateSet::parse(sib, Family::Arc, 3).unwrap(),
+        lab: TemplateSet::parse(lab, Family::Arc, 3).unwrap(),
+    }
+}
+
+#[test]
+fn learns_a_toy_language_and_parses_held_out_sentences() {
+    let train_tb = toy(200, 1);
+    let test_tb = toy(50, 2);
+    let config = GraphConfig { epochs: 5, ..Default::default() };
+    let mut seen = vec![];
+    let model = train(&train_tb, small_templates(), config, |st, _| seen.push(st.epoch)).unwrap();
+    assert_eq!(seen, vec![1, 2, 3, 4, 5]);
+    let mut blank = test_tb.clone();
+    blank.words.head.iter_mut().for_each(|h| *h = NO_HEAD);
+    let parsed = model.parse(&blank, 1).unwrap();
+    let (uas, las) = attachment_scores(&test_tb, &parsed).unwrap();
+    assert!(uas > 0.99, "uas {uas}");
+    assert!(las > 0.99, "las {las}");
+    // Threads do not change the result.
+    let parsed4 = model.parse(&blank, 3).unwrap();
+    assert_eq!(parsed.words.head, parsed4.words.head);
+}
+
+#[test]
+fn training_is_deterministic_for_a_seed() {
+    let tb = toy(60, 3);
+    let c = GraphConfig { epochs: 2, ..Default::default() };
+    let a = train(&tb, small_templates(), c.clone(), |_, _| {}).unwrap();
+    let b = train(&tb, small_templates(), c, |_, _| {}).unwrap();
+    assert_eq!(a.arc_w, b.arc_w);
+    assert_eq!(a.lab_w, b.lab_w);
+}
+
+#[test]
+fn template_subset_scores_add_up() {
+    let tb = toy(40, 4);
+    let model =
+        train(&tb, small_templates(), GraphConfig { epochs: 1, ..Default::default() }, |_, _| {}).unwrap();
+    let prep = model.prepare(&tb);
+    let mut sc = Scratch::default();
+    let mut counts = TemplateCounts::new(model.n_arc_templates());
+    for s in 0..5 {
+        let all = model.arc_scores(&tb, &prep, s, None, false, None, &mut sc).unwrap();
+        let a = model.arc_scores(&tb, &prep, s, Some(&[0, 2]), false, Some(&mut counts), &mut sc).unwrap();
+        let b = model.arc_scores(&tb, &prep, s, Some(&[1, 3]), false, None, &mut sc).unwrap();
+        for i in 0..all.len() {
+            assert!((all[i] - a[i] - b[i]).abs() < 1e-3, "{} vs {} + {}", all[i], a[i], b[i]);
+        }
+    }
+    assert!(counts.per_template[0] > 0 && counts.per_template[1] == 0);
+    assert!(model.arc_scores(&tb, &prep, 0, Some(&[9]), true, None, &mut sc).is_err());
+}
+
+#[test]
+fn bad_inputs_are_errors() {
+    let tb = toy(5, 5);
+    let mut blank = tb.clone();
+    blank.words.head.iter_mut().for_each(|h| *h = NO_HEAD);
+    assert!(GraphTrainer::new(&blank, small_templates(), GraphConfig::default()).is_err());
+    let mut t = small_templates();
+    t.arc = TemplateSet::parse("upos(s) & upos(m)", Family::Arc, 3).unwrap();
+    assert!(GraphTrainer::new(&tb, t, GraphConfig::default()).is_err());
+    let c = GraphConfig { order: 3, ..Default::default() };
+    assert!(GraphTrainer::new(&tb, small_templates(), c).is_err());
+    assert!(DecoderKind::parse("greedy").is_err());
+}
+
+#[test]
+fn siblings_of_a_tree() {
+    // 0 -> 2; 2 -> 1, 3, 4 ; heads[0] = -1
+    let heads = [-1, 2, 0, 2, 2];
+    let s = score::siblings(&heads);
+    assert_eq!(s, vec![None, None, None, None, Some(3)]);
+}
+
+#[test]
+fn model_files_round_trip_and_refuse_damage() {
+    let tb = toy(30, 6);
+    let c = GraphConfig { epochs: 1, ..Default::default() };
+    let model = train(&tb, small_templates(), c, |_, _| {}).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("g.depfs");
+    model.save(&path).unwrap();
+    let back = GraphModel::load(&path).unwrap();
+    assert_eq!(back.arc_w, model.arc_w);
+    assert_eq!(back.lab_w, model.lab_w);
+    assert_eq!(back.labels, model.labels);
+    assert_eq!(back.templates, model.templates);
+    assert_eq!(back.length_dict, model.length_dict);
+    assert_eq!(back.parse(&tb, 1).unwrap().words.head, model.parse(&tb, 1).unwrap().words.head);
+    // Truncation and bit flips give one Model error naming the file.
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let e = GraphModel::load(&path).unwrap_err().to_string();
+    assert!(e.contains("g.depfs") && e.contains("truncated"), "{e}");
+    let mut flipped = bytes.clone();
+    let k = flipped.len() - 10;
+    flipped[k] ^= 0x55;
+    std::fs::write(&path, &flipped).unwrap();
+    assert!(GraphModel::load(&path).unwrap_err().to_string().contains("checksum"));
+}
+
+/// Weights with pseudo-random values in every row.
+fn random_weights(af: &ArcFeatures, bits: u32, seed: u64) -> Weights {
+    let mut w = Weights::uniform(af.len(), bits, 1).unwrap();
+    let mut rng = Rng(seed);
+    for t in 0..af.len() {
+        for r in 0..(1u64 << bits) {
+            w.update(t, r, 0, (rng.next() % 1000) as f32 / 100.0 - 5.0);
+        }
+    }
+    w
+}
+
+#[test]
+fn hot_loops_equal_the_reference_sums() {
+    let tb = toy(6, 11);
+    let text = "upos(h) & upos(m) & dir & dist\nform(h)\nupos(m)\nupos(h) & upos(b) & upos(m) & dir\n\
+                form(h-1) & upos(m+1)\ndist";
+    let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+    let af = ArcFeatures::compile(&set).unwrap();
+    let w = random_weights(&af, 6, 3);
+    let sib_set = TemplateSet::parse("upos(h) & upos(s) & upos(m)\nform(s) & dir", Family::Arc, 3).unwrap();
+    let sf = ArcFeatures::compile(&sib_set).unwrap();
+    let sw = random_weights(&sf, 5, 4);
+    let (vh, svh) = (VocabHashes::new(&tb, &af.attrs), VocabHashes::new(&tb, &sf.attrs));
+    let (mut sent, mut ssent) = (ArcSent::default(), ArcSent::default());
+    let all: Vec<usize> = (0..af.len()).collect();
+    let split = Split::new(&af, &all);
+    for s in 0..tb.len() {
+        af.prepare(&vh, &tb, s, &mut sent);
+        sf.prepare(&svh, &tb, s, &mut ssent);
+        let n1 = sent.n1;
+        let mut mask = vec![true; n1 * n1];
+        mask[n1 + 2] = false; // prune 2 -> 1
+        let (mut got, mut sib) = (Vec::new(), Vec::new());
+        score::arc_scores(&af, &w, &sent, &split, Some(&mask), &mut got, None);
+        score::sibling_scores(&sf, &sw, &ssent, &[0, 1], &mut sib);
+        for m in 1..n1 {
+            for h in 0..n1 {
+                if h == m {
+                    continue;
+                }
+                let mut want = 0f32;
+                for t in 0..af.len() {
+                    af.for_each(&sent, t, h, m, Second::default(), |f| want += w.get(t, f));
+                }
+                if mask[m * n1 + h] {
+                    assert!((got[m * n1 + h] - want as f64).abs() < 1e-3, "arc {h}->{m}");
+                } else {
+                    assert_eq!(got[m * n1 + h], f64::NEG_INFINITY);
+                }
+                let inner = if m > h { h..m } else { m + 1..h + 1 };
+                for p in inner {
+                    let second = Second { sib: (p != h).then_some(p), grand: None };
+                    let mut want = 0f32;
+                    for t in 0..sf.len() {
+                        sf.for_each(&ssent, t, h, m, second, |f| want += sw.get(t, f));
+                    }
+                    assert!((sib[(m * n1 + h) * n1 + p] - want as f64).abs() < 1e-3);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,345 @@
+//! Arc templates compiled into selectors, and their per-sentence partial hashes.
+//!
+//! A template's atoms split into head-side atoms (h, h±k), modifier-side atoms
+//! (m, m±k), edge atoms (dir, dist), an optional in-between atom (b) and second-order
+//! atoms (s, g). Per sentence we precompute, for every template t and position p,
+//! `hp[t][p]` = hash of t's head-side values at p and `mp[t][p]` likewise, so the
+//! feature of arc (h, m) is one multiply-xorshift of two cached words and an edge
+//! code ([`mix_arc`]). The layout is template-major (`[t * (n1 + 1) + p]`): a scorer
+//! that loops templates outside and arcs inside keeps one template's partials and
+//! weight block hot in cache.
+
+use super::attrs::{self, SentAttrs, VocabHashes, NONE_VALUE};
+use super::hash::combine;
+use super::syntax::{ArcAddr, Atom, Attr, Family};
+use super::TemplateSet;
+use crate::{Error, Result, Treebank};
+
+const HEAD_SEED: u64 = 0x6865_6164_0000_0000;
+const MOD_SEED: u64 = 0x6d6f_6400_0000_0000;
+const SIB_SEED: u64 = 0x7369_6200_0000_0000;
+const GRAND_SEED: u64 = 0x6772_6400_0000_0000;
+
+/// Binned arc length: 1..5 exact, 6 for 6..10, 7 beyond (MSTParser-style bins).
+#[inline]
+pub fn dist_bin(d: usize) -> u64 {
+    match d {
+        0..=5 => d as u64,
+        6..=10 => 6,
+        _ => 7,
+    }
+}
+
+const EDGE_MULT: u64 = 0x9e37_79b9_7f4a_7c15;
+const ARC_MULT: u64 = 0xd6e8_feb8_6659_fd93;
+
+/// The feature of an arc from its head partial, its modifier partial (already
+/// rotated, as stored) and its edge code (already multiplied, see [`edge_code`]).
+/// One multiply and one xorshift: the partials are full-avalanche hashes already.
+#[inline(always)]
+pub fn mix_arc(hp: u64, mp: u64, edge: u64) -> u64 {
+    let x = (hp ^ mp ^ edge).wrapping_mul(ARC_MULT);
+    x ^ (x >> 29)
+}
+
+/// Edge code of arc h → m for a template using direction (`dir`) and/or binned
+/// distance (`dist`), premultiplied for [`mix_arc`].
+#[inline(always)]
+pub fn edge_code(dir: bool, dist: bool, h: usize, m: usize) -> u64 {
+    let mut e = 0;
+    if dir {
+        e |= 1 + (h < m) as u64;
+    }
+    if dist {
+        e |= dist_bin(h.abs_diff(m)) << 2;
+    }
+    e.wrapping_mul(EDGE_MULT)
+}
+
+/// One compiled arc template.
+#[derive(Debug, Clone)]
+pub struct CompiledArc {
+    pub id: u64,
+    head: Vec<(usize, i64)>,
+    modi: Vec<(usize, i64)>,
+    between: Option<usize>,
+    sib: Vec<usize>,
+    grand: Vec<usize>,
+    dir: bool,
+    dist: bool,
+}
+
+impl CompiledArc {
+    pub fn has_between(&self) -> bool {
+        self.between.is_some()
+    }
+    pub fn is_second_order(&self) -> bool {
+        !self.sib.is_empty() || !self.grand.is_empty()
+    }
+    /// How the template's value depends on the arc, which lets scorers hoist it.
+    pub fn shape(&self) -> ArcShape {
+        if self.between.is_some() {
+            ArcShape::Between
+        } else if self.is_second_order() || self.dir || self.dist {
+            ArcShape::General
+        } else if self.modi.is_empty() {
+            ArcShape::HeadOnly
+        } else if self.head.is_empty() {
+            ArcShape::ModOnly
+        } else {
+            ArcShape::General
+        }
+    }
+    pub fn uses_grandparent(&self) -> bool {
+        !self.grand.is_empty()
+    }
+    /// Which edge atoms the template has: bit 0 = dir, bit 1 = dist.
+    pub fn edge_kind(&self) -> usize {
+        self.dir as usize | (self.dist as usize) << 1
+    }
+    /// Attribute slot of the in-between atom, if any.
+    pub fn between_slot(&self) -> Option<usize> {
+        self.between
+    }
+}
+
+/// Dependence of a template's feature on the arc h → m.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArcShape {
+    /// Only head-side atoms: the same feature for every modifier of h.
+    HeadOnly,
+    /// Only modifier-side atoms: the same feature for every head of m.
+    ModOnly,
+    /// Depends on both ends or on the edge.
+    General,
+    /// Has an in-between atom: one instance per word between h and m.
+    Between,
+}
+
+/// Second-order context of an arc: sibling and grandparent (`None` = no such word).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Second {
+    pub sib: Option<usize>,
+    pub grand: Option<usize>,
+}
+
+/// A compiled arc template set.
+#[derive(Debug, Clone)]
+pub struct ArcFeatures {
+    pub templates: Vec<CompiledArc>,
+    /// Attribute slots used by the set (index = slot).
+    pub attrs: Vec<Attr>,
+}
+
+/// Per-sentence precomputed values of an [`ArcFeatures`] set; reused across sentences.
+#[derive(Debug, Clone, Default)]
+pub struct ArcSent {
+    /// Words + 1 (ROOT).
+    pub n1: usize,
+    /// Row length of the partial tables: n1 + 1 (the last entry of sp / gp = "none").
+    stride: usize,
+    pub attrs: SentAttrs,
+    hp: Vec<u64>,
+    mp: Vec<u64>,
+    /// Sibling / grandparent partials; row `n1` holds the "none" value.
+    sp: Vec<u64>,
+    gp: Vec<u64>,
+}
+
+impl ArcFeatures {
+    /// Compiles a set of the arc family. O(atoms).
+    pub fn compile(set: &TemplateSet) -> Result<ArcFeatures> {
+        if set.family != Family::Arc {
+            return Err(Error::InvalidArgument("arc features need arc templates".into()));
+        }
+        let all = set.templates.iter().flat_map(|t| t.atoms.iter()).filter_map(|a| match a {
+            Atom::ArcWord { attr, .. } => Some(attr.clone()),
+            _ => None,
+        });
+        let attrs = attrs::distinct(all);
+        let slot = |a: &Attr| attrs.iter().position(|x| x == a).unwrap_or(0);
+        let templates = set
+            .templates
+            .iter()
+            .map(|t| {
+                let mut c = CompiledArc {
+                    id: t.id,
+                    head: vec![],
+                    modi: vec![],
+                    between: None,
+                    sib: vec![],
+                    grand: vec![],
+                    dir: false,
+                    dist: false,
+                };
+                for a in &t.atoms {
+                    match a {
+                        Atom::Dir => c.dir = true,
+                        Atom::Dist => c.dist = true,
+                        Atom::ArcWord { attr, addr } => match *addr {
+                            ArcAddr::Head(o) => c.head.push((slot(attr), o as i64)),
+                            ArcAddr::Mod(o) => c.modi.push((slot(attr), o as i64)),
+                            ArcAddr::Between => c.between = Some(slot(attr)),
+                            ArcAddr::Sibling => c.sib.push(slot(attr)),
+                            ArcAddr::Grand => c.grand.push(slot(attr)),
+                        },
+                        Atom::ConfigWord { .. } => unreachable!("family checked by the parser"),
+                    }
+                }
+                c
+            })
+            .collect();
+        Ok(ArcFeatures { templates, attrs })
+    }
+
+    pub fn len(&self) -> usize {
+        self.templates.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.templates.is_empty()
+    }
+
+    /// Precomputes the partial hashes of sentence `s`. O(n × T × atoms).
+    pub fn prepare(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
+        out.attrs.fill(vh, tb, s);
+        let n1 = out.attrs.n + 1;
+        let stride = n1 + 1;
+        out.n1 = n1;
+        out.stride = stride;
+        for v in [&mut out.hp, &mut out.mp, &mut out.sp, &mut out.gp] {
+            v.clear();
+        }
+        let a = &out.attrs;
+        for t in &self.templates {
+            let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
+                atoms.iter().fold(seed ^ t.id, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
+            };
+            let fold2 = |seed: u64, slots: &[usize], p: Option<usize>| {
+                slots
+                    .iter()
+                    .fold(seed, |acc, &sl| combine(acc, p.map_or(NONE_VALUE, |p| a.get(sl, p as i64))))
+            };
+            for p in 0..stride {
+                out.hp.push(fold(HEAD_SEED, &t.head, p));
+                out.mp.push(fold(MOD_SEED, &t.modi, p).rotate_left(17));
+                let q = (p < n1).then_some(p);
+                out.sp.push(fold2(SIB_SEED, &t.sib, q));
+                out.gp.push(fold2(GRAND_SEED, &t.grand, q));
+            }
+        }
+    }
+
+    /// Head partials of template t, indexed by position (length n1 + 1).
+    #[inline(always)]
+    pub fn head_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
+        &sent.hp[t * sent.stride..(t + 1) * sent.stride]
+    }
+    /// Modifier partials of template t (rotated as [`mix_arc`] expects).
+    #[inline(always)]
+    pub fn mod_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
+        &sent.mp[t * sent.stride..(t + 1) * sent.stride]
+    }
+
+    /// Feature of template `t` on arc h → m, ignoring in-between and second-order atoms.
+    /// O(1): one mix of two cached partials.
+    #[inline(always)]
+    pub fn plain(&self, sent: &ArcSent, t: usize, h: usize, m: usize) -> u64 {
+        let c = &self.templates[t];
+        let st = sent.stride;
+        mix_arc(sent.hp[t * st + h], sent.mp[t * st + m], edge_code(c.dir, c.dist, h, m))
+    }
+
+    /// Calls `f` with every feature instance of template `t` on arc h → m with the
+    /// given sibling and grandparent. A template with
+    /// an in-between atom yields one feature per word strictly between h and m
+    /// (none when h and m are adjacent); others yield exactly one.
+    #[inline]
+    pub fn for_each(
+        &self,
+        sent: &ArcSent,
+        t: usize,
+        h: usize,
+        m: usize,
+        second: Second,
+        mut f: impl FnMut(u64),
+    ) {
+        let c = &self.templates[t];
+        let mut base = self.plain(sent, t, h, m);
+        if c.is_second_order() {
+            let st = sent.stride;
+            let s = second.sib.unwrap_or(sent.n1);
+            let g = second.grand.unwrap_or(sent.n1);
+            base = combine(combine(base, sent.sp[t * st + s]), sent.gp[t * st + g]);
+        }
+        match c.between {
+            None => f(base),
+            Some(slot) => {
+                for b in h.min(m) + 1..h.max(m) {
+                    f(combine(base, sent.attrs.get(slot, b as i64)));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WordStrs;
+
+    fn tb() -> Treebank {
+        let mut tb = Treebank::new();
+        let w = [
+            WordStrs::simple("The", "DET", 2, "det"),
+            WordStrs::simple("dog", "NOUN", 3, "nsubj"),
+            WordStrs::simple("barks", "VERB", 0, "root"),
+            WordStrs::simple("loudly", "ADV", 3, "advmod"),
+        ];
+        tb.push_sentence(&w, vec![]);
+        tb
+    }
+
+    fn features(text: &str, h: usize, m: usize) -> Vec<u64> {
+        let tb = tb();
+        let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+        let af = ArcFeatures::compile(&set).unwrap();
+        let vh = VocabHashes::new(&tb, &af.attrs);
+        let mut s = ArcSent::default();
+        af.prepare(&vh, &tb, 0, &mut s);
+        let mut out = vec![];
+        af.for_each(&s, 0, h, m, Second::default(), |f| out.push(f));
+        out
+    }
+
+    #[test]
+    fn equal_values_give_equal_features_and_atoms_matter() {
+        // upos(h) & upos(m): DET->NOUN arcs at different positions agree.
+        assert_eq!(features("upos(h) & upos(m)", 1, 2), features("upos(m) & upos(h)", 1, 2));
+        assert_ne!(features("upos(h) & upos(m)", 1, 2), features("upos(h) & upos(m)", 2, 1));
+        // dir separates h<m from h>m; dist bins 1 vs 2 differ.
+        assert_ne!(features("upos(h) & dir", 3, 2), features("upos(h) & dir", 3, 4));
+        assert_eq!(features("upos(h)", 3, 2), features("upos(h)", 3, 4));
+        assert_ne!(features("dist", 3, 2), features("dist", 3, 1));
+        assert_eq!(features("dist", 3, 2), features("dist", 3, 4));
+        // Different templates over the same values differ (template id is mixed in).
+        assert_ne!(features("upos(h)", 3, 2), features("xpos(h)", 3, 2));
+    }
+
+    #[test]
+    fn between_yields_one_instance_per_word() {
+        assert_eq!(features("upos(h) & upos(b) & upos(m)", 0, 4).len(), 3);
+        assert_eq!(features("upos(b)", 3, 2).len(), 0);
+        assert_eq!(features("upos(b)", 4, 1).len(), 2);
+        // The in-between word matters: 0->2 has b=1 (DET), 1->3 has b=2 (NOUN).
+        let a = features("upos(b)", 0, 2);
+        let b = features("upos(b)", 1, 3);
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn neighbours_see_padding_and_root() {
+        // m-1 of word 1 is ROOT; h+2 of word 3 is padding; same template differs.
+        assert_ne!(features("upos(m-1)", 3, 1), features("upos(m-1)", 3, 2));
+        assert_eq!(features("upos(h+2)", 3, 1), features("upos(h+2)", 4, 1));
+    }
+}

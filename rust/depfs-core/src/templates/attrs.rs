@@ -1,0 +1,248 @@
+//! Attribute values as u64 hashes: once per vocabulary string, then per sentence a
+//! flat table indexed by (position, attribute slot).
+//!
+//! Interned ids are per treebank (train and test vocabularies differ), so features
+//! must be computed from strings; hashing each vocabulary string once keeps the
+//! per-word cost at one array lookup.
+
+use super::hash::hash_str;
+use super::syntax::Attr;
+use crate::Treebank;
+
+/// Value of ROOT (position 0) for every attribute.
+pub const ROOT_VALUE: u64 = 0x0123_4567_89ab_cdef;
+/// Value of positions before the first / after the last word (h-2, m+1, ...).
+pub const PAD_LEFT: u64 = 0x1f2e_3d4c_5b6a_7988;
+pub const PAD_RIGHT: u64 = 0x2a3b_4c5d_6e7f_8091;
+/// Value of a node that does not exist (no sibling, empty stack, ...).
+pub const NONE_VALUE: u64 = 0x3141_5926_5358_9793;
+
+/// Number of positions of padding kept on each side of a sentence (h±2).
+pub const PAD: usize = 2;
+
+/// The string an attribute takes for a word, given its column strings.
+pub fn attr_string(attr: &Attr, form: &str, lemma: &str, upos: &str, xpos: &str, feats: &str) -> String {
+    match attr {
+        Attr::Form => form.to_string(),
+        Attr::Lower => form.to_lowercase(),
+        Attr::Lemma => lemma.to_string(),
+        Attr::Upos => upos.to_string(),
+        Attr::Xpos => xpos.to_string(),
+        Attr::Feat(key) => feat_value(feats, key).unwrap_or("<none>").to_string(),
+        Attr::Prefix(k) => form.chars().take(*k as usize).collect(),
+        Attr::Suffix(k) => {
+            let n = form.chars().count();
+            form.chars().skip(n.saturating_sub(*k as usize)).collect()
+        }
+        Attr::Shape => shape(form),
+    }
+}
+
+/// Value of `key` in a FEATS string `A=B|C=D` (`_` = none).
+pub fn feat_value<'a>(feats: &'a str, key: &str) -> Option<&'a str> {
+    feats.split('|').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        (k == key).then_some(v)
+    })
+}
+
+/// Word shape: upper → X, lower → x, digit → d, other characters kept; runs of the
+/// same shape character collapsed to one ("McDonald's" → "XxXx'x").
+pub fn shape(form: &str) -> String {
+    let mut out = String::new();
+    let mut last = None;
+    for c in form.chars() {
+        let s = if c.is_uppercase() {
+            'X'
+        } else if c.is_lowercase() {
+            'x'
+        } else if c.is_ascii_digit() {
+            'd'
+        } else {
+            c
+        };
+        if last != Some(s) {
+            out.push(s);
+            last = Some(s);
+        }
+    }
+    out
+}
+
+/// Which column's vocabulary an attribute is computed from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Column {
+    Form,
+    Lemma,
+    Upos,
+    Xpos,
+    Feats,
+}
+
+fn column(attr: &Attr) -> Column {
+    match attr {
+        Attr::Form | Attr::Lower | Attr::Prefix(_) | Attr::Suffix(_) | Attr::Shape => Column::Form,
+        Attr::Lemma => Column::Lemma,
+        Attr::Upos => Column::Upos,
+        Attr::Xpos => Column::Xpos,
+        Attr::Feat(_) => Column::Feats,
+    }
+}
+
+/// Hash of every attribute for every string of the relevant vocabulary of one treebank.
+/// Build once per (treebank, attribute list): O(Σ vocabulary sizes × attributes).
+#[derive(Debug, Clone)]
+pub struct VocabHashes {
+    pub attrs: Vec<Attr>,
+    /// `tables[slot][vocab id]`.
+    tables: Vec<Vec<u64>>,
+}
+
+impl VocabHashes {
+    pub fn new(tb: &Treebank, attrs: &[Attr]) -> VocabHashes {
+        let v = &tb.vocabs;
+        let tables = attrs
+            .iter()
+            .map(|a| {
+                let (vocab, col) = match column(a) {
+                    Column::Form => (&v.form, Column::Form),
+                    Column::Lemma => (&v.lemma, Column::Lemma),
+                    Column::Upos => (&v.upos, Column::Upos),
+                    Column::Xpos => (&v.xpos, Column::Xpos),
+                    Column::Feats => (&v.feats, Column::Feats),
+                };
+                vocab
+                    .strings()
+                    .iter()
+                    .map(|s| {
+                        let s: &str = s;
+                        let value = match col {
+                            Column::Form => attr_string(a, s, "", "", "", ""),
+                            Column::Lemma => attr_string(a, "", s, "", "", ""),
+                            Column::Upos => attr_string(a, "", "", s, "", ""),
+                            Column::Xpos => attr_string(a, "", "", "", s, ""),
+                            Column::Feats => attr_string(a, "", "", "", "", s),
+                        };
+                        hash_str(&value)
+                    })
+                    .collect()
+            })
+            .collect();
+        VocabHashes { attrs: attrs.to_vec(), tables }
+    }
+
+    /// Hash of attribute `slot` for the word at flat column position `pos`.
+    #[inline]
+    pub fn value(&self, tb: &Treebank, slot: usize, pos: usize) -> u64 {
+        let w = &tb.words;
+        let id = match column(&self.attrs[slot]) {
+            Column::Form => w.form[pos],
+            Column::Lemma => w.lemma[pos],
+            Column::Upos => w.upos[pos],
+            Column::Xpos => w.xpos[pos],
+            Column::Feats => w.feats[pos],
+        };
+        self.tables[slot][id as usize]
+    }
+}
+
+/// Attribute hashes of one sentence: `vals[(p + PAD) * n_slots + slot]` for positions
+/// p in -PAD ..= n + PAD (0 = ROOT). Refilled per sentence without reallocating.
+#[derive(Debug, Clone, Default)]
+pub struct SentAttrs {
+    pub n: usize,
+    pub n_slots: usize,
+    pub vals: Vec<u64>,
+}
+
+impl SentAttrs {
+    /// Fills the table for sentence `s` of `tb`. O(n × slots).
+    pub fn fill(&mut self, vh: &VocabHashes, tb: &Treebank, s: usize) {
+        let meta = &tb.sentences[s];
+        let n = meta.len as usize;
+        let k = vh.attrs.len();
+        self.n = n;
+        self.n_slots = k;
+        self.vals.clear();
+        self.vals.resize((n + 1 + 2 * PAD) * k, 0);
+        for p in 0..n + 1 + 2 * PAD {
+            let row = &mut self.vals[p * k..(p + 1) * k];
+            if p < PAD {
+                row.fill(PAD_LEFT);
+            } else if p == PAD {
+                row.fill(ROOT_VALUE);
+            } else if p > n + PAD {
+                row.fill(PAD_RIGHT);
+            } else {
+                let pos = meta.start as usize + p - PAD - 1;
+                for (slot, v) in row.iter_mut().enumerate() {
+                    *v = vh.value(tb, slot, pos);
+                }
+            }
+        }
+    }
+
+    /// Value of `slot` at sentence position `p` (-PAD ..= n + PAD; others give padding).
+    #[inline]
+    pub fn get(&self, slot: usize, p: i64) -> u64 {
+        if p < -(PAD as i64) {
+            return PAD_LEFT;
+        }
+        if p > (self.n + PAD) as i64 {
+            return PAD_RIGHT;
+        }
+        self.vals[(p + PAD as i64) as usize * self.n_slots + slot]
+    }
+}
+
+/// The distinct attributes used by a list of attributes, in first-use order.
+pub fn distinct(attrs: impl IntoIterator<Item = Attr>) -> Vec<Attr> {
+    let mut out: Vec<Attr> = Vec::new();
+    for a in attrs {
+        if !out.contains(&a) {
+            out.push(a);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::WordStrs;
+
+    #[test]
+    fn derived_attributes() {
+        assert_eq!(shape("McDonald's"), "XxXx'x");
+        assert_eq!(shape("1,234.5"), "d,d.d");
+        assert_eq!(feat_value("Number=Sing|Person=3", "Person"), Some("3"));
+        assert_eq!(feat_value("_", "Person"), None);
+        assert_eq!(attr_string(&Attr::Prefix(3), "Über", "", "", "", ""), "Übe");
+        assert_eq!(attr_string(&Attr::Suffix(3), "ab", "", "", "", ""), "ab");
+        assert_eq!(attr_string(&Attr::Lower, "DoG", "", "", "", ""), "dog");
+    }
+
+    #[test]
+    fn values_match_across_treebanks_with_different_ids() {
+        let mut a = Treebank::new();
+        a.push_sentence(
+            &[WordStrs::simple("x", "X", 0, "root"), WordStrs::simple("dog", "NOUN", 1, "obj")],
+            vec![],
+        );
+        let mut b = Treebank::new();
+        b.push_sentence(&[WordStrs::simple("dog", "NOUN", 0, "root")], vec![]);
+        let attrs = vec![Attr::Form, Attr::Upos, Attr::Suffix(2)];
+        let (va, vb) = (VocabHashes::new(&a, &attrs), VocabHashes::new(&b, &attrs));
+        let (mut sa, mut sb) = (SentAttrs::default(), SentAttrs::default());
+        sa.fill(&va, &a, 0);
+        sb.fill(&vb, &b, 0);
+        for slot in 0..3 {
+            assert_eq!(sa.get(slot, 2), sb.get(slot, 1));
+            assert_eq!(sa.get(slot, 0), ROOT_VALUE);
+            assert_eq!(sb.get(slot, -1), PAD_LEFT);
+            assert_eq!(sb.get(slot, 2), PAD_RIGHT);
+            assert_eq!(sb.get(slot, 9), PAD_RIGHT);
+        }
+        assert_eq!(sb.get(2, 1), hash_str("og"));
+    }
+}

@@ -1,0 +1,379 @@
+//! Template text → typed atoms, and atoms → canonical text.
+//!
+//! Grammar (whitespace between tokens is free; names are case-insensitive):
+//!
+//! ```text
+//! template  := atom ( '&' atom )*
+//! atom      := 'dir' | 'dist' | attr '(' address ')'
+//! attr      := 'form' | 'lower' | 'lemma' | 'upos' | 'xpos' | 'shape'
+//!            | 'feat:' KEY | 'prefix:' K | 'suffix:' K          (K in 1..=9)
+//!            | 'deprel' | 'lval' | 'rval'                       (configuration only)
+//!            | 'POS' (= upos) | 'LEX' (= form) | 'DEP' (= deprel) (Nilsson & Nugues names)
+//! address   := arc:    ('h' | 'm') [('+' | '-') D] | 'b' | 's' | 'g'     (D in 1..=2)
+//!              config: ('STACK_' i | 'QUEUE_' i) step*                   (i in 0..=9)
+//! step      := 'h' | 'lc' | 'rc' | 'ls' | 'rs' | 'pw' | 'fw'
+//! ```
+
+use crate::{Error, Result};
+
+/// A static word attribute, available for every word of a sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Attr {
+    Form,
+    Lower,
+    Lemma,
+    Upos,
+    Xpos,
+    /// Value of one FEATS key (`feat:Number`); `<none>` when absent.
+    Feat(String),
+    /// First k characters of the form.
+    Prefix(u8),
+    /// Last k characters of the form.
+    Suffix(u8),
+    /// Word shape: upper → X, lower → x, digit → d, others kept; runs collapsed.
+    Shape,
+}
+
+impl Attr {
+    pub fn text(&self) -> String {
+        match self {
+            Attr::Form => "form".into(),
+            Attr::Lower => "lower".into(),
+            Attr::Lemma => "lemma".into(),
+            Attr::Upos => "upos".into(),
+            Attr::Xpos => "xpos".into(),
+            Attr::Feat(k) => format!("feat:{k}"),
+            Attr::Prefix(k) => format!("prefix:{k}"),
+            Attr::Suffix(k) => format!("suffix:{k}"),
+            Attr::Shape => "shape".into(),
+        }
+    }
+}
+
+/// An attribute of a configuration node: static ones plus what the parser built so far.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum NodeAttr {
+    Word(Attr),
+    /// Label assigned so far to the node's arc.
+    Deprel,
+    /// Number of left / right dependents so far (valency).
+    LeftValency,
+    RightValency,
+}
+
+impl NodeAttr {
+    pub fn text(&self) -> String {
+        match self {
+            NodeAttr::Word(a) => a.text(),
+            NodeAttr::Deprel => "deprel".into(),
+            NodeAttr::LeftValency => "lval".into(),
+            NodeAttr::RightValency => "rval".into(),
+        }
+    }
+}
+
+/// A word position relative to an arc h → m (graph parser).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ArcAddr {
+    /// h + offset (offset in -2..=2).
+    Head(i8),
+    /// m + offset.
+    Mod(i8),
+    /// Each word strictly between h and m (one feature instance per word).
+    Between,
+    /// The sibling s: the previous modifier of h on the same side (second order).
+    Sibling,
+    /// The grandparent g: the head of h.
+    Grand,
+}
+
+impl ArcAddr {
+    pub fn text(&self) -> String {
+        let off = |c: &str, o: i8| match o {
+            0 => c.to_string(),
+            o if o > 0 => format!("{c}+{o}"),
+            o => format!("{c}{o}"),
+        };
+        match *self {
+            ArcAddr::Head(o) => off("h", o),
+            ArcAddr::Mod(o) => off("m", o),
+            ArcAddr::Between => "b".into(),
+            ArcAddr::Sibling => "s".into(),
+            ArcAddr::Grand => "g".into(),
+        }
+    }
+}
+
+/// A navigation step of Nilsson & Nugues (2010).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Step {
+    /// head
+    H,
+    /// leftmost / rightmost child
+    Lc,
+    Rc,
+    /// nearest left / right sibling
+    Ls,
+    Rs,
+    /// previous / following word in the sentence
+    Pw,
+    Fw,
+}
+
+impl Step {
+    pub const ALL: [Step; 7] = [Step::H, Step::Lc, Step::Rc, Step::Ls, Step::Rs, Step::Pw, Step::Fw];
+    pub fn text(self) -> &'static str {
+        match self {
+            Step::H => "h",
+            Step::Lc => "lc",
+            Step::Rc => "rc",
+            Step::Ls => "ls",
+            Step::Rs => "rs",
+            Step::Pw => "pw",
+            Step::Fw => "fw",
+        }
+    }
+    fn parse(s: &str) -> Option<Step> {
+        Step::ALL.into_iter().find(|st| st.text() == s)
+    }
+}
+
+/// Where a configuration address starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Base {
+    Stack(u8),
+    Queue(u8),
+}
+
+/// STACK_i / QUEUE_i followed by navigation steps.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ConfigAddr {
+    pub base: Base,
+    pub steps: Vec<Step>,
+}
+
+impl ConfigAddr {
+    pub fn text(&self) -> String {
+        let mut s = match self.base {
+            Base::Stack(i) => format!("STACK_{i}"),
+            Base::Queue(i) => format!("QUEUE_{i}"),
+        };
+        for st in &self.steps {
+            s.push(' ');
+            s.push_str(st.text());
+        }
+        s
+    }
+}
+
+/// Which parser family a template belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Arc templates of the graph-based parser (and its labeler).
+    Arc,
+    /// Configuration templates of the transition-based parser.
+    Config,
+}
+
+/// One atom of a conjunction.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Atom {
+    /// Arc direction (head left or right of the modifier).
+    Dir,
+    /// Binned distance: |h - m| for arcs, s0–q0 for configurations.
+    Dist,
+    ArcWord {
+        attr: Attr,
+        addr: ArcAddr,
+    },
+    ConfigWord {
+        attr: NodeAttr,
+        addr: ConfigAddr,
+    },
+}
+
+impl Atom {
+    pub fn text(&self) -> String {
+        match self {
+            Atom::Dir => "dir".into(),
+            Atom::Dist => "dist".into(),
+            Atom::ArcWord { attr, addr } => format!("{}({})", attr.text(), addr.text()),
+            Atom::ConfigWord { attr, addr } => format!("{}({})", attr.text(), addr.text()),
+        }
+    }
+    /// Edge atoms (dir, dist) qualify a conjunction and do not count toward the atom limit.
+    pub fn is_edge(&self) -> bool {
+        matches!(self, Atom::Dir | Atom::Dist)
+    }
+}
+
+fn err(text: &str, line: usize, msg: impl Into<String>) -> Error {
+    Error::Template { text: text.to_string(), line, msg: msg.into() }
+}
+
+fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, String> {
+    let lower = name.to_ascii_lowercase();
+    let (head, arg) = match lower.split_once(':') {
+        Some((h, a)) => (h.to_string(), Some(a)),
+        None => (lower.clone(), None),
+    };
+    let k_arg = |a: Option<&str>| -> std::result::Result<u8, String> {
+        let a = a.ok_or_else(|| format!("{head} needs a length, e.g. {head}:3"))?;
+        match a.parse::<u8>() {
+            Ok(k) if (1..=9).contains(&k) => Ok(k),
+            _ => Err(format!("length of {head} must be 1..9, got {a:?}")),
+        }
+    };
+    let attr = match (head.as_str(), arg) {
+        ("form" | "lex", None) => NodeAttr::Word(Attr::Form),
+        ("lower", None) => NodeAttr::Word(Attr::Lower),
+        ("lemma", None) => NodeAttr::Word(Attr::Lemma),
+        ("upos" | "pos", None) => NodeAttr::Word(Attr::Upos),
+        ("xpos", None) => NodeAttr::Word(Attr::Xpos),
+        ("shape", None) => NodeAttr::Word(Attr::Shape),
+        ("prefix", a) => NodeAttr::Word(Attr::Prefix(k_arg(a)?)),
+        ("suffix", a) => NodeAttr::Word(Attr::Suffix(k_arg(a)?)),
+        ("feat", Some(_)) => {
+            // Keep the key's case: UD keys are case-sensitive (`Number`, `PronType`).
+            let key = &name[name.find(':').unwrap_or(0) + 1..];
+            if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || "[]_-".contains(c)) {
+                return Err(format!("bad FEATS key {key:?}"));
+            }
+            NodeAttr::Word(Attr::Feat(key.to_string()))
+        }
+        ("feat", None) => return Err("feat needs a key, e.g. feat:Number".into()),
+        ("deprel" | "dep", None) => NodeAttr::Deprel,
+        ("lval", None) => NodeAttr::LeftValency,
+        ("rval", None) => NodeAttr::RightValency,
+        _ => return Err(format!("unknown attribute {name:?}")),
+    };
+    if family == Family::Arc && !matches!(attr, NodeAttr::Word(_)) {
+        return Err(format!("attribute {name:?} exists only in configuration templates"));
+    }
+    Ok(attr)
+}
+
+fn parse_arc_addr(s: &str) -> std::result::Result<ArcAddr, String> {
+    let s = s.trim();
+    match s {
+        "b" => return Ok(ArcAddr::Between),
+        "s" => return Ok(ArcAddr::Sibling),
+        "g" => return Ok(ArcAddr::Grand),
+        _ => {}
+    }
+    let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let (who, rest) = compact.split_at(compact.len().min(1));
+    let off: i8 = if rest.is_empty() {
+        0
+    } else {
+        match rest.parse::<i8>() {
+            Ok(o) if rest.starts_with(['+', '-']) && (1..=2).contains(&o.abs()) => o,
+            _ => return Err(format!("bad arc address {s:?}: offsets are +1, +2, -1, -2")),
+        }
+    };
+    match who {
+        "h" => Ok(ArcAddr::Head(off)),
+        "m" => Ok(ArcAddr::Mod(off)),
+        _ => Err(format!("bad arc address {s:?}: use h, m, h±1, h±2, m±1, m±2, b, s or g")),
+    }
+}
+
+fn parse_config_addr(s: &str) -> std::result::Result<ConfigAddr, String> {
+    let mut parts = s.split_whitespace();
+    let first = parts.next().ok_or("empty address")?;
+    let upper = first.to_ascii_uppercase();
+    let (base, idx) = if let Some(i) = upper.strip_prefix("STACK_") {
+        (true, i)
+    } else if let Some(i) = upper.strip_prefix("QUEUE_") {
+        (false, i)
+    } else {
+        return Err(format!("bad configuration address {s:?}: starts with STACK_i or QUEUE_i"));
+    };
+    let i: u8 = match idx.parse() {
+        Ok(i) if i <= 9 => i,
+        _ => return Err(format!("bad index in {first:?}: 0..9")),
+    };
+    let base = if base { Base::Stack(i) } else { Base::Queue(i) };
+    let mut steps = Vec::new();
+    for p in parts {
+        let st = Step::parse(&p.to_ascii_lowercase())
+            .ok_or_else(|| format!("unknown navigation step {p:?}: use h, lc, rc, ls, rs, pw, fw"))?;
+        steps.push(st);
+    }
+    if steps.len() > 4 {
+        return Err("at most 4 navigation steps".into());
+    }
+    Ok(ConfigAddr { base, steps })
+}
+
+fn parse_atom(s: &str, family: Family) -> std::result::Result<Atom, String> {
+    let s = s.trim();
+    if s.is_empty() {
+        return Err("empty atom".into());
+    }
+    match s.to_ascii_lowercase().as_str() {
+        "dir" if family == Family::Arc => return Ok(Atom::Dir),
+        "dir" => return Err("dir exists only in arc templates".into()),
+        "dist" => return Ok(Atom::Dist),
+        _ => {}
+    }
+    let open = s.find('(').ok_or_else(|| format!("atom {s:?}: expected attr(address), dir or dist"))?;
+    let inner =
+        s[open + 1..].strip_suffix(')').ok_or_else(|| format!("atom {s:?}: missing closing parenthesis"))?;
+    if inner.contains(['(', ')']) {
+        return Err(format!("atom {s:?}: nested parentheses"));
+    }
+    let attr = parse_attr(s[..open].trim(), family)?;
+    match family {
+        Family::Arc => {
+            let NodeAttr::Word(attr) = attr else { unreachable!("checked in parse_attr") };
+            Ok(Atom::ArcWord { attr, addr: parse_arc_addr(inner)? })
+        }
+        Family::Config => Ok(Atom::ConfigWord { attr, addr: parse_config_addr(inner)? }),
+    }
+}
+
+/// Parses one template into atoms in canonical (sorted) order.
+/// `max_atoms` bounds the word atoms; edge atoms (dir, dist) do not count.
+pub fn parse_atoms(text: &str, line: usize, family: Family, max_atoms: usize) -> Result<Vec<Atom>> {
+    let mut atoms = Vec::new();
+    for part in text.split('&') {
+        let atom = parse_atom(part, family).map_err(|m| err(text, line, m))?;
+        if atoms.contains(&atom) {
+            return Err(err(text, line, format!("atom {} repeated", atom.text())));
+        }
+        atoms.push(atom);
+    }
+    let n_word = atoms.iter().filter(|a| !a.is_edge()).count();
+    if n_word > max_atoms {
+        return Err(err(text, line, format!("{n_word} word atoms, the limit is {max_atoms}")));
+    }
+    if n_word == 0 && family == Family::Config {
+        return Err(err(text, line, "a configuration template needs a word atom"));
+    }
+    let n_between =
+        atoms.iter().filter(|a| matches!(a, Atom::ArcWord { addr: ArcAddr::Between, .. })).count();
+    if n_between > 1 {
+        return Err(err(text, line, "at most one in-between atom (b) per template"));
+    }
+    atoms.sort_by(canonical_order);
+    Ok(atoms)
+}
+
+/// Canonical atom order: word atoms grouped by address (then attribute), edge atoms last.
+fn canonical_order(a: &Atom, b: &Atom) -> std::cmp::Ordering {
+    fn key(a: &Atom) -> (u8, Option<&ArcAddr>, Option<&ConfigAddr>, String) {
+        match a {
+            Atom::ArcWord { attr, addr } => (0, Some(addr), None, attr.text()),
+            Atom::ConfigWord { attr, addr } => (0, None, Some(addr), attr.text()),
+            Atom::Dir => (1, None, None, String::new()),
+            Atom::Dist => (2, None, None, String::new()),
+        }
+    }
+    key(a).cmp(&key(b))
+}
+
+/// Canonical text of sorted atoms: lower-case names, `" & "` between atoms.
+pub fn canonical_text(atoms: &[Atom]) -> String {
+    atoms.iter().map(Atom::text).collect::<Vec<_>>().join(" & ")
+}

@@ -1,0 +1,295 @@
+//! Hashed feature weights, one block per template.
+//!
+//! Template t owns a block of `rows(t)` rows (a power of two, so a feature hash maps
+//! to a row with one mask); a row has `width` weights (1 for arc scores, the number
+//! of moves or labels for multiclass scores). Because blocks are separate, the
+//! partial score of any template subset, group or prefix is a sum over just those
+//! templates' rows, and a template's weights can be dropped or counted on their own.
+//!
+//! Averaged perceptron (Collins 2002) with lazy averaging (Daumé III 2006, §2.1.1):
+//! alongside the weights w we keep u = Σ c·Δ over updates Δ made at step c, so the
+//! average over all steps is w − u / c, computed once at the end instead of after
+//! every example.
+
+use crate::{Error, Result};
+
+/// Per-template hashed weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weights {
+    width: usize,
+    /// First row of each template's block.
+    offsets: Vec<usize>,
+    /// rows(t) − 1.
+    masks: Vec<u64>,
+    w: Vec<f32>,
+    /// Σ c·Δ per weight; empty unless averaging.
+    u: Vec<f64>,
+    /// Step counter for averaging (starts at 1).
+    c: f64,
+}
+
+/// Rows for a block that will hold about `n_features` distinct features: the next
+/// power of two ≥ 2 × n_features (load ≤ 0.5), clamped to 2^min_bits ..= 2^max_bits.
+pub fn rows_for(n_features: usize, min_bits: u32, max_bits: u32) -> usize {
+    let want = n_features.saturating_mul(2).max(1).next_power_of_two();
+    want.clamp(1 << min_bits, 1 << max_bits)
+}
+
+impl Weights {
+    /// Zero weights with `rows[t]` rows (each a power of two) for template t.
+    pub fn new(rows: &[usize], width: usize) -> Result<Weights> {
+        if width == 0 {
+            return Err(Error::InvalidArgument("weight rows need width ≥ 1".into()));
+        }
+        let mut offsets = Vec::with_capacity(rows.len());
+        let mut masks = Vec::with_capacity(rows.len());
+        let mut total = 0usize;
+        for &r in rows {
+            if !r.is_power_of_two() {
+                return Err(Error::InvalidArgument(format!("block size {r} is not a power of two")));
+            }
+            offsets.push(total);
+            masks.push(r as u64 - 1);
+            total = total
+                .checked_add(r)
+                .filter(|t| t.checked_mul(width).is_some_and(|x| x < (1 << 34)))
+                .ok_or_else(|| Error::InvalidArgument("weight table too large".into()))?;
+        }
+        Ok(Weights { width, offsets, masks, w: vec![0.0; total * width], u: Vec::new(), c: 1.0 })
+    }
+
+    /// The same block size (2^bits rows) for each of `n_templates` templates.
+    pub fn uniform(n_templates: usize, bits: u32, width: usize) -> Result<Weights> {
+        Weights::new(&vec![1usize << bits.min(30); n_templates], width)
+    }
+
+    pub fn width(&self) -> usize {
+        self.width
+    }
+    pub fn n_templates(&self) -> usize {
+        self.offsets.len()
+    }
+    pub fn rows(&self, t: usize) -> usize {
+        self.masks[t] as usize + 1
+    }
+    /// Total number of weights.
+    pub fn n_params(&self) -> usize {
+        self.w.len()
+    }
+    /// Weights that are not zero, per template.
+    pub fn nonzero_per_template(&self) -> Vec<usize> {
+        (0..self.n_templates()).map(|t| self.block(t).iter().filter(|&&x| x != 0.0).count()).collect()
+    }
+    /// All weights of template t's block.
+    pub fn block(&self, t: usize) -> &[f32] {
+        let start = self.offsets[t] * self.width;
+        &self.w[start..start + self.rows(t) * self.width]
+    }
+
+    /// Index of the first weight of feature `f`'s row in template t's block. O(1).
+    #[inline(always)]
+    pub fn row_start(&self, t: usize, f: u64) -> usize {
+        (self.offsets[t] + (f & self.masks[t]) as usize) * self.width
+    }
+
+    /// Weight of feature `f` of template t (width-1 tables; column 0 otherwise).
+    #[inline(always)]
+    pub fn get(&self, t: usize, f: u64) -> f32 {
+        self.w[self.row_start(t, f)]
+    }
+
+    /// The row of feature `f` of template t.
+    #[inline(always)]
+    pub fn row(&self, t: usize, f: u64) -> &[f32] {
+        let s = self.row_start(t, f);
+        &self.w[s..s + self.width]
+    }
+
+    /// acc += row(t, f). O(width).
+    #[inline]
+    pub fn add_row(&self, t: usize, f: u64, acc: &mut [f32]) {
+        for (a, w) in acc.iter_mut().zip(self.row(t, f)) {
+            *a += w;
+        }
+    }
+
+    /// Partial score of width-1 features given as (template, feature) pairs.
+    pub fn partial(&self, feats: &[(usize, u64)]) -> f64 {
+        feats.iter().map(|&(t, f)| self.get(t, f) as f64).sum()
+    }
+
+    /// Starts keeping the averaging sums (training).
+    pub fn start_averaging(&mut self) {
+        self.u = vec![0.0; self.w.len()];
+        self.c = 1.0;
+    }
+
+    /// Ends one training example (advances the averaging clock).
+    pub fn tick(&mut self) {
+        self.c += 1.0;
+    }
+
+    /// w[row(t, f)][k] += delta (and the averaging sum, if on).
+    #[inline]
+    pub fn update(&mut self, t: usize, f: u64, k: usize, delta: f32) {
+        let i = self.row_start(t, f) + k;
+        self.w[i] += delta;
+        if !self.u.is_empty() {
+            self.u[i] += self.c * delta as f64;
+        }
+    }
+
+    /// Weight at absolute index `i` (see [`Weights::row_start`]).
+    #[inline]
+    pub fn at(&self, i: usize) -> f32 {
+        self.w[i]
+    }
+
+    /// w[i] += delta at an absolute index (and the averaging sum, if on).
+    #[inline]
+    pub fn update_at(&mut self, i: usize, delta: f32) {
+        self.w[i] += delta;
+        if !self.u.is_empty() {
+            self.u[i] += self.c * delta as f64;
+        }
+    }
+
+    /// The averaged weights w − u / c (a copy without averaging sums).
+    pub fn averaged(&self) -> Weights {
+        let w = if self.u.is_empty() {
+            self.w.clone()
+        } else {
+            self.w.iter().zip(&self.u).map(|(&w, &u)| (w as f64 - u / self.c) as f32).collect()
+        };
+        Weights {
+            width: self.width,
+            offsets: self.offsets.clone(),
+            masks: self.masks.clone(),
+            w,
+            u: Vec::new(),
+            c: 1.0,
+        }
+    }
+
+    /// Raw parts for model files: (width, rows per template, weights).
+    pub fn to_parts(&self) -> (usize, Vec<usize>, &[f32]) {
+        (self.width, (0..self.n_templates()).map(|t| self.rows(t)).collect(), &self.w)
+    }
+
+    /// Rebuilds weights from [`Weights::to_parts`]; checks that the sizes agree.
+    pub fn from_parts(width: usize, rows: &[usize], w: Vec<f32>) -> Result<Weights> {
+        let mut out = Weights::new(rows, width)?;
+        if out.w.len() != w.len() {
+            return Err(Error::InvalidArgument(format!(
+                "weight table has {} values, its blocks need {}",
+                w.len(),
+                out.w.len()
+            )));
+        }
+        out.w = w;
+        Ok(out)
+    }
+
+    /// Keeps only the blocks of templates `keep` (in that order).
+    pub fn select(&self, keep: &[usize]) -> Result<Weights> {
+        let mut rows = Vec::with_capacity(keep.len());
+        let mut w = Vec::new();
+        for &t in keep {
+            if t >= self.n_templates() {
+                return Err(Error::InvalidArgument(format!("template index {t} out of range")));
+            }
+            rows.push(self.rows(t));
+            w.extend_from_slice(self.block(t));
+        }
+        Weights::from_parts(self.width, &rows, w)
+    }
+}
+
+/// How many template evaluations were made (one per template per scored part), so
+/// methods can report the share of templates computed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TemplateCounts {
+    pub per_template: Vec<u64>,
+}
+
+impl TemplateCounts {
+    pub fn new(n_templates: usize) -> Self {
+        TemplateCounts { per_template: vec![0; n_templates] }
+    }
+    #[inline]
+    pub fn add(&mut self, t: usize, n: u64) {
+        self.per_template[t] += n;
+    }
+    pub fn merge(&mut self, other: &TemplateCounts) {
+        if self.per_template.len() < other.per_template.len() {
+            self.per_template.resize(other.per_template.len(), 0);
+        }
+        for (a, b) in self.per_template.iter_mut().zip(&other.per_template) {
+            *a += b;
+        }
+    }
+    pub fn total(&self) -> u64 {
+        self.per_template.iter().sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn blocks_are_separate_and_sized() {
+        let mut w = Weights::new(&[4, 8], 3).unwrap();
+        assert_eq!(w.n_params(), 36);
+        w.update(0, 5, 2, 1.5);
+        assert_eq!(w.row(0, 5), &[0.0, 0.0, 1.5]);
+        assert_eq!(w.row(0, 1), &[0.0, 0.0, 1.5]); // 5 & 3 == 1: same row
+        assert_eq!(w.row(1, 5), &[0.0; 3]);
+        assert_eq!(w.nonzero_per_template(), vec![1, 0]);
+        assert!(Weights::new(&[3], 1).is_err());
+        assert!(Weights::new(&[4], 0).is_err());
+        assert_eq!(rows_for(100, 4, 20), 256);
+        assert_eq!(rows_for(0, 4, 20), 16);
+        assert_eq!(rows_for(1 << 25, 4, 20), 1 << 20);
+    }
+
+    #[test]
+    fn select_and_parts_round_trip() {
+        let mut w = Weights::new(&[4, 8, 2], 1).unwrap();
+        w.update(1, 3, 0, 2.0);
+        w.update(2, 1, 0, -1.0);
+        let s = w.select(&[2, 1]).unwrap();
+        assert_eq!(s.get(0, 1), -1.0);
+        assert_eq!(s.get(1, 3), 2.0);
+        let (width, rows, vals) = w.to_parts();
+        assert_eq!(Weights::from_parts(width, &rows, vals.to_vec()).unwrap(), w);
+        assert!(Weights::from_parts(1, &rows, vec![0.0; 3]).is_err());
+    }
+
+    proptest! {
+        /// Lazy averaging equals the plain average of the weights after every step.
+        #[test]
+        fn lazy_average_matches_explicit(updates in prop::collection::vec(prop::collection::vec((0u64..8, -3i8..4), 0..4), 1..30)) {
+            let mut w = Weights::new(&[8], 1).unwrap();
+            w.start_averaging();
+            let mut plain = [0f64; 8];
+            let mut sum = [0f64; 8];
+            for step in &updates {
+                for &(f, d) in step {
+                    w.update(0, f, 0, d as f32);
+                    plain[f as usize] += d as f64;
+                }
+                for (s, p) in sum.iter_mut().zip(&plain) { *s += p; }
+                w.tick();
+            }
+            let avg = w.averaged();
+            // Average over the states after each step, counting the initial zero state too.
+            let steps = updates.len() as f64;
+            for (i, s) in sum.iter().enumerate() {
+                let want = s / (steps + 1.0);
+                prop_assert!((avg.get(0, i as u64) as f64 - want).abs() < 1e-4, "{} vs {}", avg.get(0, i as u64), want);
+            }
+        }
+    }
+}

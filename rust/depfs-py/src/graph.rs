@@ -1,0 +1,361 @@
+//! Bindings of the graph parser, its trainer and the template language.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use depfs_core::graph::{
+    self, DecoderKind, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Scratch, Update,
+};
+use depfs_core::templates::{defaults, Family, TemplateSet};
+use depfs_core::weights::TemplateCounts;
+use depfs_core::{modelfile, Error};
+use numpy::{PyArray1, PyArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::IntoPyResult;
+use crate::treebank::PyTreebank;
+
+fn family(name: &str) -> depfs_core::Result<Family> {
+    match name {
+        "arc" => Ok(Family::Arc),
+        "config" => Ok(Family::Config),
+        _ => Err(Error::InvalidArgument(format!("unknown template family {name:?} (arc or config)"))),
+    }
+}
+
+/// Names of the template sets shipped with depfs.
+#[pyfunction]
+fn template_set_names() -> Vec<&'static str> {
+    defaults::names()
+}
+
+/// (family, text) of a shipped template set.
+#[pyfunction]
+fn template_set_text(py: Python<'_>, name: &str) -> PyResult<(String, String)> {
+    let (_, fam, text) = defaults::DEFAULT_SETS
+        .iter()
+        .find(|s| s.0 == name)
+        .ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "no template set {name:?} (known: {})",
+                defaults::names().join(", ")
+            ))
+        })
+        .py_err(py)?;
+    let fam = if *fam == Family::Arc { "arc" } else { "config" };
+    Ok((fam.to_string(), text.to_string()))
+}
+
+/// Parses template text (one per line, `#` comments) into (canonical text, id, cost, order) tuples.
+#[pyfunction]
+#[pyo3(signature = (text, family = "arc", max_atoms = 3))]
+fn parse_templates(
+    py: Python<'_>,
+    text: &str,
+    family: &str,
+    max_atoms: usize,
+) -> PyResult<Vec<(String, u64, f32, u8)>> {
+    let fam = self::family(family).py_err(py)?;
+    let set = TemplateSet::parse(text, fam, max_atoms).py_err(py)?;
+    Ok(set.templates.iter().map(|t| (t.text.clone(), t.id, t.cost, t.order())).collect())
+}
+
+/// The kind of model a file holds ("graph", ...), after checking the container.
+#[pyfunction]
+fn model_kind(py: Python<'_>, path: PathBuf) -> PyResult<String> {
+    py.detach(|| modelfile::peek_kind(&path)).py_err(py)
+}
+
+/// Simple UAS / LAS (all words, full label strings) of `pred` against `gold`.
+#[pyfunction]
+fn graph_attachment_scores(
+    py: Python<'_>,
+    gold: PyRef<'_, PyTreebank>,
+    pred: PyRef<'_, PyTreebank>,
+) -> PyResult<(f64, f64)> {
+    graph::attachment_scores(&gold.inner, &pred.inner).py_err(py)
+}
+
+/// A trained graph-based parser (weights live in Rust).
+#[pyclass(name = "GraphModel", module = "depfs._core", frozen)]
+pub struct PyGraphModel {
+    inner: Arc<GraphModel>,
+}
+
+fn check_sentences(tb: &depfs_core::Treebank, sentences: &[usize]) -> depfs_core::Result<()> {
+    match sentences.iter().find(|&&s| s >= tb.len()) {
+        Some(s) => {
+            Err(Error::InvalidArgument(format!("sentence index {s} out of range ({} sentences)", tb.len())))
+        }
+        None => Ok(()),
+    }
+}
+
+#[pymethods]
+impl PyGraphModel {
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyGraphModel> {
+        let m = py.detach(|| GraphModel::load(&path)).py_err(py)?;
+        Ok(PyGraphModel { inner: Arc::new(m) })
+    }
+
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        let m = self.inner.clone();
+        py.detach(move || m.save(&path)).py_err(py)
+    }
+
+    /// Parses a treebank (GIL released); returns a new Treebank with HEAD and DEPREL set.
+    #[pyo3(signature = (treebank, threads = 1))]
+    fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
+        let tb = treebank.inner.clone();
+        let m = self.inner.clone();
+        let inner = py.detach(move || m.parse(&tb, threads)).py_err(py)?;
+        Ok(PyTreebank { inner })
+    }
+
+    /// Arc score matrices `scores[dep, head]` (n+1, n+1) of the given sentences,
+    /// restricted to the arc templates `templates` (indices; all when None). With
+    /// `prune`, arcs the length dictionary rejects are -inf.
+    #[pyo3(signature = (treebank, sentences, templates = None, prune = false))]
+    fn arc_scores<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+        sentences: Vec<usize>,
+        templates: Option<Vec<usize>>,
+        prune: bool,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let tb = &treebank.inner;
+        check_sentences(tb, &sentences).py_err(py)?;
+        let m = &self.inner;
+        let prep = m.prepare(tb);
+        let mut sc = Scratch::default();
+        let mut out = Vec::with_capacity(sentences.len());
+        for &s in &sentences {
+            let v = m.arc_scores(tb, &prep, s, templates.as_deref(), prune, None, &mut sc).py_err(py)?;
+            let n1 = tb.sentences[s].len as usize + 1;
+            out.push(PyArray1::from_vec(py, v).reshape([n1, n1])?.into_any());
+        }
+        Ok(out)
+    }
+
+    /// Per-group partial arc scores: one (G, n+1, n+1) array per sentence, group g
+    /// summing the arc templates `groups[g]`.
+    #[pyo3(signature = (treebank, sentences, groups, prune = false))]
+    fn group_scores<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+        sentences: Vec<usize>,
+        groups: Vec<Vec<usize>>,
+        prune: bool,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let tb = &treebank.inner;
+        check_sentences(tb, &sentences).py_err(py)?;
+        let m = &self.inner;
+        let prep = m.prepare(tb);
+        let mut sc = Scratch::default();
+        let mut out = Vec::with_capacity(sentences.len());
+        for &s in &sentences {
+            let n1 = tb.sentences[s].len as usize + 1;
+            let mut all = Vec::with_capacity(groups.len() * n1 * n1);
+            for g in &groups {
+                all.extend(m.arc_scores(tb, &prep, s, Some(g), prune, None, &mut sc).py_err(py)?);
+            }
+            out.push(PyArray1::from_vec(py, all).reshape([groups.len(), n1, n1])?.into_any());
+        }
+        Ok(out)
+    }
+
+    /// Template evaluations per arc template when scoring every sentence of `treebank`
+    /// (with `prune`, only arcs the length dictionary keeps count).
+    #[pyo3(signature = (treebank, templates = None, prune = true))]
+    fn template_evaluations<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+        templates: Option<Vec<usize>>,
+        prune: bool,
+    ) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let tb = treebank.inner.clone();
+        let m = self.inner.clone();
+        let counts = py
+            .detach(move || -> depfs_core::Result<TemplateCounts> {
+                let prep = m.prepare(&tb);
+                let mut sc = Scratch::default();
+                let mut counts = TemplateCounts::new(m.n_arc_templates());
+                for s in 0..tb.len() {
+                    m.arc_scores(&tb, &prep, s, templates.as_deref(), prune, Some(&mut counts), &mut sc)?;
+                }
+                Ok(counts)
+            })
+            .py_err(py)?;
+        Ok(PyArray1::from_vec(py, counts.per_template))
+    }
+
+    /// Share of gold and non-gold arcs of `treebank` the length dictionary prunes.
+    fn length_dict_stats<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let st = self.inner.length_dict.prune_stats(&treebank.inner);
+        let d = PyDict::new(py);
+        d.set_item("gold_arcs", st.gold_arcs)?;
+        d.set_item("gold_pruned", st.gold_pruned)?;
+        d.set_item("other_arcs", st.other_arcs)?;
+        d.set_item("other_pruned", st.other_pruned)?;
+        d.set_item("gold_pruned_share", st.gold_pruned as f64 / st.gold_arcs.max(1) as f64)?;
+        d.set_item("other_pruned_share", st.other_pruned as f64 / st.other_arcs.max(1) as f64)?;
+        Ok(d)
+    }
+
+    /// Boolean (n+1, n+1) mask `[dep, head]` of arcs the length dictionary keeps.
+    fn length_dict_mask<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+        sentence: usize,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        check_sentences(&treebank.inner, &[sentence]).py_err(py)?;
+        let mask = self.inner.length_dict.mask(&treebank.inner, sentence);
+        let n1 = treebank.inner.sentences[sentence].len as usize + 1;
+        Ok(PyArray1::from_vec(py, mask).reshape([n1, n1])?.into_any())
+    }
+
+    /// Longest training arc for (head UPOS or None for ROOT, modifier UPOS, head left of modifier).
+    #[pyo3(signature = (head_upos, mod_upos, head_left))]
+    fn max_arc_length(&self, head_upos: Option<&str>, mod_upos: &str, head_left: bool) -> Option<u32> {
+        self.inner.length_dict.max_len(head_upos, mod_upos, head_left)
+    }
+
+    #[getter]
+    fn labels(&self) -> Vec<String> {
+        self.inner.labels.clone()
+    }
+    #[getter]
+    fn order(&self) -> u8 {
+        self.inner.config.order
+    }
+    #[getter]
+    fn decoder(&self) -> &'static str {
+        self.inner.config.decoder.name()
+    }
+    #[getter]
+    fn train_digest(&self) -> u64 {
+        self.inner.train_digest
+    }
+    /// Canonical texts of the arc, sibling and labeler templates.
+    #[getter]
+    fn arc_templates(&self) -> Vec<String> {
+        self.inner.templates.arc.templates.iter().map(|t| t.text.clone()).collect()
+    }
+    #[getter]
+    fn sibling_templates(&self) -> Vec<String> {
+        self.inner.templates.sib.templates.iter().map(|t| t.text.clone()).collect()
+    }
+    #[getter]
+    fn labeler_templates(&self) -> Vec<String> {
+        self.inner.templates.lab.templates.iter().map(|t| t.text.clone()).collect()
+    }
+    /// Number of weights (arc, sibling, labeler).
+    #[getter]
+    fn n_params(&self) -> (usize, usize, usize) {
+        let m = &self.inner;
+        (m.arc_w.n_params(), m.sib_w.n_params(), m.lab_w.n_params())
+    }
+}
+
+/// Trains a graph parser one epoch per call (Python owns the epoch loop).
+#[pyclass(name = "GraphTrainer", module = "depfs._core")]
+pub struct PyGraphTrainer {
+    inner: GraphTrainer,
+}
+
+#[pymethods]
+impl PyGraphTrainer {
+    #[new]
+    #[pyo3(signature = (train, arc_templates, sibling_templates, labeler_templates, *, order = 1, decoder = "eisner",
+                        seed = 1, min_bits = 6, max_bits = 20, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        py: Python<'_>,
+        train: PyRef<'_, PyTreebank>,
+        arc_templates: &str,
+        sibling_templates: &str,
+        labeler_templates: &str,
+        order: u8,
+        decoder: &str,
+        seed: u64,
+        min_bits: u32,
+        max_bits: u32,
+        prune: bool,
+        max_atoms: usize,
+        update: &str,
+        mira_c: f32,
+    ) -> PyResult<PyGraphTrainer> {
+        let set = |text: &str| TemplateSet::parse(text, Family::Arc, max_atoms);
+        let templates = GraphTemplates {
+            arc: set(arc_templates).py_err(py)?,
+            sib: set(sibling_templates).py_err(py)?,
+            lab: set(labeler_templates).py_err(py)?,
+        };
+        let decoder = DecoderKind::parse(decoder).py_err(py)?;
+        if !(1..=30).contains(&max_bits) || min_bits > max_bits {
+            return Err(Error::InvalidArgument(format!(
+                "need 1 <= min_bits <= max_bits <= 30, got {min_bits}, {max_bits}"
+            )))
+            .py_err(py);
+        }
+        let update = match update {
+            "perceptron" => Update::Perceptron,
+            "mira" if mira_c > 0.0 => Update::Mira { c: mira_c },
+            _ => {
+                return Err(Error::InvalidArgument(format!(
+                    "update must be \"perceptron\" or \"mira\" (with mira_c > 0), got {update:?}"
+                )))
+                .py_err(py)
+            }
+        };
+        let config = GraphConfig { order, decoder, epochs: 0, seed, min_bits, max_bits, prune, update };
+        let tb = train.inner.clone();
+        let inner = py.detach(move || GraphTrainer::new(&tb, templates, config)).py_err(py)?;
+        Ok(PyGraphTrainer { inner })
+    }
+
+    /// Runs one epoch (GIL released); returns its statistics.
+    fn epoch<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &mut self.inner;
+        let st = py.detach(|| inner.epoch()).py_err(py)?;
+        let d = PyDict::new(py);
+        d.set_item("epoch", st.epoch)?;
+        d.set_item("train_uas", st.train_uas)?;
+        d.set_item("train_label_acc", st.train_label_acc)?;
+        d.set_item("updates", st.updates)?;
+        d.set_item("seconds", st.seconds)?;
+        Ok(d)
+    }
+
+    /// The model with averaged weights so far.
+    fn model(&self, py: Python<'_>) -> PyGraphModel {
+        let inner = &self.inner;
+        PyGraphModel { inner: Arc::new(py.detach(|| inner.model())) }
+    }
+
+    #[getter]
+    fn skipped_sentences(&self) -> usize {
+        self.inner.skipped_sentences
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyGraphModel>()?;
+    m.add_class::<PyGraphTrainer>()?;
+    m.add_function(wrap_pyfunction!(template_set_names, m)?)?;
+    m.add_function(wrap_pyfunction!(template_set_text, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_templates, m)?)?;
+    m.add_function(wrap_pyfunction!(model_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(graph_attachment_scores, m)?)?;
+    Ok(())
+}
