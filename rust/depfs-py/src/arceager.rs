@@ -1,15 +1,186 @@
-//! Python bindings of the arc-eager transition system: pseudo-projective
-//! transformation and dynamic-oracle trajectories as arrays. Long work releases
-//! the GIL on owned inputs.
+//! Python bindings of the arc-eager parser: model, epoch-by-epoch trainer, the
+//! arrays the selection methods need (trajectories, per-template scores, local
+//! training), pseudo-projective transformation and model-free oracle trajectories.
+//! Long work releases the GIL on owned inputs.
+
+use std::path::PathBuf;
 
 use depfs_core::arceager::explore::{oracle_trajectories, KINDS};
+use depfs_core::arceager::methods::{train_local, LocalOptions};
+use depfs_core::arceager::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
 use depfs_core::arceager::projective::{deprojectivize, projectivize};
-use numpy::{IntoPyArray, PyArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    PyUntypedArrayMethods,
+};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
 use crate::treebank::PyTreebank;
+
+/// A trained greedy arc-eager parser (Rust side of `depfs.ArcEagerParser`).
+#[pyclass(name = "ArcEagerModel", module = "depfs._core", frozen)]
+pub struct PyArcEagerModel {
+    pub inner: ArcEagerParser,
+}
+
+#[pymethods]
+impl PyArcEagerModel {
+    /// The parser's label set (label ids index it).
+    #[getter]
+    fn labels(&self) -> Vec<String> {
+        self.inner.labels.clone()
+    }
+    /// Canonical text of every template, in weight-block order.
+    #[getter]
+    fn templates(&self) -> Vec<String> {
+        self.inner.set.templates.iter().map(|t| t.text.clone()).collect()
+    }
+    /// Indices of the templates that also score labels.
+    #[getter]
+    fn label_templates(&self) -> Vec<usize> {
+        self.inner.label_templates.clone()
+    }
+    #[getter]
+    fn pseudo_projective(&self) -> bool {
+        self.inner.pseudo_projective
+    }
+    /// Parses a treebank; returns a new treebank with HEAD and DEPREL filled.
+    #[pyo3(signature = (treebank, threads = 1))]
+    fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
+        let tb = treebank.inner.clone();
+        drop(treebank);
+        let out = py.detach(|| self.inner.parse(&tb, threads)).py_err(py)?;
+        Ok(PyTreebank { inner: out })
+    }
+    /// Writes the model file atomically.
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.inner.save(&path)).py_err(py)
+    }
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyArcEagerModel> {
+        let inner = py.detach(|| ArcEagerParser::load(&path)).py_err(py)?;
+        Ok(PyArcEagerModel { inner })
+    }
+    /// Configurations along trajectories mixing oracle (probability `beta`) and
+    /// model moves: dict of arrays `sentence` (n,), `features` (n, T) uint64,
+    /// `valid` and `zero_cost` (n, 4) bool, `model_move` and `followed` (n,) uint8.
+    #[pyo3(signature = (treebank, beta = 0.0, seed = 0, sentences = None))]
+    fn trajectories<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+        beta: f64,
+        seed: u64,
+        sentences: Option<Vec<usize>>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let tb = treebank.inner.clone();
+        drop(treebank);
+        let t = py.detach(|| self.inner.trajectories(&tb, beta, seed, sentences.as_deref())).py_err(py)?;
+        let n = t.len();
+        let d = PyDict::new(py);
+        d.set_item("sentence", t.sentence.into_pyarray(py))?;
+        d.set_item("features", t.features.into_pyarray(py).reshape([n, t.n_templates])?)?;
+        d.set_item("valid", t.valid.into_pyarray(py).reshape([n, N_KINDS])?)?;
+        d.set_item("zero_cost", t.zero_cost.into_pyarray(py).reshape([n, N_KINDS])?)?;
+        d.set_item("model_move", t.model_move.into_pyarray(py))?;
+        d.set_item("followed", t.followed.into_pyarray(py))?;
+        Ok(d)
+    }
+    /// Per-template move scores of configurations given by their features (n, T):
+    /// array (n, T, 4); a cumulative sum over templates gives prefix scores.
+    fn template_scores<'py>(
+        &self,
+        py: Python<'py>,
+        features: PyReadonlyArray2<'py, u64>,
+    ) -> PyResult<Bound<'py, PyArray3<f32>>> {
+        let shape = features.shape();
+        let (n, t) = (shape[0], shape[1]);
+        if t != self.inner.n_templates() {
+            return Err(PyValueError::new_err(format!(
+                "features have {t} columns, the model has {} templates",
+                self.inner.n_templates()
+            )));
+        }
+        let f = features.as_array().iter().copied().collect::<Vec<u64>>();
+        let scores = py.detach(|| self.inner.template_scores(&f)).py_err(py)?;
+        scores.into_pyarray(py).reshape([n, t, N_KINDS])
+    }
+}
+
+/// Online training driven epoch by epoch from Python.
+#[pyclass(name = "ArcEagerTrainer", module = "depfs._core")]
+pub struct PyArcEagerTrainer {
+    inner: Trainer,
+}
+
+#[pymethods]
+impl PyArcEagerTrainer {
+    #[new]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true))]
+    fn new(
+        py: Python<'_>,
+        train: PyRef<'_, PyTreebank>,
+        templates: &str,
+        seed: u64,
+        explore_from: usize,
+        explore_p: f64,
+        pseudo_projective: bool,
+    ) -> PyResult<Self> {
+        let tb = train.inner.clone();
+        drop(train);
+        let text = templates.to_string();
+        let opts =
+            TrainOptions { seed, explore_from, explore_p, pseudo_projective, ..TrainOptions::default() };
+        let inner = py
+            .detach(|| ArcEagerParser::compile_set(&text).and_then(|set| Trainer::new(set, &tb, &opts)))
+            .py_err(py)?;
+        Ok(PyArcEagerTrainer { inner })
+    }
+    /// One training epoch; returns (epoch index, share of zero-cost predictions).
+    fn epoch(&mut self, py: Python<'_>) -> (usize, f64) {
+        let inner = &mut self.inner;
+        let r = py.detach(|| inner.epoch());
+        (r.epoch, r.train_accuracy)
+    }
+    /// The averaged model so far.
+    fn model(&self, py: Python<'_>) -> PyArcEagerModel {
+        let inner = &self.inner;
+        PyArcEagerModel { inner: py.detach(|| inner.averaged()) }
+    }
+    #[getter]
+    fn epochs_done(&self) -> usize {
+        self.inner.epochs_done()
+    }
+}
+
+/// Trains a local move classifier on weighted examples over a template subset and
+/// returns its predicted move kind per example (uint8, 0 SHIFT, 1 REDUCE, 2
+/// LEFT-ARC, 3 RIGHT-ARC).
+#[pyfunction]
+#[pyo3(signature = (features, valid, zero_cost, sample_weight, subset, *, epochs = 5, seed = 1))]
+#[allow(clippy::too_many_arguments)]
+fn arceager_train_local<'py>(
+    py: Python<'py>,
+    features: PyReadonlyArray2<'py, u64>,
+    valid: PyReadonlyArray2<'py, bool>,
+    zero_cost: PyReadonlyArray2<'py, bool>,
+    sample_weight: PyReadonlyArray1<'py, f32>,
+    subset: Vec<usize>,
+    epochs: usize,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray1<u8>>> {
+    let t = features.shape()[1];
+    let f: Vec<u64> = features.as_array().iter().copied().collect();
+    let v: Vec<bool> = valid.as_array().iter().copied().collect();
+    let z: Vec<bool> = zero_cost.as_array().iter().copied().collect();
+    let w: Vec<f32> = sample_weight.as_array().iter().copied().collect();
+    let opts = LocalOptions { epochs, seed, ..LocalOptions::default() };
+    let pred = py.detach(|| train_local(&f, t, &v, &z, &w, &subset, &opts)).py_err(py)?;
+    Ok(pred.into_pyarray(py))
+}
 
 /// Projectivises every tree (Nivre & Nilsson 2005, HEAD encoding `r↑h`); returns
 /// the new treebank and counts (sentences, nonprojective_sentences, lifted_words, skipped).
@@ -66,6 +237,9 @@ fn arceager_oracle_trajectories<'py>(
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyArcEagerModel>()?;
+    m.add_class::<PyArcEagerTrainer>()?;
+    m.add_function(wrap_pyfunction!(arceager_train_local, m)?)?;
     m.add_function(wrap_pyfunction!(arceager_projectivize, m)?)?;
     m.add_function(wrap_pyfunction!(arceager_deprojectivize, m)?)?;
     m.add_function(wrap_pyfunction!(arceager_oracle_trajectories, m)?)?;

@@ -1,0 +1,651 @@
+//! The greedy arc-eager parser: configuration templates, one weight block per
+//! template, averaged perceptron trained with dynamic-oracle exploration
+//! (Goldberg & Nivre 2012, *A Dynamic Oracle for Arc-Eager Dependency Parsing*,
+//! Algorithm 3: learn the best-scoring zero-cost move, follow the model's move).
+//!
+//! A decision is two-staged, as in Nilsson & Nugues (2010, §2.2): the move kind
+//! (SHIFT, REDUCE, LEFT-ARC, RIGHT-ARC) from T rows of 4 scores, then for an arc
+//! move its label from rows of L scores. Rows of width 4 keep the move tables small
+//! and cache-friendly (GUIDE §3); width-L rows are kept only for the templates
+//! with few distinct features (`label_templates`), which bounds the label tables.
+//! Cost per decision: O(T) hashes and row reads, + O(T_label · L) for arc moves.
+
+use serde::{Deserialize, Serialize};
+
+use super::oracle::kind_costs;
+use super::projective;
+pub use super::rng::Rng;
+use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
+use crate::templates::attrs::{SentAttrs, VocabHashes};
+use crate::templates::config_feats::ConfigFeatures;
+use crate::templates::hash::combine;
+use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
+use crate::treebank::{Treebank, NO_HEAD};
+use crate::weights::{rows_for, Weights};
+use crate::{Error, Result};
+
+/// Move kinds, the columns of the move weight rows.
+pub const SHIFT: usize = 0;
+pub const REDUCE: usize = 1;
+pub const LEFT: usize = 2;
+pub const RIGHT: usize = 3;
+pub const N_KINDS: usize = 4;
+pub const KIND_NAMES: [&str; N_KINDS] = ["SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC"];
+
+const LEFT_SALT: u64 = 0x6c65_6674_0000_0001;
+const RIGHT_SALT: u64 = 0x7269_6768_0000_0002;
+
+/// Training options. `Default` gives the settings used for the reported numbers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrainOptions {
+    pub epochs: usize,
+    pub seed: u64,
+    /// First epoch (0-based) in which the parser follows its own moves.
+    pub explore_from: usize,
+    /// Probability of following the model's move when exploring.
+    pub explore_p: f64,
+    /// Projectivise training trees (HEAD encoding) and deprojectivise parses.
+    pub pseudo_projective: bool,
+    /// Upper bound on the rows of a move block (2^bits).
+    pub max_bits: u32,
+    /// Templates with at most this many distinct features also score labels.
+    pub label_max_features: usize,
+    /// Upper bound on the rows of a label block (2^bits).
+    pub label_max_bits: u32,
+    /// At most this many templates (the first eligible ones in set order) score labels.
+    pub label_max_templates: usize,
+}
+
+impl Default for TrainOptions {
+    fn default() -> Self {
+        TrainOptions {
+            epochs: 10,
+            seed: 1,
+            explore_from: 1,
+            explore_p: 0.9,
+            pseudo_projective: true,
+            max_bits: 20,
+            label_max_features: 40_000,
+            label_max_bits: 15,
+            label_max_templates: 128,
+        }
+    }
+}
+
+/// Progress report after each epoch (for progress bars and dev scores).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EpochReport {
+    pub epoch: usize,
+    /// Share of training decisions where the model's move kind had zero cost.
+    pub train_accuracy: f64,
+    pub sentences: usize,
+}
+
+/// A trained greedy arc-eager parser.
+#[derive(Debug, Clone)]
+pub struct ArcEagerParser {
+    pub set: TemplateSet,
+    feats: ConfigFeatures,
+    /// The parser's label set; label ids index it.
+    pub labels: Vec<String>,
+    root_label: u32,
+    fallback_label: u32,
+    /// Labels seen on arcs from ROOT / on other arcs.
+    root_ok: Vec<bool>,
+    nonroot_ok: Vec<bool>,
+    move_w: Weights,
+    /// Indices (into the template set) of the templates that also score labels.
+    pub label_templates: Vec<usize>,
+    label_w: Weights,
+    pub pseudo_projective: bool,
+}
+
+/// Serialised form inside a model file.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    templates: String,
+    labels: Vec<String>,
+    root_label: u32,
+    fallback_label: u32,
+    root_ok: Vec<bool>,
+    nonroot_ok: Vec<bool>,
+    move_rows: Vec<usize>,
+    move_w: Vec<f32>,
+    label_templates: Vec<usize>,
+    label_rows: Vec<usize>,
+    label_w: Vec<f32>,
+    pseudo_projective: bool,
+}
+
+/// Model-file kind of an arc-eager model.
+pub const MODEL_KIND: &str = "arc-eager";
+
+/// Valid move kinds of `c` as a mask.
+#[inline]
+pub fn valid_mask(c: &Configuration) -> [bool; N_KINDS] {
+    [Shift.is_valid(c), Reduce.is_valid(c), LeftArc(0).is_valid(c), RightArc(0).is_valid(c)]
+}
+
+/// Highest-scoring kind among `allowed` (lowest index on ties); None if none allowed.
+#[inline]
+pub fn best_kind(scores: &[f32; N_KINDS], allowed: &[bool; N_KINDS]) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for k in 0..N_KINDS {
+        if allowed[k] && best.is_none_or(|b| scores[k] > scores[b]) {
+            best = Some(k);
+        }
+    }
+    best
+}
+
+/// Gold tree of sentence `s` with labels mapped through `label_ids` (treebank
+/// DEPREL id -> parser label id, `NONE` if unknown); None unless the static oracle
+/// can build it (complete, projective, single-rooted). O(n).
+pub(crate) fn gold_tree(tb: &Treebank, s: usize, label_ids: &[u32]) -> Option<GoldTree> {
+    let hs = tb.heads(s);
+    let n = hs.len();
+    if hs.iter().any(|&h| h == NO_HEAD || h < 0 || h as usize > n) {
+        return None;
+    }
+    let heads: Vec<u32> = hs.iter().map(|&h| h as u32).collect();
+    let labels: Vec<u32> = tb.deprels(s).iter().map(|&l| label_ids[l as usize]).collect();
+    let gold = GoldTree::new(&heads, &labels);
+    super::oracle::static_sequence(&gold).filter(|(_, c)| c.heads()[1..] == gold.head[1..]).map(|_| gold)
+}
+
+fn gold_trees(tb: &Treebank, label_ids: &[u32]) -> Vec<Option<GoldTree>> {
+    (0..tb.len()).map(|s| gold_tree(tb, s, label_ids)).collect()
+}
+
+/// Estimates distinct values by linear counting over a 2^22-bit map
+/// (Whang et al. 1990): n ≈ −m ln(zero bits / m).
+struct DistinctCounter {
+    bits: Vec<u64>,
+}
+
+impl DistinctCounter {
+    const M: usize = 1 << 22;
+    fn new() -> Self {
+        DistinctCounter { bits: vec![0; Self::M / 64] }
+    }
+    fn add(&mut self, h: u64) {
+        let i = (crate::templates::hash::fmix(h) as usize) & (Self::M - 1);
+        self.bits[i / 64] |= 1 << (i % 64);
+    }
+    fn estimate(&self) -> usize {
+        let ones: u64 = self.bits.iter().map(|w| w.count_ones() as u64).sum();
+        let zeros = (Self::M as u64 - ones).max(1) as f64;
+        (-(Self::M as f64) * (zeros / Self::M as f64).ln()) as usize
+    }
+}
+
+/// Per-sentence working memory of parsing and training.
+#[derive(Default)]
+struct Work {
+    c: Configuration,
+    attrs: SentAttrs,
+    scratch: Vec<Option<u32>>,
+    feats: Vec<u64>,
+    label_scores: Vec<f32>,
+}
+
+impl ArcEagerParser {
+    /// Parses the template text (configuration family).
+    pub fn compile_set(text: &str) -> Result<TemplateSet> {
+        TemplateSet::parse(text, Family::Config, DEFAULT_MAX_ATOMS)
+    }
+
+    pub fn n_labels(&self) -> usize {
+        self.labels.len()
+    }
+    pub fn n_templates(&self) -> usize {
+        self.set.len()
+    }
+    pub fn move_weights(&self) -> &Weights {
+        &self.move_w
+    }
+    pub fn features(&self) -> &ConfigFeatures {
+        &self.feats
+    }
+
+    /// Trains for `opts.epochs` epochs; `on_epoch` sees each report and may stop
+    /// early by returning false. Returns the averaged parser.
+    pub fn train(
+        set: TemplateSet,
+        train: &Treebank,
+        opts: &TrainOptions,
+        mut on_epoch: impl FnMut(&EpochReport) -> bool,
+    ) -> Result<ArcEagerParser> {
+        let mut t = Trainer::new(set, train, opts)?;
+        for _ in 0..opts.epochs {
+            let r = t.epoch();
+            if !on_epoch(&r) {
+                break;
+            }
+        }
+        Ok(t.averaged())
+    }
+
+    /// A copy with averaged weights (no averaging sums).
+    fn averaged(&self) -> ArcEagerParser {
+        let mut out = self.clone();
+        out.move_w = self.move_w.averaged();
+        out.label_w = self.label_w.averaged();
+        out
+    }
+
+    /// One sentence of online training; returns (zero-cost predictions, decisions).
+    #[allow(clippy::too_many_arguments)]
+    fn train_sentence(
+        &mut self,
+        tb: &Treebank,
+        vh: &VocabHashes,
+        s: usize,
+        gold: &GoldTree,
+        explore: bool,
+        explore_p: f64,
+        rng: &mut Rng,
+        w: &mut Work,
+    ) -> (u64, u64) {
+        w.c.reset(gold.len());
+        w.attrs.fill(vh, tb, s);
+        let (mut right, mut total) = (0, 0);
+        while !w.c.is_terminal() {
+            w.feats.clear();
+            self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
+            let scores = self.kind_scores(&w.feats);
+            let valid = valid_mask(&w.c);
+            let costs = kind_costs(&w.c, gold);
+            let zero = [
+                costs.shift == Some(0),
+                costs.reduce == Some(0),
+                costs.left_arc == Some(0),
+                costs.right_arc == Some(0),
+            ];
+            let Some(pred) = best_kind(&scores, &valid) else { break };
+            let Some(target) = best_kind(&scores, &zero) else { break };
+            total += 1;
+            if zero[pred] {
+                right += 1;
+            } else {
+                for (t, &f) in w.feats.iter().enumerate() {
+                    self.move_w.update(t, f, target, 1.0);
+                    self.move_w.update(t, f, pred, -1.0);
+                }
+            }
+            self.move_w.tick();
+            let follow = if explore && !zero[pred] && rng.unit() < explore_p { pred } else { target };
+            // Labels: learn the gold label when the target move is a gold arc.
+            let gold_label = match target {
+                LEFT => costs.left_label,
+                RIGHT => costs.right_label,
+                _ => None,
+            };
+            if let Some(g) = gold_label {
+                self.label_scores(&w.feats, target, &mut w.label_scores);
+                let lp = self.best_label(&w.label_scores, target == RIGHT && w.c.s0() == 0);
+                if lp != g {
+                    let salt = if target == LEFT { LEFT_SALT } else { RIGHT_SALT };
+                    for (i, &t) in self.label_templates.iter().enumerate() {
+                        let f = combine(w.feats[t], salt);
+                        self.label_w.update(i, f, g as usize, 1.0);
+                        self.label_w.update(i, f, lp as usize, -1.0);
+                    }
+                }
+                self.label_w.tick();
+            }
+            let label = match (follow, gold_label) {
+                (k, Some(g)) if k == target => g,
+                (LEFT | RIGHT, _) => {
+                    self.label_scores(&w.feats, follow, &mut w.label_scores);
+                    self.best_label(&w.label_scores, follow == RIGHT && w.c.s0() == 0)
+                }
+                _ => 0,
+            };
+            apply_kind(&mut w.c, follow, label);
+        }
+        (right, total)
+    }
+
+    /// Σ over templates of the move rows of the features. O(T).
+    #[inline]
+    pub fn kind_scores(&self, feats: &[u64]) -> [f32; N_KINDS] {
+        let mut acc = [0f32; N_KINDS];
+        for (t, &f) in feats.iter().enumerate() {
+            self.move_w.add_row(t, f, &mut acc);
+        }
+        acc
+    }
+
+    /// Label scores of an arc move in direction `dir` (LEFT or RIGHT). O(T_label · L).
+    fn label_scores(&self, feats: &[u64], dir: usize, out: &mut Vec<f32>) {
+        out.clear();
+        out.resize(self.labels.len(), 0.0);
+        let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
+        for (i, &t) in self.label_templates.iter().enumerate() {
+            self.label_w.add_row(i, combine(feats[t], salt), out);
+        }
+    }
+
+    /// The model's label for an arc move in direction `dir` from `c`.
+    pub(crate) fn predict_label(
+        &self,
+        c: &Configuration,
+        feats: &[u64],
+        dir: usize,
+        buf: &mut Vec<f32>,
+    ) -> u32 {
+        self.label_scores(feats, dir, buf);
+        self.best_label(buf, dir == RIGHT && c.s0() == 0)
+    }
+
+    /// Best label for an arc from ROOT (`to_root`) or between words.
+    fn best_label(&self, scores: &[f32], to_root: bool) -> u32 {
+        let ok = if to_root { &self.root_ok } else { &self.nonroot_ok };
+        let mut best: Option<usize> = None;
+        for (l, &sc) in scores.iter().enumerate() {
+            if ok[l] && best.is_none_or(|b| sc > scores[b]) {
+                best = Some(l);
+            }
+        }
+        best.map_or(if to_root { self.root_label } else { self.fallback_label }, |b| b as u32)
+    }
+
+    /// Parses sentence `s` of `tb` (features from `vh`), leaving the tree in `w.c`.
+    fn parse_into(&self, tb: &Treebank, vh: &VocabHashes, s: usize, w: &mut Work) {
+        w.c.reset(tb.sentences[s].len);
+        w.attrs.fill(vh, tb, s);
+        while !w.c.is_terminal() {
+            w.feats.clear();
+            self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
+            let scores = self.kind_scores(&w.feats);
+            let Some(k) = best_kind(&scores, &valid_mask(&w.c)) else { break };
+            let mut label = 0;
+            if k == LEFT || k == RIGHT {
+                self.label_scores(&w.feats, k, &mut w.label_scores);
+                label = self.best_label(&w.label_scores, k == RIGHT && w.c.s0() == 0);
+            }
+            apply_kind(&mut w.c, k, label);
+        }
+        w.c.finish(self.root_label, self.fallback_label);
+    }
+
+    /// Parses every sentence with `threads` threads (0 = all cores), returning a copy
+    /// of `tb` with HEAD and DEPREL replaced (deprojectivised if trained so).
+    pub fn parse(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+        use rayon::prelude::*;
+        let vh = VocabHashes::new(tb, &self.feats.attrs);
+        let run = |range: std::ops::Range<usize>| -> Vec<(Vec<u32>, Vec<u32>)> {
+            let mut w = Work::default();
+            range
+                .map(|s| {
+                    self.parse_into(tb, &vh, s, &mut w);
+                    (w.c.heads()[1..].to_vec(), w.c.labels()[1..].to_vec())
+                })
+                .collect()
+        };
+        let n = tb.len();
+        let results: Vec<(Vec<u32>, Vec<u32>)> = if threads == 1 || n < 64 {
+            run(0..n)
+        } else {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .map_err(|e| Error::InvalidArgument(format!("cannot start {threads} threads: {e}")))?;
+            let chunk = 64;
+            pool.install(|| {
+                (0..n.div_ceil(chunk))
+                    .into_par_iter()
+                    .map(|i| run(i * chunk..((i + 1) * chunk).min(n)))
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            })
+        };
+        let mut out = tb.clone();
+        let ids: Vec<u32> = self.labels.iter().map(|l| out.vocabs.deprel.intern(l)).collect();
+        for (s, (heads, labels)) in results.into_iter().enumerate() {
+            let start = out.sentences[s].start as usize;
+            for (i, (h, l)) in heads.into_iter().zip(labels).enumerate() {
+                out.words.head[start + i] = h as i32;
+                out.words.deprel[start + i] = ids[l as usize];
+            }
+        }
+        if self.pseudo_projective {
+            projective::deprojectivize(&mut out);
+        }
+        Ok(out)
+    }
+
+    /// Writes the model file (atomically).
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        let (_, move_rows, move_w) = self.move_w.to_parts();
+        let (_, label_rows, label_w) = self.label_w.to_parts();
+        let stored = Stored {
+            templates: self.set.to_text(),
+            labels: self.labels.clone(),
+            root_label: self.root_label,
+            fallback_label: self.fallback_label,
+            root_ok: self.root_ok.clone(),
+            nonroot_ok: self.nonroot_ok.clone(),
+            move_rows,
+            move_w: move_w.to_vec(),
+            label_templates: self.label_templates.clone(),
+            label_rows,
+            label_w: label_w.to_vec(),
+            pseudo_projective: self.pseudo_projective,
+        };
+        crate::modelfile::save(path, MODEL_KIND, &stored)
+    }
+
+    /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
+    pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
+        let st: Stored = crate::modelfile::load(path, MODEL_KIND)?;
+        let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
+        let set = Self::compile_set(&st.templates)?;
+        let feats = ConfigFeatures::compile(&set)?;
+        let l = st.labels.len();
+        if l == 0
+            || st.root_ok.len() != l
+            || st.nonroot_ok.len() != l
+            || st.root_label as usize >= l
+            || st.fallback_label as usize >= l
+        {
+            return Err(bad("inconsistent label set".into()));
+        }
+        if st.move_rows.len() != set.len()
+            || st.label_templates.len() != st.label_rows.len()
+            || st.label_templates.iter().any(|&t| t >= set.len())
+        {
+            return Err(bad("weight blocks do not match the templates".into()));
+        }
+        let move_w =
+            Weights::from_parts(N_KINDS, &st.move_rows, st.move_w).map_err(|e| bad(e.to_string()))?;
+        let label_w = Weights::from_parts(l, &st.label_rows, st.label_w).map_err(|e| bad(e.to_string()))?;
+        Ok(ArcEagerParser {
+            set,
+            feats,
+            labels: st.labels,
+            root_label: st.root_label,
+            fallback_label: st.fallback_label,
+            root_ok: st.root_ok,
+            nonroot_ok: st.nonroot_ok,
+            move_w,
+            label_templates: st.label_templates,
+            label_w,
+            pseudo_projective: st.pseudo_projective,
+        })
+    }
+}
+
+/// Applies move kind `k` (with `label` for arcs).
+#[inline]
+pub fn apply_kind(c: &mut Configuration, k: usize, label: u32) {
+    match k {
+        SHIFT => Shift.apply(c),
+        REDUCE => Reduce.apply(c),
+        LEFT => LeftArc(label).apply(c),
+        _ => RightArc(label).apply(c),
+    }
+}
+
+/// Online training state; the caller (Python) drives the epochs, evaluating and
+/// reporting between them.
+pub struct Trainer {
+    parser: ArcEagerParser,
+    tb: Treebank,
+    vh: VocabHashes,
+    golds: Vec<Option<GoldTree>>,
+    order: Vec<usize>,
+    rng: Rng,
+    opts: TrainOptions,
+    epoch: usize,
+    work: Work,
+}
+
+impl Trainer {
+    /// Prepares training on `train`: projectivises it (if asked), builds the label
+    /// set and sizes each template's weight block from its distinct features along
+    /// the static oracle's paths. O(words · T).
+    pub fn new(set: TemplateSet, train: &Treebank, opts: &TrainOptions) -> Result<Trainer> {
+        if set.is_empty() {
+            return Err(Error::InvalidArgument("the template set is empty".into()));
+        }
+        if !(0.0..=1.0).contains(&opts.explore_p) {
+            return Err(Error::InvalidArgument(format!(
+                "explore_p must be in [0, 1], got {}",
+                opts.explore_p
+            )));
+        }
+        let feats = ConfigFeatures::compile(&set)?;
+        let tb = if opts.pseudo_projective { projective::projectivize(train).0 } else { train.clone() };
+        // The label set: every DEPREL used in training, in first-use order.
+        let mut labels: Vec<String> = Vec::new();
+        let mut label_ids = vec![super::NONE; tb.vocabs.deprel.len()];
+        let mut counts: Vec<(u64, u64)> = Vec::new(); // (on arcs from ROOT, on other arcs)
+        for s in 0..tb.len() {
+            for (&h, &l) in tb.heads(s).iter().zip(tb.deprels(s)) {
+                if h == NO_HEAD {
+                    continue;
+                }
+                if label_ids[l as usize] == super::NONE {
+                    label_ids[l as usize] = labels.len() as u32;
+                    labels.push(tb.vocabs.deprel.str(l).to_string());
+                    counts.push((0, 0));
+                }
+                let c = &mut counts[label_ids[l as usize] as usize];
+                if h == 0 {
+                    c.0 += 1
+                } else {
+                    c.1 += 1
+                }
+            }
+        }
+        let golds = gold_trees(&tb, &label_ids);
+        let usable: Vec<usize> = (0..tb.len()).filter(|&s| golds[s].is_some()).collect();
+        if usable.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no training sentence has a complete single-rooted tree".into(),
+            ));
+        }
+        let root_ok: Vec<bool> = counts.iter().map(|c| c.0 > 0).collect();
+        let nonroot_ok: Vec<bool> = counts.iter().map(|c| c.1 > 0).collect();
+        let most = |f: fn(&(u64, u64)) -> u64| {
+            (0..counts.len()).max_by_key(|&i| (f(&counts[i]), std::cmp::Reverse(i))).unwrap_or(0) as u32
+        };
+        let root_label = most(|c| c.0);
+        let fallback_label =
+            labels.iter().position(|l| l == "dep").map_or_else(|| most(|c| c.1), |i| i as u32);
+
+        // Size the blocks: distinct features per template along the gold paths.
+        let vh = VocabHashes::new(&tb, &feats.attrs);
+        let mut counters: Vec<DistinctCounter> = (0..set.len()).map(|_| DistinctCounter::new()).collect();
+        let mut work = Work::default();
+        for &s in &usable {
+            let gold = golds[s].as_ref().expect("usable sentence");
+            work.c.reset(gold.len());
+            work.attrs.fill(&vh, &tb, s);
+            while let Some(m) = super::oracle::static_move(&work.c, gold) {
+                work.feats.clear();
+                feats.extract(&work.c, &work.attrs, None, &mut work.scratch, &mut work.feats);
+                for (t, &f) in work.feats.iter().enumerate() {
+                    counters[t].add(f);
+                }
+                m.apply(&mut work.c);
+            }
+        }
+        let distinct: Vec<usize> = counters.iter().map(DistinctCounter::estimate).collect();
+        drop(counters);
+        let move_rows: Vec<usize> = distinct.iter().map(|&n| rows_for(n, 6, opts.max_bits)).collect();
+        let label_templates: Vec<usize> = (0..set.len())
+            .filter(|&t| distinct[t] <= opts.label_max_features)
+            .take(opts.label_max_templates)
+            .collect();
+        let label_rows: Vec<usize> =
+            label_templates.iter().map(|&t| rows_for(distinct[t], 6, opts.label_max_bits)).collect();
+        let mut parser = ArcEagerParser {
+            set,
+            feats,
+            root_label,
+            fallback_label,
+            root_ok,
+            nonroot_ok,
+            move_w: Weights::new(&move_rows, N_KINDS)?,
+            label_w: Weights::new(&label_rows, labels.len())?,
+            labels,
+            label_templates,
+            pseudo_projective: opts.pseudo_projective,
+        };
+        parser.move_w.start_averaging();
+        parser.label_w.start_averaging();
+        Ok(Trainer {
+            parser,
+            tb,
+            vh,
+            golds,
+            order: usable,
+            rng: Rng::new(opts.seed),
+            opts: opts.clone(),
+            epoch: 0,
+            work,
+        })
+    }
+
+    /// One pass over the (shuffled) training sentences. O(decisions · T).
+    pub fn epoch(&mut self) -> EpochReport {
+        self.rng.shuffle(&mut self.order);
+        let explore = self.epoch >= self.opts.explore_from;
+        let (mut right, mut total) = (0u64, 0u64);
+        for &s in &self.order {
+            let gold = self.golds[s].as_ref().expect("usable sentence");
+            let (r, t) = self.parser.train_sentence(
+                &self.tb,
+                &self.vh,
+                s,
+                gold,
+                explore,
+                self.opts.explore_p,
+                &mut self.rng,
+                &mut self.work,
+            );
+            right += r;
+            total += t;
+        }
+        let report = EpochReport {
+            epoch: self.epoch,
+            train_accuracy: right as f64 / total.max(1) as f64,
+            sentences: self.order.len(),
+        };
+        self.epoch += 1;
+        report
+    }
+
+    /// The parser with the weights averaged over all updates so far.
+    pub fn averaged(&self) -> ArcEagerParser {
+        self.parser.averaged()
+    }
+    pub fn epochs_done(&self) -> usize {
+        self.epoch
+    }
+}

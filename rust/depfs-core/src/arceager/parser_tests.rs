@@ -1,0 +1,182 @@
+//! Tests of the greedy parser, its model files and the method arrays on a toy
+//! treebank (UD-scale checks live in tests/arceager_ud.rs and the benches).
+
+use super::methods::{train_local, LocalOptions};
+use super::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
+use crate::treebank::{Treebank, WordStrs, NO_HEAD};
+
+const SET: &str = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)\nupos(QUEUE_1)\ndeprel(STACK_0 lc)\n";
+
+fn toy(copies: usize) -> Treebank {
+    let w = WordStrs::simple;
+    let mut tb = Treebank::new();
+    for _ in 0..copies {
+        tb.push_sentence(
+            &[
+                w("The", "DET", 2, "det"),
+                w("dog", "NOUN", 3, "nsubj"),
+                w("barks", "VERB", 0, "root"),
+                w(".", "PUNCT", 3, "punct"),
+            ],
+            vec![],
+        );
+        tb.push_sentence(
+            &[
+                w("A", "DET", 2, "det"),
+                w("cat", "NOUN", 3, "nsubj"),
+                w("sees", "VERB", 0, "root"),
+                w("the", "DET", 5, "det"),
+                w("dog", "NOUN", 3, "obj"),
+                w(".", "PUNCT", 3, "punct"),
+            ],
+            vec![],
+        );
+        tb.push_sentence(
+            &[w("Dogs", "NOUN", 2, "nsubj"), w("sleep", "VERB", 0, "root"), w(".", "PUNCT", 2, "punct")],
+            vec![],
+        );
+    }
+    tb
+}
+
+fn train(tb: &Treebank, epochs: usize, seed: u64) -> ArcEagerParser {
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let opts = TrainOptions { epochs, seed, ..TrainOptions::default() };
+    ArcEagerParser::train(set, tb, &opts, |_| true).unwrap()
+}
+
+fn labels_of(tb: &Treebank) -> Vec<&str> {
+    tb.words.deprel.iter().map(|&l| tb.vocabs.deprel.str(l)).collect()
+}
+
+#[test]
+fn learns_the_toy_grammar() {
+    let tb = toy(10);
+    let p = train(&tb, 3, 1);
+    let mut input = tb.clone();
+    input.words.head.iter_mut().for_each(|h| *h = NO_HEAD);
+    let out = p.parse(&input, 1).unwrap();
+    assert_eq!(out.words.head, tb.words.head);
+    assert_eq!(labels_of(&out), labels_of(&tb));
+    // Several threads give the same result.
+    let out2 = p.parse(&input, 2).unwrap();
+    assert_eq!(out2.words.head, out.words.head);
+}
+
+#[test]
+fn every_parse_is_a_single_rooted_tree() {
+    // An untrained parser (zero epochs of learning signal on other sentences) still
+    // returns trees: one root, every word reaches it.
+    let p = train(&toy(1), 1, 3);
+    let w = WordStrs::simple;
+    let mut tb = Treebank::new();
+    let words: Vec<WordStrs> =
+        (0..12).map(|i| w(if i % 2 == 0 { "x" } else { "y" }, "X", NO_HEAD, "_")).collect();
+    tb.push_sentence(&words, vec![]);
+    let out = p.parse(&tb, 1).unwrap();
+    let heads: Vec<u32> = out.heads(0).iter().map(|&h| h as u32).collect();
+    assert_eq!(heads.iter().filter(|&&h| h == 0).count(), 1);
+    assert!((1..=12).all(|d| super::oracle::dominates(&heads, 0, d)));
+}
+
+#[test]
+fn training_is_deterministic_and_seeded() {
+    let tb = toy(4);
+    let a = train(&tb, 2, 5);
+    let b = train(&tb, 2, 5);
+    assert_eq!(a.move_weights(), b.move_weights());
+    let ta = a.trajectories(&tb, 0.5, 9, None).unwrap();
+    let tb2 = b.trajectories(&tb, 0.5, 9, None).unwrap();
+    assert_eq!(ta, tb2);
+}
+
+#[test]
+fn model_file_round_trip_and_errors() {
+    let tb = toy(4);
+    let p = train(&tb, 2, 1);
+    let dir = std::env::temp_dir().join(format!("depfs-arceager-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.depfs");
+    p.save(&path).unwrap();
+    let q = ArcEagerParser::load(&path).unwrap();
+    assert_eq!(q.labels, p.labels);
+    assert_eq!(q.parse(&tb, 1).unwrap().words.head, p.parse(&tb, 1).unwrap().words.head);
+    let bytes = std::fs::read(&path).unwrap();
+    std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+    let err = ArcEagerParser::load(&path).unwrap_err().to_string();
+    assert!(err.contains("m.depfs") && err.contains("truncated"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn trajectories_with_beta_one_follow_zero_cost_moves() {
+    let tb = toy(2);
+    let p = train(&tb, 1, 1);
+    let t = p.trajectories(&tb, 1.0, 0, None).unwrap();
+    assert_eq!(t.features.len(), t.len() * p.n_templates());
+    for i in 0..t.len() {
+        let f = t.followed[i] as usize;
+        assert!(t.valid[i * N_KINDS + f] && t.zero_cost[i * N_KINDS + f]);
+        for k in 0..N_KINDS {
+            assert!(!t.zero_cost[i * N_KINDS + k] || t.valid[i * N_KINDS + k]);
+        }
+    }
+    // Oracle paths take at most 2n moves per sentence.
+    assert!(t.len() <= 2 * tb.n_words());
+    assert!(p.trajectories(&tb, 1.5, 0, None).is_err());
+    assert!(p.trajectories(&tb, 0.5, 0, Some(&[99])).is_err());
+}
+
+#[test]
+fn template_scores_add_up_to_the_move_scores() {
+    let tb = toy(3);
+    let p = train(&tb, 2, 1);
+    let t = p.trajectories(&tb, 0.0, 0, None).unwrap();
+    let nt = p.n_templates();
+    let per = p.template_scores(&t.features).unwrap();
+    for i in 0..t.len() {
+        let want = p.kind_scores(&t.features[i * nt..(i + 1) * nt]);
+        for (k, w) in want.iter().enumerate() {
+            let sum: f32 = (0..nt).map(|j| per[(i * nt + j) * N_KINDS + k]).sum();
+            assert!((sum - w).abs() < 1e-4);
+        }
+    }
+    assert!(p.template_scores(&t.features[..nt - 1]).is_err());
+}
+
+#[test]
+fn local_training_learns_weighted_examples() {
+    let tb = toy(3);
+    let p = train(&tb, 1, 1);
+    let t = p.trajectories(&tb, 1.0, 0, None).unwrap();
+    let n = t.len();
+    let nt = p.n_templates();
+    let all: Vec<usize> = (0..nt).collect();
+    let ones = vec![1.0f32; n];
+    let pred =
+        train_local(&t.features, nt, &t.valid, &t.zero_cost, &ones, &all, &LocalOptions::default()).unwrap();
+    let right = (0..n).filter(|&i| t.zero_cost[i * N_KINDS + pred[i] as usize]).count();
+    assert!(right as f64 > 0.95 * n as f64, "{right} of {n}");
+    assert!((0..n).all(|i| t.valid[i * N_KINDS + pred[i] as usize]));
+    // Errors: shapes, template indices, weights.
+    let o = LocalOptions::default();
+    assert!(train_local(&t.features[1..], nt, &t.valid, &t.zero_cost, &ones, &all, &o).is_err());
+    assert!(train_local(&t.features, nt, &t.valid, &t.zero_cost, &ones, &[nt], &o).is_err());
+    let mut bad = ones.clone();
+    bad[0] = f32::NAN;
+    assert!(train_local(&t.features, nt, &t.valid, &t.zero_cost, &bad, &all, &o).is_err());
+}
+
+#[test]
+fn trainer_reports_epochs() {
+    let tb = toy(3);
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let mut tr = Trainer::new(set, &tb, &TrainOptions::default()).unwrap();
+    let r0 = tr.epoch();
+    let r1 = tr.epoch();
+    assert_eq!((r0.epoch, r1.epoch, tr.epochs_done()), (0, 1, 2));
+    assert!(r1.train_accuracy >= 0.0 && r1.train_accuracy <= 1.0);
+    let empty = Treebank::new();
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    assert!(Trainer::new(set, &empty, &TrainOptions::default()).is_err());
+}
