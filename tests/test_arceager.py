@@ -1,4 +1,4 @@
-"""depfs.arceager: transition system, oracle arrays and pseudo-projective parsing."""
+"""depfs.arceager: training, parsing, model files and the arrays for selection methods."""
 
 from __future__ import annotations
 
@@ -9,7 +9,23 @@ import depfs
 import numpy as np
 import pytest
 from depfs import _core
-from depfs.arceager import MOVES, deprojectivize, oracle_trajectories, projectivize
+from depfs.arceager import (
+    MOVES,
+    ArcEagerParser,
+    deprojectivize,
+    oracle_trajectories,
+    projectivize,
+    train_local,
+)
+
+SMALL_SET = """
+upos(QUEUE_0)
+form(QUEUE_0)
+upos(STACK_0)
+upos(STACK_0) & upos(QUEUE_0)
+upos(QUEUE_1)
+deprel(STACK_0 lc)
+"""
 
 
 def _sentence(words: list[tuple[str, str, int, str]]) -> str:
@@ -18,6 +34,32 @@ def _sentence(words: list[tuple[str, str, int, str]]) -> str:
         for i, (form, upos, head, rel) in enumerate(words, start=1)
     ]
     return "\n".join(lines) + "\n\n"
+
+
+def toy_treebank(copies: int = 20) -> _core.Treebank:
+    """Short sentences with a regular grammar: DET NOUN VERB (DET NOUN) PUNCT."""
+    a = _sentence(
+        [
+            ("The", "DET", 2, "det"),
+            ("dog", "NOUN", 3, "nsubj"),
+            ("barks", "VERB", 0, "root"),
+            (".", "PUNCT", 3, "punct"),
+        ]
+    )
+    b = _sentence(
+        [
+            ("A", "DET", 2, "det"),
+            ("cat", "NOUN", 3, "nsubj"),
+            ("sees", "VERB", 0, "root"),
+            ("the", "DET", 5, "det"),
+            ("dog", "NOUN", 3, "obj"),
+            (".", "PUNCT", 3, "punct"),
+        ]
+    )
+    c = _sentence(
+        [("Dogs", "NOUN", 2, "nsubj"), ("sleep", "VERB", 0, "root"), (".", "PUNCT", 2, "punct")]
+    )
+    return depfs.Treebank.from_string((a + b + c) * copies)
 
 
 DOG = _sentence(
@@ -32,6 +74,93 @@ CROSSING = _sentence(
 
 def heads(tb: _core.Treebank) -> list[list[int]]:
     return [list(s.heads) for s in tb]
+
+
+def test_learns_a_toy_grammar_and_fills_heads_and_labels():
+    train = toy_treebank()
+    parser = ArcEagerParser(SMALL_SET, epochs=3).fit(train)
+    parsed = parser.parse(train)
+    assert heads(parsed) == heads(train)
+    assert [s.deprels for s in parsed] == [s.deprels for s in train]
+    assert set(parser.labels_) == {"det", "nsubj", "root", "punct", "obj"}
+    assert len(parser.templates_) == 6
+
+
+def test_training_is_seeded_and_deterministic():
+    train = toy_treebank(5)
+    a = ArcEagerParser(SMALL_SET, epochs=2, random_state=7).fit(train)
+    b = ArcEagerParser(SMALL_SET, epochs=2, random_state=7).fit(train)
+    ta = a.trajectories(train, beta=0.5, random_state=3)
+    tb = b.trajectories(train, beta=0.5, random_state=3)
+    for key in ta:
+        np.testing.assert_array_equal(ta[key], tb[key])
+
+
+def test_model_file_round_trip_and_bad_file(tmp_path: Path):
+    train = toy_treebank(5)
+    parser = ArcEagerParser(SMALL_SET, epochs=2).fit(train)
+    path = tmp_path / "m.depfs"
+    parser.save(path)
+    loaded = ArcEagerParser.load(path)
+    assert heads(loaded.parse(train)) == heads(parser.parse(train))
+    assert loaded.labels_ == parser.labels_
+    path.write_bytes(path.read_bytes()[:40])
+    with pytest.raises(depfs.errors.ModelError, match="m.depfs"):
+        ArcEagerParser.load(path)
+
+
+def test_unfitted_parser_and_bad_templates_raise():
+    with pytest.raises(ValueError, match="not trained"):
+        ArcEagerParser().parse(toy_treebank(1))
+    with pytest.raises(depfs.errors.TemplateError):
+        ArcEagerParser("upos(NOWHERE_0)", epochs=1).fit(toy_treebank(1))
+
+
+def test_trajectories_follow_the_oracle_when_beta_is_one():
+    train = toy_treebank(2)
+    parser = ArcEagerParser(SMALL_SET, epochs=1).fit(train)
+    t = parser.trajectories(train, beta=1.0)
+    n = len(t["sentence"])
+    assert t["features"].shape == (n, 6) and t["features"].dtype == np.uint64
+    assert t["valid"].shape == t["zero_cost"].shape == (n, len(MOVES))
+    rows = np.arange(n)
+    # Every followed move is valid and, with beta = 1, has zero cost.
+    assert t["valid"][rows, t["followed"]].all()
+    assert t["zero_cost"][rows, t["followed"]].all()
+    # Zero-cost moves are valid moves; the oracle path takes at most 2n moves per sentence.
+    assert not (t["zero_cost"] & ~t["valid"]).any()
+    assert n <= 2 * sum(len(s) for s in train)
+
+
+def test_template_scores_sum_to_the_model_scores():
+    train = toy_treebank(3)
+    parser = ArcEagerParser(SMALL_SET, epochs=2).fit(train)
+    t = parser.trajectories(train, beta=0.0)
+    scores = parser.template_scores(t["features"])
+    assert scores.shape == (len(t["sentence"]), 6, 4)
+    total = scores.sum(axis=1)
+    masked = np.where(t["valid"], total, -np.inf)
+    # The model's move is the best valid move of the summed per-template scores
+    # (ties go to the lowest move index, as in Rust).
+    np.testing.assert_array_equal(masked.argmax(axis=1), t["model_move"])
+    with pytest.raises(ValueError, match="columns"):
+        parser.template_scores(t["features"][:, :3])
+
+
+def test_train_local_fits_weighted_examples_on_a_template_subset():
+    train = toy_treebank(3)
+    parser = ArcEagerParser(SMALL_SET, epochs=1).fit(train)
+    t = parser.trajectories(train, beta=1.0)
+    n = len(t["sentence"])
+    pred = train_local(t["features"], t["valid"], t["zero_cost"], np.ones(n), [0, 1, 2, 3, 4, 5])
+    assert pred.shape == (n,)
+    assert t["valid"][np.arange(n), pred].all()
+    assert t["zero_cost"][np.arange(n), pred].mean() > 0.95
+    # Zero weights: no update, so the classifier stays at its first valid move.
+    none = train_local(t["features"], t["valid"], t["zero_cost"], np.zeros(n), [0])
+    assert (none == t["valid"].argmax(axis=1)).all()
+    with pytest.raises(ValueError, match="out of range"):
+        train_local(t["features"], t["valid"], t["zero_cost"], np.ones(n), [99])
 
 
 def test_oracle_with_beta_one_is_the_static_oracle():
@@ -74,9 +203,63 @@ def test_projectivize_then_deprojectivize_restores_the_tree():
 def _ud_dir() -> Path | None:
     here = Path(__file__).resolve().parent.parent
     for c in (os.environ.get("DEPFS_DATA"), here.parent / "shared/data/ud"):
-        if c and (Path(c) / "pt_bosque" / "dev.conllu").exists():
+        if c and (Path(c) / "en_ewt" / "dev.conllu").exists() and (Path(c) / "pt_bosque").exists():
             return Path(c)
     return None
+
+
+@pytest.mark.ud
+def test_en_ewt_dev_one_epoch_parses_well():
+    d = _ud_dir()
+    if d is None:
+        pytest.skip("UD data not found (set DEPFS_DATA)")
+    from depfs.evaluate import evaluate
+
+    dev = depfs.read_conllu(d / "en_ewt" / "dev.conllu")
+    parser = ArcEagerParser("nilsson_nugues", epochs=1).fit(dev)
+    scores = evaluate(dev, parser.parse(dev, threads=2))
+    assert scores.uas > 75.0  # one pass of the small set; a random parser gets ~10
+
+
+def test_cli_train_then_parse(tmp_path: Path):
+    from click.testing import CliRunner
+    from depfs.cli import main
+
+    train = tmp_path / "train.conllu"
+    toy_treebank(10).write(train)
+    set_file = tmp_path / "set.txt"
+    set_file.write_text(SMALL_SET)
+    model = tmp_path / "toy.depfs"
+    runner = CliRunner()
+    r = runner.invoke(
+        main,
+        [
+            "train",
+            "--parser",
+            "arc-eager",
+            "--train",
+            str(train),
+            "--dev",
+            str(train),
+            "--templates",
+            str(set_file),
+            "--epochs",
+            "2",
+            "--out",
+            str(model),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "dev UAS 100.00 LAS 100.00" in r.output
+    out = tmp_path / "out.conllu"
+    r = runner.invoke(main, ["parse", str(model), str(train), "-o", str(out), "--threads", "2"])
+    assert r.exit_code == 0, r.output
+    assert heads(depfs.read_conllu(out)) == heads(depfs.read_conllu(train))
+    assert isinstance(depfs.load(model), ArcEagerParser)
+    # A file that is not a model: one line, exit status 2.
+    r = runner.invoke(main, ["parse", str(train), str(train), "-o", str(out)])
+    assert r.exit_code == 2
+    assert "not a depfs model file" in r.output
 
 
 @pytest.mark.ud

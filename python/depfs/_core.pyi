@@ -164,7 +164,57 @@ def perturb_treebank(
     treebank: Treebank, head_rate: float, label_rate: float, seed: int
 ) -> Treebank: ...
 
-# arc-eager transition system (rust/depfs-py/src/arceager.rs)
+# arc-eager parser and transition system (rust/depfs-py/src/arceager.rs)
+@final
+class ArcEagerModel:
+    @property
+    def labels(self) -> list[str]: ...
+    @property
+    def templates(self) -> list[str]: ...
+    @property
+    def label_templates(self) -> list[int]: ...
+    @property
+    def pseudo_projective(self) -> bool: ...
+    def parse(self, treebank: Treebank, threads: int = 1) -> Treebank: ...
+    def save(self, path: str | os.PathLike[str]) -> None: ...
+    @staticmethod
+    def load(path: str | os.PathLike[str]) -> ArcEagerModel: ...
+    def trajectories(
+        self,
+        treebank: Treebank,
+        beta: float = 0.0,
+        seed: int = 0,
+        sentences: list[int] | None = None,
+    ) -> dict[str, npt.NDArray[Any]]: ...
+    def template_scores(self, features: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]: ...
+
+@final
+class ArcEagerTrainer:
+    def __new__(
+        cls,
+        train: Treebank,
+        templates: str,
+        *,
+        seed: int = 1,
+        explore_from: int = 1,
+        explore_p: float = 0.9,
+        pseudo_projective: bool = True,
+    ) -> ArcEagerTrainer: ...
+    def epoch(self) -> tuple[int, float]: ...
+    def model(self) -> ArcEagerModel: ...
+    @property
+    def epochs_done(self) -> int: ...
+
+def arceager_train_local(
+    features: npt.NDArray[np.uint64],
+    valid: npt.NDArray[np.bool_],
+    zero_cost: npt.NDArray[np.bool_],
+    sample_weight: npt.NDArray[np.float32],
+    subset: list[int],
+    *,
+    epochs: int = 5,
+    seed: int = 1,
+) -> npt.NDArray[np.uint8]: ...
 def arceager_projectivize(treebank: Treebank) -> tuple[Treebank, dict[str, int]]: ...
 def arceager_deprojectivize(treebank: Treebank) -> Treebank: ...
 def arceager_oracle_trajectories(

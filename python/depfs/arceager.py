@@ -1,24 +1,195 @@
-"""The arc-eager transition system (Nivre 2003) from Python.
+"""Greedy arc-eager parser (Nivre 2003) with configuration templates.
 
-- `projectivize(treebank)` / `deprojectivize(treebank)`: pseudo-projective parsing
-  (Nivre & Nilsson 2005, HEAD encoding: a lifted word's label becomes `r↑h`).
-- `oracle_trajectories(treebank, beta, random_state)`: the dynamic oracle of Goldberg &
-  Nivre (2012) along trajectories that follow the oracle with probability `beta` and a
-  random valid move otherwise; every loop runs in Rust, arrays come back.
+Trained by an averaged perceptron with the dynamic oracle of Goldberg & Nivre (2012)
+(exploration of error states), seeded and deterministic; non-projective treebanks are
+handled by pseudo-projective parsing (Nivre & Nilsson 2005, HEAD encoding).
+
+    parser = ArcEagerParser(templates="arc_eager", epochs=10).fit(train, dev=dev)
+    parsed = parser.parse(test, threads=1)
+    parser.save("en.depfs"); parser = depfs.load("en.depfs")
+
+Arrays for the selection methods (all loops in Rust):
+
+- `trajectories(treebank, beta, seed)`: configurations reached by following the
+  oracle with probability `beta` and the model otherwise, with their feature hashes
+  (n, T) and the dynamic oracle's zero-cost moves (n, 4) — DAgger.
+- `template_scores(features)`: per-template move scores (n, T, 4); a cumulative sum
+  over an ordering of the templates gives prefix scores (Strubell et al. 2015).
+- `train_local(...)`: a move classifier trained on weighted examples over a template
+  subset, returning its predictions (SAMME, Bawden & Crabbé 2016).
+
+Transition system alone (no model): `projectivize` / `deprojectivize` (HEAD encoding,
+a lifted word's label becomes `r↑h`) and `oracle_trajectories(treebank, beta, random_state)`
+(oracle with probability `beta`, else a random valid move; costs of every move kind).
 
 Move kinds are numbered 0 SHIFT, 1 REDUCE, 2 LEFT-ARC, 3 RIGHT-ARC (`MOVES`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .templates import resolve_templates
 
 MOVES = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
+
+
+class ArcEagerParser:
+    """Greedy arc-eager parser (sklearn style: `fit` returns self, learned attributes end in _)."""
+
+    def __init__(
+        self,
+        templates: str | os.PathLike[str] = "arc_eager",
+        *,
+        epochs: int = 10,
+        random_state: int = 1,
+        explore_from: int = 1,
+        explore_p: float = 0.9,
+        pseudo_projective: bool = True,
+    ) -> None:
+        self.templates = templates
+        self.epochs = epochs
+        self.random_state = random_state
+        self.explore_from = explore_from
+        self.explore_p = explore_p
+        self.pseudo_projective = pseudo_projective
+
+    # ---------- training ----------
+
+    def fit(
+        self,
+        train: _core.Treebank,
+        dev: _core.Treebank | None = None,
+        *,
+        progress: bool = False,
+        on_epoch: Callable[[dict[str, float]], None] | None = None,
+    ) -> ArcEagerParser:
+        """Trains for `epochs` epochs; with `dev`, records UAS/LAS per epoch in `history_`."""
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+        trainer = _core.ArcEagerTrainer(
+            train,
+            resolve_templates(self.templates),
+            seed=self.random_state,
+            explore_from=self.explore_from,
+            explore_p=self.explore_p,
+            pseudo_projective=self.pseudo_projective,
+        )
+        self.history_: list[dict[str, float]] = []
+        bar = _progress(self.epochs, "arc-eager epochs") if progress else None
+        try:
+            for _ in range(self.epochs):
+                epoch, acc = trainer.epoch()
+                row: dict[str, float] = {"epoch": float(epoch), "train_move_accuracy": acc}
+                if dev is not None:
+                    from .evaluate import evaluate
+
+                    scores = evaluate(dev, trainer.model().parse(dev, 1))
+                    row["dev_uas"] = scores.uas
+                    row["dev_las"] = scores.las
+                self.history_.append(row)
+                if on_epoch is not None:
+                    on_epoch(row)
+                if bar is not None:
+                    bar.update(1)
+                    if "dev_uas" in row:
+                        bar.label = (
+                            f"arc-eager dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
+                        )
+        finally:
+            if bar is not None:
+                bar.render_finish()
+        self.model_ = trainer.model()
+        return self
+
+    # ---------- parsing and model files ----------
+
+    def _model(self) -> _core.ArcEagerModel:
+        model = getattr(self, "model_", None)
+        if model is None:
+            raise ValueError("this ArcEagerParser is not trained yet: call fit() or load()")
+        return model
+
+    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
+        """A copy of `treebank` with HEAD and DEPREL predicted (`threads=0`: all cores)."""
+        return self._model().parse(treebank, threads)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model file atomically (format-versioned, checksummed)."""
+        self._model().save(Path(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> ArcEagerParser:
+        model = _core.ArcEagerModel.load(Path(path))
+        parser = cls(
+            templates="\n".join(model.templates), pseudo_projective=model.pseudo_projective
+        )
+        parser.model_ = model
+        return parser
+
+    @property
+    def labels_(self) -> list[str]:
+        return self._model().labels
+
+    @property
+    def templates_(self) -> list[str]:
+        return self._model().templates
+
+    # ---------- arrays for the selection methods ----------
+
+    def trajectories(
+        self,
+        treebank: _core.Treebank,
+        beta: float = 0.0,
+        random_state: int = 0,
+        sentences: Sequence[int] | None = None,
+    ) -> dict[str, npt.NDArray[Any]]:
+        """Configurations along oracle/model mixtures (`beta` = oracle probability per move)."""
+        return self._model().trajectories(
+            treebank, beta, random_state, None if sentences is None else list(sentences)
+        )
+
+    def template_scores(self, features: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:
+        """Per-template move scores (n, T, 4) of configurations given by their features (n, T)."""
+        return self._model().template_scores(np.ascontiguousarray(features, dtype=np.uint64))
+
+
+def train_local(
+    features: npt.NDArray[np.uint64],
+    valid: npt.NDArray[np.bool_],
+    zero_cost: npt.NDArray[np.bool_],
+    sample_weight: npt.NDArray[np.floating[Any]],
+    subset: Sequence[int],
+    *,
+    epochs: int = 5,
+    random_state: int = 1,
+) -> npt.NDArray[np.uint8]:
+    """Trains a local move classifier over the template columns `subset` on weighted
+    (configuration, zero-cost moves) examples and returns its move per example."""
+    return _core.arceager_train_local(
+        np.ascontiguousarray(features, dtype=np.uint64),
+        np.ascontiguousarray(valid, dtype=np.bool_),
+        np.ascontiguousarray(zero_cost, dtype=np.bool_),
+        np.ascontiguousarray(sample_weight, dtype=np.float32),
+        [int(t) for t in subset],
+        epochs=epochs,
+        seed=random_state,
+    )
+
+
+def _progress(total: int, label: str) -> Any:
+    import click
+
+    bar = click.progressbar(length=total, label=label, file=None)
+    bar.render_progress()
+    return bar
 
 
 def projectivize(treebank: _core.Treebank) -> tuple[_core.Treebank, dict[str, int]]:

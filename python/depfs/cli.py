@@ -56,7 +56,11 @@ def main() -> None:
 
 @main.command()
 @click.option(
-    "--parser", "parser_kind", type=click.Choice(["graph"]), default="graph", show_default=True
+    "--parser",
+    "parser_kind",
+    type=click.Choice(["graph", "arc-eager"]),
+    default="graph",
+    show_default=True,
 )
 @click.option("--order", type=click.IntRange(1, 2), default=1, show_default=True)
 @click.option(
@@ -90,6 +94,11 @@ def train(
     seed: int,
 ) -> None:
     """Train a parser on a CoNLL-U file and write the model."""
+    if parser_kind == "arc-eager":
+        # The graph default set is not a configuration set: arc-eager defaults to its own.
+        templates = "arc_eager" if arc_templates == "first_order" else arc_templates
+        _train_arc_eager(train_path, dev_path, out_path, epochs, templates, seed)
+        return
     from . import read_conllu
     from .errors import DepfsError
     from .graph import GraphParser
@@ -121,6 +130,35 @@ def train(
                 )
 
             parser.fit(train_tb, dev=dev_tb, callback=report)
+        parser.save(out_path)
+    except (DepfsError, OSError, ValueError) as e:
+        _fail(e)
+    click.echo(f"wrote {out_path}", err=True)
+
+
+def _train_arc_eager(
+    train_path: str, dev_path: str | None, out_path: str, epochs: int, templates: str, seed: int
+) -> None:
+    """`depfs train --parser arc-eager`: greedy arc-eager parser, dev scores per epoch."""
+    from . import read_conllu
+    from .arceager import ArcEagerParser
+    from .errors import DepfsError
+
+    try:
+        train_tb = read_conllu(train_path)
+        dev_tb = read_conllu(dev_path) if dev_path else None
+        parser = ArcEagerParser(templates, epochs=epochs, random_state=seed)
+        with click.progressbar(length=epochs, label="training", file=sys.stderr) as bar:
+
+            def report(row: dict[str, float]) -> None:
+                bar.update(1)
+                dev = ""
+                if "dev_uas" in row:
+                    dev = f" dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
+                acc = 100 * row["train_move_accuracy"]
+                click.echo(f"  epoch {int(row['epoch'])}: train moves {acc:.2f}{dev}", err=True)
+
+            parser.fit(train_tb, dev=dev_tb, on_epoch=report)
         parser.save(out_path)
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)

@@ -18,4 +18,8 @@ def load(path: str | os.PathLike[str]) -> Any:
         from .graph import GraphParser
 
         return GraphParser._from_model(_core.GraphModel.load(path))
+    if kind == "arc-eager":
+        from .arceager import ArcEagerParser
+
+        return ArcEagerParser.load(path)
     raise ModelError(f"{os.fspath(path)}: unknown model kind {kind!r}")
