@@ -15,8 +15,13 @@ pub struct DecodeWs {
 
 impl DecodeWs {
     /// Best tree under first-order scores `scores[m * n1 + h]`; heads[0] = -1.
-    pub fn first(&mut self, _kind: DecoderKind, scores: &[f64], n1: usize) -> Result<Vec<i32>> {
-        eisner_single_root(self, scores, n1)
+    pub fn first(&mut self, kind: DecoderKind, scores: &[f64], n1: usize) -> Result<Vec<i32>> {
+        match kind {
+            DecoderKind::Eisner => eisner_single_root(self, scores, n1),
+            DecoderKind::Cle => Err(Error::InvalidArgument(
+                "the cle decoder needs the decoders module (not merged yet)".into(),
+            )),
+        }
     }
 
     /// Best projective tree under arc + adjacent-sibling scores.
