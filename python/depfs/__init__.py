@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from . import datasets, errors, templates
+from . import datasets, decode, errors, templates
 from ._core import __version__
 from .evaluate import Scores, Stats, evaluate, stats
 from .graph import GraphParser
@@ -13,3 +13,4 @@ __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "read_conllu"]
 __all__ += ["GraphParser", "load", "templates"]
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
+__all__ += ["decode"]

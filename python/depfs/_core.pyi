@@ -4,10 +4,11 @@ Every pyclass is final (pyo3 classes cannot be subclassed); keep each stub marke
 """
 
 import os
-from typing import final
+from typing import Any, final
 
 import numpy as np
 import numpy.typing as npt
+from numpy.typing import NDArray
 
 __version__: str
 
@@ -162,3 +163,18 @@ def treebank_stats_counts(treebank: Treebank) -> dict[str, object]: ...
 def perturb_treebank(
     treebank: Treebank, head_rate: float, label_rate: float, seed: int
 ) -> Treebank: ...
+
+# --- decoders (depfs.decode) ---
+def decode_cle(scores: Any, single_root: bool = True) -> NDArray[np.int64]: ...
+def decode_eisner(scores: Any, single_root: bool = True) -> NDArray[np.int64]: ...
+def decode_eisner2(arc: Any, sib: Any, single_root: bool = True) -> NDArray[np.int64]: ...
+def decode_eisner_kbest(
+    scores: Any, k: int, single_root: bool = True
+) -> list[tuple[NDArray[np.int64], float]]: ...
+def decode_tree_score(scores: Any, heads: list[int]) -> float: ...
+def decode_cle_batch(
+    matrices: list[Any], single_root: bool = True, threads: int = 1
+) -> list[NDArray[np.int64]]: ...
+def decode_eisner_batch(
+    matrices: list[Any], single_root: bool = True, threads: int = 1
+) -> list[NDArray[np.int64]]: ...

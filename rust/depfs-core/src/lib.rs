@@ -10,6 +10,7 @@ pub mod treebank;
 
 pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
+pub mod decode;
 pub mod eval;
 pub mod graph;
 pub mod perturb;

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod decode;
 #[allow(dead_code)]
 mod errors;
 mod eval;
@@ -15,5 +16,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     treebank::register(m)?;
     graph::register(m)?;
     eval::register(m)?;
+    decode::register(m)?;
     Ok(())
 }

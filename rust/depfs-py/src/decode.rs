@@ -1,0 +1,267 @@
+//! Python bindings of the decoders (`depfs.decode`): numpy in, numpy out. Scores are copied into
+//! row-major f64 (float32 and F-ordered arrays are converted); batch forms own their inputs and
+//! release the GIL, optionally over a rayon pool.
+
+use std::cell::RefCell;
+
+use depfs_core::decode::{self, CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace};
+use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+use rayon::prelude::*;
+
+use crate::errors::IntoPyResult;
+
+thread_local! {
+    static CLE_WS: RefCell<CleWorkspace> = RefCell::new(CleWorkspace::new());
+    static EISNER_WS: RefCell<EisnerWorkspace> = RefCell::new(EisnerWorkspace::new());
+}
+
+/// A score array copied to row-major f64, with its side length n1.
+struct Scores {
+    values: Vec<f64>,
+    n1: usize,
+}
+
+/// Copies a float32/float64 numpy array (C- or F-ordered) of `ndim` equal sides into row-major
+/// f64. Wrong type, dtype, ndim or shape is a `ValueError` naming `what`.
+fn read_array(what: &str, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Scores> {
+    let Ok(arr) = obj.cast::<PyUntypedArray>() else {
+        let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
+        return Err(PyValueError::new_err(format!(
+            "{what} must be a numpy.ndarray of float32 or float64, got {ty}"
+        )));
+    };
+    let shape = arr.shape().to_vec();
+    if shape.len() != ndim {
+        return Err(PyValueError::new_err(format!(
+            "{what} must have {ndim} dimensions (n+1{}), got shape {shape:?}",
+            ", n+1".repeat(ndim - 1)
+        )));
+    }
+    let n1 = shape[0];
+    if n1 == 0 || shape.iter().any(|&d| d != n1) {
+        return Err(PyValueError::new_err(format!(
+            "{what} must have shape ({}) with n+1 >= 1 (index 0 = ROOT), got {shape:?}",
+            vec!["n+1"; ndim].join(", ")
+        )));
+    }
+    let values = if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
+        let ro = a.try_readonly()?;
+        // `as_slice` also accepts F-ordered memory, which is the transpose: C order only.
+        match ro.as_slice() {
+            Ok(s) if arr.is_c_contiguous() => s.to_vec(),
+            _ => ro.as_array().iter().copied().collect(),
+        }
+    } else if let Ok(a) = obj.cast::<PyArrayDyn<f32>>() {
+        let ro = a.try_readonly()?;
+        ro.as_array().iter().map(|&v| f64::from(v)).collect()
+    } else {
+        return Err(PyValueError::new_err(format!(
+            "{what} must have dtype float32 or float64, got {}",
+            arr.dtype()
+        )));
+    };
+    Ok(Scores { values, n1 })
+}
+
+/// Calls `f(values, n1)` on a score array without copying it when it is already C-ordered
+/// float64; otherwise on a converted copy (see [`read_array`]).
+fn with_array<R>(
+    what: &str,
+    obj: &Bound<'_, PyAny>,
+    ndim: usize,
+    f: impl FnOnce(&[f64], usize) -> R,
+) -> PyResult<R> {
+    if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
+        let ro = a.try_readonly()?;
+        let shape = ro.shape();
+        let square = shape.len() == ndim && shape[0] > 0 && shape.iter().all(|&d| d == shape[0]);
+        if square && a.is_c_contiguous() {
+            if let Ok(values) = ro.as_slice() {
+                return Ok(f(values, shape[0]));
+            }
+        }
+    }
+    let s = read_array(what, obj, ndim)?;
+    Ok(f(&s.values, s.n1))
+}
+
+fn heads_array(py: Python<'_>, heads: Vec<i32>) -> Bound<'_, PyArray1<i64>> {
+    heads.into_iter().map(i64::from).collect::<Vec<_>>().into_pyarray(py)
+}
+
+/// Maximum spanning tree (Chu-Liu-Edmonds / Tarjan, O(n²)) of `scores[dep, head]`, shape
+/// (n+1, n+1), index 0 = ROOT, `-inf` = pruned arc. Returns heads (int64, heads[0] = -1).
+#[pyfunction]
+#[pyo3(signature = (scores, single_root = true))]
+fn decode_cle<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    single_root: bool,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let heads = with_array("scores", scores, 2, |values, n1| {
+        CLE_WS.with_borrow_mut(|ws| ws.decode(values, n1, single_root))
+    })?
+    .py_err(py)?;
+    Ok(heads_array(py, heads))
+}
+
+/// Best projective tree (Eisner, O(n³)) of `scores[dep, head]`; see `decode_cle`.
+#[pyfunction]
+#[pyo3(signature = (scores, single_root = true))]
+fn decode_eisner<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    single_root: bool,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let heads = with_array("scores", scores, 2, |values, n1| {
+        EISNER_WS.with_borrow_mut(|ws| ws.decode(values, n1, single_root))
+    })?
+    .py_err(py)?;
+    Ok(heads_array(py, heads))
+}
+
+/// Best projective tree under arc scores `arc[dep, head]` plus adjacent-sibling scores
+/// `sib[dep, head, sibling]` (sibling == head for the innermost child), O(n³).
+#[pyfunction]
+#[pyo3(signature = (arc, sib, single_root = true))]
+fn decode_eisner2<'py>(
+    py: Python<'py>,
+    arc: &Bound<'py, PyAny>,
+    sib: &Bound<'py, PyAny>,
+    single_root: bool,
+) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let a = read_array("arc", arc, 2)?;
+    let s = read_array("sib", sib, 3)?;
+    if s.n1 != a.n1 {
+        return Err(PyValueError::new_err(format!(
+            "sib must have shape ({0}, {0}, {0}) to match arc, got side {1}",
+            a.n1, s.n1
+        )));
+    }
+    let heads =
+        py.detach(|| Eisner2Workspace::new().decode(&a.values, &s.values, a.n1, single_root)).py_err(py)?;
+    Ok(heads_array(py, heads))
+}
+
+/// The k best projective trees, best first: a list of (heads, score).
+#[pyfunction]
+#[pyo3(signature = (scores, k, single_root = true))]
+fn decode_eisner_kbest<'py>(
+    py: Python<'py>,
+    scores: &Bound<'py, PyAny>,
+    k: usize,
+    single_root: bool,
+) -> PyResult<Vec<(Bound<'py, PyArray1<i64>>, f64)>> {
+    let s = read_array("scores", scores, 2)?;
+    let list = py.detach(|| KBestWorkspace::new().decode(&s.values, s.n1, k, single_root)).py_err(py)?;
+    Ok(list.into_iter().map(|(h, score)| (heads_array(py, h), score)).collect())
+}
+
+/// Sum of `scores[d, heads[d]]` over the words d >= 1.
+#[pyfunction]
+fn decode_tree_score(scores: &Bound<'_, PyAny>, heads: Vec<i64>) -> PyResult<f64> {
+    let s = read_array("scores", scores, 2)?;
+    if heads.len() != s.n1 {
+        return Err(PyValueError::new_err(format!(
+            "heads has {} entries, scores has side {}",
+            heads.len(),
+            s.n1
+        )));
+    }
+    let heads: Vec<i32> = heads.iter().map(|&h| i32::try_from(h).unwrap_or(-1)).collect();
+    Ok(decode::tree_score(&s.values, &heads))
+}
+
+/// Runs `decode` over owned matrices without the GIL: sequentially for `threads == 1`, else on
+/// a rayon pool of `threads` workers (0 = rayon's default pool).
+fn run_batch<W: Default + Send>(
+    py: Python<'_>,
+    name: &str,
+    matrices: &Bound<'_, PyList>,
+    threads: usize,
+    decode: impl Fn(&mut W, &Scores) -> depfs_core::Result<Vec<i32>> + Sync,
+) -> PyResult<Vec<Vec<i32>>> {
+    let mut inputs = Vec::with_capacity(matrices.len());
+    for (i, m) in matrices.iter().enumerate() {
+        inputs.push(read_array(&format!("{name}: matrices[{i}]"), &m, 2)?);
+    }
+    let tag = |i: usize, r: depfs_core::Result<Vec<i32>>| {
+        r.map_err(|e| match e {
+            depfs_core::Error::NoSpanningTree(m) => {
+                depfs_core::Error::NoSpanningTree(format!("matrices[{i}]: {m}"))
+            }
+            depfs_core::Error::InvalidArgument(m) => {
+                depfs_core::Error::InvalidArgument(format!("matrices[{i}]: {m}"))
+            }
+            other => other,
+        })
+    };
+    let out: depfs_core::Result<Vec<Vec<i32>>> = py.detach(|| {
+        if threads == 1 {
+            let mut ws = W::default();
+            inputs.iter().enumerate().map(|(i, s)| tag(i, decode(&mut ws, s))).collect()
+        } else {
+            let work = || {
+                inputs
+                    .par_iter()
+                    .enumerate()
+                    .map_init(W::default, |ws, (i, s)| tag(i, decode(ws, s)))
+                    .collect()
+            };
+            if threads == 0 {
+                work()
+            } else {
+                match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+                    Ok(pool) => pool.install(work),
+                    Err(e) => Err(depfs_core::Error::InvalidArgument(format!("{name}: thread pool: {e}"))),
+                }
+            }
+        }
+    });
+    out.py_err(py)
+}
+
+/// `decode_cle` over a list of matrices with the GIL released; `threads` > 1 uses rayon
+/// (0 = all cores).
+#[pyfunction]
+#[pyo3(signature = (matrices, single_root = true, threads = 1))]
+fn decode_cle_batch<'py>(
+    py: Python<'py>,
+    matrices: &Bound<'py, PyList>,
+    single_root: bool,
+    threads: usize,
+) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
+    let heads = run_batch(py, "cle_batch", matrices, threads, |ws: &mut CleWorkspace, s| {
+        ws.decode(&s.values, s.n1, single_root)
+    })?;
+    Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
+}
+
+/// `decode_eisner` over a list of matrices with the GIL released; see `decode_cle_batch`.
+#[pyfunction]
+#[pyo3(signature = (matrices, single_root = true, threads = 1))]
+fn decode_eisner_batch<'py>(
+    py: Python<'py>,
+    matrices: &Bound<'py, PyList>,
+    single_root: bool,
+    threads: usize,
+) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
+    let heads = run_batch(py, "eisner_batch", matrices, threads, |ws: &mut EisnerWorkspace, s| {
+        ws.decode(&s.values, s.n1, single_root)
+    })?;
+    Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(decode_cle, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_eisner, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_eisner2, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_eisner_kbest, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_tree_score, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_cle_batch, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_eisner_batch, m)?)?;
+    Ok(())
+}
