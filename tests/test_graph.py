@@ -88,6 +88,22 @@ def test_dev_scores_and_callback():
     assert len(seen) == 2 and 0.0 <= seen[-1]["dev_uas"] <= 1.0 and "dev_las" in seen[-1]
 
 
+@pytest.mark.parametrize("order,decoder", [(2, "eisner"), (1, "cle")])
+def test_second_order_and_cle(order: int, decoder: str):
+    p = GraphParser(
+        order=order,
+        decoder=decoder,
+        epochs=3,
+        arc_templates=ARC,
+        sibling_templates=SIB,
+        labeler_templates=LAB,
+        max_bits=10,
+    ).fit(toy(100, 12))
+    test = toy(20, 13)
+    assert uas(test, p.parse(test)) > 0.99
+    assert p.model_.order == order and p.model_.decoder == decoder
+
+
 def test_mira_trains():
     # MIRA must learn the toy language too.
     m = depfs._core.GraphTrainer(toy(60, 5), ARC, SIB, LAB, update="mira", max_bits=10)

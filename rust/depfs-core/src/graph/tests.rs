@@ -204,3 +204,19 @@ fn hot_loops_equal_the_reference_sums() {
         }
     }
 }
+
+#[test]
+fn second_order_and_cle_models_learn_the_toy_language() {
+    let train_tb = toy(150, 12);
+    let test_tb = toy(40, 13);
+    for config in [
+        GraphConfig { order: 2, epochs: 3, ..Default::default() },
+        GraphConfig { decoder: DecoderKind::Cle, epochs: 3, ..Default::default() },
+        GraphConfig { update: Update::Perceptron, prune: false, epochs: 3, ..Default::default() },
+    ] {
+        let model = train(&train_tb, small_templates(), config.clone(), |_, _| {}).unwrap();
+        let parsed = model.parse(&test_tb, 1).unwrap();
+        let (uas, _) = attachment_scores(&test_tb, &parsed).unwrap();
+        assert!(uas > 0.99, "{config:?}: uas {uas}");
+    }
+}
