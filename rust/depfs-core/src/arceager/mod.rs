@@ -20,4 +20,6 @@ pub use system::{Configuration, GoldTree, LeftArc, Move, Reduce, RightArc, Shift
 #[cfg(test)]
 mod parser_tests;
 #[cfg(test)]
+mod testing;
+#[cfg(test)]
 mod tests;

@@ -242,24 +242,7 @@ mod tests {
 
     fn random_tree() -> impl Strategy<Value = Vec<u32>> {
         (1usize..=9, any::<u64>()).prop_map(|(n, seed)| {
-            let mut x = seed | 1;
-            let mut next = move |m: u64| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x % m
-            };
-            let mut order: Vec<u32> = (1..=n as u32).collect();
-            for i in (1..n).rev() {
-                order.swap(i, next(i as u64 + 1) as usize);
-            }
-            let mut heads = vec![0u32; n];
-            let mut placed = vec![0u32];
-            for (i, &d) in order.iter().enumerate() {
-                let h = if i == 0 { 0 } else { placed[1 + next(i as u64) as usize] };
-                heads[d as usize - 1] = h;
-                placed.push(d);
-            }
+            let (heads, _) = crate::arceager::testing::random_heads(n, seed);
             heads
         })
     }

@@ -188,25 +188,7 @@ fn check_costs(gold: &GoldTree, n_labels: u32) -> Result<usize, String> {
 /// Random single-rooted projective tree of n words with labels < n_labels.
 fn projective_tree() -> impl Strategy<Value = GoldTree> {
     (1usize..=6, any::<u64>()).prop_filter_map("non-projective", |(n, seed)| {
-        let mut x = seed | 1;
-        let mut next = move |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
-        // Attach words in a random order to a growing tree -> a random tree.
-        let mut order: Vec<u32> = (1..=n as u32).collect();
-        for i in (1..n).rev() {
-            order.swap(i, next(i as u64 + 1) as usize);
-        }
-        let mut heads = vec![0u32; n];
-        let mut placed = vec![0u32];
-        for (i, &d) in order.iter().enumerate() {
-            let h = if i == 0 { 0 } else { placed[1 + next(i as u64) as usize] };
-            heads[d as usize - 1] = h;
-            placed.push(d);
-        }
+        let (heads, mut next) = super::testing::random_heads(n, seed);
         let labels: Vec<u32> = (0..n).map(|_| next(2) as u32).collect();
         is_projective(&heads).then(|| GoldTree::new(&heads, &labels))
     })
