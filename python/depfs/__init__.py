@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import datasets, decode, errors, templates
 from ._core import __version__
+from .arceager import ArcEagerParser
 from .evaluate import Scores, Stats, evaluate, stats
 from .graph import GraphParser
 from .models import load
@@ -11,6 +12,6 @@ from .treebank import Sentence, Treebank, read_conllu
 
 __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "read_conllu"]
-__all__ += ["GraphParser", "load", "templates"]
+__all__ += ["ArcEagerParser", "GraphParser", "load", "templates"]
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
 __all__ += ["decode"]

@@ -71,7 +71,12 @@ def main() -> None:
     "--dev", "dev_path", type=click.Path(dir_okay=False), help="Dev file: UAS/LAS per epoch."
 )
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
-@click.option("--epochs", type=click.IntRange(1), default=6, show_default=True)
+@click.option(
+    "--epochs",
+    type=click.IntRange(1),
+    default=None,
+    help="Training epochs [default: the parser's own: graph 6, arc-eager 17].",
+)
 @click.option(
     "--templates",
     "arc_templates",
@@ -88,7 +93,7 @@ def train(
     train_path: str,
     dev_path: str | None,
     out_path: str,
-    epochs: int,
+    epochs: int | None,
     arc_templates: str,
     max_bits: int,
     seed: int,
@@ -102,6 +107,9 @@ def train(
     from . import read_conllu
     from .errors import DepfsError
     from .graph import GraphParser
+
+    if epochs is None:
+        epochs = GraphParser().epochs
 
     try:
         train_tb = read_conllu(train_path)
@@ -137,7 +145,12 @@ def train(
 
 
 def _train_arc_eager(
-    train_path: str, dev_path: str | None, out_path: str, epochs: int, templates: str, seed: int
+    train_path: str,
+    dev_path: str | None,
+    out_path: str,
+    epochs: int | None,
+    templates: str,
+    seed: int,
 ) -> None:
     """`depfs train --parser arc-eager`: greedy arc-eager parser, dev scores per epoch."""
     from . import read_conllu
@@ -147,6 +160,8 @@ def _train_arc_eager(
     try:
         train_tb = read_conllu(train_path)
         dev_tb = read_conllu(dev_path) if dev_path else None
+        if epochs is None:
+            epochs = ArcEagerParser().epochs
         parser = ArcEagerParser(templates, epochs=epochs, random_state=seed)
         with click.progressbar(length=epochs, label="training", file=sys.stderr) as bar:
 
