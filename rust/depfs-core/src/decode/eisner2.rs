@@ -67,39 +67,35 @@ impl Eisner2Workspace {
                 self.sq.set(n1, s, t, v, s + i);
                 // Arc s -> t: t is s's innermost right child (split s) or follows r (s < r < t).
                 let base = sib_of(t, s);
-                let mut best = self.cl.vt[t * n1 + s + 1] + sib[base + s];
-                let mut split = s;
-                if !(s == 0 && single_root) && t > s + 1 {
-                    let row = &self.ir.v[s * n1 + s + 1..s * n1 + t];
-                    let col = &self.sq.vt[t * n1 + s + 1..t * n1 + t];
-                    let sb = &sib[base + s + 1..base + t];
-                    for (i, ((a, b), c)) in row.iter().zip(col).zip(sb).enumerate() {
-                        let v = a + b + c;
-                        if v > best {
-                            best = v;
-                            split = s + 1 + i;
-                        }
-                    }
-                }
+                let innermost = self.cl.vt[t * n1 + s + 1] + sib[base + s];
+                let (best, split) = if !(s == 0 && single_root) && t > s + 1 {
+                    best_sibling_split(
+                        (innermost, s),
+                        &self.ir.v[s * n1 + s + 1..s * n1 + t],
+                        &self.sq.vt[t * n1 + s + 1..t * n1 + t],
+                        &sib[base + s + 1..base + t],
+                        s + 1,
+                    )
+                } else {
+                    (innermost, s)
+                };
                 self.ir.set(n1, s, t, best + arc[t * n1 + s], split);
                 // Arc t -> s (never into ROOT): s is t's innermost left child (split t) or
                 // precedes r (s < r < t).
                 if s > 0 {
                     let base = sib_of(s, t);
-                    let mut best = self.cr.v[s * n1 + t - 1] + sib[base + t];
-                    let mut split = t;
-                    if t > s + 1 {
-                        let row = &self.sq.v[s * n1 + s + 1..s * n1 + t];
-                        let col = &self.il.vt[t * n1 + s + 1..t * n1 + t];
-                        let sb = &sib[base + s + 1..base + t];
-                        for (i, ((a, b), c)) in row.iter().zip(col).zip(sb).enumerate() {
-                            let v = a + b + c;
-                            if v > best {
-                                best = v;
-                                split = s + 1 + i;
-                            }
-                        }
-                    }
+                    let innermost = self.cr.v[s * n1 + t - 1] + sib[base + t];
+                    let (best, split) = if t > s + 1 {
+                        best_sibling_split(
+                            (innermost, t),
+                            &self.sq.v[s * n1 + s + 1..s * n1 + t],
+                            &self.il.vt[t * n1 + s + 1..t * n1 + t],
+                            &sib[base + s + 1..base + t],
+                            s + 1,
+                        )
+                    } else {
+                        (innermost, t)
+                    };
                     self.il.set(n1, s, t, best + arc[s * n1 + t], split);
                 }
                 let (v, i) = max_plus(
@@ -172,6 +168,27 @@ impl Eisner2Workspace {
 /// O(n³).
 pub fn eisner2(arc: &[f64], sib: &[f64], n1: usize, single_root: bool) -> Result<Vec<i32>> {
     Eisner2Workspace::new().decode(arc, sib, n1, single_root)
+}
+
+/// The best incomplete-span split of an arc: `innermost` (the dependent is the head's
+/// innermost child on that side, at its split) against every sibling split `r`, worth
+/// `row[i] + col[i] + sib[i]` at `r = offset + i`; the earliest wins ties. O(len).
+fn best_sibling_split(
+    innermost: (f64, usize),
+    row: &[f64],
+    col: &[f64],
+    sib: &[f64],
+    offset: usize,
+) -> (f64, usize) {
+    let (mut best, mut split) = innermost;
+    for (i, ((a, b), c)) in row.iter().zip(col).zip(sib).enumerate() {
+        let v = a + b + c;
+        if v > best {
+            best = v;
+            split = offset + i;
+        }
+    }
+    (best, split)
 }
 
 #[cfg(test)]
