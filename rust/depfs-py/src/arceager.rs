@@ -53,7 +53,7 @@ impl PyArcEagerModel {
         let tb = treebank.inner.clone();
         drop(treebank);
         let out = py.detach(|| self.inner.parse(&tb, threads)).py_err(py)?;
-        Ok(PyTreebank { inner: out })
+        Ok(PyTreebank::new(out))
     }
     /// Writes the model file atomically.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
@@ -197,17 +197,17 @@ fn arceager_projectivize<'py>(
     d.set_item("nonprojective_sentences", st.nonprojective_sentences)?;
     d.set_item("lifted_words", st.lifted_words)?;
     d.set_item("skipped", st.skipped)?;
-    Ok((PyTreebank { inner: out }, d))
+    Ok((PyTreebank::new(out), d))
 }
 
 /// Undoes the HEAD encoding: a copy with every `r↑h` word moved back under the
 /// nearest word labelled `h` in its head's subtree and relabelled `r`.
 #[pyfunction]
 fn arceager_deprojectivize(py: Python<'_>, treebank: PyRef<'_, PyTreebank>) -> PyTreebank {
-    let mut tb = treebank.inner.clone();
+    let mut tb = (*treebank.inner).clone();
     drop(treebank);
     py.detach(|| deprojectivize(&mut tb));
-    PyTreebank { inner: tb }
+    PyTreebank::new(tb)
 }
 
 /// Dynamic-oracle trajectories without a model: oracle move with probability

@@ -67,7 +67,7 @@ fn perturb_treebank(
     seed: u64,
 ) -> PyResult<PyTreebank> {
     let inner = perturb(&treebank.inner, head_rate, label_rate, seed).py_err(py)?;
-    Ok(PyTreebank { inner })
+    Ok(PyTreebank::new(inner))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -111,7 +111,7 @@ impl PyGraphModel {
         let tb = treebank.inner.clone();
         let m = self.inner.clone();
         let inner = py.detach(move || m.parse(&tb, threads)).py_err(py)?;
-        Ok(PyTreebank { inner })
+        Ok(PyTreebank::new(inner))
     }
 
     /// Arc score matrices `scores[dep, head]` (n+1, n+1) of the given sentences,

@@ -13,11 +13,20 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use crate::errors::IntoPyResult;
+use std::sync::Arc;
 
 /// A treebank held in Rust (interned, struct-of-arrays).
 #[pyclass(name = "Treebank", module = "depfs._core")]
 pub struct PyTreebank {
-    pub inner: Treebank,
+    /// Shared so that work done without the GIL holds the treebank by a refcount,
+    /// not a copy.
+    pub inner: Arc<Treebank>,
+}
+
+impl PyTreebank {
+    pub fn new(treebank: Treebank) -> Self {
+        PyTreebank { inner: Arc::new(treebank) }
+    }
 }
 
 fn options(multiple_roots: bool, allow_blank_heads: bool) -> ReadOptions {
@@ -46,7 +55,7 @@ fn read_conllu(
 ) -> PyResult<PyTreebank> {
     let opts = options(multiple_roots, allow_blank_heads);
     let inner = py.detach(move || conllu::read_path(&path, &opts)).py_err(py)?;
-    Ok(PyTreebank { inner })
+    Ok(PyTreebank::new(inner))
 }
 
 #[pymethods]
@@ -62,7 +71,7 @@ impl PyTreebank {
     ) -> PyResult<PyTreebank> {
         let opts = options(multiple_roots, allow_blank_heads);
         let inner = py.detach(move || conllu::read_str(&text, &opts)).py_err(py)?;
-        Ok(PyTreebank { inner })
+        Ok(PyTreebank::new(inner))
     }
 
     /// Writes the treebank as CoNLL-U (gzip if the name ends in .gz), atomically:
