@@ -59,6 +59,9 @@ fn main() -> depfs_core::Result<()> {
     if let Some(v) = env("MAX_BITS") {
         opts.max_bits = v as u32;
     }
+    if let Some(v) = env("LABEL_BITS") {
+        opts.label_max_bits = v as u32;
+    }
     let mut tr = Trainer::new(set, &train, &opts)?;
     println!("prepared in {:.1}s", t0.elapsed().as_secs_f64());
     for _ in 0..epochs {
@@ -74,8 +77,10 @@ fn main() -> depfs_core::Result<()> {
         }
         let p = tr.averaged();
         let (u, l) = scores(&dev, &p.parse(&dev, 1)?);
+        // The same parser before 8-bit quantization, to show what the rounding costs.
+        let (u32_, l32) = scores(&dev, &tr.averaged_f32().parse(&dev, 1)?);
         println!(
-            "epoch {} train acc {:.4} dev UAS {u:.2} LAS {l:.2} ({:.1}s)",
+            "epoch {} train acc {:.4} dev UAS {u:.2} LAS {l:.2} (f32 weights: {u32_:.2} {l32:.2}) ({:.1}s)",
             r.epoch,
             r.train_accuracy,
             t0.elapsed().as_secs_f64()

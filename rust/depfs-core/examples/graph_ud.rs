@@ -48,14 +48,19 @@ fn main() {
         let m = tr.model();
         let p = m.parse(&test_tb, 1).expect("parse");
         let (u, l) = attachment_scores(&test_tb, &p).expect("scores");
+        // The same model before 8-bit quantization, to show what the rounding costs.
+        let p32 = tr.model_f32().parse(&test_tb, 1).expect("parse");
+        let (u32_, l32) = attachment_scores(&test_tb, &p32).expect("scores");
         eprintln!(
-            "epoch {} train-uas {:.4} label-acc {:.4} {:.1}s | test UAS {:.2} LAS {:.2}",
+            "epoch {} train-uas {:.4} label-acc {:.4} {:.1}s | test UAS {:.2} LAS {:.2} (f32 weights: {:.2} {:.2})",
             st.epoch,
             st.train_uas,
             st.train_label_acc,
             st.seconds,
             100.0 * u,
-            100.0 * l
+            100.0 * l,
+            100.0 * u32_,
+            100.0 * l32
         );
     })
     .expect("train");

@@ -22,7 +22,7 @@ use super::projective;
 use super::system::Configuration;
 use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::treebank::Treebank;
-use crate::weights::{rows_for, Weights};
+use crate::weights::{rows_for, WeightTable, Weights};
 use crate::{Error, Result};
 
 /// Configurations visited along trajectories, flat row-major arrays.
@@ -50,7 +50,7 @@ impl Trajectories {
     }
 }
 
-impl ArcEagerParser {
+impl<W: WeightTable> ArcEagerParser<W> {
     /// Follows, in every sentence of `tb` (or of `sentences`) with a complete tree,
     /// the oracle's best-scoring zero-cost move with probability `beta` and the
     /// model's move otherwise, recording every configuration. Seeded and
@@ -156,7 +156,9 @@ impl ArcEagerParser {
         let mut out = Vec::with_capacity(features.len() * N_KINDS);
         for row in features.chunks_exact(t_count) {
             for (t, &f) in row.iter().enumerate() {
-                out.extend_from_slice(w.row(t, f));
+                let mut acc = [0f32; N_KINDS];
+                w.add_row(t, f, &mut acc);
+                out.extend_from_slice(&acc);
             }
         }
         Ok(out)

@@ -23,7 +23,7 @@ use crate::templates::config_feats::ConfigFeatures;
 use crate::templates::hash::combine;
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::{Treebank, NO_HEAD};
-use crate::weights::{rows_for, Weights};
+use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
 use crate::{Error, Result};
 
 /// Move kinds, the columns of the move weight rows.
@@ -83,9 +83,10 @@ pub struct EpochReport {
     pub sentences: usize,
 }
 
-/// A trained greedy arc-eager parser.
+/// A greedy arc-eager parser: 8-bit frozen weights once trained
+/// ([`QuantizedWeights`]), f32 [`Weights`] inside the trainer.
 #[derive(Debug, Clone)]
-pub struct ArcEagerParser {
+pub struct ArcEagerParser<W = QuantizedWeights> {
     pub set: TemplateSet,
     feats: ConfigFeatures,
     /// The parser's label set; label ids index it.
@@ -95,10 +96,10 @@ pub struct ArcEagerParser {
     /// Labels seen on arcs from ROOT / on other arcs.
     root_ok: Vec<bool>,
     nonroot_ok: Vec<bool>,
-    move_w: Weights,
+    move_w: W,
     /// Indices (into the template set) of the templates that also score labels.
     pub label_templates: Vec<usize>,
-    label_w: Weights,
+    label_w: W,
     pub pseudo_projective: bool,
 }
 
@@ -112,10 +113,15 @@ struct Stored {
     root_ok: Vec<bool>,
     nonroot_ok: Vec<bool>,
     move_rows: Vec<usize>,
-    move_w: Vec<f32>,
+    /// 8-bit weights with one scale per template ([`QuantizedWeights`]).
+    move_scales: Vec<f32>,
+    #[serde(with = "serde_bytes")]
+    move_w: Vec<u8>,
     label_templates: Vec<usize>,
     label_rows: Vec<usize>,
-    label_w: Vec<f32>,
+    label_scales: Vec<f32>,
+    #[serde(with = "serde_bytes")]
+    label_w: Vec<u8>,
     pseudo_projective: bool,
 }
 
@@ -197,19 +203,6 @@ impl ArcEagerParser {
         TemplateSet::parse(text, Family::Config, DEFAULT_MAX_ATOMS)
     }
 
-    pub fn n_labels(&self) -> usize {
-        self.labels.len()
-    }
-    pub fn n_templates(&self) -> usize {
-        self.set.len()
-    }
-    pub fn move_weights(&self) -> &Weights {
-        &self.move_w
-    }
-    pub fn features(&self) -> &ConfigFeatures {
-        &self.feats
-    }
-
     /// Trains for `opts.epochs` epochs; `on_epoch` sees each report and may stop
     /// early by returning false. Returns the averaged parser.
     pub fn train(
@@ -228,12 +221,82 @@ impl ArcEagerParser {
         Ok(t.averaged())
     }
 
-    /// A copy with averaged weights (no averaging sums).
-    fn averaged(&self) -> ArcEagerParser {
-        let mut out = self.clone();
-        out.move_w = self.move_w.averaged();
-        out.label_w = self.label_w.averaged();
-        out
+    /// Writes the model file (atomically).
+    pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        let (_, move_rows, move_scales, move_w) = self.move_w.to_parts();
+        let (_, label_rows, label_scales, label_w) = self.label_w.to_parts();
+        let stored = Stored {
+            templates: self.set.to_text(),
+            labels: self.labels.clone(),
+            root_label: self.root_label,
+            fallback_label: self.fallback_label,
+            root_ok: self.root_ok.clone(),
+            nonroot_ok: self.nonroot_ok.clone(),
+            move_rows,
+            move_scales,
+            move_w,
+            label_templates: self.label_templates.clone(),
+            label_rows,
+            label_scales,
+            label_w,
+            pseudo_projective: self.pseudo_projective,
+        };
+        crate::modelfile::save(path, MODEL_KIND, &stored)
+    }
+
+    /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
+    pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
+        let st: Stored = crate::modelfile::load(path, MODEL_KIND)?;
+        let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
+        let set = Self::compile_set(&st.templates)?;
+        let feats = ConfigFeatures::compile(&set)?;
+        let l = st.labels.len();
+        if l == 0
+            || st.root_ok.len() != l
+            || st.nonroot_ok.len() != l
+            || st.root_label as usize >= l
+            || st.fallback_label as usize >= l
+        {
+            return Err(bad("inconsistent label set".into()));
+        }
+        if st.move_rows.len() != set.len()
+            || st.label_templates.len() != st.label_rows.len()
+            || st.label_templates.iter().any(|&t| t >= set.len())
+        {
+            return Err(bad("weight blocks do not match the templates".into()));
+        }
+        let move_w = QuantizedWeights::from_parts(N_KINDS, &st.move_rows, st.move_scales, &st.move_w)
+            .map_err(|e| bad(e.to_string()))?;
+        let label_w = QuantizedWeights::from_parts(l, &st.label_rows, st.label_scales, &st.label_w)
+            .map_err(|e| bad(e.to_string()))?;
+        Ok(ArcEagerParser {
+            set,
+            feats,
+            labels: st.labels,
+            root_label: st.root_label,
+            fallback_label: st.fallback_label,
+            root_ok: st.root_ok,
+            nonroot_ok: st.nonroot_ok,
+            move_w,
+            label_templates: st.label_templates,
+            label_w,
+            pseudo_projective: st.pseudo_projective,
+        })
+    }
+}
+
+impl ArcEagerParser<Weights> {
+    /// The parser with averaged weights, frozen to 8 bits for parsing.
+    fn frozen(&self) -> ArcEagerParser {
+        self.with_weights(
+            QuantizedWeights::quantize(&self.move_w.averaged()),
+            QuantizedWeights::quantize(&self.label_w.averaged()),
+        )
+    }
+
+    /// The parser with averaged f32 weights (to measure what quantization costs).
+    pub fn averaged_f32(&self) -> ArcEagerParser<Weights> {
+        self.with_weights(self.move_w.averaged(), self.label_w.averaged())
     }
 
     /// One sentence of online training; returns (zero-cost predictions, decisions).
@@ -308,14 +371,44 @@ impl ArcEagerParser {
         }
         (right, total)
     }
+}
+
+impl<W: WeightTable> ArcEagerParser<W> {
+    pub fn n_labels(&self) -> usize {
+        self.labels.len()
+    }
+    pub fn n_templates(&self) -> usize {
+        self.set.len()
+    }
+    pub fn move_weights(&self) -> &W {
+        &self.move_w
+    }
+    pub fn features(&self) -> &ConfigFeatures {
+        &self.feats
+    }
+
+    /// The same parser with other weight tables.
+    fn with_weights<V>(&self, move_w: V, label_w: V) -> ArcEagerParser<V> {
+        ArcEagerParser {
+            set: self.set.clone(),
+            feats: self.feats.clone(),
+            labels: self.labels.clone(),
+            root_label: self.root_label,
+            fallback_label: self.fallback_label,
+            root_ok: self.root_ok.clone(),
+            nonroot_ok: self.nonroot_ok.clone(),
+            move_w,
+            label_templates: self.label_templates.clone(),
+            label_w,
+            pseudo_projective: self.pseudo_projective,
+        }
+    }
 
     /// Σ over templates of the move rows of the features. O(T).
     #[inline]
     pub fn kind_scores(&self, feats: &[u64]) -> [f32; N_KINDS] {
         let mut acc = [0f32; N_KINDS];
-        for (t, &f) in feats.iter().enumerate() {
-            self.move_w.add_row(t, f, &mut acc);
-        }
+        self.move_w.add_rows_with(feats.len(), |t| (t, feats[t]), &mut acc);
         acc
     }
 
@@ -324,9 +417,8 @@ impl ArcEagerParser {
         out.clear();
         out.resize(self.labels.len(), 0.0);
         let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
-        for (i, &t) in self.label_templates.iter().enumerate() {
-            self.label_w.add_row(i, combine(feats[t], salt), out);
-        }
+        let lt = &self.label_templates;
+        self.label_w.add_rows_with(lt.len(), |i| (i, combine(feats[lt[i]], salt)), out);
     }
 
     /// The model's label for an arc move in direction `dir` from `c`.
@@ -419,66 +511,6 @@ impl ArcEagerParser {
         }
         Ok(out)
     }
-
-    /// Writes the model file (atomically).
-    pub fn save(&self, path: &std::path::Path) -> Result<()> {
-        let (_, move_rows, move_w) = self.move_w.to_parts();
-        let (_, label_rows, label_w) = self.label_w.to_parts();
-        let stored = Stored {
-            templates: self.set.to_text(),
-            labels: self.labels.clone(),
-            root_label: self.root_label,
-            fallback_label: self.fallback_label,
-            root_ok: self.root_ok.clone(),
-            nonroot_ok: self.nonroot_ok.clone(),
-            move_rows,
-            move_w: move_w.to_vec(),
-            label_templates: self.label_templates.clone(),
-            label_rows,
-            label_w: label_w.to_vec(),
-            pseudo_projective: self.pseudo_projective,
-        };
-        crate::modelfile::save(path, MODEL_KIND, &stored)
-    }
-
-    /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
-    pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
-        let st: Stored = crate::modelfile::load(path, MODEL_KIND)?;
-        let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let set = Self::compile_set(&st.templates)?;
-        let feats = ConfigFeatures::compile(&set)?;
-        let l = st.labels.len();
-        if l == 0
-            || st.root_ok.len() != l
-            || st.nonroot_ok.len() != l
-            || st.root_label as usize >= l
-            || st.fallback_label as usize >= l
-        {
-            return Err(bad("inconsistent label set".into()));
-        }
-        if st.move_rows.len() != set.len()
-            || st.label_templates.len() != st.label_rows.len()
-            || st.label_templates.iter().any(|&t| t >= set.len())
-        {
-            return Err(bad("weight blocks do not match the templates".into()));
-        }
-        let move_w =
-            Weights::from_parts(N_KINDS, &st.move_rows, st.move_w).map_err(|e| bad(e.to_string()))?;
-        let label_w = Weights::from_parts(l, &st.label_rows, st.label_w).map_err(|e| bad(e.to_string()))?;
-        Ok(ArcEagerParser {
-            set,
-            feats,
-            labels: st.labels,
-            root_label: st.root_label,
-            fallback_label: st.fallback_label,
-            root_ok: st.root_ok,
-            nonroot_ok: st.nonroot_ok,
-            move_w,
-            label_templates: st.label_templates,
-            label_w,
-            pseudo_projective: st.pseudo_projective,
-        })
-    }
 }
 
 /// Applies move kind `k` (with `label` for arcs).
@@ -495,7 +527,7 @@ pub fn apply_kind(c: &mut Configuration, k: usize, label: u32) {
 /// Online training state; the caller (Python) drives the epochs, evaluating and
 /// reporting between them.
 pub struct Trainer {
-    parser: ArcEagerParser,
+    parser: ArcEagerParser<Weights>,
     tb: Treebank,
     vh: VocabHashes,
     golds: Vec<Option<GoldTree>>,
@@ -643,9 +675,14 @@ impl Trainer {
         report
     }
 
-    /// The parser with the weights averaged over all updates so far.
+    /// The parser with the weights averaged over all updates so far, frozen to 8 bits.
     pub fn averaged(&self) -> ArcEagerParser {
-        self.parser.averaged()
+        self.parser.frozen()
+    }
+
+    /// The same with f32 weights (to measure what quantization costs).
+    pub fn averaged_f32(&self) -> ArcEagerParser<Weights> {
+        self.parser.averaged_f32()
     }
     pub fn epochs_done(&self) -> usize {
         self.epoch

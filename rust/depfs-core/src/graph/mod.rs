@@ -28,7 +28,7 @@ use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::templates::hash::{combine, fmix, hash_str};
 use crate::templates::{Family, TemplateSet};
 use crate::treebank::NO_HEAD;
-use crate::weights::{rows_for, TemplateCounts, Weights};
+use crate::weights::{rows_for, QuantizedWeights, TemplateCounts, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use decoding::DecodeWs;
 pub use lengthdict::{LengthDict, PruneStats};
@@ -150,18 +150,19 @@ impl GraphTemplates {
     }
 }
 
-/// A trained graph-based parser.
+/// A graph-based parser: 8-bit frozen weights once trained ([`QuantizedWeights`]),
+/// f32 [`Weights`] inside the trainer.
 #[derive(Debug, Clone)]
-pub struct GraphModel {
+pub struct GraphModel<W = QuantizedWeights> {
     pub config: GraphConfig,
     pub templates: GraphTemplates,
     arc: ArcFeatures,
     arc_split: Split,
     sib: ArcFeatures,
     lab: ArcFeatures,
-    pub arc_w: Weights,
-    pub sib_w: Weights,
-    pub lab_w: Weights,
+    pub arc_w: W,
+    pub sib_w: W,
+    pub lab_w: W,
     /// Label strings; the labeler's classes.
     pub labels: Vec<String>,
     pub length_dict: LengthDict,
@@ -187,6 +188,7 @@ pub struct Scratch {
     lab: ArcSent,
     scores: Vec<f64>,
     sibs: Vec<f64>,
+    label_feats: Vec<(u32, u64)>,
     label_scores: Vec<f32>,
     decode: DecodeWs,
 }
@@ -255,8 +257,12 @@ impl Rng {
     }
 }
 
-impl GraphModel {
-    fn build(config: GraphConfig, templates: GraphTemplates, labels: Vec<String>) -> Result<GraphModel> {
+impl GraphModel<Weights> {
+    fn build(
+        config: GraphConfig,
+        templates: GraphTemplates,
+        labels: Vec<String>,
+    ) -> Result<GraphModel<Weights>> {
         templates.check()?;
         if config.order != 1 && config.order != 2 {
             return Err(Error::InvalidArgument(format!("order must be 1 or 2, got {}", config.order)));
@@ -281,6 +287,32 @@ impl GraphModel {
         })
     }
 
+    /// The same parser with other weight tables (e.g. frozen ones).
+    pub(crate) fn with_weights<V>(&self, arc_w: V, sib_w: V, lab_w: V) -> GraphModel<V> {
+        GraphModel {
+            config: self.config.clone(),
+            templates: self.templates.clone(),
+            arc: self.arc.clone(),
+            arc_split: self.arc_split.clone(),
+            sib: self.sib.clone(),
+            lab: self.lab.clone(),
+            arc_w,
+            sib_w,
+            lab_w,
+            labels: self.labels.clone(),
+            length_dict: self.length_dict.clone(),
+            train_digest: self.train_digest,
+        }
+    }
+
+    /// Averages and quantizes the weights into a parse-ready model.
+    fn frozen(&self) -> GraphModel {
+        let q = |w: &Weights| QuantizedWeights::quantize(&w.averaged());
+        self.with_weights(q(&self.arc_w), q(&self.sib_w), q(&self.lab_w))
+    }
+}
+
+impl<W: WeightTable> GraphModel<W> {
     /// Vocabulary hashes of `tb` for this model's templates. O(vocabulary × attributes).
     pub fn prepare(&self, tb: &Treebank) -> Prepared {
         Prepared {
@@ -347,20 +379,13 @@ impl GraphModel {
         s: usize,
         sc: &mut Scratch,
     ) -> Result<SentenceParse> {
-        let heads = self.decode(tb, prep, s, sc, &self.arc_w, &self.sib_w)?;
-        let labels = self.label(tb, prep, s, &heads, sc, &self.lab_w);
+        let heads = self.decode(tb, prep, s, sc)?;
+        let labels = self.label(tb, prep, s, &heads, sc);
         Ok(SentenceParse { heads, labels })
     }
 
-    fn decode(
-        &self,
-        tb: &Treebank,
-        prep: &Prepared,
-        s: usize,
-        sc: &mut Scratch,
-        arc_w: &Weights,
-        sib_w: &Weights,
-    ) -> Result<Vec<i32>> {
+    fn decode(&self, tb: &Treebank, prep: &Prepared, s: usize, sc: &mut Scratch) -> Result<Vec<i32>> {
+        let (arc_w, sib_w) = (&self.arc_w, &self.sib_w);
         self.arc.prepare(&prep.arc, tb, s, &mut sc.arc);
         let n1 = sc.arc.n1;
         let pruned = self.config.prune;
@@ -394,20 +419,21 @@ impl GraphModel {
         }
     }
 
-    fn label(
-        &self,
-        tb: &Treebank,
-        prep: &Prepared,
-        s: usize,
-        heads: &[i32],
-        sc: &mut Scratch,
-        w: &Weights,
-    ) -> Vec<u32> {
+    fn label(&self, tb: &Treebank, prep: &Prepared, s: usize, heads: &[i32], sc: &mut Scratch) -> Vec<u32> {
+        let w = &self.lab_w;
         self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
         sc.label_scores.resize(w.width(), 0.0);
         let mut out = vec![0u32; heads.len()];
         for m in 1..heads.len() {
-            score::label_scores(&self.lab, w, &sc.lab, heads[m] as usize, m, &mut sc.label_scores);
+            score::label_scores(
+                &self.lab,
+                w,
+                &sc.lab,
+                heads[m] as usize,
+                m,
+                &mut sc.label_feats,
+                &mut sc.label_scores,
+            );
             out[m] = score::argmax(&sc.label_scores) as u32;
         }
         out
@@ -446,7 +472,7 @@ static EMPTY_ARC: TemplateSet = TemplateSet { family: Family::Arc, templates: Ve
 /// Trains a graph parser epoch by epoch (the caller owns the epoch loop, e.g. for a
 /// progress bar and dev scores).
 pub struct GraphTrainer {
-    model: GraphModel,
+    model: GraphModel<Weights>,
     train: Treebank,
     prep: Prepared,
     /// Sentences with a complete gold tree.
@@ -544,7 +570,7 @@ impl GraphTrainer {
         let m = &mut self.model;
         for &s in &order {
             let gold = gold_heads(&self.train, s).unwrap_or_default();
-            let pred = m.decode(&self.train, &self.prep, s, &mut sc, &m.arc_w, &m.sib_w)?;
+            let pred = m.decode(&self.train, &self.prep, s, &mut sc)?;
             words += (gold.len() - 1) as u64;
             if pred != gold {
                 updates += 1;
@@ -626,7 +652,15 @@ impl GraphTrainer {
             let rels = self.train.deprels(s);
             for d in 1..gold.len() {
                 let h = gold[d] as usize;
-                score::label_scores(&m.lab, &m.lab_w, &sc.lab, h, d, &mut sc.label_scores);
+                score::label_scores(
+                    &m.lab,
+                    &m.lab_w,
+                    &sc.lab,
+                    h,
+                    d,
+                    &mut sc.label_feats,
+                    &mut sc.label_scores,
+                );
                 let guess = score::argmax(&sc.label_scores);
                 let want = self.label_of[rels[d - 1] as usize] as usize;
                 if guess == want {
@@ -654,13 +688,15 @@ impl GraphTrainer {
         })
     }
 
-    /// The model with averaged weights (a copy; training can continue).
+    /// The model with averaged, quantized weights (a copy; training can continue).
     pub fn model(&self) -> GraphModel {
-        let mut m = self.model.clone();
-        m.arc_w = self.model.arc_w.averaged();
-        m.sib_w = self.model.sib_w.averaged();
-        m.lab_w = self.model.lab_w.averaged();
-        m
+        self.model.frozen()
+    }
+
+    /// The model with averaged f32 weights (to measure what quantization costs).
+    pub fn model_f32(&self) -> GraphModel<Weights> {
+        let m = &self.model;
+        m.with_weights(m.arc_w.averaged(), m.sib_w.averaged(), m.lab_w.averaged())
     }
 
     pub fn epochs_done(&self) -> usize {

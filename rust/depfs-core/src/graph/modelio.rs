@@ -4,7 +4,7 @@
 
 use super::{GraphConfig, GraphModel, GraphTemplates, LengthDict};
 use crate::templates::{Family, TemplateSet};
-use crate::weights::Weights;
+use crate::weights::{QuantizedWeights, WeightTable};
 use crate::{modelfile, Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -12,19 +12,22 @@ use std::path::Path;
 /// The model-file kind of graph parsers.
 pub const KIND: &str = "graph";
 /// Version of the payload layout below (the container has its own version).
-const PAYLOAD_VERSION: u32 = 1;
+/// 2: 8-bit weights with a scale per template (1: f32 weights).
+const PAYLOAD_VERSION: u32 = 2;
 
 #[derive(Serialize, Deserialize)]
 struct WeightsFile {
     width: usize,
     rows: Vec<usize>,
-    w: Vec<f32>,
+    scales: Vec<f32>,
+    #[serde(with = "serde_bytes")]
+    q: Vec<u8>,
 }
 
 impl WeightsFile {
-    fn of(w: &Weights) -> WeightsFile {
-        let (width, rows, vals) = w.to_parts();
-        WeightsFile { width, rows, w: vals.to_vec() }
+    fn of(w: &QuantizedWeights) -> WeightsFile {
+        let (width, rows, scales, q) = w.to_parts();
+        WeightsFile { width, rows, scales, q }
     }
 }
 
@@ -78,24 +81,25 @@ impl GraphModel {
             sib: set(&f.sib_templates)?,
             lab: set(&f.lab_templates)?,
         };
-        let mut m = GraphModel::build(f.config, templates, f.labels)?;
-        let weights = |wf: WeightsFile, n_templates: usize, what: &str| -> Result<Weights> {
+        let weights = |wf: WeightsFile, n_templates: usize, what: &str| -> Result<QuantizedWeights> {
             if wf.rows.len() != n_templates {
                 return Err(bad(format!(
                     "{what} weights have {} blocks for {n_templates} templates",
                     wf.rows.len()
                 )));
             }
-            Weights::from_parts(wf.width, &wf.rows, wf.w).map_err(|e| bad(format!("{what} weights: {e}")))
+            QuantizedWeights::from_parts(wf.width, &wf.rows, wf.scales, &wf.q)
+                .map_err(|e| bad(format!("{what} weights: {e}")))
         };
-        m.arc_w = weights(f.arc_w, m.arc.len(), "arc")?;
-        m.sib_w = weights(f.sib_w, m.sib.len(), "sibling")?;
-        m.lab_w = weights(f.lab_w, m.lab.len(), "label")?;
-        if m.lab_w.width() != m.labels.len().max(1) {
-            return Err(bad("label weights do not match the label set".into()));
-        }
+        let mut m = GraphModel::<crate::weights::Weights>::build(f.config, templates, f.labels)?;
         m.length_dict = LengthDict::from_entries(&f.length_dict);
         m.train_digest = f.train_digest;
-        Ok(m)
+        let arc_w = weights(f.arc_w, m.arc.len(), "arc")?;
+        let sib_w = weights(f.sib_w, m.sib.len(), "sibling")?;
+        let lab_w = weights(f.lab_w, m.lab.len(), "label")?;
+        if lab_w.width() != m.labels.len().max(1) {
+            return Err(bad("label weights do not match the label set".into()));
+        }
+        Ok(m.with_weights(arc_w, sib_w, lab_w))
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::templates::arc::{edge_code, mix_arc, ArcFeatures, ArcSent, ArcShape, Second};
 use crate::templates::hash::combine;
-use crate::weights::{TemplateCounts, Weights};
+use crate::weights::{Block, TemplateCounts, WeightTable};
 
 /// Template indices grouped by [`ArcShape`].
 #[derive(Debug, Clone, Default)]
@@ -37,9 +37,9 @@ impl Split {
 /// the outer loop and arcs the inner one, so one template's partials (two rows of
 /// n + 2 words) and weight block stay in cache while all arcs read them; the inner
 /// loop is two loads, one multiply-xorshift and one weight load per arc.
-pub fn arc_scores(
+pub fn arc_scores<W: WeightTable>(
     af: &ArcFeatures,
-    w: &Weights,
+    w: &W,
     sent: &ArcSent,
     split: &Split,
     mask: Option<&[bool]>,
@@ -82,15 +82,15 @@ pub fn arc_scores(
             e.extend(arc_h.iter().zip(&arc_m).map(|(&h, &m)| edge_code(kind & 1 != 0, kind & 2 != 0, h, m)));
         }
     }
+    let mut rows = Vec::with_capacity(n_arcs);
     for &t in &split.general {
         let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
         let e = &edges[af.templates[t].edge_kind()];
-        let block = w.block(t);
-        let mask = (block.len() - 1) as u64;
-        // Hot loop: O(a).
-        for (i, a) in acc.iter_mut().enumerate() {
-            let f = mix_arc(hp[arc_h[i]], mp[arc_m[i]], e[i]);
-            *a += block[(f & mask) as usize];
+        match w.template_block(t) {
+            Block::Dense(block) => add_general(block, 1.0, hp, mp, e, &arc_h, &arc_m, &mut rows, &mut acc),
+            Block::Quantized { q, scale } => {
+                add_general(q, scale, hp, mp, e, &arc_h, &arc_m, &mut rows, &mut acc)
+            }
         }
     }
     let mut n_between = 0u64;
@@ -98,14 +98,11 @@ pub fn arc_scores(
         let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
         let e = &edges[af.templates[t].edge_kind()];
         let slot = af.templates[t].between_slot().unwrap_or(0);
-        let block = w.block(t);
-        let mask = (block.len() - 1) as u64;
         for (i, a) in acc.iter_mut().enumerate() {
             let (h, m) = (arc_h[i], arc_m[i]);
             let base = mix_arc(hp[h], mp[m], e[i]);
             for b in h.min(m) + 1..h.max(m) {
-                let f = combine(base, sent.attrs.get(slot, b as i64));
-                *a += block[(f & mask) as usize];
+                *a += w.get(t, combine(base, sent.attrs.get(slot, b as i64)));
             }
             n_between += (h.abs_diff(m) - 1) as u64;
         }
@@ -135,11 +132,48 @@ pub fn arc_scores(
     }
 }
 
+/// acc[i] += scale · block[feature of arc i] for one general template.
+///
+/// O(a) in two passes: first every arc's row index (two partial loads and one
+/// multiply-xorshift each, no memory stalls), then the gathers. The random weight
+/// loads dominate (see [`crate::weights`]); a gather loop of a few instructions per
+/// load lets the CPU keep many more of them in flight than one fused loop would.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn add_general<E: Copy>(
+    block: &[E],
+    scale: f32,
+    hp: &[u64],
+    mp: &[u64],
+    edges: &[u64],
+    arc_h: &[usize],
+    arc_m: &[usize],
+    rows: &mut Vec<u32>,
+    acc: &mut [f32],
+) where
+    f32: From<E>,
+{
+    let mask = (block.len() - 1) as u64;
+    rows.clear();
+    rows.extend(
+        arc_h.iter().zip(arc_m).zip(edges).map(|((&h, &m), &e)| (mix_arc(hp[h], mp[m], e) & mask) as u32),
+    );
+    for (a, &r) in acc.iter_mut().zip(rows.iter()) {
+        *a += scale * f32::from(block[r as usize]);
+    }
+}
+
 /// Second-order sibling scores in the layout of the decoders:
 /// `out[(m * n1 + h) * n1 + s]` with `s == h` for the innermost child. Only the
 /// entries a projective decoder can use (s between h and m, or s == h) are filled.
 /// O(n³ · T).
-pub fn sibling_scores(af: &ArcFeatures, w: &Weights, sent: &ArcSent, active: &[usize], out: &mut Vec<f64>) {
+pub fn sibling_scores<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    sent: &ArcSent,
+    active: &[usize],
+    out: &mut Vec<f64>,
+) {
     let n1 = sent.n1;
     out.clear();
     out.resize(n1 * n1 * n1, 0.0);
@@ -162,12 +196,24 @@ pub fn sibling_scores(af: &ArcFeatures, w: &Weights, sent: &ArcSent, active: &[u
     }
 }
 
-/// Label scores of arc h → m: `out[l]` = Σ_t row(t, f)[l]. O(T · L).
-pub fn label_scores(af: &ArcFeatures, w: &Weights, sent: &ArcSent, h: usize, m: usize, out: &mut [f32]) {
+/// Label scores of arc h → m: `out[l]` = Σ_t row(t, f)[l]; `feats` is scratch.
+/// O(T · L).
+#[allow(clippy::too_many_arguments)]
+pub fn label_scores<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    sent: &ArcSent,
+    h: usize,
+    m: usize,
+    feats: &mut Vec<(u32, u64)>,
+    out: &mut [f32],
+) {
     out.fill(0.0);
+    feats.clear();
     for t in 0..af.len() {
-        af.for_each(sent, t, h, m, Second::default(), |f| w.add_row(t, f, out));
+        af.for_each(sent, t, h, m, Second::default(), |f| feats.push((t as u32, f)));
     }
+    w.add_rows(feats, out);
 }
 
 /// Index of the largest value (first on ties).

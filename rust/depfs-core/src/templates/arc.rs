@@ -2,12 +2,14 @@
 //!
 //! A template's atoms split into head-side atoms (h, h±k), modifier-side atoms
 //! (m, m±k), edge atoms (dir, dist), an optional in-between atom (b) and second-order
-//! atoms (s, g). Per sentence we precompute, for every template t and position p,
-//! `hp[t][p]` = hash of t's head-side values at p and `mp[t][p]` likewise, so the
-//! feature of arc (h, m) is one multiply-xorshift of two cached words and an edge
-//! code ([`mix_arc`]). The layout is template-major (`[t * (n1 + 1) + p]`): a scorer
-//! that loops templates outside and arcs inside keeps one template's partials and
-//! weight block hot in cache.
+//! atoms (s, g). Per sentence we precompute, for every distinct list of head-side
+//! atoms L and position p, `hp[L][p]` = hash of L's values at p, and `mp` likewise for
+//! modifier-side lists, so the feature of arc (h, m) is one multiply-xorshift of two
+//! cached words and an edge code ([`mix_arc`]). Templates share lists (169 first-order
+//! templates use far fewer distinct head or modifier lists), and since every template
+//! owns its weight block, a partial need not hash the template itself. The layout is
+//! list-major (`[L * (n1 + 1) + p]`): a scorer that loops templates outside and arcs
+//! inside keeps one template's partials and weight block hot in cache.
 
 use super::attrs::{self, SentAttrs, VocabHashes, NONE_VALUE};
 use super::hash::combine;
@@ -60,6 +62,11 @@ pub fn edge_code(dir: bool, dist: bool, h: usize, m: usize) -> u64 {
 #[derive(Debug, Clone)]
 pub struct CompiledArc {
     pub id: u64,
+    /// Rows of this template's head / modifier / sibling / grandparent partials.
+    head_row: usize,
+    mod_row: usize,
+    sib_row: usize,
+    grand_row: usize,
     head: Vec<(usize, i64)>,
     modi: Vec<(usize, i64)>,
     between: Option<usize>,
@@ -129,6 +136,19 @@ pub struct ArcFeatures {
     pub templates: Vec<CompiledArc>,
     /// Attribute slots used by the set (index = slot).
     pub attrs: Vec<Attr>,
+    /// Distinct atom lists of each side, indexed by the templates' rows.
+    head_lists: Vec<Vec<(usize, i64)>>,
+    mod_lists: Vec<Vec<(usize, i64)>>,
+    sib_lists: Vec<Vec<usize>>,
+    grand_lists: Vec<Vec<usize>>,
+}
+
+/// Index of `x` in `lists`, appending it if new.
+fn intern<T: PartialEq + Clone>(lists: &mut Vec<T>, x: &T) -> usize {
+    lists.iter().position(|l| l == x).unwrap_or_else(|| {
+        lists.push(x.clone());
+        lists.len() - 1
+    })
 }
 
 /// Per-sentence precomputed values of an [`ArcFeatures`] set; reused across sentences.
@@ -158,12 +178,16 @@ impl ArcFeatures {
         });
         let attrs = attrs::distinct(all);
         let slot = |a: &Attr| attrs.iter().position(|x| x == a).unwrap_or(0);
-        let templates = set
+        let mut templates: Vec<CompiledArc> = set
             .templates
             .iter()
             .map(|t| {
                 let mut c = CompiledArc {
                     id: t.id,
+                    head_row: 0,
+                    mod_row: 0,
+                    sib_row: 0,
+                    grand_row: 0,
                     head: vec![],
                     modi: vec![],
                     between: None,
@@ -189,7 +213,14 @@ impl ArcFeatures {
                 c
             })
             .collect();
-        Ok(ArcFeatures { templates, attrs })
+        let (mut head_lists, mut mod_lists, mut sib_lists, mut grand_lists) = Default::default();
+        for c in &mut templates {
+            c.head_row = intern(&mut head_lists, &c.head);
+            c.mod_row = intern(&mut mod_lists, &c.modi);
+            c.sib_row = intern(&mut sib_lists, &c.sib);
+            c.grand_row = intern(&mut grand_lists, &c.grand);
+        }
+        Ok(ArcFeatures { templates, attrs, head_lists, mod_lists, sib_lists, grand_lists })
     }
 
     pub fn len(&self) -> usize {
@@ -199,7 +230,7 @@ impl ArcFeatures {
         self.templates.is_empty()
     }
 
-    /// Precomputes the partial hashes of sentence `s`. O(n × T × atoms).
+    /// Precomputes the partial hashes of sentence `s`. O(n × distinct lists × atoms).
     pub fn prepare(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
         out.attrs.fill(vh, tb, s);
         let n1 = out.attrs.n + 1;
@@ -210,34 +241,40 @@ impl ArcFeatures {
             v.clear();
         }
         let a = &out.attrs;
-        for t in &self.templates {
-            let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
-                atoms.iter().fold(seed ^ t.id, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
-            };
-            let fold2 = |seed: u64, slots: &[usize], p: Option<usize>| {
-                slots
-                    .iter()
-                    .fold(seed, |acc, &sl| combine(acc, p.map_or(NONE_VALUE, |p| a.get(sl, p as i64))))
-            };
-            for p in 0..stride {
-                out.hp.push(fold(HEAD_SEED, &t.head, p));
-                out.mp.push(fold(MOD_SEED, &t.modi, p).rotate_left(17));
-                let q = (p < n1).then_some(p);
-                out.sp.push(fold2(SIB_SEED, &t.sib, q));
-                out.gp.push(fold2(GRAND_SEED, &t.grand, q));
-            }
+        let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
+            atoms.iter().fold(seed, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
+        };
+        // Positions n1 (past the end) of the sibling / grandparent rows stand for "none".
+        let fold2 = |seed: u64, slots: &[usize], p: usize| {
+            let q = (p < n1).then_some(p);
+            slots.iter().fold(seed, |acc, &sl| combine(acc, q.map_or(NONE_VALUE, |q| a.get(sl, q as i64))))
+        };
+        for l in &self.head_lists {
+            out.hp.extend((0..stride).map(|p| fold(HEAD_SEED, l, p)));
+        }
+        for l in &self.mod_lists {
+            out.mp.extend((0..stride).map(|p| fold(MOD_SEED, l, p).rotate_left(17)));
+        }
+        // First-order sets have only the empty list here: one constant row each.
+        for l in &self.sib_lists {
+            out.sp.extend((0..stride).map(|p| fold2(SIB_SEED, l, p)));
+        }
+        for l in &self.grand_lists {
+            out.gp.extend((0..stride).map(|p| fold2(GRAND_SEED, l, p)));
         }
     }
 
     /// Head partials of template t, indexed by position (length n1 + 1).
     #[inline(always)]
     pub fn head_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
-        &sent.hp[t * sent.stride..(t + 1) * sent.stride]
+        let r = self.templates[t].head_row;
+        &sent.hp[r * sent.stride..(r + 1) * sent.stride]
     }
     /// Modifier partials of template t (rotated as [`mix_arc`] expects).
     #[inline(always)]
     pub fn mod_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
-        &sent.mp[t * sent.stride..(t + 1) * sent.stride]
+        let r = self.templates[t].mod_row;
+        &sent.mp[r * sent.stride..(r + 1) * sent.stride]
     }
 
     /// Feature of template `t` on arc h → m, ignoring in-between and second-order atoms.
@@ -246,7 +283,7 @@ impl ArcFeatures {
     pub fn plain(&self, sent: &ArcSent, t: usize, h: usize, m: usize) -> u64 {
         let c = &self.templates[t];
         let st = sent.stride;
-        mix_arc(sent.hp[t * st + h], sent.mp[t * st + m], edge_code(c.dir, c.dist, h, m))
+        mix_arc(sent.hp[c.head_row * st + h], sent.mp[c.mod_row * st + m], edge_code(c.dir, c.dist, h, m))
     }
 
     /// Calls `f` with every feature instance of template `t` on arc h → m with the
@@ -269,7 +306,7 @@ impl ArcFeatures {
             let st = sent.stride;
             let s = second.sib.unwrap_or(sent.n1);
             let g = second.grand.unwrap_or(sent.n1);
-            base = combine(combine(base, sent.sp[t * st + s]), sent.gp[t * st + g]);
+            base = combine(combine(base, sent.sp[c.sib_row * st + s]), sent.gp[c.grand_row * st + g]);
         }
         match c.between {
             None => f(base),
