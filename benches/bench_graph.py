@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--order", type=int, default=1)
     ap.add_argument("--decoder", default="eisner")
     ap.add_argument("--update", default="mira")
-    ap.add_argument("--max-bits", type=int, default=20)
+    ap.add_argument("--max-bits", type=int, default=18)
     ap.add_argument("--model", type=Path, default=None, help="evaluate this model, no training")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("bench-results/graph.json"))

@@ -84,7 +84,13 @@ def main() -> None:
     show_default=True,
     help="Arc templates: set name, file or text.",
 )
-@click.option("--max-bits", type=click.IntRange(4, 30), default=20, show_default=True)
+@click.option(
+    "--max-bits",
+    type=click.IntRange(4, 30),
+    default=18,
+    show_default=True,
+    help="Graph parser: largest weight block, 2**bits rows.",
+)
 @click.option("--seed", type=int, default=1, show_default=True)
 def train(
     parser_kind: str,

@@ -31,7 +31,7 @@ fn main() {
     let data = std::env::var("DEPFS_DATA").unwrap_or_else(|_| "../shared/data/ud".into());
     let train_tb = load(&format!("{data}/{name}/train.conllu"));
     let test_tb = load(&format!("{data}/{name}/test.conllu"));
-    let max_bits: u32 = std::env::var("MAX_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(20);
+    let max_bits: u32 = std::env::var("MAX_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(18);
     let update = match std::env::var("UPDATE").as_deref() {
         Ok("perceptron") => depfs_core::graph::Update::Perceptron,
         _ => depfs_core::graph::Update::Mira { c: 1.0 },

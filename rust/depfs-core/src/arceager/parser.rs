@@ -290,7 +290,7 @@ impl ArcEagerParser<Weights> {
     fn frozen(&self) -> ArcEagerParser {
         self.with_weights(
             QuantizedWeights::quantize(&self.move_w.averaged()),
-            QuantizedWeights::quantize(&self.label_w.averaged()),
+            QuantizedWeights::quantize_shared(&self.label_w.averaged()),
         )
     }
 
@@ -382,6 +382,9 @@ impl<W: WeightTable> ArcEagerParser<W> {
     }
     pub fn move_weights(&self) -> &W {
         &self.move_w
+    }
+    pub fn label_weights(&self) -> &W {
+        &self.label_w
     }
     pub fn features(&self) -> &ConfigFeatures {
         &self.feats

@@ -30,13 +30,7 @@ impl Split {
 
 /// `out[m * n1 + h]` = Σ over the templates of `split` of the weights of arc h → m's
 /// features; arcs with `mask[m * n1 + h] == false` get -inf and cost nothing (row 0
-/// and the diagonal are 0, decoders ignore them).
-///
-/// O(n · (H + M) + a · G + a · d · B) for a unpruned arcs of mean length d and H
-/// head-only, M modifier-only, G general and B in-between templates. Templates are
-/// the outer loop and arcs the inner one, so one template's partials (two rows of
-/// n + 2 words) and weight block stay in cache while all arcs read them; the inner
-/// loop is two loads, one multiply-xorshift and one weight load per arc.
+/// and the diagonal are 0, decoders ignore them). One sentence of [`arc_scores_batch`].
 pub fn arc_scores<W: WeightTable>(
     af: &ArcFeatures,
     w: &W,
@@ -46,34 +40,49 @@ pub fn arc_scores<W: WeightTable>(
     out: &mut Vec<f64>,
     counts: Option<&mut TemplateCounts>,
 ) {
-    let n1 = sent.n1;
-    // The surviving arcs, in row-major order.
-    let mut arc_h: Vec<usize> = Vec::with_capacity(n1 * n1);
-    let mut arc_m: Vec<usize> = Vec::with_capacity(n1 * n1);
-    for m in 1..n1 {
-        for h in 0..n1 {
-            if h != m && mask.is_none_or(|k| k[m * n1 + h]) {
-                arc_h.push(h);
-                arc_m.push(m);
+    arc_scores_batch(af, w, &mut [ToScore { sent, mask, out }], split, counts);
+}
+
+/// One sentence to score: its partials, its length-dictionary mask, its output.
+pub struct ToScore<'a> {
+    pub sent: &'a ArcSent,
+    pub mask: Option<&'a [bool]>,
+    pub out: &'a mut Vec<f64>,
+}
+
+/// [`arc_scores`] for several sentences at once.
+///
+/// O(n · (H + M) + a · G + a · d · B) for a unpruned arcs of mean length d and H
+/// head-only, M modifier-only, G general and B in-between templates. Templates are
+/// the outer loop and the arcs of every sentence of the batch the inner one: one
+/// template's weight block is read for many sentences in a row, so its frequent rows
+/// (common words and tags) stay in L1/L2 instead of being fetched again per sentence
+/// after the other templates have evicted them.
+pub fn arc_scores_batch<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    batch: &mut [ToScore<'_>],
+    split: &Split,
+    counts: Option<&mut TemplateCounts>,
+) {
+    // The surviving arcs of each sentence in row-major order, sentence after sentence.
+    let mut arc_h: Vec<usize> = Vec::new();
+    let mut arc_m: Vec<usize> = Vec::new();
+    let mut starts = vec![0usize];
+    for item in batch.iter() {
+        let n1 = item.sent.n1;
+        for m in 1..n1 {
+            for h in 0..n1 {
+                if h != m && item.mask.is_none_or(|k| k[m * n1 + h]) {
+                    arc_h.push(h);
+                    arc_m.push(m);
+                }
             }
         }
+        starts.push(arc_h.len());
     }
     let n_arcs = arc_h.len();
     let mut acc = vec![0f32; n_arcs];
-    // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand in
-    // for "any": these templates ignore the other end and the edge).
-    let mut per_head = vec![0f32; n1];
-    let mut per_mod = vec![0f32; n1];
-    for &t in &split.head_only {
-        for (h, v) in per_head.iter_mut().enumerate() {
-            *v += w.get(t, af.plain(sent, t, h, 1));
-        }
-    }
-    for &t in &split.mod_only {
-        for (m, v) in per_mod.iter_mut().enumerate() {
-            *v += w.get(t, af.plain(sent, t, 0, m));
-        }
-    }
     // Edge codes of every arc for the four combinations of dir / dist.
     let mut edges: [Vec<u64>; 4] = Default::default();
     for (kind, e) in edges.iter_mut().enumerate() {
@@ -84,43 +93,73 @@ pub fn arc_scores<W: WeightTable>(
     }
     let mut rows = Vec::with_capacity(n_arcs);
     for &t in &split.general {
-        let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
         let e = &edges[af.templates[t].edge_kind()];
+        rows.clear();
+        let mask = (w.rows(t) - 1) as u64;
+        for (k, item) in batch.iter().enumerate() {
+            let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
+            let r = starts[k]..starts[k + 1];
+            rows.extend(
+                arc_h[r.clone()]
+                    .iter()
+                    .zip(&arc_m[r.clone()])
+                    .zip(&e[r])
+                    .map(|((&h, &m), &e)| (mix_arc(hp[h], mp[m], e) & mask) as u32),
+            );
+        }
         match w.template_block(t) {
-            Block::Dense(block) => add_general(block, 1.0, hp, mp, e, &arc_h, &arc_m, &mut rows, &mut acc),
-            Block::Quantized { q, scale } => {
-                add_general(q, scale, hp, mp, e, &arc_h, &arc_m, &mut rows, &mut acc)
-            }
+            Block::Dense(block) => gather(block, 1.0, &rows, &mut acc),
+            Block::Quantized { q, scale } => gather(q, scale, &rows, &mut acc),
         }
     }
     let mut n_between = 0u64;
     for &t in &split.between {
-        let (hp, mp) = (af.head_partials(sent, t), af.mod_partials(sent, t));
         let e = &edges[af.templates[t].edge_kind()];
         let slot = af.templates[t].between_slot().unwrap_or(0);
-        for (i, a) in acc.iter_mut().enumerate() {
-            let (h, m) = (arc_h[i], arc_m[i]);
-            let base = mix_arc(hp[h], mp[m], e[i]);
-            for b in h.min(m) + 1..h.max(m) {
-                *a += w.get(t, combine(base, sent.attrs.get(slot, b as i64)));
+        for (k, item) in batch.iter().enumerate() {
+            let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
+            for i in starts[k]..starts[k + 1] {
+                let (h, m) = (arc_h[i], arc_m[i]);
+                let base = mix_arc(hp[h], mp[m], e[i]);
+                for b in h.min(m) + 1..h.max(m) {
+                    acc[i] += w.get(t, combine(base, item.sent.attrs.get(slot, b as i64)));
+                }
+                n_between += (h.abs_diff(m) - 1) as u64;
             }
-            n_between += (h.abs_diff(m) - 1) as u64;
         }
     }
-    out.clear();
-    out.resize(n1 * n1, 0.0);
-    if mask.is_some() {
-        for m in 1..n1 {
-            for h in 0..n1 {
-                if h != m {
-                    out[m * n1 + h] = f64::NEG_INFINITY;
+    for (k, item) in batch.iter_mut().enumerate() {
+        let (sent, n1) = (item.sent, item.sent.n1);
+        // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand
+        // in for "any": these templates ignore the other end and the edge).
+        let mut per_head = vec![0f32; n1];
+        let mut per_mod = vec![0f32; n1];
+        for &t in &split.head_only {
+            for (h, v) in per_head.iter_mut().enumerate() {
+                *v += w.get(t, af.plain(sent, t, h, 1));
+            }
+        }
+        for &t in &split.mod_only {
+            for (m, v) in per_mod.iter_mut().enumerate() {
+                *v += w.get(t, af.plain(sent, t, 0, m));
+            }
+        }
+        let out = &mut *item.out;
+        out.clear();
+        out.resize(n1 * n1, 0.0);
+        if item.mask.is_some() {
+            for m in 1..n1 {
+                for h in 0..n1 {
+                    if h != m {
+                        out[m * n1 + h] = f64::NEG_INFINITY;
+                    }
                 }
             }
         }
-    }
-    for i in 0..n_arcs {
-        let (h, m) = (arc_h[i], arc_m[i]);
-        out[m * n1 + h] = (acc[i] + per_head[h] + per_mod[m]) as f64;
+        for i in starts[k]..starts[k + 1] {
+            let (h, m) = (arc_h[i], arc_m[i]);
+            out[m * n1 + h] = (acc[i] + per_head[h] + per_mod[m]) as f64;
+        }
     }
     if let Some(c) = counts {
         for &t in split.head_only.iter().chain(&split.mod_only).chain(&split.general) {
@@ -132,33 +171,18 @@ pub fn arc_scores<W: WeightTable>(
     }
 }
 
-/// acc[i] += scale · block[feature of arc i] for one general template.
+/// acc[i] += scale · block[rows[i]] for one general template. O(a).
 ///
-/// O(a) in two passes: first every arc's row index (two partial loads and one
-/// multiply-xorshift each, no memory stalls), then the gathers. The random weight
-/// loads dominate (see [`crate::weights`]); a gather loop of a few instructions per
-/// load lets the CPU keep many more of them in flight than one fused loop would.
-#[allow(clippy::too_many_arguments)]
+/// The rows were computed in a first pass (two partial loads and one multiply-xorshift
+/// per arc, no memory stalls); the random weight loads dominate (see
+/// [`crate::weights`]), and a gather loop of a few instructions per load lets the CPU
+/// keep many more of them in flight than one fused loop would.
 #[inline(always)]
-fn add_general<E: Copy>(
-    block: &[E],
-    scale: f32,
-    hp: &[u64],
-    mp: &[u64],
-    edges: &[u64],
-    arc_h: &[usize],
-    arc_m: &[usize],
-    rows: &mut Vec<u32>,
-    acc: &mut [f32],
-) where
+fn gather<E: Copy>(block: &[E], scale: f32, rows: &[u32], acc: &mut [f32])
+where
     f32: From<E>,
 {
-    let mask = (block.len() - 1) as u64;
-    rows.clear();
-    rows.extend(
-        arc_h.iter().zip(arc_m).zip(edges).map(|((&h, &m), &e)| (mix_arc(hp[h], mp[m], e) & mask) as u32),
-    );
-    for (a, &r) in acc.iter_mut().zip(rows.iter()) {
+    for (a, &r) in acc.iter_mut().zip(rows) {
         *a += scale * f32::from(block[r as usize]);
     }
 }

@@ -220,3 +220,42 @@ fn second_order_and_cle_models_learn_the_toy_language() {
         assert!(uas > 0.99, "{config:?}: uas {uas}");
     }
 }
+
+#[test]
+fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
+    let tb = toy(9, 21);
+    let text = "upos(h) & upos(m) & dir & dist\nform(h)\nupos(m)\nupos(h) & upos(b) & upos(m) & dir\nform(h-1) & upos(m+1)";
+    let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+    let af = ArcFeatures::compile(&set).unwrap();
+    let w = random_weights(&af, 6, 5);
+    let q = crate::weights::QuantizedWeights::quantize(&w);
+    let vh = VocabHashes::new(&tb, &af.attrs);
+    let all: Vec<usize> = (0..af.len()).collect();
+    let split = Split::new(&af, &all);
+    let mut sents = vec![ArcSent::default(); tb.len()];
+    let mut masks = vec![];
+    for (s, sent) in sents.iter_mut().enumerate() {
+        af.prepare(&vh, &tb, s, sent);
+        let n1 = sent.n1;
+        // A different pruning pattern per sentence.
+        masks.push((0..n1 * n1).map(|i| (i + s) % 3 != 0).collect::<Vec<bool>>());
+    }
+    let mut outs = vec![Vec::new(); tb.len()];
+    let mut items: Vec<score::ToScore<'_>> = sents
+        .iter()
+        .zip(&masks)
+        .zip(outs.iter_mut())
+        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
+        .collect();
+    score::arc_scores_batch(&af, &q, &mut items, &split, None);
+    let dq = q.dequantized();
+    for s in 0..tb.len() {
+        let (mut one, mut dense) = (Vec::new(), Vec::new());
+        score::arc_scores(&af, &q, &sents[s], &split, Some(&masks[s]), &mut one, None);
+        score::arc_scores(&af, &dq, &sents[s], &split, Some(&masks[s]), &mut dense, None);
+        assert_eq!(outs[s], one, "sentence {s}");
+        for (a, b) in one.iter().zip(&dense) {
+            assert!(a == b || (a - b).abs() < 1e-3, "{a} vs {b}");
+        }
+    }
+}
