@@ -175,14 +175,14 @@ def write_json(result: dict[str, Any], path: Path) -> None:
     os.replace(tmp, path)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--numpy-sentences", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--out", type=Path, default=Path("bench-results/decoders.json"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = bench(
         args.sizes, args.sentences, min(args.numpy_sentences, args.sentences), args.repeat
     )

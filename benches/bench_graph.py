@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--model", type=Path, default=None, help="evaluate this model, no training")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--out", type=Path, default=Path("bench-results/graph.json"))
-    args = ap.parse_args(argv or [])
+    args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train = depfs.read_conllu(d / "train.conllu")
     test = depfs.read_conllu(d / "test.conllu")

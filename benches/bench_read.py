@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--repeat", type=int, default=7, help="repetitions of each depfs timing")
     ap.add_argument("--conllu-repeat", type=int, default=3, help="repetitions of conllu timings")
     ap.add_argument("--out", type=Path, default=Path("bench-results/read.json"))
-    args = ap.parse_args(argv or [])  # benches.run_all calls main() with no arguments
+    args = ap.parse_args(argv)
     import conllu  # the comparison system (pip install conllu)
 
     path = args.file or default_file()

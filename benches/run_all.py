@@ -15,7 +15,8 @@ def main(names: list[str]) -> int:
     chosen = [n for n in found if not names or n.removeprefix("bench_") in names]
     for name in chosen:
         print(f"== {name}", flush=True)
-        importlib.import_module(f"benches.{name}").main()
+        # Each bench with its defaults: an empty argument list, not run_all's own argv.
+        importlib.import_module(f"benches.{name}").main([])
     return 0
 
 

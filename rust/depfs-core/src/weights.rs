@@ -244,11 +244,13 @@ pub trait WeightTable: Sync {
     fn row_start(&self, t: usize, f: u64) -> usize;
     /// One weight at an absolute index, as it is stored (only to touch memory).
     fn touch(&self, i: usize) -> u8;
+    /// Weights per 64-byte cache line.
+    fn per_line(&self) -> usize;
 
     /// acc += Σ row(t, f) over `feats` = (template, feature) pairs. O(|feats| · width).
     ///
-    /// Rows are random reads in a large table; a first pass only loads the first and
-    /// last byte of each row, a loop short enough for the CPU to keep all the cache
+    /// Rows are random reads in a large table; a first pass only loads one byte per
+    /// cache line of each row, a loop short enough for the CPU to keep all the cache
     /// misses in flight at once, so the adding pass finds its rows in cache
     /// (a software prefetch without `unsafe`).
     fn add_rows(&self, feats: &[(u32, u64)], acc: &mut [f32]) {
@@ -266,15 +268,20 @@ pub trait WeightTable: Sync {
     }
 }
 
-/// Loads the first and last byte of each row `feat(0 .. n)` (see [`WeightTable::add_rows`]).
+/// Loads one byte per cache line of each row `feat(0 .. n)` (see [`WeightTable::add_rows`]).
 #[inline]
 fn touch_rows<W: WeightTable + ?Sized>(w: &W, n: usize, feat: &impl Fn(usize) -> (usize, u64)) {
-    let last = w.width() - 1;
+    let (width, step) = (w.width(), w.per_line());
     let mut sink = 0u8;
     for i in 0..n {
         let (t, f) = feat(i);
         let s = w.row_start(t, f);
-        sink ^= w.touch(s) ^ w.touch(s + last);
+        let mut k = 0;
+        while k < width {
+            sink ^= w.touch(s + k);
+            k += step;
+        }
+        sink ^= w.touch(s + width - 1);
     }
     std::hint::black_box(sink);
 }
@@ -307,6 +314,9 @@ impl WeightTable for Weights {
     #[inline(always)]
     fn touch(&self, i: usize) -> u8 {
         self.w[i].to_bits() as u8
+    }
+    fn per_line(&self) -> usize {
+        16
     }
 }
 
@@ -486,11 +496,14 @@ impl WeightTable for QuantizedWeights {
     fn touch(&self, i: usize) -> u8 {
         self.q[i] as u8
     }
+    fn per_line(&self) -> usize {
+        64
+    }
 
-    /// With one shared scale and rows of at most 128 weights, the rows are summed as
+    /// With one shared scale and rows of at most 512 weights, the rows are summed as
     /// 16-bit integers (n · 127 ≤ 32767 guarantees no overflow), then scaled once.
     fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
-        const MAX_WIDTH: usize = 128;
+        const MAX_WIDTH: usize = 512;
         touch_rows(self, n, &feat);
         match self.shared_scale {
             Some(scale) if self.width <= MAX_WIDTH && n * 127 <= i16::MAX as usize => {
