@@ -56,7 +56,7 @@ def timed_parse(parser: object, tb: depfs.Treebank, repeat: int) -> tuple[float,
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--treebank", default="en_ewt")
-    ap.add_argument("--epochs", type=int, default=6)
+    ap.add_argument("--epochs", type=int, default=10)
     ap.add_argument("--order", type=int, default=1)
     ap.add_argument("--decoder", default="eisner")
     ap.add_argument("--update", default="mira")

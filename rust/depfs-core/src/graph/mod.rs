@@ -96,7 +96,7 @@ impl Default for GraphConfig {
         GraphConfig {
             order: 1,
             decoder: DecoderKind::Eisner,
-            epochs: 6,
+            epochs: 10,
             seed: 1,
             min_bits: 6,
             max_bits: 18,
