@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
         help="length dictionary during training (decoding is measured both ways)",
     )  # fmt: skip
     ap.add_argument("--out", type=Path, default=None)
-    args = ap.parse_args(argv or [])
+    args = ap.parse_args(argv)
     d = data_dir(args.treebank) / args.treebank
     train = depfs.read_conllu(d / "train.conllu")
     evalset = depfs.read_conllu(d / f"{args.split}.conllu")
