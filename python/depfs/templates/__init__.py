@@ -2,12 +2,13 @@
 
 A template is a conjunction of atoms joined by ``&``, e.g. ``upos(h) & upos(m) & dir & dist``
 (arc templates of the graph parser: h, m, h±1, h±2, m±1, m±2, in-between ``b``, sibling ``s``,
-grandparent ``g``) or ``upos(STACK_1 lc pw)`` (configuration templates of the transition
-parser: ``STACK_i`` / ``QUEUE_i`` followed by navigation steps h, lc, rc, ls, rs, pw, fw, plus
-``deprel``, ``lval``, ``rval`` and ``dist``). Attributes: form, lower, lemma, upos, xpos,
-``feat:KEY``, ``prefix:K``, ``suffix:K``, shape. A template file has one template per line
-and ``#`` comments. Parsing gives canonical text, a stable id and a cost estimate; errors
-raise :class:`depfs.errors.TemplateError` quoting the template and its line.
+grandparent ``g``; ``sdist`` is the binned sibling-modifier distance) or ``upos(STACK_1 lc pw)``
+(configuration templates of the transition parser: ``STACK_i`` / ``QUEUE_i`` followed by
+navigation steps h, lc, rc, ls, rs, pw, fw, plus ``deprel``, ``lval``, ``rval`` and ``dist``).
+Attributes: form, lower, lemma, upos, xpos, ``feat:KEY``, ``prefix:K``, ``suffix:K``, shape. A
+template file has one template per line and ``#`` comments. Parsing gives canonical text, a
+stable id and a cost estimate; errors raise :class:`depfs.errors.TemplateError` quoting the
+template and its line.
 
 The shipped sets are the ``*.txt`` files beside this module (also embedded in the Rust core):
 ``first_order`` (MST-style arc templates), ``second_order`` (siblings), ``labeler``,

@@ -1,9 +1,12 @@
 //! Train and evaluate the graph parser on a UD treebank:
 //! `cargo run --release -p depfs-core --example graph_ud -- en_ewt [order] [decoder] [epochs]`.
-//! Reads $DEPFS_DATA/<tb>/{train,test}.conllu (default ../shared/data/ud); MAX_BITS sets the
-//! largest weight block (2^bits rows). Prints dev-free per-epoch test scores, the share of
-//! template evaluations the length dictionary saves, and parse speed (wall and CPU time).
-//! UPDATE=perceptron selects the perceptron (default MIRA); ARC_TEMPLATES=file replaces the first-order set.
+//! Reads $DEPFS_DATA/<tb>/{train,dev,test}.conllu (default ../shared/data/ud); MAX_BITS sets the
+//! largest weight block (2^bits rows). Prints per-epoch DEV scores (choose templates and
+//! epochs on these), then the final model's test scores, the share of template evaluations
+//! the length dictionary saves, and parse speed (wall and CPU time).
+//! UPDATE=perceptron selects the perceptron (default MIRA); ARC_TEMPLATES=file replaces the
+//! first-order set, SIB_TEMPLATES=file the second-order (sibling) set; NO_TEST=1 reports the
+//! final scores on dev instead of test (for selection runs that must not see test).
 
 use depfs_core::graph::{attachment_scores, train, DecoderKind, GraphConfig, GraphTemplates};
 use depfs_core::Treebank;
@@ -30,7 +33,10 @@ fn main() {
     let epochs: usize = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(10);
     let data = std::env::var("DEPFS_DATA").unwrap_or_else(|_| "../shared/data/ud".into());
     let train_tb = load(&format!("{data}/{name}/train.conllu"));
-    let test_tb = load(&format!("{data}/{name}/test.conllu"));
+    let dev_tb = load(&format!("{data}/{name}/dev.conllu"));
+    let no_test = std::env::var("NO_TEST").is_ok_and(|v| v == "1");
+    let (final_name, test_tb) =
+        if no_test { ("dev", dev_tb.clone()) } else { ("test", load(&format!("{data}/{name}/test.conllu"))) };
     let max_bits: u32 = std::env::var("MAX_BITS").ok().and_then(|s| s.parse().ok()).unwrap_or(18);
     let update = match std::env::var("UPDATE").as_deref() {
         Ok("perceptron") => depfs_core::graph::Update::Perceptron,
@@ -44,15 +50,20 @@ fn main() {
             depfs_core::templates::TemplateSet::from_file(&path, depfs_core::templates::Family::Arc, 3)
                 .expect("arc templates");
     }
+    if let Ok(path) = std::env::var("SIB_TEMPLATES") {
+        templates.sib =
+            depfs_core::templates::TemplateSet::from_file(&path, depfs_core::templates::Family::Arc, 3)
+                .expect("sibling templates");
+    }
     let model = train(&train_tb, templates, config, |st, tr| {
         let m = tr.model();
-        let p = m.parse(&test_tb, 1).expect("parse");
-        let (u, l) = attachment_scores(&test_tb, &p).expect("scores");
+        let p = m.parse(&dev_tb, 1).expect("parse");
+        let (u, l) = attachment_scores(&dev_tb, &p).expect("scores");
         // The same model before 8-bit quantization, to show what the rounding costs.
-        let p32 = tr.model_f32().parse(&test_tb, 1).expect("parse");
-        let (u32_, l32) = attachment_scores(&test_tb, &p32).expect("scores");
+        let p32 = tr.model_f32().parse(&dev_tb, 1).expect("parse");
+        let (u32_, l32) = attachment_scores(&dev_tb, &p32).expect("scores");
         eprintln!(
-            "epoch {} train-uas {:.4} label-acc {:.4} {:.1}s | test UAS {:.2} LAS {:.2} (f32 weights: {:.2} {:.2})",
+            "epoch {} train-uas {:.4} label-acc {:.4} {:.1}s | dev UAS {:.2} LAS {:.2} (f32 weights: {:.2} {:.2})",
             st.epoch,
             st.train_uas,
             st.train_label_acc,
@@ -92,7 +103,7 @@ fn main() {
     let parse_cpu = cpu_seconds() - c1;
     let (u, l) = attachment_scores(&test_tb, &parsed).expect("scores");
     println!(
-        "{name} order {order} {}: UAS {:.2} LAS {:.2} | train {:.0}s (incl. per-epoch test parses) | parse {:.0} words/s wall, {:.0} words/s CPU (1 thread) | params arc {} sib {} lab {}",
+        "{name} {final_name} order {order} {}: UAS {:.2} LAS {:.2} | train {:.0}s (incl. per-epoch dev parses) | parse {:.0} words/s wall, {:.0} words/s CPU (1 thread) | params arc {} sib {} lab {}",
         decoder.name(),
         100.0 * u,
         100.0 * l,

@@ -74,6 +74,8 @@ pub struct CompiledArc {
     grand: Vec<usize>,
     dir: bool,
     dist: bool,
+    /// Binned sibling–modifier distance (`sdist`).
+    sib_dist: bool,
 }
 
 impl CompiledArc {
@@ -81,7 +83,7 @@ impl CompiledArc {
         self.between.is_some()
     }
     pub fn is_second_order(&self) -> bool {
-        !self.sib.is_empty() || !self.grand.is_empty()
+        !self.sib.is_empty() || !self.grand.is_empty() || self.sib_dist
     }
     /// How the template's value depends on the arc, which lets scorers hoist it.
     pub fn shape(&self) -> ArcShape {
@@ -195,11 +197,13 @@ impl ArcFeatures {
                     grand: vec![],
                     dir: false,
                     dist: false,
+                    sib_dist: false,
                 };
                 for a in &t.atoms {
                     match a {
                         Atom::Dir => c.dir = true,
                         Atom::Dist => c.dist = true,
+                        Atom::SibDist => c.sib_dist = true,
                         Atom::ArcWord { attr, addr } => match *addr {
                             ArcAddr::Head(o) => c.head.push((slot(attr), o as i64)),
                             ArcAddr::Mod(o) => c.modi.push((slot(attr), o as i64)),
@@ -307,6 +311,10 @@ impl ArcFeatures {
             let s = second.sib.unwrap_or(sent.n1);
             let g = second.grand.unwrap_or(sent.n1);
             base = combine(combine(base, sent.sp[c.sib_row * st + s]), sent.gp[c.grand_row * st + g]);
+            if c.sib_dist {
+                // 0 = no sibling, else 1 + the binned |s - m|.
+                base = combine(base, second.sib.map_or(0, |s| 1 + dist_bin(s.abs_diff(m))));
+            }
         }
         match c.between {
             None => f(base),
@@ -346,6 +354,35 @@ mod tests {
         let mut out = vec![];
         af.for_each(&s, 0, h, m, Second::default(), |f| out.push(f));
         out
+    }
+
+    fn features_with(text: &str, h: usize, m: usize, sib: Option<usize>) -> Vec<u64> {
+        let tb = tb();
+        let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+        let af = ArcFeatures::compile(&set).unwrap();
+        let vh = VocabHashes::new(&tb, &af.attrs);
+        let mut s = ArcSent::default();
+        af.prepare(&vh, &tb, 0, &mut s);
+        let mut out = vec![];
+        af.for_each(&s, 0, h, m, Second { sib, grand: None }, |f| out.push(f));
+        out
+    }
+
+    #[test]
+    fn sibling_distance_separates_bins_and_no_sibling() {
+        // Head 0 (ROOT) with modifier 4 and siblings 3 (|s-m| = 1), 2 (2) or none.
+        let t = "upos(m) & sdist";
+        assert_ne!(features_with(t, 0, 4, Some(3)), features_with(t, 0, 4, Some(2)));
+        assert_ne!(features_with(t, 0, 4, Some(3)), features_with(t, 0, 4, None));
+        // Same head word and same bin (|2-4| = |3-1| = 2): same feature.
+        let th = "upos(h) & sdist";
+        assert_eq!(features_with(th, 0, 4, Some(2)), features_with(th, 0, 1, Some(3)));
+        assert_ne!(features_with(th, 0, 4, Some(2)), features_with(th, 0, 4, Some(3)));
+        // sdist makes a template second order; it is an edge atom (not counted as a word atom).
+        let set = TemplateSet::parse("upos(h) & upos(s) & upos(m) & sdist & dir", Family::Arc, 3).unwrap();
+        assert_eq!(set.templates[0].order(), 2);
+        assert_eq!(set.templates[0].text, "upos(h) & upos(m) & upos(s) & dir & sdist");
+        assert!(TemplateSet::parse("form(STACK_0) & sdist", Family::Config, 3).is_err());
     }
 
     #[test]

@@ -106,7 +106,7 @@ impl ConfigFeatures {
                             }
                         }
                         // The parser rejects dir and arc atoms in configuration templates.
-                        Atom::Dir | Atom::ArcWord { .. } => CAtom::Dist,
+                        Atom::Dir | Atom::SibDist | Atom::ArcWord { .. } => CAtom::Dist,
                     })
                     .collect();
                 CompiledConfig { id: t.id, atoms }

@@ -73,7 +73,7 @@ impl Template {
         let mut between = false;
         for a in &atoms {
             cost += match a {
-                Atom::Dir | Atom::Dist => 0.1,
+                Atom::Dir | Atom::Dist | Atom::SibDist => 0.1,
                 Atom::ArcWord { addr, .. } => {
                     between |= *addr == ArcAddr::Between;
                     0.25
@@ -87,12 +87,11 @@ impl Template {
         Ok(Template { atoms, text: canon, id, family, cost })
     }
 
-    /// 2 when the template reads the sibling or grandparent, else 1.
+    /// 2 when the template reads the sibling or grandparent (or their distance), else 1.
     pub fn order(&self) -> u8 {
-        let second = self
-            .atoms
-            .iter()
-            .any(|a| matches!(a, Atom::ArcWord { addr: ArcAddr::Sibling | ArcAddr::Grand, .. }));
+        let second = self.atoms.iter().any(|a| {
+            matches!(a, Atom::ArcWord { addr: ArcAddr::Sibling | ArcAddr::Grand, .. } | Atom::SibDist)
+        });
         if second {
             2
         } else {

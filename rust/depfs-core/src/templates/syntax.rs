@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! template  := atom ( '&' atom )*
-//! atom      := 'dir' | 'dist' | attr '(' address ')'
+//! atom      := 'dir' | 'dist' | 'sdist' | attr '(' address ')'      (sdist: arc only)
 //! attr      := 'form' | 'lower' | 'lemma' | 'upos' | 'xpos' | 'shape'
 //!            | 'feat:' KEY | 'prefix:' K | 'suffix:' K          (K in 1..=9)
 //!            | 'deprel' | 'lval' | 'rval'                       (configuration only)
@@ -182,6 +182,9 @@ pub enum Atom {
     Dir,
     /// Binned distance: |h - m| for arcs, s0–q0 for configurations.
     Dist,
+    /// Binned sibling–modifier distance |s - m| (second order; its own value when the
+    /// modifier has no sibling). MSTParser's sibling features use it.
+    SibDist,
     ArcWord {
         attr: Attr,
         addr: ArcAddr,
@@ -197,13 +200,14 @@ impl Atom {
         match self {
             Atom::Dir => "dir".into(),
             Atom::Dist => "dist".into(),
+            Atom::SibDist => "sdist".into(),
             Atom::ArcWord { attr, addr } => format!("{}({})", attr.text(), addr.text()),
             Atom::ConfigWord { attr, addr } => format!("{}({})", attr.text(), addr.text()),
         }
     }
-    /// Edge atoms (dir, dist) qualify a conjunction and do not count toward the atom limit.
+    /// Edge atoms (dir, dist, sdist) qualify a conjunction and do not count toward the atom limit.
     pub fn is_edge(&self) -> bool {
-        matches!(self, Atom::Dir | Atom::Dist)
+        matches!(self, Atom::Dir | Atom::Dist | Atom::SibDist)
     }
 }
 
@@ -315,6 +319,8 @@ fn parse_atom(s: &str, family: Family) -> std::result::Result<Atom, String> {
         "dir" if family == Family::Arc => return Ok(Atom::Dir),
         "dir" => return Err("dir exists only in arc templates".into()),
         "dist" => return Ok(Atom::Dist),
+        "sdist" if family == Family::Arc => return Ok(Atom::SibDist),
+        "sdist" => return Err("sdist exists only in arc templates".into()),
         _ => {}
     }
     let open = s.find('(').ok_or_else(|| format!("atom {s:?}: expected attr(address), dir or dist"))?;
@@ -368,6 +374,7 @@ fn canonical_order(a: &Atom, b: &Atom) -> std::cmp::Ordering {
             Atom::ConfigWord { attr, addr } => (0, None, Some(addr), attr.text()),
             Atom::Dir => (1, None, None, String::new()),
             Atom::Dist => (2, None, None, String::new()),
+            Atom::SibDist => (3, None, None, String::new()),
         }
     }
     key(a).cmp(&key(b))
