@@ -21,15 +21,66 @@
 //! (8-bit) share every loop.
 
 use crate::{Error, Result};
+use std::ops::Range;
 
-/// Per-template hashed weights.
+/// Where each template's block lies in a table: shared by [`Weights`] and
+/// [`QuantizedWeights`], which differ only in what a weight is.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Weights {
+pub struct Layout {
     width: usize,
     /// First row of each template's block.
     offsets: Vec<usize>,
     /// rows(t) − 1.
     masks: Vec<u64>,
+}
+
+impl Layout {
+    /// Blocks of `rows[t]` rows (each a power of two) × `width` weights; also returns
+    /// the total number of weights.
+    fn new(rows: &[usize], width: usize) -> Result<(Layout, usize)> {
+        if width == 0 {
+            return Err(Error::InvalidArgument("weight rows need width ≥ 1".into()));
+        }
+        let mut offsets = Vec::with_capacity(rows.len());
+        let mut masks = Vec::with_capacity(rows.len());
+        let mut total = 0usize;
+        for &r in rows {
+            if !r.is_power_of_two() {
+                return Err(Error::InvalidArgument(format!("block size {r} is not a power of two")));
+            }
+            offsets.push(total);
+            masks.push(r as u64 - 1);
+            total = total
+                .checked_add(r)
+                .filter(|t| t.checked_mul(width).is_some_and(|x| x < (1 << 34)))
+                .ok_or_else(|| Error::InvalidArgument("weight table too large".into()))?;
+        }
+        Ok((Layout { width, offsets, masks }, total * width))
+    }
+    /// Rows of template t's block.
+    pub fn rows(&self, t: usize) -> usize {
+        self.masks[t] as usize + 1
+    }
+    /// Rows of every block.
+    pub fn row_counts(&self) -> Vec<usize> {
+        (0..self.offsets.len()).map(|t| self.rows(t)).collect()
+    }
+    /// Index of the first weight of feature `f`'s row in template t's block. O(1).
+    #[inline(always)]
+    pub fn row_start(&self, t: usize, f: u64) -> usize {
+        (self.offsets[t] + (f & self.masks[t]) as usize) * self.width
+    }
+    /// Indices of template t's whole block.
+    pub fn block_range(&self, t: usize) -> Range<usize> {
+        let start = self.offsets[t] * self.width;
+        start..start + self.rows(t) * self.width
+    }
+}
+
+/// Per-template hashed weights.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Weights {
+    layout: Layout,
     w: Vec<f32>,
     /// Σ c·Δ per weight; empty unless averaging.
     u: Vec<f64>,
@@ -44,33 +95,11 @@ pub fn rows_for(n_features: usize, min_bits: u32, max_bits: u32) -> usize {
     want.clamp(1 << min_bits, 1 << max_bits)
 }
 
-/// Block offsets, masks and total rows of blocks of `rows[t]` rows × `width`.
-fn layout(rows: &[usize], width: usize) -> Result<(Vec<usize>, Vec<u64>, usize)> {
-    if width == 0 {
-        return Err(Error::InvalidArgument("weight rows need width ≥ 1".into()));
-    }
-    let mut offsets = Vec::with_capacity(rows.len());
-    let mut masks = Vec::with_capacity(rows.len());
-    let mut total = 0usize;
-    for &r in rows {
-        if !r.is_power_of_two() {
-            return Err(Error::InvalidArgument(format!("block size {r} is not a power of two")));
-        }
-        offsets.push(total);
-        masks.push(r as u64 - 1);
-        total = total
-            .checked_add(r)
-            .filter(|t| t.checked_mul(width).is_some_and(|x| x < (1 << 34)))
-            .ok_or_else(|| Error::InvalidArgument("weight table too large".into()))?;
-    }
-    Ok((offsets, masks, total))
-}
-
 impl Weights {
     /// Zero weights with `rows[t]` rows (each a power of two) for template t.
     pub fn new(rows: &[usize], width: usize) -> Result<Weights> {
-        let (offsets, masks, total) = layout(rows, width)?;
-        Ok(Weights { width, offsets, masks, w: vec![0.0; total * width], u: Vec::new(), c: 1.0 })
+        let (layout, len) = Layout::new(rows, width)?;
+        Ok(Weights { layout, w: vec![0.0; len], u: Vec::new(), c: 1.0 })
     }
 
     /// The same block size (2^bits rows) for each of `n_templates` templates.
@@ -78,15 +107,6 @@ impl Weights {
         Weights::new(&vec![1usize << bits.min(30); n_templates], width)
     }
 
-    pub fn width(&self) -> usize {
-        self.width
-    }
-    pub fn n_templates(&self) -> usize {
-        self.offsets.len()
-    }
-    pub fn rows(&self, t: usize) -> usize {
-        self.masks[t] as usize + 1
-    }
     /// Total number of weights.
     pub fn n_params(&self) -> usize {
         self.w.len()
@@ -97,35 +117,14 @@ impl Weights {
     }
     /// All weights of template t's block.
     pub fn block(&self, t: usize) -> &[f32] {
-        let start = self.offsets[t] * self.width;
-        &self.w[start..start + self.rows(t) * self.width]
-    }
-
-    /// Index of the first weight of feature `f`'s row in template t's block. O(1).
-    #[inline(always)]
-    pub fn row_start(&self, t: usize, f: u64) -> usize {
-        (self.offsets[t] + (f & self.masks[t]) as usize) * self.width
-    }
-
-    /// Weight of feature `f` of template t (width-1 tables; column 0 otherwise).
-    #[inline(always)]
-    pub fn get(&self, t: usize, f: u64) -> f32 {
-        self.w[self.row_start(t, f)]
+        &self.w[self.layout.block_range(t)]
     }
 
     /// The row of feature `f` of template t.
     #[inline(always)]
     pub fn row(&self, t: usize, f: u64) -> &[f32] {
         let s = self.row_start(t, f);
-        &self.w[s..s + self.width]
-    }
-
-    /// acc += row(t, f). O(width).
-    #[inline]
-    pub fn add_row(&self, t: usize, f: u64, acc: &mut [f32]) {
-        for (a, w) in acc.iter_mut().zip(self.row(t, f)) {
-            *a += w;
-        }
+        &self.w[s..s + self.layout.width]
     }
 
     /// Partial score of width-1 features given as (template, feature) pairs.
@@ -176,19 +175,12 @@ impl Weights {
         } else {
             self.w.iter().zip(&self.u).map(|(&w, &u)| (w as f64 - u / self.c) as f32).collect()
         };
-        Weights {
-            width: self.width,
-            offsets: self.offsets.clone(),
-            masks: self.masks.clone(),
-            w,
-            u: Vec::new(),
-            c: 1.0,
-        }
+        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0 }
     }
 
     /// Raw parts for model files: (width, rows per template, weights).
     pub fn to_parts(&self) -> (usize, Vec<usize>, &[f32]) {
-        (self.width, (0..self.n_templates()).map(|t| self.rows(t)).collect(), &self.w)
+        (self.layout.width, self.layout.row_counts(), &self.w)
     }
 
     /// Rebuilds weights from [`Weights::to_parts`]; checks that the sizes agree.
@@ -216,7 +208,7 @@ impl Weights {
             rows.push(self.rows(t));
             w.extend_from_slice(self.block(t));
         }
-        Weights::from_parts(self.width, &rows, w)
+        Weights::from_parts(self.layout.width, &rows, w)
     }
 }
 
@@ -229,11 +221,18 @@ pub enum Block<'a> {
 
 /// Read access to per-template hashed weights, trainable or frozen.
 pub trait WeightTable: Sync {
+    fn layout(&self) -> &Layout;
     /// Weights per row.
-    fn width(&self) -> usize;
-    fn n_templates(&self) -> usize;
+    fn width(&self) -> usize {
+        self.layout().width
+    }
+    fn n_templates(&self) -> usize {
+        self.layout().offsets.len()
+    }
     /// Rows of template t's block (a power of two).
-    fn rows(&self, t: usize) -> usize;
+    fn rows(&self, t: usize) -> usize {
+        self.layout().rows(t)
+    }
     /// Template t's whole block; feature f's row starts at `(f & (rows − 1)) · width`.
     fn template_block(&self, t: usize) -> Block<'_>;
     /// Weight of feature `f` of template t (column 0).
@@ -241,7 +240,10 @@ pub trait WeightTable: Sync {
     /// acc += row(t, f). O(width).
     fn add_row(&self, t: usize, f: u64, acc: &mut [f32]);
     /// Index of the first weight of feature `f`'s row in template t's block.
-    fn row_start(&self, t: usize, f: u64) -> usize;
+    #[inline(always)]
+    fn row_start(&self, t: usize, f: u64) -> usize {
+        self.layout().row_start(t, f)
+    }
     /// One weight at an absolute index, as it is stored (only to touch memory).
     fn touch(&self, i: usize) -> u8;
     /// Weights per 64-byte cache line.
@@ -287,29 +289,21 @@ fn touch_rows<W: WeightTable + ?Sized>(w: &W, n: usize, feat: &impl Fn(usize) ->
 }
 
 impl WeightTable for Weights {
-    fn width(&self) -> usize {
-        self.width
-    }
-    fn n_templates(&self) -> usize {
-        self.offsets.len()
-    }
-    fn rows(&self, t: usize) -> usize {
-        self.masks[t] as usize + 1
+    fn layout(&self) -> &Layout {
+        &self.layout
     }
     fn template_block(&self, t: usize) -> Block<'_> {
-        Block::Dense(Weights::block(self, t))
+        Block::Dense(self.block(t))
     }
     #[inline(always)]
     fn get(&self, t: usize, f: u64) -> f32 {
-        Weights::get(self, t, f)
+        self.w[self.row_start(t, f)]
     }
     #[inline(always)]
     fn add_row(&self, t: usize, f: u64, acc: &mut [f32]) {
-        Weights::add_row(self, t, f, acc)
-    }
-    #[inline(always)]
-    fn row_start(&self, t: usize, f: u64) -> usize {
-        Weights::row_start(self, t, f)
+        for (a, w) in acc.iter_mut().zip(self.row(t, f)) {
+            *a += w;
+        }
     }
     #[inline(always)]
     fn touch(&self, i: usize) -> u8 {
@@ -324,9 +318,7 @@ impl WeightTable for Weights {
 /// module comment). Same layout and hashing as [`Weights`]: a quarter of the bytes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct QuantizedWeights {
-    width: usize,
-    offsets: Vec<usize>,
-    masks: Vec<u64>,
+    layout: Layout,
     scales: Vec<f32>,
     /// The scale of every block when they are all equal: rows then add up as integers.
     shared_scale: Option<f32>,
@@ -367,14 +359,7 @@ impl QuantizedWeights {
             scales.push(scale);
         }
         let shared_scale = shared(&scales);
-        QuantizedWeights {
-            width: w.width,
-            offsets: w.offsets.clone(),
-            masks: w.masks.clone(),
-            scales,
-            shared_scale,
-            q,
-        }
+        QuantizedWeights { layout: w.layout.clone(), scales, shared_scale, q }
     }
 
     /// Total number of weights.
@@ -389,7 +374,7 @@ impl QuantizedWeights {
 
     /// Weights that are not zero, per template.
     pub fn nonzero_per_template(&self) -> Vec<usize> {
-        (0..self.offsets.len())
+        (0..self.n_templates())
             .map(|t| {
                 let (q, _) = self.raw_block(t);
                 q.iter().filter(|&&x| x != 0).count()
@@ -398,25 +383,23 @@ impl QuantizedWeights {
     }
 
     fn raw_block(&self, t: usize) -> (&[i8], f32) {
-        let start = self.offsets[t] * self.width;
-        (&self.q[start..start + (self.masks[t] as usize + 1) * self.width], self.scales[t])
+        (&self.q[self.layout.block_range(t)], self.scales[t])
     }
 
     /// The f32 weights these stand for (s · q).
     pub fn dequantized(&self) -> Weights {
-        let rows: Vec<usize> = self.masks.iter().map(|&m| m as usize + 1).collect();
         let mut w = Vec::with_capacity(self.q.len());
-        for t in 0..rows.len() {
+        for t in 0..self.n_templates() {
             let (q, s) = self.raw_block(t);
             w.extend(q.iter().map(|&x| s * x as f32));
         }
-        Weights::from_parts(self.width, &rows, w).expect("same layout")
+        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0 }
     }
 
     /// Raw parts for model files: (width, rows per template, scales, weights as bytes).
     pub fn to_parts(&self) -> (usize, Vec<usize>, Vec<f32>, Vec<u8>) {
-        let rows = self.masks.iter().map(|&m| m as usize + 1).collect();
-        (self.width, rows, self.scales.clone(), self.q.iter().map(|&x| x as u8).collect())
+        let bytes = self.q.iter().map(|&x| x as u8).collect();
+        (self.layout.width, self.layout.row_counts(), self.scales.clone(), bytes)
     }
 
     /// Rebuilds from [`QuantizedWeights::to_parts`]; checks that the sizes agree.
@@ -426,8 +409,7 @@ impl QuantizedWeights {
         scales: Vec<f32>,
         bytes: &[u8],
     ) -> Result<QuantizedWeights> {
-        let (offsets, masks, total) = layout(rows, width)?;
-        let len = total * width;
+        let (layout, len) = Layout::new(rows, width)?;
         if bytes.len() != len || scales.len() != rows.len() {
             return Err(Error::InvalidArgument(format!(
                 "weight table has {} values and {} scales, its blocks need {len} and {}",
@@ -441,7 +423,7 @@ impl QuantizedWeights {
         }
         let shared_scale = shared(&scales);
         let q = bytes.iter().map(|&b| b as i8).collect();
-        Ok(QuantizedWeights { width, offsets, masks, scales, shared_scale, q })
+        Ok(QuantizedWeights { layout, scales, shared_scale, q })
     }
 
     /// Keeps only the blocks of templates `keep` (in that order).
@@ -450,27 +432,21 @@ impl QuantizedWeights {
         let mut scales = Vec::with_capacity(keep.len());
         let mut bytes = Vec::new();
         for &t in keep {
-            if t >= self.offsets.len() {
+            if t >= self.n_templates() {
                 return Err(Error::InvalidArgument(format!("template index {t} out of range")));
             }
             let (q, s) = self.raw_block(t);
-            rows.push(self.masks[t] as usize + 1);
+            rows.push(self.rows(t));
             scales.push(s);
             bytes.extend(q.iter().map(|&x| x as u8));
         }
-        QuantizedWeights::from_parts(self.width, &rows, scales, &bytes)
+        QuantizedWeights::from_parts(self.layout.width, &rows, scales, &bytes)
     }
 }
 
 impl WeightTable for QuantizedWeights {
-    fn width(&self) -> usize {
-        self.width
-    }
-    fn n_templates(&self) -> usize {
-        self.offsets.len()
-    }
-    fn rows(&self, t: usize) -> usize {
-        self.masks[t] as usize + 1
+    fn layout(&self) -> &Layout {
+        &self.layout
     }
     fn template_block(&self, t: usize) -> Block<'_> {
         let (q, scale) = self.raw_block(t);
@@ -478,19 +454,15 @@ impl WeightTable for QuantizedWeights {
     }
     #[inline(always)]
     fn get(&self, t: usize, f: u64) -> f32 {
-        self.scales[t] * self.q[(self.offsets[t] + (f & self.masks[t]) as usize) * self.width] as f32
+        self.scales[t] * self.q[self.row_start(t, f)] as f32
     }
     #[inline(always)]
     fn add_row(&self, t: usize, f: u64, acc: &mut [f32]) {
-        let s = WeightTable::row_start(self, t, f);
+        let s = self.row_start(t, f);
         let scale = self.scales[t];
-        for (a, &q) in acc.iter_mut().zip(&self.q[s..s + self.width]) {
+        for (a, &q) in acc.iter_mut().zip(&self.q[s..s + self.layout.width]) {
             *a += scale * q as f32;
         }
-    }
-    #[inline(always)]
-    fn row_start(&self, t: usize, f: u64) -> usize {
-        (self.offsets[t] + (f & self.masks[t]) as usize) * self.width
     }
     #[inline(always)]
     fn touch(&self, i: usize) -> u8 {
@@ -506,13 +478,14 @@ impl WeightTable for QuantizedWeights {
         const MAX_WIDTH: usize = 512;
         touch_rows(self, n, &feat);
         match self.shared_scale {
-            Some(scale) if self.width <= MAX_WIDTH && n * 127 <= i16::MAX as usize => {
+            Some(scale) if self.width() <= MAX_WIDTH && n * 127 <= i16::MAX as usize => {
                 let mut sum = [0i16; MAX_WIDTH];
-                let sum = &mut sum[..self.width];
+                let width = self.width();
+                let sum = &mut sum[..width];
                 for i in 0..n {
                     let (t, f) = feat(i);
-                    let s = WeightTable::row_start(self, t, f);
-                    for (a, &q) in sum.iter_mut().zip(&self.q[s..s + self.width]) {
+                    let s = self.row_start(t, f);
+                    for (a, &q) in sum.iter_mut().zip(&self.q[s..s + width]) {
                         *a += q as i16;
                     }
                 }

@@ -345,15 +345,7 @@ mod tests {
     }
 
     fn features(text: &str, h: usize, m: usize) -> Vec<u64> {
-        let tb = tb();
-        let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
-        let af = ArcFeatures::compile(&set).unwrap();
-        let vh = VocabHashes::new(&tb, &af.attrs);
-        let mut s = ArcSent::default();
-        af.prepare(&vh, &tb, 0, &mut s);
-        let mut out = vec![];
-        af.for_each(&s, 0, h, m, Second::default(), |f| out.push(f));
-        out
+        features_with(text, h, m, None)
     }
 
     fn features_with(text: &str, h: usize, m: usize, sib: Option<usize>) -> Vec<u64> {
