@@ -367,10 +367,6 @@ impl QuantizedWeights {
         self.q.len()
     }
 
-    /// The scale all blocks share, if they do (see [`QuantizedWeights::quantize_shared`]).
-    pub fn shared_scale(&self) -> Option<f32> {
-        self.shared_scale
-    }
 
     /// Weights that are not zero, per template.
     pub fn nonzero_per_template(&self) -> Vec<usize> {

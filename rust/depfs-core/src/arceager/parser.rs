@@ -383,9 +383,6 @@ impl<W: WeightTable> ArcEagerParser<W> {
     pub fn move_weights(&self) -> &W {
         &self.move_w
     }
-    pub fn label_weights(&self) -> &W {
-        &self.label_w
-    }
     pub fn features(&self) -> &ConfigFeatures {
         &self.feats
     }
