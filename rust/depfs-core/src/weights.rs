@@ -367,7 +367,6 @@ impl QuantizedWeights {
         self.q.len()
     }
 
-
     /// Weights that are not zero, per template.
     pub fn nonzero_per_template(&self) -> Vec<usize> {
         (0..self.n_templates())
