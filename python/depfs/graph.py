@@ -50,6 +50,7 @@ class GraphParser:
         max_atoms: int = 3,
         update: str = "mira",
         mira_c: float = 1.0,
+        cost_augmented: bool = True,
         random_state: int = 1,
     ) -> None:
         self.order = order
@@ -64,6 +65,7 @@ class GraphParser:
         self.max_atoms = max_atoms
         self.update = update
         self.mira_c = mira_c
+        self.cost_augmented = cost_augmented
         self.random_state = random_state
 
     def fit(
@@ -88,6 +90,7 @@ class GraphParser:
             max_atoms=self.max_atoms,
             update=self.update,
             mira_c=self.mira_c,
+            cost_augmented=self.cost_augmented,
         )
         self.history_: list[dict[str, Any]] = []
         for _ in range(self.epochs):

@@ -1,6 +1,6 @@
 //! Trains the arc-eager parser on a UD treebank and reports dev/test scores and
 //! parse speed. `cargo run --release -p depfs-core --example arceager_train -- [lang] [epochs] [templates]`
-//! (data from $DEPFS_DATA, default ../shared/data/ud).
+//! (data from $DEPFS_DATA, default ../shared/data/ud; SAVE=path writes the model).
 
 use std::time::Instant;
 
@@ -88,6 +88,9 @@ fn main() -> depfs_core::Result<()> {
     }
     let p: ArcEagerParser = tr.averaged();
     println!("trained in {:.1}s", t0.elapsed().as_secs_f64());
+    if let Ok(path) = std::env::var("SAVE") {
+        p.save(std::path::Path::new(&path))?;
+    }
     println!(
         "{} templates, {} score labels; move params {}",
         p.n_templates(),

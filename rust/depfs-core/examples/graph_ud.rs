@@ -4,7 +4,8 @@
 //! largest weight block (2^bits rows). Prints per-epoch DEV scores (choose templates and
 //! epochs on these), then the final model's test scores, the share of template evaluations
 //! the length dictionary saves, and parse speed (wall and CPU time).
-//! UPDATE=perceptron selects the perceptron (default MIRA); ARC_TEMPLATES=file replaces the
+//! UPDATE=perceptron selects the perceptron (default MIRA); COST_AUG=0 turns off
+//! cost-augmented training decodes; ARC_TEMPLATES=file replaces the
 //! first-order set, SIB_TEMPLATES=file the second-order (sibling) set; NO_TEST=1 reports the
 //! final scores on dev instead of test (for selection runs that must not see test).
 
@@ -42,7 +43,9 @@ fn main() {
         Ok("perceptron") => depfs_core::graph::Update::Perceptron,
         _ => depfs_core::graph::Update::Mira { c: 1.0 },
     };
-    let config = GraphConfig { order, decoder, epochs, max_bits, update, ..Default::default() };
+    let cost_augmented = std::env::var("COST_AUG").map_or(true, |v| v != "0");
+    let config =
+        GraphConfig { order, decoder, epochs, max_bits, update, cost_augmented, ..Default::default() };
     let t0 = Instant::now();
     let mut templates = GraphTemplates::defaults().expect("templates");
     if let Ok(path) = std::env::var("ARC_TEMPLATES") {

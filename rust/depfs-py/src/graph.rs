@@ -277,7 +277,7 @@ pub struct PyGraphTrainer {
 impl PyGraphTrainer {
     #[new]
     #[pyo3(signature = (train, arc_templates, sibling_templates, labeler_templates, *, order = 1, decoder = "eisner",
-                        seed = 1, min_bits = 6, max_bits = 20, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0))]
+                        seed = 1, min_bits = 6, max_bits = 20, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0, cost_augmented = true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -294,6 +294,7 @@ impl PyGraphTrainer {
         max_atoms: usize,
         update: &str,
         mira_c: f32,
+        cost_augmented: bool,
     ) -> PyResult<PyGraphTrainer> {
         let set = |text: &str| TemplateSet::parse(text, Family::Arc, max_atoms);
         let templates = GraphTemplates {
@@ -318,7 +319,17 @@ impl PyGraphTrainer {
                 .py_err(py)
             }
         };
-        let config = GraphConfig { order, decoder, epochs: 0, seed, min_bits, max_bits, prune, update };
+        let config = GraphConfig {
+            order,
+            decoder,
+            epochs: 0,
+            seed,
+            min_bits,
+            max_bits,
+            prune,
+            update,
+            cost_augmented,
+        };
         let tb = train.inner.clone();
         let inner = py.detach(move || GraphTrainer::new(&tb, templates, config)).py_err(py)?;
         Ok(PyGraphTrainer { inner })

@@ -79,6 +79,10 @@ pub struct GraphConfig {
     pub prune: bool,
     /// Update rule of the arc (and sibling) weights.
     pub update: Update,
+    /// Training decodes with cost-augmented scores, +1 on every non-gold arc, so the
+    /// update separates gold from the tree that most violates the Hamming-loss margin
+    /// (loss-augmented inference, Taskar et al. 2004; Crammer et al. 2006, §6).
+    pub cost_augmented: bool,
 }
 
 /// How the structured learner updates on a wrong tree.
@@ -101,7 +105,8 @@ impl Default for GraphConfig {
             min_bits: 6,
             max_bits: 18,
             prune: true,
-            update: Update::Perceptron,
+            update: Update::Mira { c: 1.0 },
+            cost_augmented: true,
         }
     }
 }
@@ -436,12 +441,6 @@ impl<W: WeightTable> GraphModel<W> {
         score::arc_scores_batch(&self.arc, &self.arc_w, &mut items, &self.arc_split, None);
     }
 
-    /// Sentence s alone: score, decode.
-    fn decode(&self, tb: &Treebank, prep: &Prepared, s: usize, sc: &mut Scratch) -> Result<Vec<i32>> {
-        self.score_batch(tb, prep, &[s], sc);
-        self.decode_scored(tb, prep, s, 0, sc)
-    }
-
     /// Decodes sentence s from its arc scores in `sc.batch[i]` (adding sibling scores
     /// for second order).
     fn decode_scored(
@@ -639,7 +638,17 @@ impl GraphTrainer {
         let m = &mut self.model;
         for &s in &order {
             let gold = gold_heads(&self.train, s).unwrap_or_default();
-            let pred = m.decode(&self.train, &self.prep, s, &mut sc)?;
+            m.score_batch(&self.train, &self.prep, &[s], &mut sc);
+            if m.config.cost_augmented {
+                let n1 = gold.len();
+                let scores = &mut sc.batch[0].scores;
+                for d in 1..n1 {
+                    for h in (0..n1).filter(|&h| h as i32 != gold[d]) {
+                        scores[d * n1 + h] += 1.0;
+                    }
+                }
+            }
+            let pred = m.decode_scored(&self.train, &self.prep, s, 0, &mut sc)?;
             words += (gold.len() - 1) as u64;
             if pred != gold {
                 updates += 1;

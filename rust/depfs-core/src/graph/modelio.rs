@@ -12,8 +12,9 @@ use std::path::Path;
 /// The model-file kind of graph parsers.
 pub const KIND: &str = "graph";
 /// Version of the payload layout below (the container has its own version).
-/// 2: 8-bit weights with a scale per template (1: f32 weights).
-const PAYLOAD_VERSION: u32 = 2;
+/// 3: the config records cost-augmented training; 2: 8-bit weights with a scale per
+/// template (1: f32 weights).
+const PAYLOAD_VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
 struct WeightsFile {
