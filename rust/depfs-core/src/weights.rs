@@ -348,14 +348,16 @@ impl QuantizedWeights {
 
     fn quantize_with(w: &Weights, one_scale: bool) -> QuantizedWeights {
         let mut scales = Vec::with_capacity(w.n_templates());
-        let mut q = Vec::with_capacity(w.n_params());
+        let mut q = vec![0i8; w.n_params()];
         let table_max = w.w.iter().fold(0f32, |m, &x| m.max(x.abs()));
         for t in 0..w.n_templates() {
             let block = w.block(t);
             let max = if one_scale { table_max } else { block.iter().fold(0f32, |m, &x| m.max(x.abs())) };
             let scale = if max > 0.0 && max.is_finite() { max / 127.0 } else { 0.0 };
             let inv = if scale > 0.0 { 1.0 / scale } else { 0.0 };
-            q.extend(block.iter().map(|&x| (x * inv).round().clamp(-127.0, 127.0) as i8));
+            for (o, &x) in q[w.layout.block_range(t)].iter_mut().zip(block) {
+                *o = (x * inv).round().clamp(-127.0, 127.0) as i8;
+            }
             scales.push(scale);
         }
         let shared_scale = shared(&scales);
@@ -417,7 +419,10 @@ impl QuantizedWeights {
             return Err(Error::InvalidArgument("weight scales must be finite and ≥ 0".into()));
         }
         let shared_scale = shared(&scales);
-        let q = bytes.iter().map(|&b| b as i8).collect();
+        let mut q = vec![0i8; len];
+        for (o, &b) in q.iter_mut().zip(bytes) {
+            *o = b as i8;
+        }
         Ok(QuantizedWeights { layout, scales, shared_scale, q })
     }
 
@@ -467,31 +472,64 @@ impl WeightTable for QuantizedWeights {
         64
     }
 
-    /// With one shared scale and rows of at most 512 weights, the rows are summed as
-    /// 16-bit integers (n · 127 ≤ 32767 guarantees no overflow), then scaled once.
+    /// Row starts are computed once per chunk of rows, touched (see
+    /// [`WeightTable::add_rows`]), then summed. With one shared scale and rows of at
+    /// most 512 weights, a chunk's rows are summed as 16-bit integers
+    /// (`CHUNK` · 127 ≤ 32767 guarantees no overflow), then scaled once.
     fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
         const MAX_WIDTH: usize = 512;
-        touch_rows(self, n, &feat);
-        match self.shared_scale {
-            Some(scale) if self.width() <= MAX_WIDTH && n * 127 <= i16::MAX as usize => {
-                let mut sum = [0i16; MAX_WIDTH];
-                let width = self.width();
-                let sum = &mut sum[..width];
-                for i in 0..n {
-                    let (t, f) = feat(i);
-                    let s = self.row_start(t, f);
-                    for (a, &q) in sum.iter_mut().zip(&self.q[s..s + width]) {
-                        *a += q as i16;
+        const CHUNK: usize = 128;
+        let width = self.width();
+        let mut rows = [(0usize, 0usize); CHUNK];
+        let mut done = 0;
+        while done < n {
+            let rows = &mut rows[..(n - done).min(CHUNK)];
+            for (i, r) in rows.iter_mut().enumerate() {
+                let (t, f) = feat(done + i);
+                *r = (self.row_start(t, f), t);
+            }
+            done += rows.len();
+            let mut sink = 0u8;
+            for &(s, _) in rows.iter() {
+                for k in (0..width).step_by(64) {
+                    sink ^= self.q[s + k] as u8;
+                }
+                sink ^= self.q[s + width - 1] as u8;
+            }
+            std::hint::black_box(sink);
+            match self.shared_scale {
+                Some(scale) if width <= MAX_WIDTH => {
+                    let mut sum = [0i16; MAX_WIDTH];
+                    let sum = &mut sum[..width];
+                    for &(s, _) in rows.iter() {
+                        for (a, &q) in sum.iter_mut().zip(&self.q[s..s + width]) {
+                            *a += q as i16;
+                        }
+                    }
+                    for (a, &x) in acc.iter_mut().zip(sum.iter()) {
+                        *a += scale * x as f32;
                     }
                 }
-                for (a, &x) in acc.iter_mut().zip(sum.iter()) {
-                    *a += scale * x as f32;
+                // Move rows: 4 scores, unrolled.
+                _ if width == 4 && acc.len() == 4 => {
+                    let mut sum = [0f32; 4];
+                    for &(s, t) in rows.iter() {
+                        let (scale, q) = (self.scales[t], &self.q[s..s + 4]);
+                        for k in 0..4 {
+                            sum[k] += scale * q[k] as f32;
+                        }
+                    }
+                    for k in 0..4 {
+                        acc[k] += sum[k];
+                    }
                 }
-            }
-            _ => {
-                for i in 0..n {
-                    let (t, f) = feat(i);
-                    self.add_row(t, f, acc);
+                _ => {
+                    for &(s, t) in rows.iter() {
+                        let scale = self.scales[t];
+                        for (a, &q) in acc.iter_mut().zip(&self.q[s..s + width]) {
+                            *a += scale * q as f32;
+                        }
+                    }
                 }
             }
         }

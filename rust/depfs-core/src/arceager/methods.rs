@@ -21,6 +21,7 @@ use super::parser::{
 use super::projective;
 use super::system::Configuration;
 use crate::templates::attrs::{SentAttrs, VocabHashes};
+use crate::templates::config_feats::ExtractScratch;
 use crate::treebank::Treebank;
 use crate::weights::{rows_for, WeightTable, Weights};
 use crate::{Error, Result};
@@ -100,7 +101,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
         let mut rng = Rng::new(seed);
         let mut c = Configuration::default();
         let mut attrs = SentAttrs::default();
-        let (mut scratch, mut feats, mut ls) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut scratch, mut feats, mut ls) = (ExtractScratch::default(), Vec::new(), Vec::new());
         for &s in sents {
             let Some(gold) = gold_tree(tb, s, &ids) else { continue };
             c.reset(gold.len());

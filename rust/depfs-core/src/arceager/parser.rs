@@ -19,7 +19,7 @@ use super::projective;
 pub use super::rng::Rng;
 use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
 use crate::templates::attrs::{SentAttrs, VocabHashes};
-use crate::templates::config_feats::ConfigFeatures;
+use crate::templates::config_feats::{ConfigFeatures, ExtractScratch};
 use crate::templates::hash::combine;
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::{Treebank, NO_HEAD};
@@ -192,7 +192,7 @@ impl DistinctCounter {
 struct Work {
     c: Configuration,
     attrs: SentAttrs,
-    scratch: Vec<Option<u32>>,
+    scratch: ExtractScratch,
     feats: Vec<u64>,
     label_scores: Vec<f32>,
 }

@@ -18,7 +18,7 @@ const LVAL_SALT: u64 = 0x6c76_616c_0000_0000;
 const RVAL_SALT: u64 = 0x7276_616c_0000_0000;
 const DIST_SALT: u64 = 0x6469_7374_0000_0000;
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum CAtom {
     Word { slot: usize, addr: usize },
     Deprel { addr: usize },
@@ -27,11 +27,13 @@ enum CAtom {
     Dist,
 }
 
-/// One compiled configuration template.
+/// One compiled configuration template: its id and its atoms, as indices into
+/// [`ConfigFeatures::atoms`] (`atom_ids[start..end]` of the set).
 #[derive(Debug, Clone)]
 pub struct CompiledConfig {
     pub id: u64,
-    atoms: Vec<CAtom>,
+    start: u32,
+    end: u32,
 }
 
 /// A compiled configuration template set.
@@ -42,6 +44,19 @@ pub struct ConfigFeatures {
     pub attrs: Vec<Attr>,
     /// Distinct addresses of the set.
     pub addrs: Vec<ConfigAddr>,
+    /// Distinct atoms of the set: each is evaluated once per configuration.
+    atoms: Vec<CAtom>,
+    /// The templates' atoms, concatenated (indices into `atoms`).
+    atom_ids: Vec<u16>,
+}
+
+/// Working memory of [`ConfigFeatures::extract`] (reuse it across calls).
+#[derive(Debug, Clone, Default)]
+pub struct ExtractScratch {
+    /// Word at each address of the set, if any.
+    words: Vec<Option<u32>>,
+    /// Value of each atom of the set.
+    values: Vec<u64>,
 }
 
 /// Follows an address in a configuration; `None` when any step leads nowhere.
@@ -85,34 +100,37 @@ impl ConfigFeatures {
             }
         }
         let attrs = attrs::distinct(attrs_used);
-        let templates = set
-            .templates
-            .iter()
-            .map(|t| {
-                let atoms = t
-                    .atoms
-                    .iter()
-                    .map(|a| match a {
-                        Atom::Dist => CAtom::Dist,
-                        Atom::ConfigWord { attr, addr } => {
-                            let addr = addrs.iter().position(|x| x == addr).unwrap_or(0);
-                            match attr {
-                                NodeAttr::Word(w) => {
-                                    CAtom::Word { slot: attrs.iter().position(|x| x == w).unwrap_or(0), addr }
-                                }
-                                NodeAttr::Deprel => CAtom::Deprel { addr },
-                                NodeAttr::LeftValency => CAtom::LeftValency { addr },
-                                NodeAttr::RightValency => CAtom::RightValency { addr },
-                            }
-                        }
-                        // The parser rejects dir and arc atoms in configuration templates.
-                        Atom::Dir | Atom::SibDist | Atom::ArcWord { .. } => CAtom::Dist,
-                    })
-                    .collect();
-                CompiledConfig { id: t.id, atoms }
-            })
-            .collect();
-        Ok(ConfigFeatures { templates, attrs, addrs })
+        let compile_atom = |a: &Atom| match a {
+            Atom::ConfigWord { attr, addr } => {
+                let addr = addrs.iter().position(|x| x == addr).unwrap_or(0);
+                match attr {
+                    NodeAttr::Word(w) => {
+                        CAtom::Word { slot: attrs.iter().position(|x| x == w).unwrap_or(0), addr }
+                    }
+                    NodeAttr::Deprel => CAtom::Deprel { addr },
+                    NodeAttr::LeftValency => CAtom::LeftValency { addr },
+                    NodeAttr::RightValency => CAtom::RightValency { addr },
+                }
+            }
+            // The parser rejects dir and arc atoms in configuration templates.
+            Atom::Dist | Atom::Dir | Atom::SibDist | Atom::ArcWord { .. } => CAtom::Dist,
+        };
+        let (mut atoms, mut atom_ids, mut templates) = (Vec::new(), Vec::new(), Vec::new());
+        for t in &set.templates {
+            let start = atom_ids.len() as u32;
+            for a in t.atoms.iter().map(compile_atom) {
+                let i = atoms.iter().position(|&x| x == a).unwrap_or_else(|| {
+                    atoms.push(a);
+                    atoms.len() - 1
+                });
+                let i = u16::try_from(i).map_err(|_| {
+                    Error::InvalidArgument("a template set may use at most 65,536 atoms".into())
+                })?;
+                atom_ids.push(i);
+            }
+            templates.push(CompiledConfig { id: t.id, start, end: atom_ids.len() as u32 });
+        }
+        Ok(ConfigFeatures { templates, attrs, addrs, atoms, atom_ids })
     }
 
     pub fn len(&self) -> usize {
@@ -122,44 +140,55 @@ impl ConfigFeatures {
         self.templates.is_empty()
     }
 
-    /// Resolves every address of the set: `out[a]` = word of address a, if any.
-    pub fn resolve_all<V: ConfigView + ?Sized>(&self, view: &V, out: &mut Vec<Option<u32>>) {
-        out.clear();
-        out.extend(self.addrs.iter().map(|a| resolve(a, view)));
+    /// Resolves every address of the set, then evaluates every distinct atom once.
+    /// O(addresses · steps + atoms).
+    fn evaluate_atoms<V: ConfigView + ?Sized>(
+        &self,
+        view: &V,
+        words: &SentAttrs,
+        scratch: &mut ExtractScratch,
+    ) {
+        let at = &mut scratch.words;
+        at.clear();
+        at.extend(self.addrs.iter().map(|a| resolve(a, view)));
+        let at = &scratch.words;
+        scratch.values.clear();
+        scratch.values.extend(self.atoms.iter().map(|a| match *a {
+            CAtom::Word { slot, addr } => at[addr].map_or(NONE_VALUE, |w| words.get(slot, w as i64)),
+            CAtom::Deprel { addr } => {
+                at[addr].and_then(|w| view.label(w)).map_or(NONE_VALUE, |l| combine(LABEL_SALT, l as u64))
+            }
+            CAtom::LeftValency { addr } => {
+                at[addr].map_or(NONE_VALUE, |w| combine(LVAL_SALT, view.n_left_children(w) as u64))
+            }
+            CAtom::RightValency { addr } => {
+                at[addr].map_or(NONE_VALUE, |w| combine(RVAL_SALT, view.n_right_children(w) as u64))
+            }
+            CAtom::Dist => match (view.stack(0), view.queue(0)) {
+                (Some(s), Some(q)) => combine(DIST_SALT, dist_bin(s.abs_diff(q) as usize)),
+                _ => NONE_VALUE,
+            },
+        }));
     }
 
     /// One feature per template of `active` (all templates when `None`), appended to
-    /// `out` in that order. `words` are the static attribute values of the sentence
-    /// (filled with [`SentAttrs::fill`] from `VocabHashes::new(tb, &self.attrs)`).
+    /// `out` in that order: the template id folded with its atom values. `words` are
+    /// the static attribute values of the sentence (filled with [`SentAttrs::fill`]
+    /// from `VocabHashes::new(tb, &self.attrs)`). O(distinct atoms + T × atoms).
     pub fn extract<V: ConfigView + ?Sized>(
         &self,
         view: &V,
         words: &SentAttrs,
         active: Option<&[usize]>,
-        scratch: &mut Vec<Option<u32>>,
+        scratch: &mut ExtractScratch,
         out: &mut Vec<u64>,
     ) {
-        self.resolve_all(view, scratch);
+        self.evaluate_atoms(view, words, scratch);
+        let values = &scratch.values;
         let one = |t: &CompiledConfig| {
-            t.atoms.iter().fold(t.id, |acc, a| {
-                let v = match *a {
-                    CAtom::Word { slot, addr } => {
-                        scratch[addr].map_or(NONE_VALUE, |w| words.get(slot, w as i64))
-                    }
-                    CAtom::Deprel { addr } => scratch[addr]
-                        .and_then(|w| view.label(w))
-                        .map_or(NONE_VALUE, |l| combine(LABEL_SALT, l as u64)),
-                    CAtom::LeftValency { addr } => scratch[addr]
-                        .map_or(NONE_VALUE, |w| combine(LVAL_SALT, view.n_left_children(w) as u64)),
-                    CAtom::RightValency { addr } => scratch[addr]
-                        .map_or(NONE_VALUE, |w| combine(RVAL_SALT, view.n_right_children(w) as u64)),
-                    CAtom::Dist => match (view.stack(0), view.queue(0)) {
-                        (Some(s), Some(q)) => combine(DIST_SALT, dist_bin(s.abs_diff(q) as usize)),
-                        _ => NONE_VALUE,
-                    },
-                };
-                combine(acc, v)
-            })
+            self.atom_ids[t.start as usize..t.end as usize]
+                .iter()
+                .fold(t.id, |acc, &a| combine(acc, values[a as usize]))
         };
         match active {
             None => out.extend(self.templates.iter().map(one)),
@@ -244,6 +273,51 @@ mod tests {
         assert_eq!(resolve(&addr("STACK_1 fw"), &v), None);
     }
 
+    /// Every template evaluated on its own, atom by atom (no shared atoms).
+    fn naive(set: &TemplateSet, cf: &ConfigFeatures, v: &Fixed, sa: &SentAttrs) -> Vec<u64> {
+        let value = |a: &Atom| match a {
+            Atom::ConfigWord { attr, addr } => {
+                let w = resolve(addr, v);
+                match attr {
+                    NodeAttr::Word(x) => {
+                        let slot = cf.attrs.iter().position(|y| y == x).unwrap();
+                        w.map_or(NONE_VALUE, |w| sa.get(slot, w as i64))
+                    }
+                    NodeAttr::Deprel => {
+                        w.and_then(|w| v.label(w)).map_or(NONE_VALUE, |l| combine(LABEL_SALT, l as u64))
+                    }
+                    NodeAttr::LeftValency => {
+                        w.map_or(NONE_VALUE, |w| combine(LVAL_SALT, v.n_left_children(w) as u64))
+                    }
+                    NodeAttr::RightValency => {
+                        w.map_or(NONE_VALUE, |w| combine(RVAL_SALT, v.n_right_children(w) as u64))
+                    }
+                }
+            }
+            _ => combine(DIST_SALT, dist_bin(2)),
+        };
+        set.templates.iter().map(|t| t.atoms.iter().fold(t.id, |acc, a| combine(acc, value(a)))).collect()
+    }
+
+    #[test]
+    fn shared_atom_evaluation_equals_evaluating_each_template_alone() {
+        let mut tb = Treebank::new();
+        let ws: Vec<_> =
+            ["A", "b", "C", "d", "E"].iter().map(|f| WordStrs::simple(f, "X", 0, "dep")).collect();
+        tb.push_sentence(&ws, vec![]);
+        let set = crate::templates::defaults::load("arc_eager").unwrap();
+        let cf = ConfigFeatures::compile(&set).unwrap();
+        assert!(cf.atoms.len() < cf.atom_ids.len(), "the default set shares atoms");
+        let vh = VocabHashes::new(&tb, &cf.attrs);
+        let mut sa = SentAttrs::default();
+        sa.fill(&vh, &tb, 0);
+        let (mut scratch, mut got) = (ExtractScratch::default(), vec![]);
+        cf.extract(&fixed(), &sa, None, &mut scratch, &mut got);
+        assert_eq!(got, naive(&set, &cf, &fixed(), &sa));
+        let distinct: std::collections::HashSet<_> = got.iter().collect();
+        assert_eq!(distinct.len(), got.len());
+    }
+
     #[test]
     fn extraction_is_deterministic_and_reads_labels_and_valency() {
         let mut tb = Treebank::new();
@@ -256,7 +330,7 @@ mod tests {
         let vh = VocabHashes::new(&tb, &cf.attrs);
         let mut sa = SentAttrs::default();
         sa.fill(&vh, &tb, 0);
-        let (mut scratch, mut a, mut b) = (vec![], vec![], vec![]);
+        let (mut scratch, mut a, mut b) = (ExtractScratch::default(), vec![], vec![]);
         let v = fixed();
         cf.extract(&v, &sa, None, &mut scratch, &mut a);
         cf.extract(&v, &sa, Some(&[1, 0]), &mut scratch, &mut b);
