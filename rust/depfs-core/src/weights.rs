@@ -490,11 +490,17 @@ impl WeightTable for QuantizedWeights {
             }
             done += rows.len();
             let mut sink = 0u8;
-            for &(s, _) in rows.iter() {
-                for k in (0..width).step_by(64) {
-                    sink ^= self.q[s + k] as u8;
+            if width <= 64 {
+                for &(s, _) in rows.iter() {
+                    sink ^= self.q[s] as u8 ^ self.q[s + width - 1] as u8;
                 }
-                sink ^= self.q[s + width - 1] as u8;
+            } else {
+                for &(s, _) in rows.iter() {
+                    for k in (0..width).step_by(64) {
+                        sink ^= self.q[s + k] as u8;
+                    }
+                    sink ^= self.q[s + width - 1] as u8;
+                }
             }
             std::hint::black_box(sink);
             match self.shared_scale {
