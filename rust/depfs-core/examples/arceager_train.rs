@@ -41,6 +41,9 @@ fn main() -> depfs_core::Result<()> {
     let t0 = Instant::now();
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
     let mut opts = TrainOptions { epochs, ..TrainOptions::default() };
+    if let Some(v) = env("MIN_LIFTED") {
+        opts.min_lifted_label_count = v as usize;
+    }
     if let Some(v) = env("SEED") {
         opts.seed = v as u64;
     }

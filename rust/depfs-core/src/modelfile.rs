@@ -13,8 +13,9 @@ use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"DEPFSMDL";
 /// The container version this build writes and the only one it reads
-/// (2: 8-bit weights and template-free partial hashes; models of version 1 must be retrained).
-pub const FORMAT_VERSION: u32 = 2;
+/// (3: arc-eager label rows per arc direction; 2: 8-bit weights and template-free
+/// partial hashes). Models of older versions must be retrained.
+pub const FORMAT_VERSION: u32 = 3;
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {
     Error::Model { file: path.display().to_string(), msg: msg.into() }

@@ -119,7 +119,8 @@ pub struct PyArcEagerTrainer {
 #[pymethods]
 impl PyArcEagerTrainer {
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true))]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         train: PyRef<'_, PyTreebank>,
@@ -128,12 +129,19 @@ impl PyArcEagerTrainer {
         explore_from: usize,
         explore_p: f64,
         pseudo_projective: bool,
+        min_lifted_label_count: usize,
     ) -> PyResult<Self> {
         let tb = train.inner.clone();
         drop(train);
         let text = templates.to_string();
-        let opts =
-            TrainOptions { seed, explore_from, explore_p, pseudo_projective, ..TrainOptions::default() };
+        let opts = TrainOptions {
+            seed,
+            explore_from,
+            explore_p,
+            pseudo_projective,
+            min_lifted_label_count,
+            ..TrainOptions::default()
+        };
         let inner = py
             .detach(|| ArcEagerParser::compile_set(&text).and_then(|set| Trainer::new(set, &tb, &opts)))
             .py_err(py)?;

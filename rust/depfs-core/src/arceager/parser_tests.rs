@@ -180,3 +180,24 @@ fn trainer_reports_epochs() {
     let set = ArcEagerParser::compile_set(SET).unwrap();
     assert!(Trainer::new(set, &empty, &TrainOptions::default()).is_err());
 }
+
+#[test]
+fn arcs_get_only_labels_seen_in_their_direction() {
+    // In the toy treebank det and nsubj only head left arcs (head right of the word),
+    // root, punct and obj only right arcs; label rows score each direction's own set.
+    let p = train(&toy(2), 1, 5);
+    let w = WordStrs::simple;
+    let mut tb = Treebank::new();
+    let words: Vec<WordStrs> =
+        (0..15).map(|i| w(["the", "dog", "sees", "."][i % 4], "X", NO_HEAD, "_")).collect();
+    tb.push_sentence(&words, vec![]);
+    let out = p.parse(&tb, 1).unwrap();
+    for (i, (&h, &l)) in out.heads(0).iter().zip(out.deprels(0)).enumerate() {
+        let label = out.vocabs.deprel.str(l);
+        if h as usize > i + 1 {
+            assert!(["det", "nsubj"].contains(&label), "left arc labelled {label}");
+        } else {
+            assert!(["root", "punct", "obj"].contains(&label), "right arc labelled {label}");
+        }
+    }
+}

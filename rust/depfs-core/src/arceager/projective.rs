@@ -154,6 +154,36 @@ pub fn projectivize(tb: &Treebank) -> (Treebank, LiftStats) {
     (out, stats)
 }
 
+/// Relabels every word whose lifted label `r↑h` occurs fewer than `min_count` times
+/// in `tb` with its plain label `r` (it stays attached where it was lifted to);
+/// returns how many words were relabelled. Every lifted label is one more column in
+/// every label row the parser reads, and the rare ones name arcs deprojectivisation
+/// would rarely restore (en_ewt train: 85 lifted labels on 357 of 204,000 arcs, 65
+/// of them seen fewer than 5 times). O(words).
+pub fn drop_rare_lifted_labels(tb: &mut Treebank, min_count: usize) -> usize {
+    let mut counts = vec![0usize; tb.vocabs.deprel.len()];
+    for &l in &tb.words.deprel {
+        counts[l as usize] += 1;
+    }
+    let mut plain: Vec<Option<u32>> = vec![None; counts.len()];
+    for (l, &c) in counts.iter().enumerate() {
+        let label = tb.vocabs.deprel.str(l as u32).to_string();
+        if let Some((own, _)) = label.split_once(LIFT_MARK) {
+            if c > 0 && c < min_count {
+                plain[l] = Some(tb.vocabs.deprel.intern(own));
+            }
+        }
+    }
+    let mut relabelled = 0;
+    for l in tb.words.deprel.iter_mut() {
+        if let Some(p) = plain[*l as usize] {
+            *l = p;
+            relabelled += 1;
+        }
+    }
+    relabelled
+}
+
 /// Undoes the HEAD encoding in place: every word labelled `r↑h` is moved under
 /// the nearest word labelled `h` in its head's subtree and relabelled `r`.
 /// Sentences with a missing head are left alone.
@@ -218,6 +248,24 @@ mod tests {
         let wanted = vec![None, Some(3), None, None];
         lower(&mut heads, &base, &wanted);
         assert_eq!(heads, vec![0, 4, 1, 1]);
+    }
+
+    #[test]
+    fn rare_lifted_labels_become_plain_labels() {
+        let mut tb = Treebank::new();
+        let w = WordStrs::simple;
+        // One sentence with a lifted label seen once, three with one seen three times.
+        tb.push_sentence(&[w("A", "X", 0, "root"), w("B", "X", 1, "a↑c")], vec![]);
+        for _ in 0..3 {
+            tb.push_sentence(&[w("A", "X", 0, "root"), w("B", "X", 1, "b↑d")], vec![]);
+        }
+        assert_eq!(drop_rare_lifted_labels(&mut tb, 2), 1);
+        let label = |s: usize| tb.vocabs.deprel.str(tb.deprels(s)[1]).to_string();
+        assert_eq!(label(0), "a");
+        assert_eq!((1..4).map(label).collect::<Vec<_>>(), vec!["b↑d"; 3]);
+        assert_eq!(tb.heads(0), &[0, 1], "heads are kept");
+        // A threshold of 1 keeps every label.
+        assert_eq!(drop_rare_lifted_labels(&mut tb, 1), 0);
     }
 
     #[test]
