@@ -501,10 +501,17 @@ impl<W: WeightTable> ArcEagerParser<W> {
         w.c.reset(tb.sentences[s].len);
         w.attrs.fill(vh, tb, s);
         while !w.c.is_terminal() {
+            let valid = valid_mask(&w.c);
+            // A forced SHIFT or REDUCE (e.g. emptying the stack at the end) needs no
+            // features: same result, no row reads.
+            if let [true, false, false, false] | [false, true, false, false] = valid {
+                apply_kind(&mut w.c, if valid[SHIFT] { SHIFT } else { REDUCE }, 0);
+                continue;
+            }
             w.feats.clear();
             self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
             let scores = self.kind_scores(&w.feats);
-            let Some(k) = best_kind(&scores, &valid_mask(&w.c)) else { break };
+            let Some(k) = best_kind(&scores, &valid) else { break };
             let mut label = 0;
             if k == LEFT || k == RIGHT {
                 self.label_scores(&w.feats, k, &mut w.label_scores);
