@@ -45,6 +45,14 @@ fn train(tb: &Treebank, epochs: usize, seed: u64) -> ArcEagerParser {
     ArcEagerParser::train(set, tb, &opts, |_| true).unwrap()
 }
 
+/// Parses one unannotated sentence of the given forms (all tagged X).
+fn parse_forms(p: &ArcEagerParser, forms: impl Iterator<Item = &'static str>) -> Treebank {
+    let words: Vec<WordStrs> = forms.map(|f| WordStrs::simple(f, "X", NO_HEAD, "_")).collect();
+    let mut tb = Treebank::new();
+    tb.push_sentence(&words, vec![]);
+    p.parse(&tb, 1).unwrap()
+}
+
 fn labels_of(tb: &Treebank) -> Vec<&str> {
     tb.words.deprel.iter().map(|&l| tb.vocabs.deprel.str(l)).collect()
 }
@@ -68,12 +76,7 @@ fn every_parse_is_a_single_rooted_tree() {
     // An untrained parser (zero epochs of learning signal on other sentences) still
     // returns trees: one root, every word reaches it.
     let p = train(&toy(1), 1, 3);
-    let w = WordStrs::simple;
-    let mut tb = Treebank::new();
-    let words: Vec<WordStrs> =
-        (0..12).map(|i| w(if i % 2 == 0 { "x" } else { "y" }, "X", NO_HEAD, "_")).collect();
-    tb.push_sentence(&words, vec![]);
-    let out = p.parse(&tb, 1).unwrap();
+    let out = parse_forms(&p, (0..12).map(|i| if i % 2 == 0 { "x" } else { "y" }));
     let heads: Vec<u32> = out.heads(0).iter().map(|&h| h as u32).collect();
     assert_eq!(heads.iter().filter(|&&h| h == 0).count(), 1);
     assert!((1..=12).all(|d| super::oracle::dominates(&heads, 0, d)));
@@ -186,12 +189,7 @@ fn arcs_get_only_labels_seen_in_their_direction() {
     // In the toy treebank det and nsubj only head left arcs (head right of the word),
     // root, punct and obj only right arcs; label rows score each direction's own set.
     let p = train(&toy(2), 1, 5);
-    let w = WordStrs::simple;
-    let mut tb = Treebank::new();
-    let words: Vec<WordStrs> =
-        (0..15).map(|i| w(["the", "dog", "sees", "."][i % 4], "X", NO_HEAD, "_")).collect();
-    tb.push_sentence(&words, vec![]);
-    let out = p.parse(&tb, 1).unwrap();
+    let out = parse_forms(&p, (0..15).map(|i| ["the", "dog", "sees", "."][i % 4]));
     for (i, (&h, &l)) in out.heads(0).iter().zip(out.deprels(0)).enumerate() {
         let label = out.vocabs.deprel.str(l);
         if h as usize > i + 1 {
