@@ -299,18 +299,22 @@ mod tests {
         set.templates.iter().map(|t| t.atoms.iter().fold(t.id, |acc, a| combine(acc, value(a)))).collect()
     }
 
+    /// Attribute values of a five-word sentence with these forms, for `cf`.
+    fn sentence(forms: [&str; 5], cf: &ConfigFeatures) -> SentAttrs {
+        let mut tb = Treebank::new();
+        let ws: Vec<_> = forms.iter().map(|f| WordStrs::simple(f, "X", 0, "dep")).collect();
+        tb.push_sentence(&ws, vec![]);
+        let mut sa = SentAttrs::default();
+        sa.fill(&VocabHashes::new(&tb, &cf.attrs), &tb, 0);
+        sa
+    }
+
     #[test]
     fn shared_atom_evaluation_equals_evaluating_each_template_alone() {
-        let mut tb = Treebank::new();
-        let ws: Vec<_> =
-            ["A", "b", "C", "d", "E"].iter().map(|f| WordStrs::simple(f, "X", 0, "dep")).collect();
-        tb.push_sentence(&ws, vec![]);
         let set = crate::templates::defaults::load("arc_eager").unwrap();
         let cf = ConfigFeatures::compile(&set).unwrap();
         assert!(cf.atoms.len() < cf.atom_ids.len(), "the default set shares atoms");
-        let vh = VocabHashes::new(&tb, &cf.attrs);
-        let mut sa = SentAttrs::default();
-        sa.fill(&vh, &tb, 0);
+        let sa = sentence(["A", "b", "C", "d", "E"], &cf);
         let (mut scratch, mut got) = (ExtractScratch::default(), vec![]);
         cf.extract(&fixed(), &sa, None, &mut scratch, &mut got);
         assert_eq!(got, naive(&set, &cf, &fixed(), &sa));
@@ -320,16 +324,10 @@ mod tests {
 
     #[test]
     fn extraction_is_deterministic_and_reads_labels_and_valency() {
-        let mut tb = Treebank::new();
-        let ws: Vec<_> =
-            ["A", "B", "C", "D", "E"].iter().map(|f| WordStrs::simple(f, "X", 0, "dep")).collect();
-        tb.push_sentence(&ws, vec![]);
         let text = "form(STACK_0)\ndeprel(STACK_0 lc)\nlval(STACK_0) & rval(STACK_0)\nform(QUEUE_0) & dist\nform(STACK_2)";
         let set = TemplateSet::parse(text, Family::Config, 3).unwrap();
         let cf = ConfigFeatures::compile(&set).unwrap();
-        let vh = VocabHashes::new(&tb, &cf.attrs);
-        let mut sa = SentAttrs::default();
-        sa.fill(&vh, &tb, 0);
+        let sa = sentence(["A", "B", "C", "D", "E"], &cf);
         let (mut scratch, mut a, mut b) = (ExtractScratch::default(), vec![], vec![]);
         let v = fixed();
         cf.extract(&v, &sa, None, &mut scratch, &mut a);
