@@ -392,7 +392,8 @@ impl ArcEagerParser<Weights> {
                 let lp = self.best_label(&w.label_scores, target, target == RIGHT && w.c.s0() == 0);
                 let col_of = &self.label_col_of[dir_index(target)];
                 // Gold labels of training arcs always have a column in their direction.
-                let (gc, pc) = (col_of[g as usize], col_of[lp as usize]);
+                let col = |l: u32| col_of.get(l as usize).copied().unwrap_or(super::NONE);
+                let (gc, pc) = (col(g), col(lp));
                 if lp != g && gc != super::NONE {
                     let salt = if target == LEFT { LEFT_SALT } else { RIGHT_SALT };
                     for (i, &t) in self.label_templates.iter().enumerate() {
