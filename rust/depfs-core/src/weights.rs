@@ -244,10 +244,6 @@ pub trait WeightTable: Sync {
     fn row_start(&self, t: usize, f: u64) -> usize {
         self.layout().row_start(t, f)
     }
-    /// One weight at an absolute index, as it is stored (only to touch memory).
-    fn touch(&self, i: usize) -> u8;
-    /// Weights per 64-byte cache line.
-    fn per_line(&self) -> usize;
 
     /// acc += Σ row(t, f) over `feats` = (template, feature) pairs. O(|feats| · width).
     ///
@@ -259,33 +255,8 @@ pub trait WeightTable: Sync {
         self.add_rows_with(feats.len(), |i| (feats[i].0 as usize, feats[i].1), acc);
     }
 
-    /// [`WeightTable::add_rows`] over the pairs `feat(0) .. feat(n − 1)` (called twice each).
-    #[inline]
-    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
-        touch_rows(self, n, &feat);
-        for i in 0..n {
-            let (t, f) = feat(i);
-            self.add_row(t, f, acc);
-        }
-    }
-}
-
-/// Loads one byte per cache line of each row `feat(0 .. n)` (see [`WeightTable::add_rows`]).
-#[inline]
-fn touch_rows<W: WeightTable + ?Sized>(w: &W, n: usize, feat: &impl Fn(usize) -> (usize, u64)) {
-    let (width, step) = (w.width(), w.per_line());
-    let mut sink = 0u8;
-    for i in 0..n {
-        let (t, f) = feat(i);
-        let s = w.row_start(t, f);
-        let mut k = 0;
-        while k < width {
-            sink ^= w.touch(s + k);
-            k += step;
-        }
-        sink ^= w.touch(s + width - 1);
-    }
-    std::hint::black_box(sink);
+    /// [`WeightTable::add_rows`] over the pairs `feat(0) .. feat(n − 1)`.
+    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]);
 }
 
 impl WeightTable for Weights {
@@ -305,12 +276,24 @@ impl WeightTable for Weights {
             *a += w;
         }
     }
-    #[inline(always)]
-    fn touch(&self, i: usize) -> u8 {
-        self.w[i].to_bits() as u8
-    }
-    fn per_line(&self) -> usize {
-        16
+    /// Touches one weight per cache line (16 f32) of every row, then sums.
+    #[inline]
+    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
+        let width = self.layout.width;
+        let mut sink = 0u32;
+        for i in 0..n {
+            let (t, f) = feat(i);
+            let s = self.row_start(t, f);
+            for k in (s..s + width).step_by(16) {
+                sink ^= self.w[k].to_bits();
+            }
+            sink ^= self.w[s + width - 1].to_bits();
+        }
+        std::hint::black_box(sink);
+        for i in 0..n {
+            let (t, f) = feat(i);
+            self.add_row(t, f, acc);
+        }
     }
 }
 
@@ -348,16 +331,14 @@ impl QuantizedWeights {
 
     fn quantize_with(w: &Weights, one_scale: bool) -> QuantizedWeights {
         let mut scales = Vec::with_capacity(w.n_templates());
-        let mut q = vec![0i8; w.n_params()];
+        let mut q = Vec::with_capacity(w.n_params());
         let table_max = w.w.iter().fold(0f32, |m, &x| m.max(x.abs()));
         for t in 0..w.n_templates() {
             let block = w.block(t);
             let max = if one_scale { table_max } else { block.iter().fold(0f32, |m, &x| m.max(x.abs())) };
             let scale = if max > 0.0 && max.is_finite() { max / 127.0 } else { 0.0 };
             let inv = if scale > 0.0 { 1.0 / scale } else { 0.0 };
-            for (o, &x) in q[w.layout.block_range(t)].iter_mut().zip(block) {
-                *o = (x * inv).round().clamp(-127.0, 127.0) as i8;
-            }
+            q.extend(block.iter().map(|&x| (x * inv).round().clamp(-127.0, 127.0) as i8));
             scales.push(scale);
         }
         let shared_scale = shared(&scales);
@@ -419,10 +400,7 @@ impl QuantizedWeights {
             return Err(Error::InvalidArgument("weight scales must be finite and ≥ 0".into()));
         }
         let shared_scale = shared(&scales);
-        let mut q = vec![0i8; len];
-        for (o, &b) in q.iter_mut().zip(bytes) {
-            *o = b as i8;
-        }
+        let q = bytes.iter().map(|&b| b as i8).collect();
         Ok(QuantizedWeights { layout, scales, shared_scale, q })
     }
 
@@ -463,13 +441,6 @@ impl WeightTable for QuantizedWeights {
         for (a, &q) in acc.iter_mut().zip(&self.q[s..s + self.layout.width]) {
             *a += scale * q as f32;
         }
-    }
-    #[inline(always)]
-    fn touch(&self, i: usize) -> u8 {
-        self.q[i] as u8
-    }
-    fn per_line(&self) -> usize {
-        64
     }
 
     /// Row starts are computed once per chunk of rows, touched (see

@@ -220,7 +220,8 @@ pub struct SentenceParse {
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EpochStats {
     pub epoch: usize,
-    /// Share of training words whose head (label) the model predicted before updating.
+    /// Share of training words whose head (label) the model predicted before updating
+    /// (with cost augmentation, in the cost-augmented decode, so lower than plain UAS).
     pub train_uas: f64,
     pub train_label_acc: f64,
     pub updates: u64,
