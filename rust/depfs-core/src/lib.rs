@@ -15,6 +15,7 @@ pub mod decode;
 pub mod eval;
 pub mod graph;
 pub mod perturb;
+pub mod prefetch;
 pub mod stats;
 pub mod templates;
 pub mod weights;

@@ -246,17 +246,50 @@ pub trait WeightTable: Sync {
     }
 
     /// acc += Σ row(t, f) over `feats` = (template, feature) pairs. O(|feats| · width).
-    ///
-    /// Rows are random reads in a large table; a first pass only loads one byte per
-    /// cache line of each row, a loop short enough for the CPU to keep all the cache
-    /// misses in flight at once, so the adding pass finds its rows in cache
-    /// (a software prefetch without `unsafe`).
     fn add_rows(&self, feats: &[(u32, u64)], acc: &mut [f32]) {
         self.add_rows_with(feats.len(), |i| (feats[i].0 as usize, feats[i].1), acc);
     }
 
-    /// [`WeightTable::add_rows`] over the pairs `feat(0) .. feat(n − 1)`.
-    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]);
+    /// [`WeightTable::add_rows`] over the pairs `feat(0) .. feat(n − 1)`: rows are
+    /// located and prefetched a chunk at a time, then summed, so a chunk's cache
+    /// misses overlap.
+    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
+        const CHUNK: usize = 128;
+        let mut rows = [RowAt::default(); CHUNK];
+        let mut done = 0;
+        while done < n {
+            let rows = &mut rows[..(n - done).min(CHUNK)];
+            for (i, r) in rows.iter_mut().enumerate() {
+                let (t, f) = feat(done + i);
+                *r = RowAt { start: self.row_start(t, f), template: t };
+            }
+            done += rows.len();
+            self.prefetch_rows(rows);
+            self.add_located_rows(rows, acc);
+        }
+    }
+
+    /// Appends where the rows of `feat(0) .. feat(n − 1)` lie to `out`. O(n).
+    fn locate_rows(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), out: &mut Vec<RowAt>) {
+        out.extend((0..n).map(|i| {
+            let (t, f) = feat(i);
+            RowAt { start: self.row_start(t, f), template: t }
+        }));
+    }
+
+    /// Starts loading `rows` into the cache without waiting for them (see
+    /// [`crate::prefetch`]); a later [`WeightTable::add_located_rows`] finds them there.
+    fn prefetch_rows(&self, rows: &[RowAt]);
+
+    /// acc += Σ of the located `rows`. O(|rows| · width).
+    fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]);
+}
+
+/// A located feature row: the index of its first weight, and its template.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowAt {
+    pub start: usize,
+    pub template: usize,
 }
 
 impl WeightTable for Weights {
@@ -276,23 +309,17 @@ impl WeightTable for Weights {
             *a += w;
         }
     }
-    /// Touches one weight per cache line (16 f32) of every row, then sums.
-    #[inline]
-    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
-        let width = self.layout.width;
-        let mut sink = 0u32;
-        for i in 0..n {
-            let (t, f) = feat(i);
-            let s = self.row_start(t, f);
-            for k in (s..s + width).step_by(16) {
-                sink ^= self.w[k].to_bits();
-            }
-            sink ^= self.w[s + width - 1].to_bits();
+    fn prefetch_rows(&self, rows: &[RowAt]) {
+        for r in rows {
+            crate::prefetch::prefetch_range(&self.w, r.start, self.layout.width);
         }
-        std::hint::black_box(sink);
-        for i in 0..n {
-            let (t, f) = feat(i);
-            self.add_row(t, f, acc);
+    }
+    fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]) {
+        let width = self.layout.width;
+        for r in rows {
+            for (a, w) in acc.iter_mut().zip(&self.w[r.start..r.start + width]) {
+                *a += w;
+            }
         }
     }
 }
@@ -443,43 +470,37 @@ impl WeightTable for QuantizedWeights {
         }
     }
 
-    /// Row starts are computed once per chunk of rows, touched (see
-    /// [`WeightTable::add_rows`]), then summed. With one shared scale and rows of at
-    /// most 512 weights, a chunk's rows are summed as 16-bit integers
-    /// (`CHUNK` · 127 ≤ 32767 guarantees no overflow), then scaled once.
-    fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
+    fn prefetch_rows(&self, rows: &[RowAt]) {
+        let width = self.layout.width;
+        for r in rows {
+            crate::prefetch::prefetch_range(&self.q, r.start, width);
+        }
+    }
+
+    /// With one shared scale and rows of at most 512 weights, up to 128 rows at a
+    /// time are summed as 16-bit integers (128 · 127 ≤ 32767: no overflow), then
+    /// scaled once; rows of 4 (move scores) are unrolled.
+    fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]) {
         const MAX_WIDTH: usize = 512;
         const CHUNK: usize = 128;
         let width = self.width();
-        let mut rows = [(0usize, 0usize); CHUNK];
-        let mut done = 0;
-        while done < n {
-            let rows = &mut rows[..(n - done).min(CHUNK)];
-            for (i, r) in rows.iter_mut().enumerate() {
-                let (t, f) = feat(done + i);
-                *r = (self.row_start(t, f), t);
-            }
-            done += rows.len();
-            let mut sink = 0u8;
-            if width <= 64 {
-                for &(s, _) in rows.iter() {
-                    sink ^= self.q[s] as u8 ^ self.q[s + width - 1] as u8;
-                }
-            } else {
-                for &(s, _) in rows.iter() {
-                    for k in (0..width).step_by(64) {
-                        sink ^= self.q[s + k] as u8;
-                    }
-                    sink ^= self.q[s + width - 1] as u8;
-                }
-            }
-            std::hint::black_box(sink);
-            match self.shared_scale {
-                Some(scale) if width <= MAX_WIDTH => {
+        match self.shared_scale {
+            Some(scale) if width <= MAX_WIDTH => {
+                for chunk in rows.chunks(CHUNK) {
                     let mut sum = [0i16; MAX_WIDTH];
                     let sum = &mut sum[..width];
-                    for &(s, _) in rows.iter() {
-                        for (a, &q) in sum.iter_mut().zip(&self.q[s..s + width]) {
+                    for r in chunk {
+                        let row = &self.q[r.start..r.start + width];
+                        // Whole pieces of 16 as fixed-size arrays, which compile to SIMD
+                        // adds; the rest one by one.
+                        let (sums, sum_rest) = sum.as_chunks_mut::<16>();
+                        let (pieces, rest) = row.as_chunks::<16>();
+                        for (s, q) in sums.iter_mut().zip(pieces) {
+                            for k in 0..16 {
+                                s[k] += q[k] as i16;
+                            }
+                        }
+                        for (a, &q) in sum_rest.iter_mut().zip(rest) {
                             *a += q as i16;
                         }
                     }
@@ -487,25 +508,24 @@ impl WeightTable for QuantizedWeights {
                         *a += scale * x as f32;
                     }
                 }
-                // Move rows: 4 scores, unrolled.
-                _ if width == 4 && acc.len() == 4 => {
-                    let mut sum = [0f32; 4];
-                    for &(s, t) in rows.iter() {
-                        let (scale, q) = (self.scales[t], &self.q[s..s + 4]);
-                        for k in 0..4 {
-                            sum[k] += scale * q[k] as f32;
-                        }
-                    }
+            }
+            _ if width == 4 && acc.len() == 4 => {
+                let mut sum = [0f32; 4];
+                for r in rows {
+                    let (scale, q) = (self.scales[r.template], &self.q[r.start..r.start + 4]);
                     for k in 0..4 {
-                        acc[k] += sum[k];
+                        sum[k] += scale * q[k] as f32;
                     }
                 }
-                _ => {
-                    for &(s, t) in rows.iter() {
-                        let scale = self.scales[t];
-                        for (a, &q) in acc.iter_mut().zip(&self.q[s..s + width]) {
-                            *a += scale * q as f32;
-                        }
+                for k in 0..4 {
+                    acc[k] += sum[k];
+                }
+            }
+            _ => {
+                for r in rows {
+                    let scale = self.scales[r.template];
+                    for (a, &q) in acc.iter_mut().zip(&self.q[r.start..r.start + width]) {
+                        *a += scale * q as f32;
                     }
                 }
             }
@@ -624,6 +644,31 @@ mod tests {
     }
 
     proptest! {
+        /// Summing located rows (every path: 4-wide move rows, 16-bit integer sums in
+        /// pieces of 16 plus a rest, over chunks of 128 rows) equals summing the
+        /// dequantized rows.
+        #[test]
+        fn located_row_sums_match_dequantized(
+            width in prop::sample::select(vec![1usize, 4, 16, 21, 51]),
+            shared in any::<bool>(),
+            n in 0usize..300,
+            seed in any::<u64>(),
+        ) {
+            let mut w = Weights::new(&[8, 16, 4], width).unwrap();
+            for i in 0..60u64 {
+                let x = crate::templates::hash::fmix(seed ^ i);
+                w.update((x % 3) as usize, x >> 8, (x >> 40) as usize % width, ((x >> 20) % 200) as f32 / 7.0 - 14.0);
+            }
+            let q = if shared { QuantizedWeights::quantize_shared(&w) } else { QuantizedWeights::quantize(&w) };
+            let feats: Vec<(u32, u64)> = (0..n as u64).map(|i| ((i % 3) as u32, crate::templates::hash::fmix(seed + i))).collect();
+            let (mut got, mut want) = (vec![0f32; width], vec![0f32; width]);
+            q.add_rows(&feats, &mut got);
+            q.dequantized().add_rows(&feats, &mut want);
+            for (a, b) in got.iter().zip(&want) {
+                prop_assert!((a - b).abs() < 1e-2, "{} vs {}", a, b);
+            }
+        }
+
         /// Every quantized weight is within half a quantization step (max |w| / 254)
         /// of the f32 weight, and the trait reads agree with the dequantized table.
         #[test]

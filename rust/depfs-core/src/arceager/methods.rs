@@ -147,7 +147,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
     /// feature in configuration i for move kind k. O(n · T).
     pub fn template_scores(&self, features: &[u64]) -> Result<Vec<f32>> {
         let t_count = self.n_templates();
-        if features.len() % t_count != 0 {
+        if !features.len().is_multiple_of(t_count) {
             return Err(Error::InvalidArgument(format!(
                 "features have {} values, not a multiple of {t_count} templates",
                 features.len()

@@ -120,6 +120,16 @@ fn dir_index(kind: usize) -> usize {
     usize::from(kind == RIGHT)
 }
 
+/// Label rows are padded to a multiple of this many weights, so that they add up in
+/// whole SIMD registers (the padding columns score no label).
+pub(super) const LABEL_ROW_ALIGN: usize = 16;
+
+/// Width of a label row for columns `cols`: the larger direction's column count
+/// (at least 1), rounded up to a multiple of `align`.
+pub(super) fn label_width(cols: &[Vec<u32>; 2], align: usize) -> usize {
+    cols[0].len().max(cols[1].len()).max(1).next_multiple_of(align)
+}
+
 /// `col_of[d][l]` for the columns `cols` over `n_labels` labels; None if a column
 /// names a label out of range or twice.
 fn label_col_of(cols: &[Vec<u32>; 2], n_labels: usize) -> Option<[Vec<u32>; 2]> {
@@ -305,7 +315,12 @@ impl ArcEagerParser {
             .map_err(|e| bad(e.to_string()))?;
         let label_col_of =
             label_col_of(&st.label_cols, l).ok_or_else(|| bad("inconsistent label columns".into()))?;
-        let width = st.label_cols[0].len().max(st.label_cols[1].len()).max(1);
+        // The row width is what the bytes say (padded or not), and must hold every column.
+        let rows: usize = st.label_rows.iter().sum();
+        let width = st.label_w.len() / rows.max(1);
+        if width * rows != st.label_w.len() || width < label_width(&st.label_cols, 1) {
+            return Err(bad("label weight rows do not match the label columns".into()));
+        }
         let label_w = QuantizedWeights::from_parts(width, &st.label_rows, st.label_scales, &st.label_w)
             .map_err(|e| bad(e.to_string()))?;
         Ok(ArcEagerParser {
@@ -430,12 +445,20 @@ impl<W: WeightTable> ArcEagerParser<W> {
     pub fn move_weights(&self) -> &W {
         &self.move_w
     }
+    pub fn label_weights(&self) -> &W {
+        &self.label_w
+    }
+    /// Columns of the label rows per direction (LEFT-ARC, RIGHT-ARC): column c of a
+    /// row of direction d scores label `label_columns()[d][c]`.
+    pub fn label_columns(&self) -> &[Vec<u32>; 2] {
+        &self.label_cols
+    }
     pub fn features(&self) -> &ConfigFeatures {
         &self.feats
     }
 
     /// The same parser with other weight tables.
-    fn with_weights<V>(&self, move_w: V, label_w: V) -> ArcEagerParser<V> {
+    pub(super) fn with_weights<V>(&self, move_w: V, label_w: V) -> ArcEagerParser<V> {
         ArcEagerParser {
             set: self.set.clone(),
             feats: self.feats.clone(),
@@ -694,7 +717,7 @@ impl Trainer {
             root_ok,
             nonroot_ok,
             move_w: Weights::new(&move_rows, N_KINDS)?,
-            label_w: Weights::new(&label_rows, label_cols[0].len().max(label_cols[1].len()).max(1))?,
+            label_w: Weights::new(&label_rows, label_width(&label_cols, LABEL_ROW_ALIGN))?,
             label_col_of: label_col_of(&label_cols, labels.len())
                 .ok_or_else(|| Error::InvalidArgument("inconsistent label columns".into()))?,
             label_cols,

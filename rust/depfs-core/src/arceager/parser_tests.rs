@@ -2,8 +2,9 @@
 //! treebank (UD-scale checks live in tests/arceager_ud.rs and the benches).
 
 use super::methods::{train_local, LocalOptions};
-use super::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
+use super::parser::{label_width, ArcEagerParser, TrainOptions, Trainer, LABEL_ROW_ALIGN, N_KINDS};
 use crate::treebank::{Treebank, WordStrs, NO_HEAD};
+use crate::weights::{QuantizedWeights, WeightTable};
 
 const SET: &str = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)\nupos(QUEUE_1)\ndeprel(STACK_0 lc)\n";
 
@@ -198,4 +199,29 @@ fn arcs_get_only_labels_seen_in_their_direction() {
             assert!(["root", "punct", "obj"].contains(&label), "right arc labelled {label}");
         }
     }
+}
+
+#[test]
+fn label_rows_are_padded_and_files_with_unpadded_rows_still_load() {
+    let tb = toy(2);
+    let p = train(&tb, 1, 5);
+    let width = p.label_weights().width();
+    let narrow = label_width(p.label_columns(), 1);
+    assert!(width.is_multiple_of(LABEL_ROW_ALIGN) && width >= narrow && narrow < width, "{width} {narrow}");
+    // The same weights with rows cut to the label columns, as written before padding.
+    let (_, rows, scales, bytes) = p.label_weights().to_parts();
+    let cut: Vec<u8> = bytes.chunks(width).flat_map(|r| r[..narrow].to_vec()).collect();
+    let q = p.with_weights(
+        p.move_weights().clone(),
+        QuantizedWeights::from_parts(narrow, &rows, scales, &cut).unwrap(),
+    );
+    let dir = std::env::temp_dir().join(format!("depfs-arceager-narrow-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("narrow.depfs");
+    q.save(&path).unwrap();
+    let loaded = ArcEagerParser::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(loaded.label_weights().width(), narrow);
+    let (a, b) = (p.parse(&tb, 1).unwrap(), loaded.parse(&tb, 1).unwrap());
+    assert_eq!((a.words.head, a.words.deprel), (b.words.head, b.words.deprel));
 }

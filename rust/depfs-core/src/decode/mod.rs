@@ -235,7 +235,7 @@ mod sweep {
             match kind {
                 0 => (r % 3) as f64,
                 1 => (r >> 11) as f64 / (1u64 << 53) as f64 * 10.0 - 5.0,
-                _ if r % 4 == 0 => f64::NEG_INFINITY,
+                _ if r.is_multiple_of(4) => f64::NEG_INFINITY,
                 _ => (r % 5) as f64 - 2.0,
             }
         }

@@ -23,7 +23,7 @@ fn toy(n_sent: usize, seed: u64) -> Treebank {
         w.push((verbs[(rng.next() % 3) as usize].into(), "VERB", 0, "root"));
         w.push(("a".into(), "DET", verb + 2, "det"));
         w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "obj"));
-        if rng.next() % 2 == 0 {
+        if rng.next().is_multiple_of(2) {
             w.push(("now".into(), "ADV", verb, "advmod"));
         }
         let ws: Vec<WordStrs> = w.iter().map(|(f, p, h, d)| WordStrs::simple(f, p, *h, d)).collect();
