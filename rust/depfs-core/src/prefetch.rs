@@ -24,15 +24,49 @@ pub fn prefetch<T>(slice: &[T], i: usize) {
     let _ = (slice, i);
 }
 
-/// Prefetches every cache line of `slice[start .. start + len]` (`len` ≥ 1). O(len / line).
+const LINE: usize = 64;
+
+/// Prefetches every cache line of `slice[start .. start + len]` (`len` ≥ 1), one
+/// prefetch per line. O(len / line).
 #[inline(always)]
 pub fn prefetch_range<T>(slice: &[T], start: usize, len: usize) {
-    let per_line = (64 / std::mem::size_of::<T>().max(1)).max(1);
-    let mut i = start;
-    while i < start + len {
+    let size = std::mem::size_of::<T>();
+    let first_byte = slice.as_ptr() as usize + start * size;
+    prefetch(slice, start);
+    for i in later_lines(first_byte, size, start, len) {
         prefetch(slice, i);
-        i += per_line;
     }
-    // The last element may sit on one more line when `start` is not line-aligned.
-    prefetch(slice, start + len - 1);
+}
+
+/// The index of the first element on each cache line after the first that elements
+/// `start .. start + len` (of `size` bytes, a divisor of 64, the first at address
+/// `first_byte`) reach.
+#[inline(always)]
+fn later_lines(first_byte: usize, size: usize, start: usize, len: usize) -> impl Iterator<Item = usize> {
+    let size = size.clamp(1, LINE);
+    let to_next_line = LINE - first_byte % LINE;
+    (start + to_next_line.div_ceil(size)..start + len).step_by(LINE / size)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_line_of_a_range_is_named_once() {
+        for size in [1usize, 2, 4, 8] {
+            for first_byte in (0..192).step_by(size) {
+                for len in 1..100 {
+                    let line_of = |i: usize| (first_byte + (i - 7) * size) / LINE;
+                    let mut lines = vec![line_of(7)];
+                    lines.extend(later_lines(first_byte, size, 7, len).map(|i| {
+                        assert_eq!((first_byte + (i - 7) * size) % LINE, 0, "starts its line");
+                        line_of(i)
+                    }));
+                    let want: Vec<usize> = (line_of(7)..=line_of(7 + len - 1)).collect();
+                    assert_eq!(lines, want, "size {size} first {first_byte} len {len}");
+                }
+            }
+        }
+    }
 }
