@@ -32,20 +32,27 @@ const LINE: usize = 64;
 pub fn prefetch_range<T>(slice: &[T], start: usize, len: usize) {
     let size = std::mem::size_of::<T>();
     let first_byte = slice.as_ptr() as usize + start * size;
-    prefetch(slice, start);
-    for i in later_lines(first_byte, size, start, len) {
-        prefetch(slice, i);
+    let last_byte = first_byte + (len.max(1) - 1) * size;
+    if first_byte / LINE == last_byte / LINE {
+        // The common case of a short row: one line, no loop.
+        prefetch(slice, start);
+    } else {
+        for_each_line(first_byte, size, start, len, |i| prefetch(slice, i));
     }
 }
 
-/// The index of the first element on each cache line after the first that elements
-/// `start .. start + len` (of `size` bytes, a divisor of 64, the first at address
-/// `first_byte`) reach.
+/// Calls `f` with one index per cache line that elements `start .. start + len`
+/// reach (`len` ≥ 1; elements of `size` bytes, a divisor of 64, the first at address
+/// `first_byte`): `start`, then the first element of each later line.
 #[inline(always)]
-fn later_lines(first_byte: usize, size: usize, start: usize, len: usize) -> impl Iterator<Item = usize> {
+fn for_each_line(first_byte: usize, size: usize, start: usize, len: usize, mut f: impl FnMut(usize)) {
     let size = size.clamp(1, LINE);
-    let to_next_line = LINE - first_byte % LINE;
-    (start + to_next_line.div_ceil(size)..start + len).step_by(LINE / size)
+    f(start);
+    let mut next = start + (LINE - first_byte % LINE).div_ceil(size);
+    while next < start + len {
+        f(next);
+        next += LINE / size;
+    }
 }
 
 #[cfg(test)]
@@ -58,11 +65,11 @@ mod tests {
             for first_byte in (0..192).step_by(size) {
                 for len in 1..100 {
                     let line_of = |i: usize| (first_byte + (i - 7) * size) / LINE;
-                    let mut lines = vec![line_of(7)];
-                    lines.extend(later_lines(first_byte, size, 7, len).map(|i| {
-                        assert_eq!((first_byte + (i - 7) * size) % LINE, 0, "starts its line");
-                        line_of(i)
-                    }));
+                    let mut lines = vec![];
+                    for_each_line(first_byte, size, 7, len, |i| {
+                        assert!(i == 7 || (first_byte + (i - 7) * size) % LINE == 0, "starts its line");
+                        lines.push(line_of(i));
+                    });
                     let want: Vec<usize> = (line_of(7)..=line_of(7 + len - 1)).collect();
                     assert_eq!(lines, want, "size {size} first {first_byte} len {len}");
                 }

@@ -28,10 +28,15 @@ use std::ops::Range;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     width: usize,
-    /// First row of each template's block.
-    offsets: Vec<usize>,
-    /// rows(t) − 1.
-    masks: Vec<u64>,
+    /// Per template: the first row of its block, and rows(t) − 1 (side by side, so a
+    /// lookup reads one entry).
+    blocks: Vec<BlockAt>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct BlockAt {
+    first_row: usize,
+    mask: u64,
 }
 
 impl Layout {
@@ -41,38 +46,37 @@ impl Layout {
         if width == 0 {
             return Err(Error::InvalidArgument("weight rows need width ≥ 1".into()));
         }
-        let mut offsets = Vec::with_capacity(rows.len());
-        let mut masks = Vec::with_capacity(rows.len());
+        let mut blocks = Vec::with_capacity(rows.len());
         let mut total = 0usize;
         for &r in rows {
             if !r.is_power_of_two() {
                 return Err(Error::InvalidArgument(format!("block size {r} is not a power of two")));
             }
-            offsets.push(total);
-            masks.push(r as u64 - 1);
+            blocks.push(BlockAt { first_row: total, mask: r as u64 - 1 });
             total = total
                 .checked_add(r)
                 .filter(|t| t.checked_mul(width).is_some_and(|x| x < (1 << 34)))
                 .ok_or_else(|| Error::InvalidArgument("weight table too large".into()))?;
         }
-        Ok((Layout { width, offsets, masks }, total * width))
+        Ok((Layout { width, blocks }, total * width))
     }
     /// Rows of template t's block.
     pub fn rows(&self, t: usize) -> usize {
-        self.masks[t] as usize + 1
+        self.blocks[t].mask as usize + 1
     }
     /// Rows of every block.
     pub fn row_counts(&self) -> Vec<usize> {
-        (0..self.offsets.len()).map(|t| self.rows(t)).collect()
+        (0..self.blocks.len()).map(|t| self.rows(t)).collect()
     }
     /// Index of the first weight of feature `f`'s row in template t's block. O(1).
     #[inline(always)]
     pub fn row_start(&self, t: usize, f: u64) -> usize {
-        (self.offsets[t] + (f & self.masks[t]) as usize) * self.width
+        let b = self.blocks[t];
+        (b.first_row + (f & b.mask) as usize) * self.width
     }
     /// Indices of template t's whole block.
     pub fn block_range(&self, t: usize) -> Range<usize> {
-        let start = self.offsets[t] * self.width;
+        let start = self.blocks[t].first_row * self.width;
         start..start + self.rows(t) * self.width
     }
 }
@@ -227,7 +231,7 @@ pub trait WeightTable: Sync {
         self.layout().width
     }
     fn n_templates(&self) -> usize {
-        self.layout().offsets.len()
+        self.layout().blocks.len()
     }
     /// Rows of template t's block (a power of two).
     fn rows(&self, t: usize) -> usize {
@@ -267,6 +271,21 @@ pub trait WeightTable: Sync {
             self.prefetch_rows(rows);
             self.add_located_rows(rows, acc);
         }
+    }
+
+    /// [`WeightTable::add_rows_with`] with the rows located in `rows`, a buffer
+    /// reused across calls (cleared first).
+    fn add_rows_buffered(
+        &self,
+        n: usize,
+        feat: impl Fn(usize) -> (usize, u64),
+        rows: &mut Vec<RowAt>,
+        acc: &mut [f32],
+    ) {
+        rows.clear();
+        self.locate_rows(n, feat, rows);
+        self.prefetch_rows(rows);
+        self.add_located_rows(rows, acc);
     }
 
     /// Appends where the rows of `feat(0) .. feat(n − 1)` lie to `out`. O(n).

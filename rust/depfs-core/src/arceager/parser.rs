@@ -25,7 +25,7 @@ use crate::templates::config_feats::{ConfigFeatures, ExtractScratch};
 use crate::templates::hash::combine;
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::{Treebank, NO_HEAD};
-use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result};
 
 /// Move kinds, the columns of the move weight rows.
@@ -240,6 +240,7 @@ struct Work {
     scratch: ExtractScratch,
     feats: Vec<u64>,
     label_scores: Vec<f32>,
+    rows: Vec<RowAt>,
 }
 
 impl ArcEagerParser {
@@ -374,7 +375,7 @@ impl ArcEagerParser<Weights> {
         while !w.c.is_terminal() {
             w.feats.clear();
             self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
-            let scores = self.kind_scores(&w.feats);
+            let scores = self.kind_scores_with(&w.feats, &mut w.rows);
             let valid = valid_mask(&w.c);
             let costs = kind_costs(&w.c, gold);
             let zero = [
@@ -403,7 +404,7 @@ impl ArcEagerParser<Weights> {
                 _ => None,
             };
             if let Some(g) = gold_label {
-                self.label_scores(&w.feats, target, &mut w.label_scores);
+                self.label_scores(&w.feats, target, &mut w.rows, &mut w.label_scores);
                 let lp = self.best_label(&w.label_scores, target, target == RIGHT && w.c.s0() == 0);
                 let col_of = &self.label_col_of[dir_index(target)];
                 // Gold labels of training arcs always have a column in their direction.
@@ -424,7 +425,7 @@ impl ArcEagerParser<Weights> {
             let label = match (follow, gold_label) {
                 (k, Some(g)) if k == target => g,
                 (LEFT | RIGHT, _) => {
-                    self.label_scores(&w.feats, follow, &mut w.label_scores);
+                    self.label_scores(&w.feats, follow, &mut w.rows, &mut w.label_scores);
                     self.best_label(&w.label_scores, follow, follow == RIGHT && w.c.s0() == 0)
                 }
                 _ => 0,
@@ -479,19 +480,25 @@ impl<W: WeightTable> ArcEagerParser<W> {
     /// Σ over templates of the move rows of the features. O(T).
     #[inline]
     pub fn kind_scores(&self, feats: &[u64]) -> [f32; N_KINDS] {
+        self.kind_scores_with(feats, &mut Vec::new())
+    }
+
+    /// [`ArcEagerParser::kind_scores`] with a reused row buffer.
+    #[inline]
+    fn kind_scores_with(&self, feats: &[u64], rows: &mut Vec<RowAt>) -> [f32; N_KINDS] {
         let mut acc = [0f32; N_KINDS];
-        self.move_w.add_rows_with(feats.len(), |t| (t, feats[t]), &mut acc);
+        self.move_w.add_rows_buffered(feats.len(), |t| (t, feats[t]), rows, &mut acc);
         acc
     }
 
     /// Column scores of an arc move in direction `dir` (LEFT or RIGHT): column c
     /// scores label `label_cols[dir_index(dir)][c]`. O(T_label · row width).
-    fn label_scores(&self, feats: &[u64], dir: usize, out: &mut Vec<f32>) {
+    fn label_scores(&self, feats: &[u64], dir: usize, rows: &mut Vec<RowAt>, out: &mut Vec<f32>) {
         out.clear();
         out.resize(self.label_w.width(), 0.0);
         let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
         let lt = &self.label_templates;
-        self.label_w.add_rows_with(lt.len(), |i| (i, combine(feats[lt[i]], salt)), out);
+        self.label_w.add_rows_buffered(lt.len(), |i| (i, combine(feats[lt[i]], salt)), rows, out);
     }
 
     /// The model's label for an arc move in direction `dir` from `c`.
@@ -502,7 +509,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
         dir: usize,
         buf: &mut Vec<f32>,
     ) -> u32 {
-        self.label_scores(feats, dir, buf);
+        self.label_scores(feats, dir, &mut Vec::new(), buf);
         self.best_label(buf, dir, dir == RIGHT && c.s0() == 0)
     }
 
@@ -534,11 +541,11 @@ impl<W: WeightTable> ArcEagerParser<W> {
             }
             w.feats.clear();
             self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
-            let scores = self.kind_scores(&w.feats);
+            let scores = self.kind_scores_with(&w.feats, &mut w.rows);
             let Some(k) = best_kind(&scores, &valid) else { break };
             let mut label = 0;
             if k == LEFT || k == RIGHT {
-                self.label_scores(&w.feats, k, &mut w.label_scores);
+                self.label_scores(&w.feats, k, &mut w.rows, &mut w.label_scores);
                 label = self.best_label(&w.label_scores, k, k == RIGHT && w.c.s0() == 0);
             }
             apply_kind(&mut w.c, k, label);

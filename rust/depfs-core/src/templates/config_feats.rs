@@ -53,7 +53,7 @@ impl<const N: usize> FixedArity<N> {
 }
 
 /// The templates of a set grouped by number of atoms, so that extracting the whole
-/// set runs one loop without branches per group (about 1.3× faster than one loop
+/// set runs one loop without branches per group (1.3× fewer instructions than one loop
 /// over templates of mixed lengths); templates of other lengths are in `other`.
 #[derive(Debug, Clone, Default)]
 struct ByArity {
