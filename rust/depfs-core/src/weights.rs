@@ -74,6 +74,18 @@ impl Layout {
         let b = self.blocks[t];
         (b.first_row + (f & b.mask) as usize) * self.width
     }
+    /// Appends where the row of feature `feats[t]` of every template t lies to `out`
+    /// (one feature per template, in template order). O(T).
+    #[inline]
+    pub fn locate_all(&self, feats: &[u64], out: &mut Vec<RowAt>) {
+        let width = self.width;
+        out.extend(
+            self.blocks.iter().zip(feats).enumerate().map(|(t, (b, &f))| RowAt {
+                start: (b.first_row + (f & b.mask) as usize) * width,
+                template: t,
+            }),
+        );
+    }
     /// Indices of template t's whole block.
     pub fn block_range(&self, t: usize) -> Range<usize> {
         let start = self.blocks[t].first_row * self.width;
@@ -284,6 +296,15 @@ pub trait WeightTable: Sync {
     ) {
         rows.clear();
         self.locate_rows(n, feat, rows);
+        self.prefetch_rows(rows);
+        self.add_located_rows(rows, acc);
+    }
+
+    /// acc += Σ over templates t of row(t, feats[t]) (one feature per template, in
+    /// template order), the rows located in `rows`, a buffer reused across calls.
+    fn add_template_rows(&self, feats: &[u64], rows: &mut Vec<RowAt>, acc: &mut [f32]) {
+        rows.clear();
+        self.layout().locate_all(feats, rows);
         self.prefetch_rows(rows);
         self.add_located_rows(rows, acc);
     }

@@ -487,7 +487,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
     #[inline]
     fn kind_scores_with(&self, feats: &[u64], rows: &mut Vec<RowAt>) -> [f32; N_KINDS] {
         let mut acc = [0f32; N_KINDS];
-        self.move_w.add_rows_buffered(feats.len(), |t| (t, feats[t]), rows, &mut acc);
+        self.move_w.add_template_rows(feats, rows, &mut acc);
         acc
     }
 
