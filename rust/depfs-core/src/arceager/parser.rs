@@ -513,6 +513,17 @@ impl<W: WeightTable> ArcEagerParser<W> {
         self.best_label(buf, dir, dir == RIGHT && c.s0() == 0)
     }
 
+    /// The label [`ArcEagerParser::best_label`] picks whatever the scores, when only
+    /// one column's label is allowed for such an arc. O(columns).
+    pub(super) fn sole_label(&self, dir: usize, to_root: bool) -> Option<u32> {
+        let ok = if to_root { &self.root_ok } else { &self.nonroot_ok };
+        let mut allowed = self.label_cols[dir_index(dir)].iter().filter(|&&l| ok[l as usize]);
+        match (allowed.next(), allowed.next()) {
+            (Some(&l), None) => Some(l),
+            _ => None,
+        }
+    }
+
     /// Best label of an arc move in direction `dir` from its column scores, for an
     /// arc from ROOT (`to_root`) or between words.
     fn best_label(&self, scores: &[f32], dir: usize, to_root: bool) -> u32 {
@@ -545,8 +556,15 @@ impl<W: WeightTable> ArcEagerParser<W> {
             let Some(k) = best_kind(&scores, &valid) else { break };
             let mut label = 0;
             if k == LEFT || k == RIGHT {
-                self.label_scores(&w.feats, k, &mut w.rows, &mut w.label_scores);
-                label = self.best_label(&w.label_scores, k, k == RIGHT && w.c.s0() == 0);
+                let to_root = k == RIGHT && w.c.s0() == 0;
+                // An arc from ROOT usually admits a single label (`root`): no scores needed.
+                label = match to_root.then(|| self.sole_label(k, to_root)).flatten() {
+                    Some(l) => l,
+                    None => {
+                        self.label_scores(&w.feats, k, &mut w.rows, &mut w.label_scores);
+                        self.best_label(&w.label_scores, k, to_root)
+                    }
+                };
             }
             apply_kind(&mut w.c, k, label);
         }

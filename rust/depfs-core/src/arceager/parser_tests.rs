@@ -2,7 +2,9 @@
 //! treebank (UD-scale checks live in tests/arceager_ud.rs and the benches).
 
 use super::methods::{train_local, LocalOptions};
-use super::parser::{label_width, ArcEagerParser, TrainOptions, Trainer, LABEL_ROW_ALIGN, N_KINDS};
+use super::parser::{
+    label_width, ArcEagerParser, TrainOptions, Trainer, LABEL_ROW_ALIGN, LEFT, N_KINDS, RIGHT,
+};
 use crate::treebank::{Treebank, WordStrs, NO_HEAD};
 use crate::weights::{QuantizedWeights, WeightTable};
 
@@ -224,4 +226,14 @@ fn label_rows_are_padded_and_files_with_unpadded_rows_still_load() {
     assert_eq!(loaded.label_weights().width(), narrow);
     let (a, b) = (p.parse(&tb, 1).unwrap(), loaded.parse(&tb, 1).unwrap());
     assert_eq!((a.words.head, a.words.deprel), (b.words.head, b.words.deprel));
+}
+
+#[test]
+fn arcs_from_root_need_no_label_scores_when_one_label_is_allowed() {
+    let p = train(&toy(2), 1, 5);
+    let root = p.labels.iter().position(|l| l == "root").unwrap() as u32;
+    assert_eq!(p.sole_label(RIGHT, true), Some(root));
+    // Between words several labels are allowed in each direction: scores decide.
+    assert_eq!(p.sole_label(RIGHT, false), None);
+    assert_eq!(p.sole_label(LEFT, false), None);
 }
