@@ -237,3 +237,19 @@ fn arcs_from_root_need_no_label_scores_when_one_label_is_allowed() {
     assert_eq!(p.sole_label(RIGHT, false), None);
     assert_eq!(p.sole_label(LEFT, false), None);
 }
+
+#[test]
+fn a_model_without_label_templates_saves_and_loads() {
+    let tb = toy(2);
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let opts = TrainOptions { epochs: 1, label_max_templates: 0, ..TrainOptions::default() };
+    let p = ArcEagerParser::train(set, &tb, &opts, |_| true).unwrap();
+    assert!(p.label_templates.is_empty());
+    let dir = std::env::temp_dir().join(format!("depfs-arceager-nolabels-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.depfs");
+    p.save(&path).unwrap();
+    let q = ArcEagerParser::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(q.parse(&tb, 1).unwrap().words.deprel, p.parse(&tb, 1).unwrap().words.deprel);
+}
