@@ -318,7 +318,7 @@ impl ArcEagerParser {
             label_col_of(&st.label_cols, l).ok_or_else(|| bad("inconsistent label columns".into()))?;
         // The row width is what the bytes say (padded or not), and must hold every column.
         let rows: usize = st.label_rows.iter().sum();
-        let width = if rows == 0 { label_width(&st.label_cols, 1) } else { st.label_w.len() / rows };
+        let width = st.label_w.len().checked_div(rows).unwrap_or_else(|| label_width(&st.label_cols, 1));
         if width * rows != st.label_w.len() || width < label_width(&st.label_cols, 1) {
             return Err(bad("label weight rows do not match the label columns".into()));
         }
