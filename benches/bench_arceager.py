@@ -137,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
             "las": round(scores.las, 2),
             "words_per_s": round(words / parse_s),
             "words_per_cpu_s": round(words / parse_cpu),
+            "words_per_cpu_s_best": round(words / min(cpus)),
             "parse_reps": args.reps,
         }
     }
