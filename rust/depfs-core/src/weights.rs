@@ -74,13 +74,13 @@ impl Layout {
         let b = self.blocks[t];
         (b.first_row + (f & b.mask) as usize) * self.width
     }
-    /// Appends where the row of feature `feats[t]` of every template t lies to `out`
-    /// (one feature per template, in template order). O(T).
+    /// Appends where the row of the t-th feature of `feats` lies in template t's block
+    /// to `out` (one feature per template, in template order). O(T).
     #[inline]
-    pub fn locate_all(&self, feats: &[u64], out: &mut Vec<RowAt>) {
+    pub fn locate_each(&self, feats: impl IntoIterator<Item = u64>, out: &mut Vec<RowAt>) {
         let width = self.width;
         out.extend(
-            self.blocks.iter().zip(feats).enumerate().map(|(t, (b, &f))| RowAt {
+            self.blocks.iter().zip(feats).enumerate().map(|(t, (b, f))| RowAt {
                 start: (b.first_row + (f & b.mask) as usize) * width,
                 template: t,
             }),
@@ -285,36 +285,19 @@ pub trait WeightTable: Sync {
         }
     }
 
-    /// [`WeightTable::add_rows_with`] with the rows located in `rows`, a buffer
-    /// reused across calls (cleared first).
-    fn add_rows_buffered(
+    /// acc += Σ over templates t of row(t, t-th feature of `feats`) (one feature per
+    /// template, in template order), the rows located in `rows`, a buffer reused
+    /// across calls.
+    fn add_template_rows(
         &self,
-        n: usize,
-        feat: impl Fn(usize) -> (usize, u64),
+        feats: impl IntoIterator<Item = u64>,
         rows: &mut Vec<RowAt>,
         acc: &mut [f32],
     ) {
         rows.clear();
-        self.locate_rows(n, feat, rows);
+        self.layout().locate_each(feats, rows);
         self.prefetch_rows(rows);
         self.add_located_rows(rows, acc);
-    }
-
-    /// acc += Σ over templates t of row(t, feats[t]) (one feature per template, in
-    /// template order), the rows located in `rows`, a buffer reused across calls.
-    fn add_template_rows(&self, feats: &[u64], rows: &mut Vec<RowAt>, acc: &mut [f32]) {
-        rows.clear();
-        self.layout().locate_all(feats, rows);
-        self.prefetch_rows(rows);
-        self.add_located_rows(rows, acc);
-    }
-
-    /// Appends where the rows of `feat(0) .. feat(n − 1)` lie to `out`. O(n).
-    fn locate_rows(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), out: &mut Vec<RowAt>) {
-        out.extend((0..n).map(|i| {
-            let (t, f) = feat(i);
-            RowAt { start: self.row_start(t, f), template: t }
-        }));
     }
 
     /// Starts loading `rows` into the cache without waiting for them (see
@@ -489,6 +472,38 @@ impl QuantizedWeights {
     }
 }
 
+impl QuantizedWeights {
+    /// acc += scale · Σ rows, the rows summed as 16-bit integers up to 128 at a time
+    /// (128 · 127 ≤ 32767: no overflow) in an accumulator of `N` ≥ width. O(|rows| · width).
+    #[inline]
+    fn add_rows_as_integers<const N: usize>(&self, rows: &[RowAt], scale: f32, acc: &mut [f32]) {
+        const CHUNK: usize = 128;
+        let width = self.width();
+        for chunk in rows.chunks(CHUNK) {
+            let mut sum = [0i16; N];
+            let sum = &mut sum[..width];
+            for r in chunk {
+                let row = &self.q[r.start..r.start + width];
+                // Whole pieces of 16 as fixed-size arrays, which compile to SIMD adds;
+                // the rest one by one.
+                let (sums, sum_rest) = sum.as_chunks_mut::<16>();
+                let (pieces, rest) = row.as_chunks::<16>();
+                for (s, q) in sums.iter_mut().zip(pieces) {
+                    for k in 0..16 {
+                        s[k] += q[k] as i16;
+                    }
+                }
+                for (a, &q) in sum_rest.iter_mut().zip(rest) {
+                    *a += q as i16;
+                }
+            }
+            for (a, &x) in acc.iter_mut().zip(sum.iter()) {
+                *a += scale * x as f32;
+            }
+        }
+    }
+}
+
 impl WeightTable for QuantizedWeights {
     fn layout(&self) -> &Layout {
         &self.layout
@@ -522,33 +537,11 @@ impl WeightTable for QuantizedWeights {
     /// scaled once; rows of 4 (move scores) are unrolled.
     fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]) {
         const MAX_WIDTH: usize = 512;
-        const CHUNK: usize = 128;
         let width = self.width();
         match self.shared_scale {
-            Some(scale) if width <= MAX_WIDTH => {
-                for chunk in rows.chunks(CHUNK) {
-                    let mut sum = [0i16; MAX_WIDTH];
-                    let sum = &mut sum[..width];
-                    for r in chunk {
-                        let row = &self.q[r.start..r.start + width];
-                        // Whole pieces of 16 as fixed-size arrays, which compile to SIMD
-                        // adds; the rest one by one.
-                        let (sums, sum_rest) = sum.as_chunks_mut::<16>();
-                        let (pieces, rest) = row.as_chunks::<16>();
-                        for (s, q) in sums.iter_mut().zip(pieces) {
-                            for k in 0..16 {
-                                s[k] += q[k] as i16;
-                            }
-                        }
-                        for (a, &q) in sum_rest.iter_mut().zip(rest) {
-                            *a += q as i16;
-                        }
-                    }
-                    for (a, &x) in acc.iter_mut().zip(sum.iter()) {
-                        *a += scale * x as f32;
-                    }
-                }
-            }
+            // Label rows are usually ≤ 64 wide: a small accumulator to clear.
+            Some(scale) if width <= 64 => self.add_rows_as_integers::<64>(rows, scale, acc),
+            Some(scale) if width <= MAX_WIDTH => self.add_rows_as_integers::<MAX_WIDTH>(rows, scale, acc),
             _ if width == 4 && acc.len() == 4 => {
                 let mut sum = [0f32; 4];
                 for r in rows {
@@ -707,6 +700,13 @@ mod tests {
             for (a, b) in got.iter().zip(&want) {
                 prop_assert!((a - b).abs() < 1e-2, "{} vs {}", a, b);
             }
+            // One feature per template, in template order: the same rows.
+            let each: Vec<u64> = (0..3).map(|t| crate::templates::hash::fmix(seed ^ t)).collect();
+            let pairs: Vec<(u32, u64)> = each.iter().enumerate().map(|(t, &f)| (t as u32, f)).collect();
+            let (mut by_template, mut by_pairs) = (vec![0f32; width], vec![0f32; width]);
+            q.add_template_rows(each.iter().copied(), &mut Vec::new(), &mut by_template);
+            q.add_rows(&pairs, &mut by_pairs);
+            prop_assert_eq!(by_template, by_pairs);
         }
 
         /// Every quantized weight is within half a quantization step (max |w| / 254)

@@ -487,7 +487,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
     #[inline]
     fn kind_scores_with(&self, feats: &[u64], rows: &mut Vec<RowAt>) -> [f32; N_KINDS] {
         let mut acc = [0f32; N_KINDS];
-        self.move_w.add_template_rows(feats, rows, &mut acc);
+        self.move_w.add_template_rows(feats.iter().copied(), rows, &mut acc);
         acc
     }
 
@@ -498,7 +498,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
         out.resize(self.label_w.width(), 0.0);
         let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
         let lt = &self.label_templates;
-        self.label_w.add_rows_buffered(lt.len(), |i| (i, combine(feats[lt[i]], salt)), rows, out);
+        self.label_w.add_template_rows(lt.iter().map(|&t| combine(feats[t], salt)), rows, out);
     }
 
     /// The model's label for an arc move in direction `dir` from `c`.
