@@ -56,6 +56,18 @@ fn parse_forms(p: &ArcEagerParser, forms: impl Iterator<Item = &'static str>) ->
     p.parse(&tb, 1).unwrap()
 }
 
+/// `p` written to a model file in a fresh temporary directory (`name` keeps tests
+/// apart) and read back.
+fn saved_and_loaded(p: &ArcEagerParser, name: &str) -> ArcEagerParser {
+    let dir = std::env::temp_dir().join(format!("depfs-arceager-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("m.depfs");
+    p.save(&path).unwrap();
+    let loaded = ArcEagerParser::load(&path).unwrap();
+    std::fs::remove_dir_all(&dir).ok();
+    loaded
+}
+
 fn labels_of(tb: &Treebank) -> Vec<&str> {
     tb.words.deprel.iter().map(|&l| tb.vocabs.deprel.str(l)).collect()
 }
@@ -217,12 +229,7 @@ fn label_rows_are_padded_and_files_with_unpadded_rows_still_load() {
         p.move_weights().clone(),
         QuantizedWeights::from_parts(narrow, &rows, scales, &cut).unwrap(),
     );
-    let dir = std::env::temp_dir().join(format!("depfs-arceager-narrow-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("narrow.depfs");
-    q.save(&path).unwrap();
-    let loaded = ArcEagerParser::load(&path).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let loaded = saved_and_loaded(&q, "narrow");
     assert_eq!(loaded.label_weights().width(), narrow);
     let (a, b) = (p.parse(&tb, 1).unwrap(), loaded.parse(&tb, 1).unwrap());
     assert_eq!((a.words.head, a.words.deprel), (b.words.head, b.words.deprel));
@@ -245,11 +252,6 @@ fn a_model_without_label_templates_saves_and_loads() {
     let opts = TrainOptions { epochs: 1, label_max_templates: 0, ..TrainOptions::default() };
     let p = ArcEagerParser::train(set, &tb, &opts, |_| true).unwrap();
     assert!(p.label_templates.is_empty());
-    let dir = std::env::temp_dir().join(format!("depfs-arceager-nolabels-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("m.depfs");
-    p.save(&path).unwrap();
-    let q = ArcEagerParser::load(&path).unwrap();
-    std::fs::remove_dir_all(&dir).ok();
+    let q = saved_and_loaded(&p, "nolabels");
     assert_eq!(q.parse(&tb, 1).unwrap().words.deprel, p.parse(&tb, 1).unwrap().words.deprel);
 }
