@@ -101,7 +101,8 @@ impl<W: WeightTable> ArcEagerParser<W> {
         let mut rng = Rng::new(seed);
         let mut c = Configuration::default();
         let mut attrs = SentAttrs::default();
-        let (mut scratch, mut feats, mut ls) = (ExtractScratch::default(), Vec::new(), Vec::new());
+        let (mut scratch, mut feats, mut ls, mut rows) =
+            (ExtractScratch::default(), Vec::new(), Vec::new(), Vec::new());
         for &s in sents {
             let Some(gold) = gold_tree(tb, s, &ids) else { continue };
             c.reset(gold.len());
@@ -127,7 +128,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
                 let label = match gold_label {
                     Some(g) => g,
                     None if follow == LEFT || follow == RIGHT => {
-                        self.predict_label(&c, &feats, follow, &mut ls)
+                        self.predict_label(&c, &feats, follow, &mut rows, &mut ls)
                     }
                     None => 0,
                 };

@@ -480,7 +480,9 @@ impl<W: WeightTable> ArcEagerParser<W> {
     /// Σ over templates of the move rows of the features. O(T).
     #[inline]
     pub fn kind_scores(&self, feats: &[u64]) -> [f32; N_KINDS] {
-        self.kind_scores_with(feats, &mut Vec::new())
+        let mut acc = [0f32; N_KINDS];
+        self.move_w.add_rows_with(feats.len(), |t| (t, feats[t]), &mut acc);
+        acc
     }
 
     /// [`ArcEagerParser::kind_scores`] with a reused row buffer.
@@ -507,9 +509,10 @@ impl<W: WeightTable> ArcEagerParser<W> {
         c: &Configuration,
         feats: &[u64],
         dir: usize,
+        rows: &mut Vec<RowAt>,
         buf: &mut Vec<f32>,
     ) -> u32 {
-        self.label_scores(feats, dir, &mut Vec::new(), buf);
+        self.label_scores(feats, dir, rows, buf);
         self.best_label(buf, dir, dir == RIGHT && c.s0() == 0)
     }
 
@@ -558,7 +561,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
             if k == LEFT || k == RIGHT {
                 let to_root = k == RIGHT && w.c.s0() == 0;
                 // An arc from ROOT usually admits a single label (`root`): no scores needed.
-                label = match to_root.then(|| self.sole_label(k, to_root)).flatten() {
+                label = match if to_root { self.sole_label(k, true) } else { None } {
                     Some(l) => l,
                     None => {
                         self.label_scores(&w.feats, k, &mut w.rows, &mut w.label_scores);
