@@ -92,8 +92,9 @@ def test_training_is_seeded_and_deterministic():
     b = ArcEagerParser(SMALL_SET, epochs=2, random_state=7).fit(train)
     ta = a.trajectories(train, beta=0.5, random_state=3)
     tb = b.trajectories(train, beta=0.5, random_state=3)
-    for key in ta:
-        np.testing.assert_array_equal(ta[key], tb[key])
+    for key in ["sentence", "followed", "model_move", "valid", "zero_cost"]:
+        np.testing.assert_array_equal(getattr(ta, key), getattr(tb, key))
+    np.testing.assert_array_equal(ta.features(SMALL_SET), tb.features(SMALL_SET))
 
 
 def test_model_file_round_trip_and_bad_file(tmp_path: Path):
@@ -120,47 +121,79 @@ def test_trajectories_follow_the_oracle_when_beta_is_one():
     train = toy_treebank(2)
     parser = ArcEagerParser(SMALL_SET, epochs=1).fit(train)
     t = parser.trajectories(train, beta=1.0)
-    n = len(t["sentence"])
-    assert t["features"].shape == (n, 6) and t["features"].dtype == np.uint64
-    assert t["valid"].shape == t["zero_cost"].shape == (n, len(MOVES))
+    n = len(t)
+    assert len(t.sentence) == n and t.nbytes > 0
+    features = t.features(SMALL_SET)
+    assert features.shape == (n, 6) and features.dtype == np.uint64
+    assert t.valid.shape == t.zero_cost.shape == (n, len(MOVES))
     rows = np.arange(n)
     # Every followed move is valid and, with beta = 1, has zero cost.
-    assert t["valid"][rows, t["followed"]].all()
-    assert t["zero_cost"][rows, t["followed"]].all()
+    assert t.valid[rows, t.followed].all()
+    assert t.zero_cost[rows, t.followed].all()
     # Zero-cost moves are valid moves; the oracle path takes at most 2n moves per sentence.
-    assert not (t["zero_cost"] & ~t["valid"]).any()
+    assert not (t.zero_cost & ~t.valid).any()
     assert n <= 2 * sum(len(s) for s in train)
+
+
+def test_trajectory_features_of_any_template_set_are_replayed_on_demand():
+    train = toy_treebank(3)
+    parser = ArcEagerParser(SMALL_SET, epochs=2).fit(train)
+    t = parser.trajectories(train, beta=0.0)
+    full = t.features(SMALL_SET)
+    # A subset's features are the matching columns of the full set's.
+    lines = [x for x in SMALL_SET.strip().splitlines()]
+    sub = t.features("\n".join([lines[4], lines[0]]), threads=2)
+    np.testing.assert_array_equal(sub, full[:, [4, 0]])
+    # A template that no parser used can be asked for too.
+    other = t.features("lemma(STACK_0 h) & upos(QUEUE_2)")
+    assert other.shape == (len(t), 1)
+    with pytest.raises(depfs.errors.TemplateError):
+        t.features("upos(NOWHERE_0)")
 
 
 def test_template_scores_sum_to_the_model_scores():
     train = toy_treebank(3)
     parser = ArcEagerParser(SMALL_SET, epochs=2).fit(train)
     t = parser.trajectories(train, beta=0.0)
-    scores = parser.template_scores(t["features"])
-    assert scores.shape == (len(t["sentence"]), 6, 4)
+    scores = parser.template_scores(t.features(SMALL_SET))
+    assert scores.shape == (len(t), 6, 4)
     total = scores.sum(axis=1)
-    masked = np.where(t["valid"], total, -np.inf)
+    masked = np.where(t.valid, total, -np.inf)
     # The model's move is the best valid move of the summed per-template scores
     # (ties go to the lowest move index, as in Rust).
-    np.testing.assert_array_equal(masked.argmax(axis=1), t["model_move"])
+    np.testing.assert_array_equal(masked.argmax(axis=1), t.model_move)
     with pytest.raises(ValueError, match="columns"):
-        parser.template_scores(t["features"][:, :3])
+        parser.template_scores(t.features(SMALL_SET)[:, :3])
 
 
-def test_train_local_fits_weighted_examples_on_a_template_subset():
+def test_local_classifiers_keep_their_weights_and_an_ensemble_parses(tmp_path: Path):
     train = toy_treebank(3)
     parser = ArcEagerParser(SMALL_SET, epochs=1).fit(train)
     t = parser.trajectories(train, beta=1.0)
-    n = len(t["sentence"])
-    pred = train_local(t["features"], t["valid"], t["zero_cost"], np.ones(n), [0, 1, 2, 3, 4, 5])
+    n = len(t)
+    lines = SMALL_SET.strip().splitlines()
+    a = train_local(t, "\n".join(lines[:4]), np.ones(n))
+    pred = a.predict(t)
     assert pred.shape == (n,)
-    assert t["valid"][np.arange(n), pred].all()
-    assert t["zero_cost"][np.arange(n), pred].mean() > 0.95
+    assert t.valid[np.arange(n), pred].all()
+    assert t.zero_cost[np.arange(n), pred].mean() > 0.95
     # Zero weights: no update, so the classifier stays at its first valid move.
-    none = train_local(t["features"], t["valid"], t["zero_cost"], np.zeros(n), [0])
-    assert (none == t["valid"].argmax(axis=1)).all()
-    with pytest.raises(ValueError, match="out of range"):
-        train_local(t["features"], t["valid"], t["zero_cost"], np.ones(n), [99])
+    none = train_local(t, lines[0], np.zeros(n))
+    assert (none.predict(t) == t.valid.argmax(axis=1)).all()
+    b = train_local(t, "\n".join(lines[2:]), np.linspace(0.1, 1.0, n), random_state=3)
+    ensemble = depfs.arceager.Ensemble([(0.6, a), (0.4, b)])
+    parsed = ensemble.parse(train)
+    assert heads(parsed) == heads(train)
+    path = tmp_path / "e.depfs"
+    ensemble.save(path)
+    loaded = depfs.load(path)
+    assert isinstance(loaded, depfs.arceager.Ensemble)
+    assert loaded.weights_ == pytest.approx([0.6, 0.4])
+    again = loaded.parse(train)
+    assert heads(again) == heads(parsed)
+    assert [s.deprels for s in again] == [s.deprels for s in parsed]
+    with pytest.raises(ValueError, match="sample weights"):
+        train_local(t, lines[0], np.ones(n - 1))
 
 
 def test_oracle_with_beta_one_is_the_static_oracle():

@@ -8,15 +8,20 @@ handled by pseudo-projective parsing (Nivre & Nilsson 2005, HEAD encoding).
     parsed = parser.parse(test, threads=1)
     parser.save("en.depfs"); parser = depfs.load("en.depfs")
 
-Arrays for the selection methods (all loops in Rust):
+What the selection methods need (all loops in Rust):
 
-- `trajectories(treebank, beta, seed)`: configurations reached by following the
-  oracle with probability `beta` and the model otherwise, with their feature hashes
-  (n, T) and the dynamic oracle's zero-cost moves (n, 4) — DAgger.
+- `trajectories(treebank, beta, random_state)`: the decisions reached by following the
+  oracle with probability `beta` and the model otherwise, stored as replayable move
+  histories (`Trajectories`: `sentence`, `followed`, `model_move` (n,), `valid` and
+  `zero_cost` (n, 4) of the dynamic oracle) — DAgger. `Trajectories.features(templates)`
+  replays the moves and gives the features (n, T) of ANY configuration template set on
+  demand; features are never stored.
 - `template_scores(features)`: per-template move scores (n, T, 4); a cumulative sum
   over an ordering of the templates gives prefix scores (Strubell et al. 2015).
-- `train_local(...)`: a move classifier trained on weighted examples over a template
-  subset, returning its predictions (SAMME, Bawden & Crabbé 2016).
+- `train_local(trajectories, templates, sample_weight)`: a local move and label
+  classifier over its own templates, trained on weighted decisions; it keeps its
+  weights (`predict`), and `Ensemble([(alpha, clf), ...])` is their weighted vote, which
+  parses and is saved like a parser (SAMME, Bawden & Crabbé 2016).
 
 Transition system alone (no model): `projectivize` / `deprojectivize` (HEAD encoding,
 a lifted word's label becomes `r↑h`) and `oracle_trajectories(treebank, beta, random_state)`
@@ -156,8 +161,8 @@ class ArcEagerParser:
         beta: float = 0.0,
         random_state: int = 0,
         sentences: Sequence[int] | None = None,
-    ) -> dict[str, npt.NDArray[Any]]:
-        """Configurations along oracle/model mixtures (`beta` = oracle probability per move)."""
+    ) -> Trajectories:
+        """Decisions along oracle/model mixtures (`beta` = oracle probability per move)."""
         return self._model().trajectories(
             treebank, beta, random_state, None if sentences is None else list(sentences)
         )
@@ -167,27 +172,66 @@ class ArcEagerParser:
         return self._model().template_scores(np.ascontiguousarray(features, dtype=np.uint64))
 
 
+Trajectories = _core.Trajectories
+LocalClassifier = _core.LocalClassifier
+
+
+def trajectory_features(
+    trajectories: Trajectories, templates: Any, threads: int = 1
+) -> npt.NDArray[np.uint64]:
+    """Features (n, T) of the configuration templates `templates` (set name, file, text or
+    template values) at every decision of `trajectories`, replayed on demand."""
+    return trajectories.features(resolve_templates(templates), threads)
+
+
 def train_local(
-    features: npt.NDArray[np.uint64],
-    valid: npt.NDArray[np.bool_],
-    zero_cost: npt.NDArray[np.bool_],
+    trajectories: Trajectories,
+    templates: Any,
     sample_weight: npt.NDArray[np.floating[Any]],
-    subset: Sequence[int],
     *,
     epochs: int = 5,
     random_state: int = 1,
-) -> npt.NDArray[np.uint8]:
-    """Trains a local move classifier over the template columns `subset` on weighted
-    (configuration, zero-cost moves) examples and returns its move per example."""
-    return _core.arceager_train_local(
-        np.ascontiguousarray(features, dtype=np.uint64),
-        np.ascontiguousarray(valid, dtype=np.bool_),
-        np.ascontiguousarray(zero_cost, dtype=np.bool_),
+    threads: int = 1,
+) -> LocalClassifier:
+    """Trains a local move and label classifier over `templates` on the decisions of
+    `trajectories` weighted by `sample_weight` (one per decision)."""
+    return _core.LocalClassifier(
+        trajectories,
+        resolve_templates(templates),
         np.ascontiguousarray(sample_weight, dtype=np.float32),
-        [int(t) for t in subset],
         epochs=epochs,
         seed=random_state,
+        threads=threads,
     )
+
+
+class Ensemble:
+    """A weighted vote of local classifiers that parses (SAMME's final classifier)."""
+
+    def __init__(self, members: Sequence[tuple[float, LocalClassifier]]) -> None:
+        self.model_ = _core.Ensemble([(float(a), m) for a, m in members])
+
+    @property
+    def weights_(self) -> list[float]:
+        return list(self.model_.weights)
+
+    @property
+    def member_templates_(self) -> list[list[str]]:
+        return self.model_.member_templates
+
+    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
+        """A copy of `treebank` with HEAD and DEPREL from the members' weighted vote."""
+        return self.model_.parse(treebank, threads)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model file atomically."""
+        self.model_.save(Path(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Ensemble:
+        e = cls.__new__(cls)
+        e.model_ = _core.Ensemble.load(Path(path))
+        return e
 
 
 def _progress(total: int, label: str) -> Any:

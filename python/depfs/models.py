@@ -22,4 +22,8 @@ def load(path: str | os.PathLike[str]) -> Any:
         from .arceager import ArcEagerParser
 
         return ArcEagerParser.load(path)
+    if kind == "ensemble":
+        from .arceager import Ensemble
+
+        return Ensemble.load(path)
     raise ModelError(f"{os.fspath(path)}: unknown model kind {kind!r}")

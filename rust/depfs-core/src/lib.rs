@@ -8,6 +8,7 @@ pub mod conllu;
 pub mod error;
 pub mod modelfile;
 pub mod treebank;
+pub mod util;
 
 pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};

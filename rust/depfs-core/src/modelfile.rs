@@ -1,28 +1,133 @@
 //! Model files: one self-contained, versioned, checksummed container per model,
-//! written atomically.
+//! written atomically, holding one tagged [`Model`] (after the model enum of
+//! huggingface/tokenizers: every kind behind one type, old files still read).
 //!
 //! Layout (little endian):
 //! `b"DEPFSMDL"` | format version u32 | kind length u32 | kind (UTF-8, e.g. "graph")
 //! | payload length u64 | CRC-32 of the payload u32 | payload (postcard-encoded serde value).
-//! A truncated, corrupted, foreign or wrong-version file gives one `Error::Model`.
+//! Version 4 payloads are a [`ModelFile`]: the input columns the model reads, then the
+//! [`Model`] enum (new kinds — tagger, template subsets, policies, rerankers — are new
+//! variants at its end, so every older file still decodes). Version 3 payloads are the
+//! bare graph or arc-eager struct named by the kind, and still load (and parse
+//! byte-identically). A truncated, corrupted, foreign or unknown-version file gives one
+//! `Error::Model`.
 
 pub use crate::atomic::atomic_write;
 use crate::error::{Error, Result};
-use serde::{de::DeserializeOwned, Serialize};
+#[cfg(test)]
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"DEPFSMDL";
-/// The container version this build writes and the only one it reads
-/// (3: arc-eager label rows per arc direction; 2: 8-bit weights and template-free
-/// partial hashes). Models of older versions must be retrained.
-pub const FORMAT_VERSION: u32 = 3;
+/// The container version this build writes (4: one tagged [`Model`] with its input
+/// columns; 3: arc-eager label rows per arc direction; 2: 8-bit weights and
+/// template-free partial hashes).
+pub const FORMAT_VERSION: u32 = 4;
+/// The oldest version this build reads; older models must be retrained.
+pub const OLDEST_READ: u32 = 3;
+
+/// Every kind of model a depfs file can hold.
+#[derive(Serialize, Deserialize)]
+pub enum Model {
+    Graph(crate::graph::modelio::GraphFile),
+    ArcEager(crate::arceager::parser::StoredArcEager),
+    Ensemble(crate::arceager::local::StoredEnsemble),
+}
+
+impl Model {
+    /// The kind's name, as written in the container header.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Model::Graph(_) => "graph",
+            Model::ArcEager(_) => "arc-eager",
+            Model::Ensemble(_) => "ensemble",
+        }
+    }
+}
+
+/// A version-4 payload.
+#[derive(Serialize, Deserialize)]
+pub struct ModelFile {
+    /// CoNLL-U columns the model's features read (FORM, LEMMA, UPOS, XPOS, FEATS).
+    pub inputs: Vec<String>,
+    pub model: Model,
+}
+
+/// The CoNLL-U columns the templates of `sets` read, in column order.
+pub fn input_columns(sets: &[&crate::templates::TemplateSet]) -> Vec<String> {
+    use crate::templates::{Atom, Attr, NodeAttr};
+    let column = |a: &Attr| match a {
+        Attr::Form | Attr::Lower | Attr::Prefix(_) | Attr::Suffix(_) | Attr::Shape => 0,
+        Attr::Lemma => 1,
+        Attr::Upos => 2,
+        Attr::Xpos => 3,
+        Attr::Feat(_) => 4,
+    };
+    let mut used = [false; 5];
+    for t in sets.iter().flat_map(|s| &s.templates) {
+        for a in &t.atoms {
+            match a {
+                Atom::ArcWord { attr, .. } | Atom::ConfigWord { attr: NodeAttr::Word(attr), .. } => {
+                    used[column(attr)] = true
+                }
+                _ => {}
+            }
+        }
+    }
+    ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
+        .iter()
+        .zip(used)
+        .filter(|(_, u)| *u)
+        .map(|(c, _)| c.to_string())
+        .collect()
+}
+
+/// Writes `model` (version 4) atomically, with the input columns `inputs`.
+pub fn save_model(path: &Path, inputs: Vec<String>, model: Model) -> Result<()> {
+    let kind = model.kind();
+    save(path, kind, &ModelFile { inputs, model })
+}
+
+/// The error for a file that holds another kind of model than `want`.
+pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
+    model_err(path, format!("holds a {:?} model, expected {want:?}", got.kind()))
+}
+
+/// Reads any model file this build knows: version 4, or a version-3 graph or
+/// arc-eager file (its input columns then come from its templates).
+pub fn load_model(path: &Path) -> Result<ModelFile> {
+    let c = read_container(path)?;
+    let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));
+    if c.version >= 4 {
+        let f: ModelFile = postcard::from_bytes(&c.payload).map_err(decode_err)?;
+        if f.model.kind() != c.kind {
+            return Err(model_err(
+                path,
+                format!("header says {:?}, payload holds {:?}", c.kind, f.model.kind()),
+            ));
+        }
+        return Ok(f);
+    }
+    let model = match c.kind.as_str() {
+        "graph" => Model::Graph(postcard::from_bytes(&c.payload).map_err(decode_err)?),
+        "arc-eager" => Model::ArcEager(postcard::from_bytes(&c.payload).map_err(decode_err)?),
+        other => {
+            return Err(model_err(
+                path,
+                format!("unknown model kind {other:?} in a version {} file", c.version),
+            ))
+        }
+    };
+    Ok(ModelFile { inputs: Vec::new(), model })
+}
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {
     Error::Model { file: path.display().to_string(), msg: msg.into() }
 }
 
-/// Encodes `value` as a model of the given kind and writes it atomically.
-pub fn save<T: Serialize>(path: &Path, kind: &str, value: &T) -> Result<()> {
+/// Encodes `value` as a payload of the given kind and writes it atomically.
+fn save<T: Serialize>(path: &Path, kind: &str, value: &T) -> Result<()> {
     let payload = postcard::to_stdvec(value).map_err(|e| model_err(path, format!("cannot encode: {e}")))?;
     atomic_write(path, |w| {
         w.write_all(MAGIC)?;
@@ -35,8 +140,9 @@ pub fn save<T: Serialize>(path: &Path, kind: &str, value: &T) -> Result<()> {
     })
 }
 
-/// A checked container: its kind and its payload bytes.
+/// A checked container: its version, kind and payload bytes.
 struct Container {
+    version: u32,
     kind: String,
     payload: Vec<u8>,
 }
@@ -62,10 +168,10 @@ fn read_container(path: &Path) -> Result<Container> {
         Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     };
     let version = u32_at(&mut rest, "the version")?;
-    if version != FORMAT_VERSION {
+    if !(OLDEST_READ..=FORMAT_VERSION).contains(&version) {
         return Err(model_err(
             path,
-            format!("model file format version {version} is not supported (this depfs reads version {FORMAT_VERSION})"),
+            format!("model file format version {version} is not supported (this depfs reads versions {OLDEST_READ} to {FORMAT_VERSION})"),
         ));
     }
     let kind_len = u32_at(&mut rest, "the model kind")? as usize;
@@ -87,7 +193,7 @@ fn read_container(path: &Path) -> Result<Container> {
     if crc32fast::hash(rest) != crc {
         return Err(model_err(path, "corrupted file: checksum mismatch"));
     }
-    Ok(Container { kind, payload: rest.to_vec() })
+    Ok(Container { version, kind, payload: rest.to_vec() })
 }
 
 /// The kind of model a file holds ("graph", "arc-eager", ...), after checking the whole file.
@@ -95,8 +201,9 @@ pub fn peek_kind(path: &Path) -> Result<String> {
     Ok(read_container(path)?.kind)
 }
 
-/// Loads a model of kind `kind`.
-pub fn load<T: DeserializeOwned>(path: &Path, kind: &str) -> Result<T> {
+/// The payload of a container of kind `kind`, decoded as `T`.
+#[cfg(test)]
+fn load<T: DeserializeOwned>(path: &Path, kind: &str) -> Result<T> {
     let c = read_container(path)?;
     if c.kind != kind {
         return Err(model_err(path, format!("holds a {:?} model, expected {kind:?}", c.kind)));

@@ -1,16 +1,20 @@
-//! Python bindings of the arc-eager parser: model, epoch-by-epoch trainer, the
-//! arrays the selection methods need (trajectories, per-template scores, local
-//! training), pseudo-projective transformation and model-free oracle trajectories.
+//! Python bindings of the arc-eager parser: model, epoch-by-epoch trainer, what the
+//! selection methods need (trajectories as move histories, per-template scores, local
+//! classifiers and their ensembles), pseudo-projective transformation and model-free
+//! oracle trajectories.
 //! Long work releases the GIL on owned inputs.
 
 use std::path::PathBuf;
 
+use std::sync::Arc;
+
 use depfs_core::arceager::explore::{oracle_trajectories, KINDS};
-use depfs_core::arceager::methods::{train_local, LocalOptions};
+use depfs_core::arceager::local::{Ensemble, LocalClassifier, LocalOptions};
 use depfs_core::arceager::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
 use depfs_core::arceager::projective::{deprojectivize, projectivize};
+use depfs_core::arceager::trajectories::Trajectories;
 use numpy::{
-    IntoPyArray, PyArray1, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
+    IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
 };
 use pyo3::exceptions::PyValueError;
@@ -64,30 +68,22 @@ impl PyArcEagerModel {
         let inner = py.detach(|| ArcEagerParser::load(&path)).py_err(py)?;
         Ok(PyArcEagerModel { inner })
     }
-    /// Configurations along trajectories mixing oracle (probability `beta`) and
-    /// model moves: dict of arrays `sentence` (n,), `features` (n, T) uint64,
-    /// `valid` and `zero_cost` (n, 4) bool, `model_move` and `followed` (n,) uint8.
+    /// Decisions along trajectories mixing oracle (probability `beta`) and model
+    /// moves, as replayable move histories.
     #[pyo3(signature = (treebank, beta = 0.0, seed = 0, sentences = None))]
-    fn trajectories<'py>(
+    fn trajectories(
         &self,
-        py: Python<'py>,
+        py: Python<'_>,
         treebank: PyRef<'_, PyTreebank>,
         beta: f64,
         seed: u64,
         sentences: Option<Vec<usize>>,
-    ) -> PyResult<Bound<'py, PyDict>> {
-        let tb = treebank.inner.clone();
+    ) -> PyResult<PyTrajectories> {
+        let tb = Arc::clone(&treebank.inner);
         drop(treebank);
-        let t = py.detach(|| self.inner.trajectories(&tb, beta, seed, sentences.as_deref())).py_err(py)?;
-        let n = t.len();
-        let d = PyDict::new(py);
-        d.set_item("sentence", t.sentence.into_pyarray(py))?;
-        d.set_item("features", t.features.into_pyarray(py).reshape([n, t.n_templates])?)?;
-        d.set_item("valid", t.valid.into_pyarray(py).reshape([n, N_KINDS])?)?;
-        d.set_item("zero_cost", t.zero_cost.into_pyarray(py).reshape([n, N_KINDS])?)?;
-        d.set_item("model_move", t.model_move.into_pyarray(py))?;
-        d.set_item("followed", t.followed.into_pyarray(py))?;
-        Ok(d)
+        let inner =
+            py.detach(|| self.inner.trajectories(&tb, beta, seed, sentences.as_deref())).py_err(py)?;
+        Ok(PyTrajectories { inner: Arc::new(inner) })
     }
     /// Per-template move scores of configurations given by their features (n, T):
     /// array (n, T, 4); a cumulative sum over templates gives prefix scores.
@@ -164,30 +160,170 @@ impl PyArcEagerTrainer {
     }
 }
 
-/// Trains a local move classifier on weighted examples over a template subset and
-/// returns its predicted move kind per example (uint8, 0 SHIFT, 1 REDUCE, 2
-/// LEFT-ARC, 3 RIGHT-ARC).
-#[pyfunction]
-#[pyo3(signature = (features, valid, zero_cost, sample_weight, subset, *, epochs = 5, seed = 1))]
-#[allow(clippy::too_many_arguments)]
-fn arceager_train_local<'py>(
-    py: Python<'py>,
-    features: PyReadonlyArray2<'py, u64>,
-    valid: PyReadonlyArray2<'py, bool>,
-    zero_cost: PyReadonlyArray2<'py, bool>,
-    sample_weight: PyReadonlyArray1<'py, f32>,
-    subset: Vec<usize>,
-    epochs: usize,
-    seed: u64,
-) -> PyResult<Bound<'py, PyArray1<u8>>> {
-    let t = features.shape()[1];
-    let f: Vec<u64> = features.as_array().iter().copied().collect();
-    let v: Vec<bool> = valid.as_array().iter().copied().collect();
-    let z: Vec<bool> = zero_cost.as_array().iter().copied().collect();
-    let w: Vec<f32> = sample_weight.as_array().iter().copied().collect();
-    let opts = LocalOptions { epochs, seed, ..LocalOptions::default() };
-    let pred = py.detach(|| train_local(&f, t, &v, &z, &w, &subset, &opts)).py_err(py)?;
-    Ok(pred.into_pyarray(py))
+/// Decisions along trajectories as move histories (Rust side of `depfs.arceager.Trajectories`).
+#[pyclass(name = "Trajectories", module = "depfs._core", frozen)]
+pub struct PyTrajectories {
+    inner: Arc<Trajectories>,
+}
+
+fn kinds_array<'py>(py: Python<'py>, v: &[bool]) -> PyResult<Bound<'py, PyArray2<bool>>> {
+    v.to_vec().into_pyarray(py).reshape([v.len() / N_KINDS, N_KINDS])
+}
+
+#[pymethods]
+impl PyTrajectories {
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+    /// Sentence of each decision (n,).
+    #[getter]
+    fn sentence<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u32>> {
+        self.inner.sentence.clone().into_pyarray(py)
+    }
+    /// Move kind followed (n,): 0 SHIFT, 1 REDUCE, 2 LEFT-ARC, 3 RIGHT-ARC.
+    #[getter]
+    fn followed<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u8>> {
+        self.inner.followed.clone().into_pyarray(py)
+    }
+    /// The model's best valid move kind (n,).
+    #[getter]
+    fn model_move<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u8>> {
+        self.inner.model_move.clone().into_pyarray(py)
+    }
+    /// Valid move kinds (n, 4).
+    #[getter]
+    fn valid<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<bool>>> {
+        kinds_array(py, &self.inner.valid)
+    }
+    /// Zero-cost move kinds of the dynamic oracle (n, 4).
+    #[getter]
+    fn zero_cost<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray2<bool>>> {
+        kinds_array(py, &self.inner.zero_cost)
+    }
+    /// Bytes of the stored decisions.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.heap_bytes()
+    }
+    /// Features (n, len(templates)) of configuration template text `templates` at
+    /// every decision, replayed on `threads` threads (0 = all cores).
+    #[pyo3(signature = (templates, threads = 1))]
+    fn features<'py>(
+        &self,
+        py: Python<'py>,
+        templates: &str,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyArray2<u64>>> {
+        let text = templates.to_string();
+        let traj = Arc::clone(&self.inner);
+        let (f, t) = py
+            .detach(|| {
+                let set = ArcEagerParser::compile_set(&text)?;
+                let t = set.len();
+                traj.features(&set, threads).map(|f| (f, t))
+            })
+            .py_err(py)?;
+        let n = self.inner.len();
+        f.into_pyarray(py).reshape([n, t])
+    }
+}
+
+/// A local move and label classifier over its own templates (SAMME's weak learner).
+#[pyclass(name = "LocalClassifier", module = "depfs._core", frozen)]
+pub struct PyLocalClassifier {
+    inner: LocalClassifier,
+}
+
+#[pymethods]
+impl PyLocalClassifier {
+    /// Trains on the decisions of `trajectories` weighted by `sample_weight` over the
+    /// configuration template text `templates`.
+    #[new]
+    #[pyo3(signature = (trajectories, templates, sample_weight, *, epochs = 5, seed = 1, threads = 1))]
+    fn new(
+        py: Python<'_>,
+        trajectories: PyRef<'_, PyTrajectories>,
+        templates: &str,
+        sample_weight: PyReadonlyArray1<'_, f32>,
+        epochs: usize,
+        seed: u64,
+        threads: usize,
+    ) -> PyResult<Self> {
+        let traj = Arc::clone(&trajectories.inner);
+        drop(trajectories);
+        let w: Vec<f32> = sample_weight.as_array().iter().copied().collect();
+        let text = templates.to_string();
+        let opts = LocalOptions { epochs, seed, threads, ..LocalOptions::default() };
+        let inner = py
+            .detach(|| {
+                let set = ArcEagerParser::compile_set(&text)?;
+                LocalClassifier::train(&traj, set, &w, &opts)
+            })
+            .py_err(py)?;
+        Ok(PyLocalClassifier { inner })
+    }
+    /// Canonical text of its templates.
+    #[getter]
+    fn templates(&self) -> Vec<String> {
+        self.inner.set.templates.iter().map(|t| t.text.clone()).collect()
+    }
+    /// Its best valid move kind at every decision of `trajectories` (n,) uint8.
+    #[pyo3(signature = (trajectories, threads = 1))]
+    fn predict<'py>(
+        &self,
+        py: Python<'py>,
+        trajectories: PyRef<'_, PyTrajectories>,
+        threads: usize,
+    ) -> PyResult<Bound<'py, PyArray1<u8>>> {
+        let traj = Arc::clone(&trajectories.inner);
+        drop(trajectories);
+        let pred = py.detach(|| self.inner.predict(&traj, threads)).py_err(py)?;
+        Ok(pred.into_pyarray(py))
+    }
+}
+
+/// A weighted vote of local classifiers that parses (SAMME's final classifier).
+#[pyclass(name = "Ensemble", module = "depfs._core", frozen)]
+pub struct PyEnsemble {
+    inner: Ensemble,
+}
+
+#[pymethods]
+impl PyEnsemble {
+    /// An ensemble of (say, classifier) pairs.
+    #[new]
+    fn new(py: Python<'_>, members: Vec<(f32, PyRef<'_, PyLocalClassifier>)>) -> PyResult<Self> {
+        let members = members.into_iter().map(|(a, m)| (a, m.inner.clone())).collect();
+        Ok(PyEnsemble { inner: Ensemble::new(members).py_err(py)? })
+    }
+    /// Says of the members, in order.
+    #[getter]
+    fn weights(&self) -> Vec<f32> {
+        self.inner.members.iter().map(|(a, _)| *a).collect()
+    }
+    /// Canonical template texts of each member.
+    #[getter]
+    fn member_templates(&self) -> Vec<Vec<String>> {
+        self.inner
+            .members
+            .iter()
+            .map(|(_, m)| m.set.templates.iter().map(|t| t.text.clone()).collect())
+            .collect()
+    }
+    #[pyo3(signature = (treebank, threads = 1))]
+    fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let out = py.detach(|| self.inner.parse(&tb, threads)).py_err(py)?;
+        Ok(PyTreebank::new(out))
+    }
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.inner.save(&path)).py_err(py)
+    }
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyEnsemble> {
+        Ok(PyEnsemble { inner: py.detach(|| Ensemble::load(&path)).py_err(py)? })
+    }
 }
 
 /// Projectivises every tree (Nivre & Nilsson 2005, HEAD encoding `r↑h`); returns
@@ -247,7 +383,9 @@ fn arceager_oracle_trajectories<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyArcEagerModel>()?;
     m.add_class::<PyArcEagerTrainer>()?;
-    m.add_function(wrap_pyfunction!(arceager_train_local, m)?)?;
+    m.add_class::<PyTrajectories>()?;
+    m.add_class::<PyLocalClassifier>()?;
+    m.add_class::<PyEnsemble>()?;
     m.add_function(wrap_pyfunction!(arceager_projectivize, m)?)?;
     m.add_function(wrap_pyfunction!(arceager_deprojectivize, m)?)?;
     m.add_function(wrap_pyfunction!(arceager_oracle_trajectories, m)?)?;

@@ -1,15 +1,16 @@
 //! Oracle trajectories without a model: the dynamic oracle's view of every
 //! configuration reached by following, at each decision, the oracle's move with
-//! probability `beta` and a uniformly random valid move otherwise (seeded). The
-//! parser's own trajectories (model or mixture, with template features) are in
-//! `methods`; this one needs no templates and serves tests and error analysis.
+//! probability `beta` and a uniformly random valid move otherwise (seeded): the one
+//! decision loop with the [`WalkGuide`]. The parser's own trajectories (model or
+//! mixture) are in [`super::trajectories`]; this one needs no templates and serves
+//! tests and error analysis.
 //!
 //! Move kinds: 0 SHIFT, 1 REDUCE, 2 LEFT-ARC, 3 RIGHT-ARC.
 
-use super::oracle::{kind_costs, static_move};
-use super::rng::Rng;
-use super::system::{Configuration, GoldTree, LeftArc, Move, Reduce, RightArc, Shift, Transition};
+use super::guide::{run, WalkGuide};
+use super::system::{Configuration, GoldTree};
 use crate::treebank::{Treebank, NO_HEAD};
+use crate::util::Rng;
 use crate::{Error, Result};
 
 /// Number of move kinds.
@@ -36,15 +37,6 @@ impl OracleTrajectories {
     }
     pub fn is_empty(&self) -> bool {
         self.sentence.is_empty()
-    }
-}
-
-fn kind_of(m: Move) -> usize {
-    match m {
-        Move::Shift => 0,
-        Move::Reduce => 1,
-        Move::LeftArc(_) => 2,
-        Move::RightArc(_) => 3,
     }
 }
 
@@ -81,31 +73,8 @@ pub fn oracle_trajectories(
     for &s in sentences.unwrap_or(&all) {
         let Some(gold) = treebank_gold(tb, s) else { continue };
         c.reset(gold.len());
-        while let Some(stat) = static_move(&c, &gold) {
-            let k = kind_costs(&c, &gold);
-            let costs = [k.shift, k.reduce, k.left_arc, k.right_arc];
-            let Some(first_zero) = costs.iter().position(|&x| x == Some(0)) else { break };
-            let oracle = if costs[kind_of(stat)] == Some(0) { kind_of(stat) } else { first_zero };
-            let follow = if rng.unit() < beta {
-                oracle
-            } else {
-                let valid: Vec<usize> = (0..KINDS).filter(|&i| costs[i].is_some()).collect();
-                valid[rng.below(valid.len() as u64) as usize]
-            };
-            out.sentence.push(s as u32);
-            out.s0.push(c.s0());
-            out.b0.push(c.b0().unwrap_or(0));
-            out.cost.extend(costs.iter().map(|x| x.map_or(-1, |v| v as i32)));
-            out.followed.push(follow as u8);
-            out.oracle.push(oracle as u8);
-            // Arcs take the gold label when they are gold arcs, else label 0.
-            match follow {
-                0 => Shift.apply(&mut c),
-                1 => Reduce.apply(&mut c),
-                2 => LeftArc(k.left_label.unwrap_or(0)).apply(&mut c),
-                _ => RightArc(k.right_label.unwrap_or(0)).apply(&mut c),
-            }
-        }
+        let mut g = WalkGuide { gold: &gold, beta, rng: &mut rng, sentence: s as u32, out: &mut out };
+        run(&mut c, &mut g, |_, _| {});
     }
     Ok(out)
 }

@@ -5,51 +5,23 @@
 //!   order gives the prefix scores.
 //! - DAgger (Ross et al. 2011, as used by He et al. 2013): configurations reached
 //!   by a mixture of oracle and model (`beta` = probability of the oracle's move
-//!   per decision, seeded), each with its features and the dynamic oracle's
-//!   zero-cost moves.
-//! - SAMME (Bawden & Crabbé 2016): a local classifier trained on weighted
-//!   (configuration, zero-cost moves) examples over a template subset, returning
-//!   its predictions.
-//!
-//! A configuration crosses the boundary as its row of T feature hashes (u64), so
-//! Python holds plain arrays and every loop stays here.
+//!   per decision, seeded), stored as replayable move histories with the dynamic
+//!   oracle's zero-cost moves ([`super::trajectories`]).
+//! - SAMME (Bawden & Crabbé 2016): local classifiers trained on weighted decisions
+//!   of trajectories, in [`super::local`].
 
-use super::oracle::kind_costs;
-use super::parser::{
-    apply_kind, best_kind, gold_tree, valid_mask, ArcEagerParser, Rng, LEFT, N_KINDS, RIGHT,
-};
+use std::sync::Arc;
+
+use super::guide::{begin, run, MixtureGuide, Work};
+use super::local::LabelSet;
+use super::parser::{gold_tree, ArcEagerParser, Rng, N_KINDS};
 use super::projective;
 use super::system::Configuration;
-use crate::templates::attrs::{SentAttrs, VocabHashes};
-use crate::templates::config_feats::ExtractScratch;
+use super::trajectories::Trajectories;
+use crate::templates::attrs::VocabHashes;
 use crate::treebank::Treebank;
-use crate::weights::{rows_for, WeightTable, Weights};
+use crate::weights::WeightTable;
 use crate::{Error, Result};
-
-/// Configurations visited along trajectories, flat row-major arrays.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Trajectories {
-    pub n_templates: usize,
-    /// Sentence index of each configuration.
-    pub sentence: Vec<u32>,
-    /// `features[i * T + t]`: feature hash of template t in configuration i.
-    pub features: Vec<u64>,
-    /// `valid[i * 4 + k]`, `zero_cost[i * 4 + k]` for move kinds k.
-    pub valid: Vec<bool>,
-    pub zero_cost: Vec<bool>,
-    /// The model's best valid move kind, and the kind followed.
-    pub model_move: Vec<u8>,
-    pub followed: Vec<u8>,
-}
-
-impl Trajectories {
-    pub fn len(&self) -> usize {
-        self.sentence.len()
-    }
-    pub fn is_empty(&self) -> bool {
-        self.sentence.is_empty()
-    }
-}
 
 impl<W: WeightTable> ArcEagerParser<W> {
     /// Follows, in every sentence of `tb` (or of `sentences`) with a complete tree,
@@ -58,7 +30,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
     /// deterministic. O(decisions · (T + |stack| + |buffer|)).
     pub fn trajectories(
         &self,
-        tb: &Treebank,
+        tb: &Arc<Treebank>,
         beta: f64,
         seed: u64,
         sentences: Option<&[usize]>,
@@ -66,13 +38,9 @@ impl<W: WeightTable> ArcEagerParser<W> {
         if !(0.0..=1.0).contains(&beta) {
             return Err(Error::InvalidArgument(format!("beta must be in [0, 1], got {beta}")));
         }
-        let proj;
-        let tb = if self.pseudo_projective {
-            proj = projective::projectivize(tb).0;
-            &proj
-        } else {
-            tb
-        };
+        let shared =
+            if self.pseudo_projective { Arc::new(projective::projectivize(tb).0) } else { Arc::clone(tb) };
+        let tb: &Treebank = &shared;
         let ids: Vec<u32> = tb
             .vocabs
             .deprel
@@ -97,49 +65,29 @@ impl<W: WeightTable> ArcEagerParser<W> {
             }
         };
         let vh = VocabHashes::new(tb, &self.features().attrs);
-        let mut out = Trajectories { n_templates: self.n_templates(), ..Default::default() };
+        let labels = LabelSet {
+            labels: self.labels.clone(),
+            root_label: self.root_label,
+            fallback_label: self.fallback_label,
+            pseudo_projective: self.pseudo_projective,
+        };
+        let mut out = Trajectories::new(Arc::clone(&shared), labels);
         let mut rng = Rng::new(seed);
         let mut c = Configuration::default();
-        let mut attrs = SentAttrs::default();
-        let (mut scratch, mut feats, mut ls, mut rows) =
-            (ExtractScratch::default(), Vec::new(), Vec::new(), Vec::new());
+        let mut work = Work::default();
         for &s in sents {
             let Some(gold) = gold_tree(tb, s, &ids) else { continue };
-            c.reset(gold.len());
-            attrs.fill(&vh, tb, s);
-            while !c.is_terminal() {
-                feats.clear();
-                self.features().extract(&c, &attrs, None, &mut scratch, &mut feats);
-                let scores = self.kind_scores(&feats);
-                let valid = valid_mask(&c);
-                let k = kind_costs(&c, &gold);
-                let zero =
-                    [k.shift == Some(0), k.reduce == Some(0), k.left_arc == Some(0), k.right_arc == Some(0)];
-                let (Some(model), Some(oracle)) = (best_kind(&scores, &valid), best_kind(&scores, &zero))
-                else {
-                    break;
-                };
-                let follow = if rng.unit() < beta { oracle } else { model };
-                let gold_label = match follow {
-                    LEFT => k.left_label,
-                    RIGHT => k.right_label,
-                    _ => None,
-                };
-                let label = match gold_label {
-                    Some(g) => g,
-                    None if follow == LEFT || follow == RIGHT => {
-                        self.predict_label(&c, &feats, follow, &mut rows, &mut ls)
-                    }
-                    None => 0,
-                };
-                out.sentence.push(s as u32);
-                out.features.extend_from_slice(&feats);
-                out.valid.extend_from_slice(&valid);
-                out.zero_cost.extend_from_slice(&zero);
-                out.model_move.push(model as u8);
-                out.followed.push(follow as u8);
-                apply_kind(&mut c, follow, label);
-            }
+            begin(tb, &vh, s, &mut c, &mut work);
+            let mut g = MixtureGuide {
+                parser: self,
+                work: &mut work,
+                gold: &gold,
+                beta,
+                rng: &mut rng,
+                sentence: s as u32,
+                out: &mut out,
+            };
+            run(&mut c, &mut g, |_, _| {});
         }
         Ok(out)
     }
@@ -165,96 +113,4 @@ impl<W: WeightTable> ArcEagerParser<W> {
         }
         Ok(out)
     }
-}
-
-/// Options of [`train_local`].
-#[derive(Debug, Clone, PartialEq)]
-pub struct LocalOptions {
-    pub epochs: usize,
-    pub seed: u64,
-    pub max_bits: u32,
-}
-
-impl Default for LocalOptions {
-    fn default() -> Self {
-        LocalOptions { epochs: 5, seed: 1, max_bits: 18 }
-    }
-}
-
-/// Trains an averaged-perceptron move classifier on weighted examples
-/// (configuration i = row i of `features` with `n_templates` columns, its valid
-/// and zero-cost move kinds, weight `sample_weight[i]`) using only the template
-/// columns `subset`, and returns its predicted move kind for every example.
-/// An update is scaled by the example's weight. Seeded and deterministic.
-/// O(epochs · n · |subset|).
-pub fn train_local(
-    features: &[u64],
-    n_templates: usize,
-    valid: &[bool],
-    zero_cost: &[bool],
-    sample_weight: &[f32],
-    subset: &[usize],
-    opts: &LocalOptions,
-) -> Result<Vec<u8>> {
-    let n = sample_weight.len();
-    if n_templates == 0 || features.len() != n * n_templates {
-        return Err(Error::InvalidArgument(format!(
-            "features have {} values, expected {n} examples × {n_templates} templates",
-            features.len()
-        )));
-    }
-    if valid.len() != n * N_KINDS || zero_cost.len() != n * N_KINDS {
-        return Err(Error::InvalidArgument(format!("valid and zero_cost need {n} × {N_KINDS} values")));
-    }
-    if let Some(&bad) = subset.iter().find(|&&t| t >= n_templates) {
-        return Err(Error::InvalidArgument(format!("template index {bad} out of range ({n_templates})")));
-    }
-    if sample_weight.iter().any(|w| !w.is_finite() || *w < 0.0) {
-        return Err(Error::InvalidArgument("sample weights must be finite and ≥ 0".into()));
-    }
-    let rows: Vec<usize> = subset
-        .iter()
-        .map(|&t| {
-            let mut col: Vec<u64> = (0..n).map(|i| features[i * n_templates + t]).collect();
-            col.sort_unstable();
-            col.dedup();
-            rows_for(col.len(), 4, opts.max_bits)
-        })
-        .collect();
-    let mut w = Weights::new(&rows, N_KINDS)?;
-    w.start_averaging();
-    let mask = |v: &[bool], i: usize| -> [bool; N_KINDS] {
-        let r = &v[i * N_KINDS..(i + 1) * N_KINDS];
-        [r[0], r[1], r[2], r[3]]
-    };
-    let score = |w: &Weights, i: usize| -> [f32; N_KINDS] {
-        let mut acc = [0f32; N_KINDS];
-        for (j, &t) in subset.iter().enumerate() {
-            w.add_row(j, features[i * n_templates + t], &mut acc);
-        }
-        acc
-    };
-    let mut rng = Rng::new(opts.seed);
-    let mut order: Vec<usize> = (0..n).collect();
-    for _ in 0..opts.epochs {
-        rng.shuffle(&mut order);
-        for &i in &order {
-            let sc = score(&w, i);
-            let (Some(pred), Some(target)) =
-                (best_kind(&sc, &mask(valid, i)), best_kind(&sc, &mask(zero_cost, i)))
-            else {
-                continue;
-            };
-            if !zero_cost[i * N_KINDS + pred] && sample_weight[i] > 0.0 {
-                for (j, &t) in subset.iter().enumerate() {
-                    let f = features[i * n_templates + t];
-                    w.update(j, f, target, sample_weight[i]);
-                    w.update(j, f, pred, -sample_weight[i]);
-                }
-            }
-            w.tick();
-        }
-    }
-    let avg = w.averaged();
-    Ok((0..n).map(|i| best_kind(&score(&avg, i), &mask(valid, i)).map_or(0, |k| k as u8)).collect())
 }

@@ -7,12 +7,14 @@
 //! Nivre & Nilsson (2005), *Pseudo-Projective Dependency Parsing*.
 
 pub mod explore;
+pub mod guide;
+pub mod local;
 pub mod methods;
 pub mod oracle;
 pub mod parser;
 pub mod projective;
-pub mod rng;
 pub mod system;
+pub mod trajectories;
 
 pub use oracle::{is_projective, kind_costs, static_move, static_sequence, zero_cost_moves};
 pub use system::{Configuration, GoldTree, LeftArc, Move, Reduce, RightArc, Shift, Transition, NONE};

@@ -16,15 +16,16 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::oracle::kind_costs;
+use super::guide::{begin, run, LearnGuide, ModelGuide, Work};
 use super::projective;
-pub use super::rng::Rng;
 use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
-use crate::templates::attrs::{SentAttrs, VocabHashes};
-use crate::templates::config_feats::{ConfigFeatures, ExtractScratch};
+use crate::templates::attrs::VocabHashes;
+use crate::templates::config_feats::ConfigFeatures;
 use crate::templates::hash::combine;
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::{Treebank, NO_HEAD};
+use crate::util::map_chunks;
+pub use crate::util::Rng;
 use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result};
 
@@ -98,8 +99,8 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
     feats: ConfigFeatures,
     /// The parser's label set; label ids index it.
     pub labels: Vec<String>,
-    root_label: u32,
-    fallback_label: u32,
+    pub(crate) root_label: u32,
+    pub(crate) fallback_label: u32,
     /// Labels seen on arcs from ROOT / on other arcs.
     root_ok: Vec<bool>,
     nonroot_ok: Vec<bool>,
@@ -147,9 +148,9 @@ fn label_col_of(cols: &[Vec<u32>; 2], n_labels: usize) -> Option<[Vec<u32>; 2]> 
     Some([one(&cols[0])?, one(&cols[1])?])
 }
 
-/// Serialised form inside a model file.
+/// An arc-eager parser inside a model file.
 #[derive(Serialize, Deserialize)]
-struct Stored {
+pub struct StoredArcEager {
     templates: String,
     labels: Vec<String>,
     root_label: u32,
@@ -232,17 +233,6 @@ impl DistinctCounter {
     }
 }
 
-/// Per-sentence working memory of parsing and training.
-#[derive(Default)]
-struct Work {
-    c: Configuration,
-    attrs: SentAttrs,
-    scratch: ExtractScratch,
-    feats: Vec<u64>,
-    label_scores: Vec<f32>,
-    rows: Vec<RowAt>,
-}
-
 impl ArcEagerParser {
     /// Parses the template text (configuration family).
     pub fn compile_set(text: &str) -> Result<TemplateSet> {
@@ -271,7 +261,7 @@ impl ArcEagerParser {
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
         let (_, move_rows, move_scales, move_w) = self.move_w.to_parts();
         let (_, label_rows, label_scales, label_w) = self.label_w.to_parts();
-        let stored = Stored {
+        let stored = StoredArcEager {
             templates: self.set.to_text(),
             labels: self.labels.clone(),
             root_label: self.root_label,
@@ -288,12 +278,16 @@ impl ArcEagerParser {
             label_cols: self.label_cols.clone(),
             pseudo_projective: self.pseudo_projective,
         };
-        crate::modelfile::save(path, MODEL_KIND, &stored)
+        let inputs = crate::modelfile::input_columns(&[&self.set]);
+        crate::modelfile::save_model(path, inputs, crate::modelfile::Model::ArcEager(stored))
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
     pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
-        let st: Stored = crate::modelfile::load(path, MODEL_KIND)?;
+        let st = match crate::modelfile::load_model(path)?.model {
+            crate::modelfile::Model::ArcEager(st) => st,
+            other => return Err(crate::modelfile::wrong_kind(path, &other, MODEL_KIND)),
+        };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let set = Self::compile_set(&st.templates)?;
         let feats = ConfigFeatures::compile(&set)?;
@@ -356,7 +350,8 @@ impl ArcEagerParser<Weights> {
         self.with_weights(self.move_w.averaged(), self.label_w.averaged())
     }
 
-    /// One sentence of online training; returns (zero-cost predictions, decisions).
+    /// One sentence of online training ([`LearnGuide`]); returns (zero-cost
+    /// predictions, decisions).
     #[allow(clippy::too_many_arguments)]
     fn train_sentence(
         &mut self,
@@ -367,72 +362,48 @@ impl ArcEagerParser<Weights> {
         explore: bool,
         explore_p: f64,
         rng: &mut Rng,
-        w: &mut Work,
+        c: &mut Configuration,
+        work: &mut Work,
     ) -> (u64, u64) {
-        w.c.reset(gold.len());
-        w.attrs.fill(vh, tb, s);
-        let (mut right, mut total) = (0, 0);
-        while !w.c.is_terminal() {
-            w.feats.clear();
-            self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
-            let scores = self.kind_scores_with(&w.feats, &mut w.rows);
-            let valid = valid_mask(&w.c);
-            let costs = kind_costs(&w.c, gold);
-            let zero = [
-                costs.shift == Some(0),
-                costs.reduce == Some(0),
-                costs.left_arc == Some(0),
-                costs.right_arc == Some(0),
-            ];
-            let Some(pred) = best_kind(&scores, &valid) else { break };
-            let Some(target) = best_kind(&scores, &zero) else { break };
-            total += 1;
-            if zero[pred] {
-                right += 1;
-            } else {
-                for (t, &f) in w.feats.iter().enumerate() {
-                    self.move_w.update(t, f, target, 1.0);
-                    self.move_w.update(t, f, pred, -1.0);
-                }
-            }
-            self.move_w.tick();
-            let follow = if explore && !zero[pred] && rng.unit() < explore_p { pred } else { target };
-            // Labels: learn the gold label when the target move is a gold arc.
-            let gold_label = match target {
-                LEFT => costs.left_label,
-                RIGHT => costs.right_label,
-                _ => None,
-            };
-            if let Some(g) = gold_label {
-                self.label_scores(&w.feats, target, &mut w.rows, &mut w.label_scores);
-                let lp = self.best_label(&w.label_scores, target, target == RIGHT && w.c.s0() == 0);
-                let col_of = &self.label_col_of[dir_index(target)];
-                // Gold labels of training arcs always have a column in their direction.
-                let col = |l: u32| col_of.get(l as usize).copied().unwrap_or(super::NONE);
-                let (gc, pc) = (col(g), col(lp));
-                if lp != g && gc != super::NONE {
-                    let salt = if target == LEFT { LEFT_SALT } else { RIGHT_SALT };
-                    for (i, &t) in self.label_templates.iter().enumerate() {
-                        let f = combine(w.feats[t], salt);
-                        self.label_w.update(i, f, gc as usize, 1.0);
-                        if pc != super::NONE {
-                            self.label_w.update(i, f, pc as usize, -1.0);
-                        }
-                    }
-                }
-                self.label_w.tick();
-            }
-            let label = match (follow, gold_label) {
-                (k, Some(g)) if k == target => g,
-                (LEFT | RIGHT, _) => {
-                    self.label_scores(&w.feats, follow, &mut w.rows, &mut w.label_scores);
-                    self.best_label(&w.label_scores, follow, follow == RIGHT && w.c.s0() == 0)
-                }
-                _ => 0,
-            };
-            apply_kind(&mut w.c, follow, label);
+        begin(tb, vh, s, c, work);
+        let mut g = LearnGuide { parser: self, work, gold, explore, explore_p, rng, right: 0, total: 0 };
+        run(c, &mut g, |_, _| {});
+        (g.right, g.total)
+    }
+
+    /// Perceptron update of the move rows of `feats`: + for `target`, − for `pred`.
+    pub(crate) fn update_moves(&mut self, feats: &[u64], target: usize, pred: usize) {
+        for (t, &f) in feats.iter().enumerate() {
+            self.move_w.update(t, f, target, 1.0);
+            self.move_w.update(t, f, pred, -1.0);
         }
-        (right, total)
+    }
+
+    /// One step of the move weights' averaging clock.
+    pub(crate) fn tick_moves(&mut self) {
+        self.move_w.tick();
+    }
+
+    /// Learns the gold label `gold` of an arc move of kind `dir` from `c` (features in
+    /// `w.feats`): perceptron update of the label rows if the model's label differs.
+    pub(crate) fn learn_label(&mut self, c: &Configuration, dir: usize, gold: u32, w: &mut Work) {
+        self.label_scores(&w.feats, dir, &mut w.rows, &mut w.label_scores);
+        let lp = self.best_label(&w.label_scores, dir, dir == RIGHT && c.s0() == 0);
+        let col_of = &self.label_col_of[dir_index(dir)];
+        // Gold labels of training arcs always have a column in their direction.
+        let col = |l: u32| col_of.get(l as usize).copied().unwrap_or(super::NONE);
+        let (gc, pc) = (col(gold), col(lp));
+        if lp != gold && gc != super::NONE {
+            let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
+            for (i, &t) in self.label_templates.iter().enumerate() {
+                let f = combine(w.feats[t], salt);
+                self.label_w.update(i, f, gc as usize, 1.0);
+                if pc != super::NONE {
+                    self.label_w.update(i, f, pc as usize, -1.0);
+                }
+            }
+        }
+        self.label_w.tick();
     }
 }
 
@@ -487,10 +458,29 @@ impl<W: WeightTable> ArcEagerParser<W> {
 
     /// [`ArcEagerParser::kind_scores`] with a reused row buffer.
     #[inline]
-    fn kind_scores_with(&self, feats: &[u64], rows: &mut Vec<RowAt>) -> [f32; N_KINDS] {
+    pub(crate) fn kind_scores_with(&self, feats: &[u64], rows: &mut Vec<RowAt>) -> [f32; N_KINDS] {
         let mut acc = [0f32; N_KINDS];
         self.move_w.add_template_rows(feats.iter().copied(), rows, &mut acc);
         acc
+    }
+
+    /// Move scores summed over the templates of `order` (indices into the set), one
+    /// at a time; after each template `stop` sees the running sums and may end the
+    /// sum there. Returns the sums and the number of templates added. O(|order|).
+    pub fn kind_scores_prefix(
+        &self,
+        feats: &[u64],
+        order: &[usize],
+        mut stop: impl FnMut(&[f32; N_KINDS]) -> bool,
+    ) -> ([f32; N_KINDS], usize) {
+        let mut acc = [0f32; N_KINDS];
+        for (used, &t) in order.iter().enumerate() {
+            self.move_w.add_row(t, feats[t], &mut acc);
+            if stop(&acc) {
+                return (acc, used + 1);
+            }
+        }
+        (acc, order.len())
     }
 
     /// Column scores of an arc move in direction `dir` (LEFT or RIGHT): column c
@@ -503,17 +493,16 @@ impl<W: WeightTable> ArcEagerParser<W> {
         self.label_w.add_template_rows(lt.iter().map(|&t| combine(feats[t], salt)), rows, out);
     }
 
-    /// The model's label for an arc move in direction `dir` from `c`.
-    pub(crate) fn predict_label(
-        &self,
-        c: &Configuration,
-        feats: &[u64],
-        dir: usize,
-        rows: &mut Vec<RowAt>,
-        buf: &mut Vec<f32>,
-    ) -> u32 {
-        self.label_scores(feats, dir, rows, buf);
-        self.best_label(buf, dir, dir == RIGHT && c.s0() == 0)
+    /// The model's label for an arc move of kind `dir` (LEFT or RIGHT) from `c`, its
+    /// features in `w.feats`. An arc from ROOT usually admits a single label (`root`):
+    /// then no label scores are needed.
+    pub(crate) fn model_label(&self, c: &Configuration, dir: usize, w: &mut Work) -> u32 {
+        let to_root = dir == RIGHT && c.s0() == 0;
+        if let Some(l) = if to_root { self.sole_label(dir, true) } else { None } {
+            return l;
+        }
+        self.label_scores(&w.feats, dir, &mut w.rows, &mut w.label_scores);
+        self.best_label(&w.label_scores, dir, to_root)
     }
 
     /// The label [`ArcEagerParser::best_label`] picks whatever the scores, when only
@@ -541,86 +530,57 @@ impl<W: WeightTable> ArcEagerParser<W> {
         best.map_or(if to_root { self.root_label } else { self.fallback_label }, |b| cols[b])
     }
 
-    /// Parses sentence `s` of `tb` (features from `vh`), leaving the tree in `w.c`.
-    fn parse_into(&self, tb: &Treebank, vh: &VocabHashes, s: usize, w: &mut Work) {
-        w.c.reset(tb.sentences[s].len);
-        w.attrs.fill(vh, tb, s);
-        while !w.c.is_terminal() {
-            let valid = valid_mask(&w.c);
-            // A forced SHIFT or REDUCE (e.g. emptying the stack at the end) needs no
-            // features: same result, no row reads.
-            if let [true, false, false, false] | [false, true, false, false] = valid {
-                apply_kind(&mut w.c, if valid[SHIFT] { SHIFT } else { REDUCE }, 0);
-                continue;
-            }
-            w.feats.clear();
-            self.feats.extract(&w.c, &w.attrs, None, &mut w.scratch, &mut w.feats);
-            let scores = self.kind_scores_with(&w.feats, &mut w.rows);
-            let Some(k) = best_kind(&scores, &valid) else { break };
-            let mut label = 0;
-            if k == LEFT || k == RIGHT {
-                let to_root = k == RIGHT && w.c.s0() == 0;
-                // An arc from ROOT usually admits a single label (`root`): no scores needed.
-                label = match if to_root { self.sole_label(k, true) } else { None } {
-                    Some(l) => l,
-                    None => {
-                        self.label_scores(&w.feats, k, &mut w.rows, &mut w.label_scores);
-                        self.best_label(&w.label_scores, k, to_root)
-                    }
-                };
-            }
-            apply_kind(&mut w.c, k, label);
-        }
-        w.c.finish(self.root_label, self.fallback_label);
+    /// Parses sentence `s` of `tb` (features from `vh`) with the [`ModelGuide`],
+    /// leaving the tree in `c`.
+    fn parse_into(&self, tb: &Treebank, vh: &VocabHashes, s: usize, c: &mut Configuration, work: &mut Work) {
+        begin(tb, vh, s, c, work);
+        run(c, &mut ModelGuide { parser: self, work }, |_, _| {});
+        c.finish(self.root_label, self.fallback_label);
     }
 
     /// Parses every sentence with `threads` threads (0 = all cores), returning a copy
     /// of `tb` with HEAD and DEPREL replaced (deprojectivised if trained so).
     pub fn parse(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
-        use rayon::prelude::*;
         let vh = VocabHashes::new(tb, &self.feats.attrs);
-        let run = |range: std::ops::Range<usize>| -> Vec<(Vec<u32>, Vec<u32>)> {
-            let mut w = Work::default();
-            range
-                .map(|s| {
-                    self.parse_into(tb, &vh, s, &mut w);
-                    (w.c.heads()[1..].to_vec(), w.c.labels()[1..].to_vec())
-                })
-                .collect()
-        };
-        let n = tb.len();
-        let results: Vec<(Vec<u32>, Vec<u32>)> = if threads == 1 || n < 64 {
-            run(0..n)
-        } else {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| Error::InvalidArgument(format!("cannot start {threads} threads: {e}")))?;
-            let chunk = 64;
-            pool.install(|| {
-                (0..n.div_ceil(chunk))
-                    .into_par_iter()
-                    .map(|i| run(i * chunk..((i + 1) * chunk).min(n)))
-                    .collect::<Vec<_>>()
-                    .into_iter()
-                    .flatten()
+        let results = map_chunks(
+            threads,
+            tb.len(),
+            64,
+            || (Configuration::default(), Work::default()),
+            |(c, work), range| {
+                range
+                    .map(|s| {
+                        self.parse_into(tb, &vh, s, c, work);
+                        (c.heads()[1..].to_vec(), c.labels()[1..].to_vec())
+                    })
                     .collect()
-            })
-        };
-        let mut out = tb.clone();
-        let ids: Vec<u32> = self.labels.iter().map(|l| out.vocabs.deprel.intern(l)).collect();
-        for (s, (heads, labels)) in results.into_iter().enumerate() {
-            let start = out.sentences[s].start as usize;
-            for (i, (h, l)) in heads.into_iter().zip(labels).enumerate() {
-                out.words.head[start + i] = h as i32;
-                out.words.deprel[start + i] = ids[l as usize];
-            }
-        }
-        if self.pseudo_projective {
-            projective::deprojectivize(&mut out);
-        }
-        Ok(out)
+            },
+        )?;
+        Ok(trees_into(tb, results, &self.labels, self.pseudo_projective))
     }
+}
+
+/// A copy of `tb` with the parsed trees `results` (per sentence: heads and label ids
+/// of words 1..=n, labels indexing `labels`), deprojectivised if `pseudo_projective`.
+pub(crate) fn trees_into(
+    tb: &Treebank,
+    results: Vec<(Vec<u32>, Vec<u32>)>,
+    labels: &[String],
+    pseudo_projective: bool,
+) -> Treebank {
+    let mut out = tb.clone();
+    let ids: Vec<u32> = labels.iter().map(|l| out.vocabs.deprel.intern(l)).collect();
+    for (s, (heads, labels)) in results.into_iter().enumerate() {
+        let start = out.sentences[s].start as usize;
+        for (i, (h, l)) in heads.into_iter().zip(labels).enumerate() {
+            out.words.head[start + i] = h as i32;
+            out.words.deprel[start + i] = ids[l as usize];
+        }
+    }
+    if pseudo_projective {
+        projective::deprojectivize(&mut out);
+    }
+    out
 }
 
 /// Applies move kind `k` (with `label` for arcs).
@@ -645,6 +605,7 @@ pub struct Trainer {
     rng: Rng,
     opts: TrainOptions,
     epoch: usize,
+    c: Configuration,
     work: Work,
 }
 
@@ -715,17 +676,18 @@ impl Trainer {
         let vh = VocabHashes::new(&tb, &feats.attrs);
         let mut counters: Vec<DistinctCounter> = (0..set.len()).map(|_| DistinctCounter::new()).collect();
         let mut work = Work::default();
+        let mut c = Configuration::default();
         for &s in &usable {
             let gold = golds[s].as_ref().expect("usable sentence");
-            work.c.reset(gold.len());
+            c.reset(gold.len());
             work.attrs.fill(&vh, &tb, s);
-            while let Some(m) = super::oracle::static_move(&work.c, gold) {
+            while let Some(m) = super::oracle::static_move(&c, gold) {
                 work.feats.clear();
-                feats.extract(&work.c, &work.attrs, None, &mut work.scratch, &mut work.feats);
+                feats.extract(&c, &work.attrs, None, &mut work.scratch, &mut work.feats);
                 for (t, &f) in work.feats.iter().enumerate() {
                     counters[t].add(f);
                 }
-                m.apply(&mut work.c);
+                m.apply(&mut c);
             }
         }
         let distinct: Vec<usize> = counters.iter().map(DistinctCounter::estimate).collect();
@@ -764,6 +726,7 @@ impl Trainer {
             rng: Rng::new(opts.seed),
             opts: opts.clone(),
             epoch: 0,
+            c: Configuration::default(),
             work,
         })
     }
@@ -783,6 +746,7 @@ impl Trainer {
                 explore,
                 self.opts.explore_p,
                 &mut self.rng,
+                &mut self.c,
                 &mut self.work,
             );
             right += r;

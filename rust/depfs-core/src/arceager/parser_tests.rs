@@ -1,10 +1,15 @@
 //! Tests of the greedy parser, its model files and the method arrays on a toy
 //! treebank (UD-scale checks live in tests/arceager_ud.rs and the benches).
 
-use super::methods::{train_local, LocalOptions};
+use std::sync::Arc;
+
+use super::guide::{begin, run, MarginGuide, ModelGuide, Work};
+use super::local::{Ensemble, LocalClassifier, LocalOptions};
 use super::parser::{
     label_width, ArcEagerParser, TrainOptions, Trainer, LABEL_ROW_ALIGN, LEFT, N_KINDS, RIGHT,
 };
+use super::system::Configuration;
+use crate::templates::attrs::VocabHashes;
 use crate::treebank::{Treebank, WordStrs, NO_HEAD};
 use crate::weights::{QuantizedWeights, WeightTable};
 
@@ -103,6 +108,7 @@ fn training_is_deterministic_and_seeded() {
     let a = train(&tb, 2, 5);
     let b = train(&tb, 2, 5);
     assert_eq!(a.move_weights(), b.move_weights());
+    let tb = Arc::new(tb);
     let ta = a.trajectories(&tb, 0.5, 9, None).unwrap();
     let tb2 = b.trajectories(&tb, 0.5, 9, None).unwrap();
     assert_eq!(ta, tb2);
@@ -128,10 +134,10 @@ fn model_file_round_trip_and_errors() {
 
 #[test]
 fn trajectories_with_beta_one_follow_zero_cost_moves() {
-    let tb = toy(2);
+    let tb = Arc::new(toy(2));
     let p = train(&tb, 1, 1);
     let t = p.trajectories(&tb, 1.0, 0, None).unwrap();
-    assert_eq!(t.features.len(), t.len() * p.n_templates());
+    assert!(!t.is_empty());
     for i in 0..t.len() {
         let f = t.followed[i] as usize;
         assert!(t.valid[i * N_KINDS + f] && t.zero_cost[i * N_KINDS + f]);
@@ -146,43 +152,152 @@ fn trajectories_with_beta_one_follow_zero_cost_moves() {
 }
 
 #[test]
-fn template_scores_add_up_to_the_move_scores() {
-    let tb = toy(3);
+fn replayed_features_are_the_features_the_model_scored() {
+    // beta = 0: the model's move is followed, and it was chosen from the features of
+    // the whole set at record time; the replay must give features that choose it again.
+    let tb = Arc::new(toy(3));
     let p = train(&tb, 2, 1);
     let t = p.trajectories(&tb, 0.0, 0, None).unwrap();
     let nt = p.n_templates();
-    let per = p.template_scores(&t.features).unwrap();
+    let all = t.features(&p.set, 1).unwrap();
+    assert_eq!(all.len(), t.len() * nt);
     for i in 0..t.len() {
-        let want = p.kind_scores(&t.features[i * nt..(i + 1) * nt]);
+        let sc = p.kind_scores(&all[i * nt..(i + 1) * nt]);
+        let valid: [bool; N_KINDS] = std::array::from_fn(|k| t.valid[i * N_KINDS + k]);
+        assert_eq!(super::parser::best_kind(&sc, &valid), Some(t.model_move[i] as usize));
+        assert_eq!(t.followed[i], t.model_move[i]);
+    }
+    // Any subset's features are the matching columns, on any thread count.
+    let keep = [4usize, 0, 2];
+    let sub = t.features(&p.set.subset(&keep).unwrap(), 2).unwrap();
+    for i in 0..t.len() {
+        for (j, &k) in keep.iter().enumerate() {
+            assert_eq!(sub[i * keep.len() + j], all[i * nt + k]);
+        }
+    }
+    // A treebank the moves do not fit is refused, not replayed into garbage.
+    let mut other = t.clone();
+    other.treebank = Arc::new(toy(1));
+    assert!(other.features(&p.set, 1).is_err());
+}
+
+#[test]
+fn template_scores_add_up_to_the_move_scores() {
+    let tb = Arc::new(toy(3));
+    let p = train(&tb, 2, 1);
+    let t = p.trajectories(&tb, 0.0, 0, None).unwrap();
+    let nt = p.n_templates();
+    let features = t.features(&p.set, 1).unwrap();
+    let per = p.template_scores(&features).unwrap();
+    for i in 0..t.len() {
+        let want = p.kind_scores(&features[i * nt..(i + 1) * nt]);
         for (k, w) in want.iter().enumerate() {
             let sum: f32 = (0..nt).map(|j| per[(i * nt + j) * N_KINDS + k]).sum();
             assert!((sum - w).abs() < 1e-4);
         }
     }
-    assert!(p.template_scores(&t.features[..nt - 1]).is_err());
+    assert!(p.template_scores(&features[..nt - 1]).is_err());
 }
 
 #[test]
-fn local_training_learns_weighted_examples() {
+fn the_margin_rule_is_the_model_at_an_infinite_margin_and_one_template_at_zero() {
     let tb = toy(3);
+    let p = train(&tb, 2, 1);
+    let order: Vec<usize> = (0..p.n_templates()).rev().collect();
+    let vh = VocabHashes::new(&tb, &p.features().attrs);
+    let (mut c, mut work) = (Configuration::default(), Work::default());
+    let (mut used, mut decisions, mut forced) = (0, 0, 0);
+    let mut margin_moves = Vec::new();
+    for s in 0..tb.len() {
+        begin(&tb, &vh, s, &mut c, &mut work);
+        let mut g = MarginGuide {
+            parser: &p,
+            work: &mut work,
+            order: &order,
+            margin: f32::INFINITY,
+            templates_used: 0,
+            decisions: 0,
+        };
+        let mut moves = Vec::new();
+        run(&mut c, &mut g, |c, m| {
+            forced += (super::parser::valid_mask(c).iter().filter(|&&v| v).count() == 1) as u64;
+            moves.push(m.kind as u32 * 1000 + m.label)
+        });
+        (used, decisions) = (used + g.templates_used, decisions + g.decisions);
+        margin_moves.push(moves);
+    }
+    // Same moves as the model (the model skips forced moves but makes the same ones).
+    let model: Vec<Vec<u32>> = (0..tb.len())
+        .map(|s| {
+            begin(&tb, &vh, s, &mut c, &mut work);
+            let mut moves = Vec::new();
+            run(&mut c, &mut ModelGuide { parser: &p, work: &mut work }, |_, m| {
+                moves.push(m.kind as u32 * 1000 + m.label)
+            });
+            moves
+        })
+        .collect();
+    assert_eq!(margin_moves, model);
+    // A forced move stops after one template (nothing to separate); the others use all.
+    assert!(forced > 0 && forced < decisions);
+    assert_eq!(used, forced + (decisions - forced) * p.n_templates() as u64);
+    // Margin 0: every decision stops after its first template.
+    for s in 0..tb.len() {
+        begin(&tb, &vh, s, &mut c, &mut work);
+        let mut g = MarginGuide {
+            parser: &p,
+            work: &mut work,
+            order: &order,
+            margin: 0.0,
+            templates_used: 0,
+            decisions: 0,
+        };
+        run(&mut c, &mut g, |_, _| {});
+        assert_eq!(g.templates_used, g.decisions);
+    }
+}
+
+#[test]
+fn local_classifiers_keep_their_weights_and_an_ensemble_parses_and_survives_save_load() {
+    let tb = Arc::new(toy(3));
     let p = train(&tb, 1, 1);
     let t = p.trajectories(&tb, 1.0, 0, None).unwrap();
     let n = t.len();
-    let nt = p.n_templates();
-    let all: Vec<usize> = (0..nt).collect();
     let ones = vec![1.0f32; n];
-    let pred =
-        train_local(&t.features, nt, &t.valid, &t.zero_cost, &ones, &all, &LocalOptions::default()).unwrap();
+    let o = LocalOptions::default();
+    let a = LocalClassifier::train(&t, p.set.subset(&[0, 2, 3]).unwrap(), &ones, &o).unwrap();
+    let pred = a.predict(&t, 1).unwrap();
     let right = (0..n).filter(|&i| t.zero_cost[i * N_KINDS + pred[i] as usize]).count();
     assert!(right as f64 > 0.95 * n as f64, "{right} of {n}");
     assert!((0..n).all(|i| t.valid[i * N_KINDS + pred[i] as usize]));
-    // Errors: shapes, template indices, weights.
-    let o = LocalOptions::default();
-    assert!(train_local(&t.features[1..], nt, &t.valid, &t.zero_cost, &ones, &all, &o).is_err());
-    assert!(train_local(&t.features, nt, &t.valid, &t.zero_cost, &ones, &[nt], &o).is_err());
+    // Weights matter: a classifier that never saw the first half's decisions differs.
+    let half: Vec<f32> = (0..n).map(|i| if i < n / 2 { 0.0 } else { 1.0 }).collect();
+    let b = LocalClassifier::train(&t, p.set.subset(&[1, 4, 5]).unwrap(), &half, &o).unwrap();
+    // The ensemble parses the treebank to its gold trees (the toy set is learnable).
+    let e = Ensemble::new(vec![(0.7, a), (0.3, b)]).unwrap();
+    let parsed = e.parse(&tb, 1).unwrap();
+    assert_eq!(parsed.words.head, tb.words.head);
+    let gold_rel =
+        |t: &Treebank| t.words.deprel.iter().map(|&d| t.vocabs.deprel.str(d).to_string()).collect::<Vec<_>>();
+    assert_eq!(gold_rel(&parsed), gold_rel(&tb));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.depfs");
+    e.save(&path).unwrap();
+    let back = Ensemble::load(&path).unwrap();
+    assert_eq!(back.members.len(), 2);
+    let again = back.parse(&tb, 2).unwrap();
+    assert_eq!(
+        (again.words.head, again.words.deprel),
+        (parsed.words.head.clone(), parsed.words.deprel.clone())
+    );
+    // An ensemble file is not a parser file, and the other way round.
+    assert!(ArcEagerParser::load(&path).unwrap_err().to_string().contains("expected \"arc-eager\""));
+    // Errors: weights of the wrong length or negative.
+    assert!(LocalClassifier::train(&t, p.set.clone(), &ones[1..], &o).is_err());
     let mut bad = ones.clone();
     bad[0] = f32::NAN;
-    assert!(train_local(&t.features, nt, &t.valid, &t.zero_cost, &bad, &all, &o).is_err());
+    assert!(LocalClassifier::train(&t, p.set.clone(), &bad, &o).is_err());
+    assert!(Ensemble::new(vec![]).is_err());
 }
 
 #[test]

@@ -220,18 +220,13 @@ mod sweep {
     use super::brute::all_trees;
     use super::*;
 
-    /// SplitMix64: a tiny deterministic generator for the sweep.
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
+    /// Random score values of three kinds from the core's one generator.
+    trait Values {
+        fn value(&mut self, kind: u64) -> f64;
+    }
+    impl Values for crate::util::Rng {
         fn value(&mut self, kind: u64) -> f64 {
-            let r = self.next();
+            let r = self.next_u64();
             match kind {
                 0 => (r % 3) as f64,
                 1 => (r >> 11) as f64 / (1u64 << 53) as f64 * 10.0 - 5.0,
@@ -258,7 +253,7 @@ mod sweep {
 
     #[test]
     fn every_decoder_matches_brute_force_up_to_six_words() {
-        let mut rng = Rng(7);
+        let mut rng = crate::util::Rng::new(7);
         let (mut cle_ws, mut eis_ws, mut e2_ws, mut kb_ws) =
             (CleWorkspace::new(), EisnerWorkspace::new(), Eisner2Workspace::new(), KBestWorkspace::new());
         for n1 in 2..=7 {

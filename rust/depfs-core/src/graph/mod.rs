@@ -28,6 +28,7 @@ use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::templates::hash::{combine, fmix, hash_str};
 use crate::templates::{Family, TemplateSet};
 use crate::treebank::NO_HEAD;
+use crate::util::Rng;
 use crate::weights::{rows_for, QuantizedWeights, TemplateCounts, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use decoding::DecodeWs;
@@ -257,21 +258,6 @@ fn gold_heads(tb: &Treebank, s: usize) -> Option<Vec<i32>> {
     v.push(-1);
     v.extend_from_slice(hs);
     Some(v)
-}
-
-/// SplitMix64 stream for the shuffle (deterministic for a seed).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        fmix(self.0)
-    }
-    fn shuffle<T>(&mut self, xs: &mut [T]) {
-        for i in (1..xs.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            xs.swap(i, j);
-        }
-    }
 }
 
 impl GraphModel<Weights> {
@@ -624,7 +610,7 @@ impl GraphTrainer {
             skipped_sentences: train.len() - usable.len(),
             usable,
             label_of,
-            rng: Rng(config.seed),
+            rng: Rng::new(config.seed),
             epoch: 0,
         })
     }

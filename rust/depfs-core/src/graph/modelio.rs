@@ -17,7 +17,7 @@ pub const KIND: &str = "graph";
 const PAYLOAD_VERSION: u32 = 3;
 
 #[derive(Serialize, Deserialize)]
-struct WeightsFile {
+pub struct WeightsFile {
     width: usize,
     rows: Vec<usize>,
     scales: Vec<f32>,
@@ -32,8 +32,9 @@ impl WeightsFile {
     }
 }
 
+/// A graph parser inside a model file.
 #[derive(Serialize, Deserialize)]
-struct GraphFile {
+pub struct GraphFile {
     payload_version: u32,
     config: GraphConfig,
     arc_templates: String,
@@ -63,14 +64,19 @@ impl GraphModel {
             length_dict: self.length_dict.entries(),
             train_digest: self.train_digest,
         };
-        modelfile::save(path, KIND, &file)
+        let t = &self.templates;
+        let inputs = modelfile::input_columns(&[&t.arc, &t.sib, &t.lab]);
+        modelfile::save_model(path, inputs, modelfile::Model::Graph(file))
     }
 
     /// Reads a model written by [`GraphModel::save`]; any inconsistency is an
     /// `Error::Model` naming the file.
     pub fn load(path: &Path) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let f: GraphFile = modelfile::load(path, KIND)?;
+        let f = match modelfile::load_model(path)?.model {
+            modelfile::Model::Graph(f) => f,
+            other => return Err(modelfile::wrong_kind(path, &other, KIND)),
+        };
         if f.payload_version != PAYLOAD_VERSION {
             return Err(bad(format!("graph model payload version {} is not supported", f.payload_version)));
         }

@@ -5,13 +5,13 @@ use score::Split;
 /// A toy language: "DET ADJ* NOUN VERB DET NOUN ADV?" with fixed attachments, so a
 /// first-order model can learn it perfectly.
 fn toy(n_sent: usize, seed: u64) -> Treebank {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut tb = Treebank::new();
     let nouns = ["dog", "cat", "bird", "man"];
     let verbs = ["sees", "likes", "bites"];
     for _ in 0..n_sent {
         let mut w: Vec<(String, &str, i32, &str)> = vec![];
-        let n_adj = (rng.next() % 3) as usize;
+        let n_adj = (rng.next_u64() % 3) as usize;
         // subject NP: DET ADJ* NOUN ; NOUN is at 2 + n_adj
         let subj = 2 + n_adj as i32;
         let verb = subj + 1;
@@ -19,11 +19,11 @@ fn toy(n_sent: usize, seed: u64) -> Treebank {
         for _ in 0..n_adj {
             w.push(("big".into(), "ADJ", subj, "amod"));
         }
-        w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "nsubj"));
-        w.push((verbs[(rng.next() % 3) as usize].into(), "VERB", 0, "root"));
+        w.push((nouns[(rng.next_u64() % 4) as usize].into(), "NOUN", verb, "nsubj"));
+        w.push((verbs[(rng.next_u64() % 3) as usize].into(), "VERB", 0, "root"));
         w.push(("a".into(), "DET", verb + 2, "det"));
-        w.push((nouns[(rng.next() % 4) as usize].into(), "NOUN", verb, "obj"));
-        if rng.next().is_multiple_of(2) {
+        w.push((nouns[(rng.next_u64() % 4) as usize].into(), "NOUN", verb, "obj"));
+        if rng.next_u64().is_multiple_of(2) {
             w.push(("now".into(), "ADV", verb, "advmod"));
         }
         let ws: Vec<WordStrs> = w.iter().map(|(f, p, h, d)| WordStrs::simple(f, p, *h, d)).collect();
@@ -144,10 +144,10 @@ fn model_files_round_trip_and_refuse_damage() {
 /// Weights with pseudo-random values in every row.
 fn random_weights(af: &ArcFeatures, bits: u32, seed: u64) -> Weights {
     let mut w = Weights::uniform(af.len(), bits, 1).unwrap();
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     for t in 0..af.len() {
         for r in 0..(1u64 << bits) {
-            w.update(t, r, 0, (rng.next() % 1000) as f32 / 100.0 - 5.0);
+            w.update(t, r, 0, (rng.next_u64() % 1000) as f32 / 100.0 - 5.0);
         }
     }
     w

@@ -1,5 +1,6 @@
-//! SplitMix64 (Steele, Lea & Flood 2014): a tiny seeded generator, so training and
-//! exploration give the same result on every platform and version.
+//! The one random generator of depfs: SplitMix64 (Steele, Lea & Flood 2014), tiny and
+//! seeded, so training, exploration, trajectories and test data give the same result on
+//! every platform and version. Every seeded draw in the core comes from here.
 
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

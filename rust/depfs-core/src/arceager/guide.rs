@@ -1,0 +1,281 @@
+//! One decision loop for the arc-eager system, and the guides that steer it.
+//!
+//! After dpar's greedy parser (de Kok): a [`Guide`] chooses the next move of a
+//! configuration, and [`run`] applies moves until the configuration is terminal, showing
+//! each (configuration, move) to a collector first. Parsing, training, DAgger-style
+//! trajectories and model-free oracle walks are the same loop with different guides:
+//!
+//! - [`ModelGuide`]: the model's best valid move and label (parsing);
+//! - [`LearnGuide`]: learns the best-scoring zero-cost move of the dynamic oracle
+//!   (Goldberg & Nivre 2012), follows the model's move with probability `explore_p`
+//!   when exploring (training);
+//! - [`MixtureGuide`]: follows the oracle with probability `beta`, else the model, and
+//!   records every decision (DAgger, Ross et al. 2011, as He et al. 2013 use it);
+//! - [`WalkGuide`]: follows the oracle with probability `beta`, else a random valid
+//!   move, with no model at all (tests and error analysis);
+//! - [`MarginGuide`]: adds template scores in a given order and stops once the best
+//!   valid move leads every other valid move by a margin (the prefix-margin rule of
+//!   Strubell et al. 2015, Algorithm 1).
+//!
+//! The oracle is a guide's data, not a special loop; a new policy is a new guide.
+
+use super::explore::OracleTrajectories;
+use super::oracle::{kind_costs, static_move, KindCosts};
+use super::parser::{apply_kind, best_kind, valid_mask, ArcEagerParser, LEFT, N_KINDS, REDUCE, RIGHT, SHIFT};
+use super::system::{Configuration, GoldTree, Move};
+use super::trajectories::Trajectories;
+use crate::templates::attrs::{SentAttrs, VocabHashes};
+use crate::templates::config_feats::ExtractScratch;
+use crate::treebank::Treebank;
+use crate::util::Rng;
+use crate::weights::{RowAt, WeightTable, Weights};
+
+/// One move: its kind (SHIFT, REDUCE, LEFT, RIGHT) and, for arcs, its label id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Step {
+    pub kind: usize,
+    pub label: u32,
+}
+
+/// Chooses the next move of a non-terminal configuration.
+pub trait Guide {
+    /// The move to apply from `c`, whose valid move kinds are `valid`; `None` stops the
+    /// loop (no move can be chosen).
+    fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step>;
+}
+
+/// Applies `guide`'s moves to `c` until it is terminal (or the guide gives up); each
+/// configuration and its move are shown to `seen` before the move is applied.
+/// O(moves · cost of a choice).
+pub fn run(c: &mut Configuration, guide: &mut impl Guide, mut seen: impl FnMut(&Configuration, Step)) {
+    while !c.is_terminal() {
+        let valid = valid_mask(c);
+        let Some(step) = guide.choose(c, &valid) else { break };
+        seen(c, step);
+        apply_kind(c, step.kind, step.label);
+    }
+}
+
+/// Per-thread buffers of feature extraction and scoring, reused across sentences.
+#[derive(Default)]
+pub struct Work {
+    pub attrs: SentAttrs,
+    pub scratch: ExtractScratch,
+    pub feats: Vec<u64>,
+    pub label_scores: Vec<f32>,
+    pub rows: Vec<RowAt>,
+}
+
+impl Work {
+    /// Features of every template of `p` in configuration `c`, into `self.feats`.
+    #[inline]
+    pub fn extract<W: WeightTable>(&mut self, p: &ArcEagerParser<W>, c: &Configuration) {
+        self.feats.clear();
+        p.features().extract(c, &self.attrs, None, &mut self.scratch, &mut self.feats);
+    }
+}
+
+/// The zero-cost move kinds of the dynamic oracle, from its costs.
+#[inline]
+pub fn zero_cost(k: &KindCosts) -> [bool; N_KINDS] {
+    [k.shift == Some(0), k.reduce == Some(0), k.left_arc == Some(0), k.right_arc == Some(0)]
+}
+
+/// The gold label an arc move of kind `kind` must carry to keep its cost, if any.
+#[inline]
+pub fn gold_label(k: &KindCosts, kind: usize) -> Option<u32> {
+    match kind {
+        LEFT => k.left_label,
+        RIGHT => k.right_label,
+        _ => None,
+    }
+}
+
+/// The model's best valid move and label.
+pub struct ModelGuide<'a, W> {
+    pub parser: &'a ArcEagerParser<W>,
+    pub work: &'a mut Work,
+}
+
+impl<W: WeightTable> Guide for ModelGuide<'_, W> {
+    fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        let (p, w) = (self.parser, &mut *self.work);
+        // A forced SHIFT or REDUCE (e.g. emptying the stack at the end) needs no
+        // features: same result, no row reads.
+        if let [true, false, false, false] | [false, true, false, false] = *valid {
+            return Some(Step { kind: if valid[SHIFT] { SHIFT } else { REDUCE }, label: 0 });
+        }
+        w.extract(p, c);
+        let scores = p.kind_scores_with(&w.feats, &mut w.rows);
+        let kind = best_kind(&scores, valid)?;
+        let label = if kind == LEFT || kind == RIGHT { p.model_label(c, kind, w) } else { 0 };
+        Some(Step { kind, label })
+    }
+}
+
+/// Online training of the move and label weights (Goldberg & Nivre 2012, Algorithm 3):
+/// learn the best-scoring zero-cost move; follow it, or when exploring a wrong model
+/// move with probability `explore_p`.
+pub struct LearnGuide<'a> {
+    pub parser: &'a mut ArcEagerParser<Weights>,
+    pub work: &'a mut Work,
+    pub gold: &'a GoldTree,
+    pub explore: bool,
+    pub explore_p: f64,
+    pub rng: &'a mut Rng,
+    /// Decisions where the model's move had zero cost, and all decisions.
+    pub right: u64,
+    pub total: u64,
+}
+
+impl Guide for LearnGuide<'_> {
+    fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        let (p, w) = (&mut *self.parser, &mut *self.work);
+        w.extract(p, c);
+        let scores = p.kind_scores_with(&w.feats, &mut w.rows);
+        let costs = kind_costs(c, self.gold);
+        let zero = zero_cost(&costs);
+        let pred = best_kind(&scores, valid)?;
+        let target = best_kind(&scores, &zero)?;
+        self.total += 1;
+        if zero[pred] {
+            self.right += 1;
+        } else {
+            p.update_moves(&w.feats, target, pred);
+        }
+        p.tick_moves();
+        let follow =
+            if self.explore && !zero[pred] && self.rng.unit() < self.explore_p { pred } else { target };
+        let gold = gold_label(&costs, target);
+        if let Some(g) = gold {
+            p.learn_label(c, target, g, w);
+        }
+        let label = match (follow, gold) {
+            (k, Some(g)) if k == target => g,
+            (LEFT | RIGHT, _) => p.model_label(c, follow, w),
+            _ => 0,
+        };
+        Some(Step { kind: follow, label })
+    }
+}
+
+/// Follows the oracle's best-scoring zero-cost move with probability `beta` and the
+/// model's move otherwise (one draw per decision), and records every decision.
+pub struct MixtureGuide<'a, W> {
+    pub parser: &'a ArcEagerParser<W>,
+    pub work: &'a mut Work,
+    pub gold: &'a GoldTree,
+    pub beta: f64,
+    pub rng: &'a mut Rng,
+    pub sentence: u32,
+    pub out: &'a mut Trajectories,
+}
+
+impl<W: WeightTable> Guide for MixtureGuide<'_, W> {
+    fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        let (p, w) = (self.parser, &mut *self.work);
+        w.extract(p, c);
+        let scores = p.kind_scores_with(&w.feats, &mut w.rows);
+        let costs = kind_costs(c, self.gold);
+        let zero = zero_cost(&costs);
+        let (model, oracle) = (best_kind(&scores, valid)?, best_kind(&scores, &zero)?);
+        let follow = if self.rng.unit() < self.beta { oracle } else { model };
+        let label = match gold_label(&costs, follow) {
+            Some(g) => g,
+            None if follow == LEFT || follow == RIGHT => p.model_label(c, follow, w),
+            None => 0,
+        };
+        let step = Step { kind: follow, label };
+        self.out.push(self.sentence, step, valid, &zero, &costs, model);
+        Some(step)
+    }
+}
+
+/// Follows the oracle with probability `beta`, else a uniformly random valid move; no
+/// model. The oracle's move is the static oracle's when that has zero cost, else the
+/// first zero-cost kind. Arcs carry their gold label when they are gold arcs, else 0.
+/// Records every decision.
+pub struct WalkGuide<'a> {
+    pub gold: &'a GoldTree,
+    pub beta: f64,
+    pub rng: &'a mut Rng,
+    pub sentence: u32,
+    pub out: &'a mut OracleTrajectories,
+}
+
+impl Guide for WalkGuide<'_> {
+    fn choose(&mut self, c: &Configuration, _valid: &[bool; N_KINDS]) -> Option<Step> {
+        let stat = static_move(c, self.gold)?;
+        let k = kind_costs(c, self.gold);
+        let costs = [k.shift, k.reduce, k.left_arc, k.right_arc];
+        let first_zero = costs.iter().position(|&x| x == Some(0))?;
+        let stat_kind = match stat {
+            Move::Shift => SHIFT,
+            Move::Reduce => REDUCE,
+            Move::LeftArc(_) => LEFT,
+            Move::RightArc(_) => RIGHT,
+        };
+        let oracle = if costs[stat_kind] == Some(0) { stat_kind } else { first_zero };
+        let kind = if self.rng.unit() < self.beta {
+            oracle
+        } else {
+            let valid: Vec<usize> = (0..N_KINDS).filter(|&i| costs[i].is_some()).collect();
+            valid[self.rng.below(valid.len() as u64) as usize]
+        };
+        let out = &mut *self.out;
+        out.sentence.push(self.sentence);
+        out.s0.push(c.s0());
+        out.b0.push(c.b0().unwrap_or(0));
+        out.cost.extend(costs.iter().map(|x| x.map_or(-1, |v| v as i32)));
+        out.followed.push(kind as u8);
+        out.oracle.push(oracle as u8);
+        let label = match kind {
+            LEFT => k.left_label.unwrap_or(0),
+            RIGHT => k.right_label.unwrap_or(0),
+            _ => 0,
+        };
+        Some(Step { kind, label })
+    }
+}
+
+/// The prefix-margin rule of Strubell et al. (2015, Algorithm 1): move scores are summed
+/// template by template in `order`; the decision stops as soon as the best valid move
+/// kind leads every other valid kind by at least `margin`, else it uses every template
+/// of `order`. Counts the templates used, for the average per decision.
+pub struct MarginGuide<'a, W> {
+    pub parser: &'a ArcEagerParser<W>,
+    pub work: &'a mut Work,
+    /// Template indices of the parser's set, in the order they are added.
+    pub order: &'a [usize],
+    pub margin: f32,
+    pub templates_used: u64,
+    pub decisions: u64,
+}
+
+impl<W: WeightTable> Guide for MarginGuide<'_, W> {
+    fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        let (p, w) = (self.parser, &mut *self.work);
+        w.extract(p, c);
+        let margin = self.margin;
+        let (scores, used) = p.kind_scores_prefix(&w.feats, self.order, |acc| leads_by(acc, valid, margin));
+        self.templates_used += used as u64;
+        self.decisions += 1;
+        let kind = best_kind(&scores, valid)?;
+        let label = if kind == LEFT || kind == RIGHT { p.model_label(c, kind, w) } else { 0 };
+        Some(Step { kind, label })
+    }
+}
+
+/// Whether the best valid kind leads every other valid kind by at least `margin`
+/// (true when only one kind is valid).
+pub fn leads_by(scores: &[f32; N_KINDS], valid: &[bool; N_KINDS], margin: f32) -> bool {
+    let Some(best) = best_kind(scores, valid) else { return true };
+    (0..N_KINDS).all(|k| k == best || !valid[k] || scores[best] - scores[k] >= margin)
+}
+
+/// Sets `c` to the initial configuration of sentence `s` of `tb` and `work` to its
+/// attribute values (from `vh`, the treebank's vocabulary hashes). O(words).
+pub fn begin(tb: &Treebank, vh: &VocabHashes, s: usize, c: &mut Configuration, work: &mut Work) {
+    c.reset(tb.sentences[s].len);
+    work.attrs.fill(vh, tb, s);
+}
