@@ -1,4 +1,4 @@
-//! Bindings of the graph parser, its trainer and the template language.
+//! Bindings of the graph parser and its trainer.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -6,7 +6,7 @@ use std::sync::Arc;
 use depfs_core::graph::{
     self, DecoderKind, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Scratch, Update,
 };
-use depfs_core::templates::{defaults, Family, TemplateSet};
+use depfs_core::templates::{Family, TemplateSet};
 use depfs_core::weights::TemplateCounts;
 use depfs_core::{modelfile, Error};
 use numpy::{PyArray1, PyArrayMethods};
@@ -15,51 +15,6 @@ use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
 use crate::treebank::PyTreebank;
-
-fn family(name: &str) -> depfs_core::Result<Family> {
-    match name {
-        "arc" => Ok(Family::Arc),
-        "config" => Ok(Family::Config),
-        _ => Err(Error::InvalidArgument(format!("unknown template family {name:?} (arc or config)"))),
-    }
-}
-
-/// Names of the template sets shipped with depfs.
-#[pyfunction]
-fn template_set_names() -> Vec<&'static str> {
-    defaults::names()
-}
-
-/// (family, text) of a shipped template set.
-#[pyfunction]
-fn template_set_text(py: Python<'_>, name: &str) -> PyResult<(String, String)> {
-    let (_, fam, text) = defaults::DEFAULT_SETS
-        .iter()
-        .find(|s| s.0 == name)
-        .ok_or_else(|| {
-            Error::InvalidArgument(format!(
-                "no template set {name:?} (known: {})",
-                defaults::names().join(", ")
-            ))
-        })
-        .py_err(py)?;
-    let fam = if *fam == Family::Arc { "arc" } else { "config" };
-    Ok((fam.to_string(), text.to_string()))
-}
-
-/// Parses template text (one per line, `#` comments) into (canonical text, id, cost, order) tuples.
-#[pyfunction]
-#[pyo3(signature = (text, family = "arc", max_atoms = 3))]
-fn parse_templates(
-    py: Python<'_>,
-    text: &str,
-    family: &str,
-    max_atoms: usize,
-) -> PyResult<Vec<(String, u64, f32, u8)>> {
-    let fam = self::family(family).py_err(py)?;
-    let set = TemplateSet::parse(text, fam, max_atoms).py_err(py)?;
-    Ok(set.templates.iter().map(|t| (t.text.clone(), t.id, t.cost, t.order())).collect())
-}
 
 /// The kind of model a file holds ("graph", ...), after checking the container.
 #[pyfunction]
@@ -363,9 +318,6 @@ impl PyGraphTrainer {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraphModel>()?;
     m.add_class::<PyGraphTrainer>()?;
-    m.add_function(wrap_pyfunction!(template_set_names, m)?)?;
-    m.add_function(wrap_pyfunction!(template_set_text, m)?)?;
-    m.add_function(wrap_pyfunction!(parse_templates, m)?)?;
     m.add_function(wrap_pyfunction!(model_kind, m)?)?;
     m.add_function(wrap_pyfunction!(graph_attachment_scores, m)?)?;
     Ok(())

@@ -9,6 +9,7 @@ mod decode;
 mod errors;
 mod eval;
 mod graph;
+mod templates;
 mod treebank;
 
 #[pymodule]
@@ -17,6 +18,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     treebank::register(m)?;
     arceager::register(m)?;
     graph::register(m)?;
+    templates::register(m)?;
     eval::register(m)?;
     decode::register(m)?;
     Ok(())

@@ -28,6 +28,14 @@
 //! set its own limit with a `#! max_atoms = 4` line); `dir` and `dist` qualify the
 //! conjunction and do not count.
 //!
+//! As values, the atoms of a template are (address, attribute) text pairs
+//! ([`Template::atom_pairs`], [`Template::from_atoms`]): `("STACK_1 lc pw", "upos")`,
+//! `("h+1", "form")`, and an empty address for the edge atoms `("", "dir")`, `("", "dist")`,
+//! `("", "sdist")`. Building from pairs goes through the parser, so the canonical text and id
+//! are those of the same template written as text.
+//!
+//! The shipped sets are the files of `src/templates/sets/`, embedded by [`defaults`].
+//!
 //! Feature values: every vocabulary string is hashed once per treebank
 //! ([`attrs::VocabHashes`], because interned ids differ between treebanks), a sentence
 //! copies those hashes into a flat per-position table ([`attrs::SentAttrs`]), and a
@@ -45,6 +53,9 @@ pub use syntax::{ArcAddr, Atom, Attr, Base, ConfigAddr, Family, NodeAttr, Step};
 
 /// Default bound on the word atoms of a template.
 pub const DEFAULT_MAX_ATOMS: usize = 3;
+
+/// Largest bound a `#! max_atoms = N` directive may set; the language's own limit.
+pub const MAX_ATOMS_BOUND: usize = 8;
 
 /// One compiled-from-text template.
 #[derive(Debug, Clone, PartialEq)]
@@ -87,6 +98,42 @@ impl Template {
         Ok(Template { atoms, text: canon, id, family, cost })
     }
 
+    /// Builds a template from (address, attribute) pairs (see [`Atom::parts`]), in any order,
+    /// by parsing their text; errors quote that text (as line 1).
+    pub fn from_atoms<A: AsRef<str>, B: AsRef<str>>(
+        atoms: &[(A, B)],
+        family: Family,
+        max_atoms: usize,
+    ) -> Result<Template> {
+        let mut parts = Vec::with_capacity(atoms.len());
+        for (address, attribute) in atoms {
+            let (address, attribute) = (address.as_ref(), attribute.as_ref());
+            parts.push(syntax::render_atom(address, attribute).map_err(|msg| {
+                let text = atoms
+                    .iter()
+                    .map(|(a, b)| format!("{}({})", b.as_ref(), a.as_ref()))
+                    .collect::<Vec<_>>()
+                    .join(" & ");
+                Error::Template { text, line: 1, msg }
+            })?);
+        }
+        if parts.is_empty() {
+            return Err(Error::Template { text: String::new(), line: 1, msg: "no atoms".into() });
+        }
+        Template::parse(&parts.join(" & "), 1, family, max_atoms)
+    }
+
+    /// The atoms as (address, attribute) text pairs in canonical order; an empty address
+    /// marks an edge atom (`dir`, `dist`, `sdist`). `from_atoms` of them gives this template back.
+    pub fn atom_pairs(&self) -> Vec<(String, String)> {
+        self.atoms.iter().map(Atom::parts).collect()
+    }
+
+    /// Number of word atoms (the ones `max_atoms` bounds).
+    pub fn n_word_atoms(&self) -> usize {
+        self.atoms.iter().filter(|a| !a.is_edge()).count()
+    }
+
     /// 2 when the template reads the sibling or grandparent (or their distance), else 1.
     pub fn order(&self) -> u8 {
         let second = self.atoms.iter().any(|a| {
@@ -109,8 +156,8 @@ fn parse_directive(text: &str, line: usize) -> Result<usize> {
         return Err(bad("unknown directive (known: max_atoms)"));
     }
     let n: usize = value.trim().parse().map_err(|_| bad("max_atoms must be a number"))?;
-    if n == 0 || n > 8 {
-        return Err(bad("max_atoms must be 1..8"));
+    if n == 0 || n > MAX_ATOMS_BOUND {
+        return Err(bad(&format!("max_atoms must be 1..{MAX_ATOMS_BOUND}")));
     }
     Ok(n)
 }

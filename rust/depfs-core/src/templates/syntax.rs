@@ -209,6 +209,37 @@ impl Atom {
     pub fn is_edge(&self) -> bool {
         matches!(self, Atom::Dir | Atom::Dist | Atom::SibDist)
     }
+
+    /// The atom as an (address, attribute) text pair, both in canonical spelling:
+    /// `upos(STACK_1 lc pw)` → `("STACK_1 lc pw", "upos")`, `feat:Case(m-1)` → `("m-1", "feat:Case")`.
+    /// Edge atoms have no address: `dir` → `("", "dir")`, likewise `dist` and `sdist`.
+    /// [`render_atom`] turns a pair back into the atom's text.
+    pub fn parts(&self) -> (String, String) {
+        match self {
+            Atom::Dir | Atom::Dist | Atom::SibDist => (String::new(), self.text()),
+            Atom::ArcWord { attr, addr } => (addr.text(), attr.text()),
+            Atom::ConfigWord { attr, addr } => (addr.text(), attr.text()),
+        }
+    }
+}
+
+/// Text of the atom given as an (address, attribute) pair (the inverse of [`Atom::parts`]):
+/// `attribute(address)`, or the bare `attribute` when the address is empty (edge atoms).
+/// Names are not checked here (parsing the text does that), only that the pair cannot
+/// stand for more or less than one atom: no `&`, parentheses, `#` or line breaks, and a
+/// non-empty attribute.
+pub fn render_atom(address: &str, attribute: &str) -> std::result::Result<String, String> {
+    let bad = |s: &str| s.contains(['&', '(', ')', '#', '\n', '\r']);
+    if bad(address) || bad(attribute) {
+        return Err(format!(
+            "atom ({address:?}, {attribute:?}): address and attribute may not contain &, (, ), # or line breaks"
+        ));
+    }
+    let (address, attribute) = (address.trim(), attribute.trim());
+    if attribute.is_empty() {
+        return Err(format!("atom ({address:?}, {attribute:?}): empty attribute"));
+    }
+    Ok(if address.is_empty() { attribute.to_string() } else { format!("{attribute}({address})") })
 }
 
 fn err(text: &str, line: usize, msg: impl Into<String>) -> Error {

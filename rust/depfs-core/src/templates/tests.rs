@@ -150,3 +150,81 @@ fn file_directive_sets_the_atom_limit() {
     assert!(e.contains("unknown directive") && e.contains("line 1"), "{e}");
     assert!(TemplateSet::parse("#! max_atoms = x\n", Family::Arc, 3).is_err());
 }
+
+fn owned(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(a, b)| (a.to_string(), b.to_string())).collect()
+}
+
+#[test]
+fn atom_pairs_of_known_templates() {
+    let c = cfg("upos(STACK_1 lc pw) & form(QUEUE_0)").unwrap();
+    assert_eq!(c.atom_pairs(), owned(&[("STACK_1 lc pw", "upos"), ("QUEUE_0", "form")]));
+    let c = cfg("DEP(stack_0) & lval(QUEUE_0 LC) & dist").unwrap();
+    assert_eq!(c.atom_pairs(), owned(&[("STACK_0", "deprel"), ("QUEUE_0 lc", "lval"), ("", "dist")]));
+    let a = arc("dist & upos(m) & dir & upos(h)").unwrap();
+    assert_eq!(a.atom_pairs(), owned(&[("h", "upos"), ("m", "upos"), ("", "dir"), ("", "dist")]));
+    let a = arc("feat:Case(m-1) & prefix:4(h+2) & xpos(b)").unwrap();
+    assert_eq!(a.atom_pairs(), owned(&[("h+2", "prefix:4"), ("m-1", "feat:Case"), ("b", "xpos")]));
+    let a = arc("upos(g) & upos(s) & sdist").unwrap();
+    assert_eq!(a.atom_pairs(), owned(&[("s", "upos"), ("g", "upos"), ("", "sdist")]));
+    assert_eq!(a.n_word_atoms(), 2);
+}
+
+/// parse(render(atoms)) == template for every template of every shipped set.
+#[test]
+fn every_shipped_template_round_trips_through_its_atoms() {
+    let mut n = 0;
+    for &(name, family, _) in defaults::DEFAULT_SETS {
+        for t in defaults::load(name).unwrap().templates {
+            let pairs = t.atom_pairs();
+            let rendered: Vec<String> =
+                pairs.iter().map(|(a, b)| syntax::render_atom(a, b).unwrap()).collect();
+            assert_eq!(rendered.join(" & "), t.text, "{name}");
+            let back = Template::from_atoms(&pairs, family, MAX_ATOMS_BOUND).unwrap();
+            assert_eq!(back, t, "{name}");
+            let mut reversed = pairs.clone();
+            reversed.reverse();
+            assert_eq!(Template::from_atoms(&reversed, family, MAX_ATOMS_BOUND).unwrap().id, t.id);
+            n += 1;
+        }
+    }
+    assert!(n > 300, "{n}");
+}
+
+#[test]
+fn from_atoms_builds_new_templates_and_rejects_bad_pairs() {
+    let t =
+        Template::from_atoms(&[("QUEUE_0 lc rs", "LEX"), ("STACK_2 h", "rval")], Family::Config, 3).unwrap();
+    assert_eq!(t.text, "rval(STACK_2 h) & form(QUEUE_0 lc rs)");
+    assert_eq!(t.id, hash::hash_str(&t.text));
+    // (pairs, family, quoted text, message)
+    type Case = (&'static [(&'static str, &'static str)], Family, &'static str, &'static str);
+    let cases: &[Case] = &[
+        (&[("h", "colour")], Family::Arc, "colour(h)", "unknown attribute"),
+        (&[("h", "upos"), ("x", "upos")], Family::Arc, "upos(h) & upos(x)", "bad arc address"),
+        (&[("", "upos")], Family::Arc, "upos", "expected attr(address)"),
+        (&[("h", "dir")], Family::Arc, "dir(h)", "unknown attribute"),
+        (&[("h) & upos(m", "upos")], Family::Arc, "upos(h) & upos(m)", "may not contain"),
+        (&[("h", "")], Family::Arc, "(h)", "empty attribute"),
+        (&[("h", "upos"), ("h", "UPOS")], Family::Arc, "upos(h) & UPOS(h)", "repeated"),
+        (&[("STACK_0", "upos"), ("", "dir")], Family::Config, "upos(STACK_0) & dir", "only in arc"),
+    ];
+    for (pairs, family, text, want) in cases {
+        let msg = Template::from_atoms(pairs, *family, 3).unwrap_err().to_string();
+        assert!(msg.contains(want), "{pairs:?}: {msg}");
+        assert!(msg.contains(&format!("{text:?}")), "{pairs:?}: {msg}");
+    }
+    let none: &[(&str, &str)] = &[];
+    assert!(Template::from_atoms(none, Family::Arc, 3).unwrap_err().to_string().contains("no atoms"));
+    let four = [("h", "upos"), ("m", "upos"), ("h", "form"), ("m", "form")];
+    assert!(Template::from_atoms(&four, Family::Arc, 3).is_err());
+    assert_eq!(Template::from_atoms(&four, Family::Arc, 4).unwrap().n_word_atoms(), 4);
+}
+
+#[test]
+fn default_set_text_and_family() {
+    let (family, text) = defaults::text("nilsson_nugues").unwrap();
+    assert_eq!(family, Family::Config);
+    assert!(text.contains("POS(QUEUE_0)"));
+    assert!(defaults::text("nope").unwrap_err().to_string().contains("first_order"));
+}
