@@ -84,8 +84,13 @@ def test_dev_scores_and_callback():
     p = GraphParser(
         epochs=2, arc_templates=ARC, sibling_templates=SIB, labeler_templates=LAB, max_bits=10
     )
-    p.fit(toy(50, 3), dev=toy(10, 4), callback=seen.append)
-    assert len(seen) == 2 and 0.0 <= seen[-1]["dev_uas"] <= 1.0 and "dev_las" in seen[-1]
+    dev = toy(10, 4)
+    p.fit(toy(50, 3), dev=dev, on_epoch=seen.append)
+    assert seen == p.history_ and [row["epoch"] for row in seen] == [1, 2]
+    # The same keys as every depfs model, dev scores in percent from the one scorer.
+    assert set(seen[-1]) == {"epoch", "train_accuracy", "seconds", "dev_uas", "dev_las"}
+    scores = depfs.evaluate(dev, p.parse(dev))
+    assert (seen[-1]["dev_uas"], seen[-1]["dev_las"]) == (scores.uas, scores.las)
 
 
 @pytest.mark.parametrize("order,decoder", [(2, "eisner"), (1, "cle")])

@@ -94,7 +94,6 @@ def template_from_atoms(
     atoms: list[tuple[str, str]], family: str = "arc", max_atoms: int | None = None
 ) -> _TemplateTuple: ...
 def model_kind(path: str | os.PathLike[str]) -> str: ...
-def graph_attachment_scores(gold: Treebank, pred: Treebank) -> tuple[float, float]: ...
 
 @final
 class GraphModel:
@@ -154,7 +153,7 @@ class GraphTrainer:
         decoder: str = "eisner",
         seed: int = 1,
         min_bits: int = 6,
-        max_bits: int = 20,
+        max_bits: int = 18,
         prune: bool = True,
         max_atoms: int = 3,
         update: str = "mira",
@@ -212,11 +211,12 @@ class ArcEagerTrainer:
         pseudo_projective: bool = True,
         min_lifted_label_count: int = 20,
     ) -> ArcEagerTrainer: ...
-    def epoch(self) -> tuple[int, float]: ...
+    def epoch(self) -> dict[str, float]: ...
     def model(self) -> ArcEagerModel: ...
     @property
     def epochs_done(self) -> int: ...
 
+@final
 class Trajectories:
     def __len__(self) -> int: ...
     @property
@@ -233,9 +233,10 @@ class Trajectories:
     def nbytes(self) -> int: ...
     def features(self, templates: str, threads: int = 1) -> npt.NDArray[np.uint64]: ...
 
+@final
 class LocalClassifier:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         trajectories: Trajectories,
         templates: str,
         sample_weight: npt.NDArray[np.float32],
@@ -243,13 +244,14 @@ class LocalClassifier:
         epochs: int = 5,
         seed: int = 1,
         threads: int = 1,
-    ) -> None: ...
+    ) -> LocalClassifier: ...
     @property
     def templates(self) -> list[str]: ...
     def predict(self, trajectories: Trajectories, threads: int = 1) -> npt.NDArray[np.uint8]: ...
 
+@final
 class Ensemble:
-    def __init__(self, members: list[tuple[float, LocalClassifier]]) -> None: ...
+    def __new__(cls, members: list[tuple[float, LocalClassifier]]) -> Ensemble: ...
     @property
     def weights(self) -> list[float]: ...
     @property

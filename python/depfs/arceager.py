@@ -33,7 +33,7 @@ Move kinds are numbered 0 SHIFT, 1 REDUCE, 2 LEFT-ARC, 3 RIGHT-ARC (`MOVES`).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,13 +41,16 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .base import TrainableModel
 from .templates import resolve_templates
 
 MOVES = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
 
 
-class ArcEagerParser:
+class ArcEagerParser(TrainableModel):
     """Greedy arc-eager parser (sklearn style: `fit` returns self, learned attributes end in _)."""
+
+    kind = "arc-eager"
 
     def __init__(
         self,
@@ -71,20 +74,8 @@ class ArcEagerParser:
         self.pseudo_projective = pseudo_projective
         self.min_lifted_label_count = min_lifted_label_count
 
-    # ---------- training ----------
-
-    def fit(
-        self,
-        train: _core.Treebank,
-        dev: _core.Treebank | None = None,
-        *,
-        progress: bool = False,
-        on_epoch: Callable[[dict[str, float]], None] | None = None,
-    ) -> ArcEagerParser:
-        """Trains for `epochs` epochs; with `dev`, records UAS/LAS per epoch in `history_`."""
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be at least 1, got {self.epochs}")
-        trainer = _core.ArcEagerTrainer(
+    def _trainer(self, train: _core.Treebank) -> _core.ArcEagerTrainer:
+        return _core.ArcEagerTrainer(
             train,
             resolve_templates(self.templates),
             seed=self.random_state,
@@ -93,57 +84,18 @@ class ArcEagerParser:
             pseudo_projective=self.pseudo_projective,
             min_lifted_label_count=self.min_lifted_label_count,
         )
-        self.history_: list[dict[str, float]] = []
-        bar = _progress(self.epochs, "arc-eager epochs") if progress else None
-        try:
-            for _ in range(self.epochs):
-                epoch, acc = trainer.epoch()
-                row: dict[str, float] = {"epoch": float(epoch), "train_move_accuracy": acc}
-                if dev is not None:
-                    from .evaluate import evaluate
-
-                    scores = evaluate(dev, trainer.model().parse(dev, 1))
-                    row["dev_uas"] = scores.uas
-                    row["dev_las"] = scores.las
-                self.history_.append(row)
-                if on_epoch is not None:
-                    on_epoch(row)
-                if bar is not None:
-                    bar.update(1)
-                    if "dev_uas" in row:
-                        bar.label = (
-                            f"arc-eager dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
-                        )
-        finally:
-            if bar is not None:
-                bar.render_finish()
-        self.model_ = trainer.model()
-        return self
-
-    # ---------- parsing and model files ----------
-
-    def _model(self) -> _core.ArcEagerModel:
-        model = getattr(self, "model_", None)
-        if model is None:
-            raise ValueError("this ArcEagerParser is not trained yet: call fit() or load()")
-        return model
-
-    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
-        """A copy of `treebank` with HEAD and DEPREL predicted (`threads=0`: all cores)."""
-        return self._model().parse(treebank, threads)
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the model file atomically (format-versioned, checksummed)."""
-        self._model().save(Path(path))
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> ArcEagerParser:
-        model = _core.ArcEagerModel.load(Path(path))
+    def _from_model(cls, model: _core.ArcEagerModel) -> ArcEagerParser:
         parser = cls(
             templates="\n".join(model.templates), pseudo_projective=model.pseudo_projective
         )
         parser.model_ = model
         return parser
+
+    @staticmethod
+    def _load_model(path: Path) -> _core.ArcEagerModel:
+        return _core.ArcEagerModel.load(path)
 
     @property
     def labels_(self) -> list[str]:
@@ -232,14 +184,6 @@ class Ensemble:
         e = cls.__new__(cls)
         e.model_ = _core.Ensemble.load(Path(path))
         return e
-
-
-def _progress(total: int, label: str) -> Any:
-    import click
-
-    bar = click.progressbar(length=total, label=label, file=None)
-    bar.render_progress()
-    return bar
 
 
 def projectivize(treebank: _core.Treebank) -> tuple[_core.Treebank, dict[str, int]]:

@@ -105,79 +105,42 @@ def train(
     seed: int,
 ) -> None:
     """Train a parser on a CoNLL-U file and write the model."""
-    if parser_kind == "arc-eager":
-        # The graph default set is not a configuration set: arc-eager defaults to its own.
-        templates = "arc_eager" if arc_templates == "first_order" else arc_templates
-        _train_arc_eager(train_path, dev_path, out_path, epochs, templates, seed)
-        return
     from . import read_conllu
+    from .arceager import ArcEagerParser
+    from .base import TrainableModel
     from .errors import DepfsError
     from .graph import GraphParser
 
-    if epochs is None:
-        epochs = GraphParser(order=order).epochs
-
     try:
         train_tb = read_conllu(train_path)
         dev_tb = read_conllu(dev_path) if dev_path else None
-        parser = GraphParser(
-            order=order,
-            decoder=decoder,
-            epochs=epochs,
-            arc_templates=arc_templates,
-            max_bits=max_bits,
-            random_state=seed,
-        )
-        with click.progressbar(
-            length=epochs, label="training", file=click.get_text_stream("stderr")
-        ) as bar:
-
-            def report(st: dict) -> None:
-                bar.update(1)
-                dev = ""
-                if "dev_uas" in st:
-                    dev = f" dev UAS {100 * st['dev_uas']:.2f} LAS {100 * st['dev_las']:.2f}"
-                click.echo(
-                    f"  epoch {st['epoch']}: train UAS {100 * st['train_uas']:.2f}"
-                    f" ({st['seconds']:.1f}s){dev}",
-                    err=True,
-                )
-
-            parser.fit(train_tb, dev=dev_tb, callback=report)
-        parser.save(out_path)
-    except (DepfsError, OSError, ValueError) as e:
-        _fail(e)
-    click.echo(f"wrote {out_path}", err=True)
-
-
-def _train_arc_eager(
-    train_path: str,
-    dev_path: str | None,
-    out_path: str,
-    epochs: int | None,
-    templates: str,
-    seed: int,
-) -> None:
-    """`depfs train --parser arc-eager`: greedy arc-eager parser, dev scores per epoch."""
-    from . import read_conllu
-    from .arceager import ArcEagerParser
-    from .errors import DepfsError
-
-    try:
-        train_tb = read_conllu(train_path)
-        dev_tb = read_conllu(dev_path) if dev_path else None
-        if epochs is None:
-            epochs = ArcEagerParser().epochs
-        parser = ArcEagerParser(templates, epochs=epochs, random_state=seed)
-        with click.progressbar(length=epochs, label="training", file=sys.stderr) as bar:
+        parser: TrainableModel
+        if parser_kind == "arc-eager":
+            # The graph default set is not a configuration set: arc-eager defaults to its own.
+            templates = "arc_eager" if arc_templates == "first_order" else arc_templates
+            parser = ArcEagerParser(templates, random_state=seed)
+        else:
+            parser = GraphParser(
+                order=order,
+                decoder=decoder,
+                arc_templates=arc_templates,
+                max_bits=max_bits,
+                random_state=seed,
+            )
+        if epochs is not None:
+            parser.epochs = epochs
+        with click.progressbar(length=parser.epochs, label="training", file=sys.stderr) as bar:
 
             def report(row: dict[str, float]) -> None:
                 bar.update(1)
                 dev = ""
                 if "dev_uas" in row:
                     dev = f" dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
-                acc = 100 * row["train_move_accuracy"]
-                click.echo(f"  epoch {int(row['epoch'])}: train moves {acc:.2f}{dev}", err=True)
+                click.echo(
+                    f"  epoch {int(row['epoch'])}: train accuracy"
+                    f" {100 * row['train_accuracy']:.2f} ({row['seconds']:.1f}s){dev}",
+                    err=True,
+                )
 
             parser.fit(train_tb, dev=dev_tb, on_epoch=report)
         parser.save(out_path)

@@ -10,19 +10,20 @@ second-stage labeler. Training and parsing run in Rust with the GIL released.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
+from .base import TrainableModel
 from .templates import resolve_templates
 
 __all__ = ["GraphParser"]
 
 
-class GraphParser:
+class GraphParser(TrainableModel):
     """First- or second-order graph-based parser with a labeler.
 
     Templates are shipped set names (``"first_order"``, ``"second_order"``, ``"labeler"``),
@@ -37,6 +38,7 @@ class GraphParser:
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
+    kind = "graph"
 
     def __init__(
         self,
@@ -70,15 +72,8 @@ class GraphParser:
         self.cost_augmented = cost_augmented
         self.random_state = random_state
 
-    def fit(
-        self,
-        train: _core.Treebank,
-        dev: _core.Treebank | None = None,
-        callback: Callable[[dict[str, Any]], None] | None = None,
-    ) -> GraphParser:
-        """Trains for ``epochs`` epochs; ``callback`` receives each epoch's statistics
-        (with ``dev_uas`` / ``dev_las`` when ``dev`` is given). Sets ``model_``, ``history_``."""
-        trainer = _core.GraphTrainer(
+    def _trainer(self, train: _core.Treebank) -> _core.GraphTrainer:
+        return _core.GraphTrainer(
             train,
             resolve_templates(self.arc_templates),
             resolve_templates(self.sibling_templates),
@@ -94,18 +89,9 @@ class GraphParser:
             mira_c=self.mira_c,
             cost_augmented=self.cost_augmented,
         )
-        self.history_: list[dict[str, Any]] = []
-        for _ in range(self.epochs):
-            stats = dict(trainer.epoch())
-            if dev is not None:
-                pred = trainer.model().parse(dev, threads=0)
-                stats["dev_uas"], stats["dev_las"] = _core.graph_attachment_scores(dev, pred)
-            self.history_.append(stats)
-            if callback is not None:
-                callback(stats)
-        self.model_ = trainer.model()
+
+    def _fitted(self, trainer: _core.GraphTrainer) -> None:
         self.skipped_sentences_ = trainer.skipped_sentences
-        return self
 
     @classmethod
     def _from_model(cls, model: _core.GraphModel) -> GraphParser:
@@ -113,19 +99,9 @@ class GraphParser:
         p.model_ = model
         return p
 
-    def _model(self) -> _core.GraphModel:
-        model = getattr(self, "model_", None)
-        if model is None:
-            raise ValueError("GraphParser is not fitted: call fit() or depfs.load() first")
-        return model
-
-    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
-        """A copy of ``treebank`` with predicted HEAD and DEPREL (``threads=0``: all cores)."""
-        return self._model().parse(treebank, threads=threads)
-
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the model file atomically."""
-        self._model().save(path)
+    @staticmethod
+    def _load_model(path: Path) -> _core.GraphModel:
+        return _core.GraphModel.load(path)
 
     def arc_scores(
         self,

@@ -17,7 +17,7 @@ def load(path: str | os.PathLike[str]) -> Any:
     if kind == "graph":
         from .graph import GraphParser
 
-        return GraphParser._from_model(_core.GraphModel.load(path))
+        return GraphParser.load(path)
     if kind == "arc-eager":
         from .arceager import ArcEagerParser
 

@@ -9,7 +9,8 @@
 //! first-order set, SIB_TEMPLATES=file the second-order (sibling) set; NO_TEST=1 reports the
 //! final scores on dev instead of test (for selection runs that must not see test).
 
-use depfs_core::graph::{attachment_scores, train, DecoderKind, GraphConfig, GraphTemplates};
+use depfs_core::eval::attachment;
+use depfs_core::graph::{train, DecoderKind, GraphConfig, GraphTemplates};
 use depfs_core::Treebank;
 use std::time::Instant;
 
@@ -61,20 +62,20 @@ fn main() {
     let model = train(&train_tb, templates, config, |st, tr| {
         let m = tr.model();
         let p = m.parse(&dev_tb, 1).expect("parse");
-        let (u, l) = attachment_scores(&dev_tb, &p).expect("scores");
+        let (u, l) = attachment(&dev_tb, &p).expect("scores");
         // The same model before 8-bit quantization, to show what the rounding costs.
         let p32 = tr.model_f32().parse(&dev_tb, 1).expect("parse");
-        let (u32_, l32) = attachment_scores(&dev_tb, &p32).expect("scores");
+        let (u32_, l32) = attachment(&dev_tb, &p32).expect("scores");
         eprintln!(
             "epoch {} train-uas {:.4} label-acc {:.4} {:.1}s | dev UAS {:.2} LAS {:.2} (f32 weights: {:.2} {:.2})",
             st.epoch,
             st.train_uas,
             st.train_label_acc,
             st.seconds,
-            100.0 * u,
-            100.0 * l,
-            100.0 * u32_,
-            100.0 * l32
+            u,
+            l,
+            u32_,
+            l32
         );
     })
     .expect("train");
@@ -104,12 +105,12 @@ fn main() {
     let parsed = model.parse(&test_tb, 1).expect("parse");
     let parse_s = t1.elapsed().as_secs_f64();
     let parse_cpu = cpu_seconds() - c1;
-    let (u, l) = attachment_scores(&test_tb, &parsed).expect("scores");
+    let (u, l) = attachment(&test_tb, &parsed).expect("scores");
     println!(
         "{name} {final_name} order {order} {}: UAS {:.2} LAS {:.2} | train {:.0}s (incl. per-epoch dev parses) | parse {:.0} words/s wall, {:.0} words/s CPU (1 thread) | params arc {} sib {} lab {}",
         decoder.name(),
-        100.0 * u,
-        100.0 * l,
+        u,
+        l,
         train_s,
         test_tb.n_words() as f64 / parse_s,
         test_tb.n_words() as f64 / parse_cpu,

@@ -98,6 +98,13 @@ fn sentence_name(tb: &Treebank, s: usize) -> String {
     }
 }
 
+/// (UAS, LAS) in percent, punctuation included, LAS on the universal part of DEPREL:
+/// the one figure training reports on dev, the benches and the examples print.
+pub fn attachment(gold: &Treebank, system: &Treebank) -> Result<(f64, f64)> {
+    let s = evaluate(gold, system, EvalOptions::default())?;
+    Ok((s.uas(), s.las()))
+}
+
 /// Scores `system` against `gold`. Both must hold the same sentences with the same
 /// words (FORM by FORM); the first divergence is reported as `Error::Alignment`.
 /// A gold word without HEAD is an `InvalidArgument`; a system word without HEAD

@@ -143,11 +143,16 @@ impl PyArcEagerTrainer {
             .py_err(py)?;
         Ok(PyArcEagerTrainer { inner })
     }
-    /// One training epoch; returns (epoch index, share of zero-cost predictions).
-    fn epoch(&mut self, py: Python<'_>) -> (usize, f64) {
+    /// One training epoch; returns `epoch` (from 1), `train_accuracy` (share of
+    /// decisions whose model move had zero cost) and `seconds`.
+    fn epoch<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let inner = &mut self.inner;
         let r = py.detach(|| inner.epoch());
-        (r.epoch, r.train_accuracy)
+        let d = PyDict::new(py);
+        d.set_item("epoch", r.epoch)?;
+        d.set_item("train_accuracy", r.train_accuracy)?;
+        d.set_item("seconds", r.seconds)?;
+        Ok(d)
     }
     /// The averaged model so far.
     fn model(&self, py: Python<'_>) -> PyArcEagerModel {

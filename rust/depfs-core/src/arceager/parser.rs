@@ -82,12 +82,15 @@ impl Default for TrainOptions {
     }
 }
 
-/// Progress report after each epoch (for progress bars and dev scores).
+/// What one training epoch did (for progress bars and dev scores); the graph
+/// trainer's [`crate::graph::EpochStats`] has the same first fields.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct EpochReport {
+    /// 1 for the first epoch.
     pub epoch: usize,
     /// Share of training decisions where the model's move kind had zero cost.
     pub train_accuracy: f64,
+    pub seconds: f64,
     pub sentences: usize,
 }
 
@@ -733,6 +736,7 @@ impl Trainer {
 
     /// One pass over the (shuffled) training sentences. O(decisions · T).
     pub fn epoch(&mut self) -> EpochReport {
+        let t0 = std::time::Instant::now();
         self.rng.shuffle(&mut self.order);
         let explore = self.epoch >= self.opts.explore_from;
         let (mut right, mut total) = (0u64, 0u64);
@@ -752,13 +756,13 @@ impl Trainer {
             right += r;
             total += t;
         }
-        let report = EpochReport {
+        self.epoch += 1;
+        EpochReport {
             epoch: self.epoch,
             train_accuracy: right as f64 / total.max(1) as f64,
+            seconds: t0.elapsed().as_secs_f64(),
             sentences: self.order.len(),
-        };
-        self.epoch += 1;
-        report
+        }
     }
 
     /// The parser with the weights averaged over all updates so far, frozen to 8 bits.

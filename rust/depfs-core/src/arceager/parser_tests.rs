@@ -307,7 +307,7 @@ fn trainer_reports_epochs() {
     let mut tr = Trainer::new(set, &tb, &TrainOptions::default()).unwrap();
     let r0 = tr.epoch();
     let r1 = tr.epoch();
-    assert_eq!((r0.epoch, r1.epoch, tr.epochs_done()), (0, 1, 2));
+    assert_eq!((r0.epoch, r1.epoch, tr.epochs_done()), (1, 2, 2));
     assert!(r1.train_accuracy >= 0.0 && r1.train_accuracy <= 1.0);
     let empty = Treebank::new();
     let set = ArcEagerParser::compile_set(SET).unwrap();

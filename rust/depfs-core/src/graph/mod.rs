@@ -220,6 +220,7 @@ pub struct SentenceParse {
 /// What one training epoch did.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct EpochStats {
+    /// 1 for the first epoch.
     pub epoch: usize,
     /// Share of training words whose head (label) the model predicted before updating
     /// (with cost augmentation, in the cost-augmented decode, so lower than plain UAS).
@@ -783,24 +784,6 @@ pub fn train(
         on_epoch(&st, &tr);
     }
     Ok(tr.model())
-}
-
-/// Unlabelled and labelled attachment score of `pred` against `gold` (same words;
-/// every word counts, punctuation included; labels compared as full strings).
-pub fn attachment_scores(gold: &Treebank, pred: &Treebank) -> Result<(f64, f64)> {
-    if gold.n_words() != pred.n_words() {
-        return Err(Error::Alignment(format!("{} gold words, {} predicted", gold.n_words(), pred.n_words())));
-    }
-    let (mut u, mut l) = (0usize, 0usize);
-    for i in 0..gold.n_words() {
-        if gold.words.head[i] == pred.words.head[i] {
-            u += 1;
-            let g = gold.vocabs.deprel.str(gold.words.deprel[i]);
-            l += (g == pred.vocabs.deprel.str(pred.words.deprel[i])) as usize;
-        }
-    }
-    let n = gold.n_words().max(1) as f64;
-    Ok((u as f64 / n, l as f64 / n))
 }
 
 #[cfg(test)]

@@ -1,0 +1,121 @@
+"""The one base of depfs's trainable models (after SuPar's one base parser).
+
+Every model is sklearn-style: ``fit(train, dev=None, ...)`` returns self; learned attributes
+end in ``_``; ``parse``, ``save``, ``load``; and ``history_``, one row per epoch with the same
+keys for every model: ``epoch`` (from 1), ``train_accuracy``, ``seconds`` and, with a dev
+file, ``dev_uas`` / ``dev_las`` in percent from the one scorer (:func:`depfs.evaluate`:
+punctuation included, LAS on the universal part of DEPREL). ``depfs.load`` returns the
+right class for any model file. A subclass says how to start a trainer and how to wrap
+a loaded model; the epoch loop, dev scoring, progress bar and callback live here once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, ClassVar
+
+from . import _core
+
+HistoryRow = dict[str, float]
+
+
+class TrainableModel:
+    """Base of the parsers: the epoch loop, dev scores, history, model files."""
+
+    kind: ClassVar[str] = ""
+    """The model-file kind this class reads and writes."""
+
+    epochs: int
+    model_: Any
+
+    # ---------- what a subclass provides ----------
+
+    def _trainer(self, train: _core.Treebank) -> Any:
+        """A Rust trainer: ``epoch() -> dict`` (epoch, train_accuracy, seconds), ``model()``."""
+        raise NotImplementedError
+
+    @classmethod
+    def _from_model(cls, model: Any) -> TrainableModel:
+        """An instance around a trained or loaded Rust model."""
+        raise NotImplementedError
+
+    @staticmethod
+    def _load_model(path: Path) -> Any:
+        raise NotImplementedError
+
+    # ---------- training ----------
+
+    def fit(
+        self,
+        train: _core.Treebank,
+        dev: _core.Treebank | None = None,
+        *,
+        progress: bool = False,
+        on_epoch: Callable[[HistoryRow], None] | None = None,
+    ) -> TrainableModel:
+        """Trains for ``epochs`` epochs; with ``dev``, scores each epoch's model on it
+        (``history_``). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
+        if self.epochs < 1:
+            raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+        trainer = self._trainer(train)
+        self.history_: list[HistoryRow] = []
+        bar = _progress(self.epochs, f"{self.kind} epochs") if progress else None
+        try:
+            for _ in range(self.epochs):
+                row: HistoryRow = {k: float(v) for k, v in trainer.epoch().items()}
+                if dev is not None:
+                    from .evaluate import evaluate
+
+                    scores = evaluate(dev, trainer.model().parse(dev, 1))
+                    row["dev_uas"], row["dev_las"] = scores.uas, scores.las
+                self.history_.append(row)
+                if on_epoch is not None:
+                    on_epoch(row)
+                if bar is not None:
+                    bar.update(1)
+                    if "dev_uas" in row:
+                        bar.label = (
+                            f"{self.kind} dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
+                        )
+        finally:
+            if bar is not None:
+                bar.render_finish()
+        self.model_ = trainer.model()
+        self._fitted(trainer)
+        return self
+
+    def _fitted(self, trainer: Any) -> None:
+        """Hook: learned attributes a subclass reads off the finished trainer."""
+
+    # ---------- parsing and model files ----------
+
+    def _model(self) -> Any:
+        model = getattr(self, "model_", None)
+        if model is None:
+            raise ValueError(
+                f"this {type(self).__name__} is not trained yet: call fit() or depfs.load()"
+            )
+        return model
+
+    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
+        """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores)."""
+        return self._model().parse(treebank, threads=threads)
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the model file atomically (format-versioned, checksummed)."""
+        self._model().save(Path(path))
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Any:
+        """Reads a model file of this class's kind."""
+        return cls._from_model(cls._load_model(Path(path)))
+
+
+def _progress(total: int, label: str) -> Any:
+    import click
+
+    bar = click.progressbar(length=total, label=label, file=None)
+    bar.render_progress()
+    return bar
