@@ -9,7 +9,7 @@
 
 use super::guide::{run, WalkGuide};
 use super::system::{Configuration, GoldTree};
-use crate::treebank::{Treebank, NO_HEAD};
+use crate::treebank::Treebank;
 use crate::util::Rng;
 use crate::{Error, Result};
 
@@ -43,14 +43,8 @@ impl OracleTrajectories {
 /// Gold tree of sentence `s` with the treebank's DEPREL ids as labels; None unless
 /// the static oracle rebuilds it (complete, projective, single-rooted).
 pub fn treebank_gold(tb: &Treebank, s: usize) -> Option<GoldTree> {
-    let hs = tb.heads(s);
-    let n = hs.len();
-    if hs.iter().any(|&h| h == NO_HEAD || h < 0 || h as usize > n) {
-        return None;
-    }
-    let heads: Vec<u32> = hs.iter().map(|&h| h as u32).collect();
-    let gold = GoldTree::new(&heads, tb.deprels(s));
-    super::oracle::static_sequence(&gold).filter(|(_, c)| c.heads()[1..] == gold.head[1..]).map(|_| gold)
+    let identity: Vec<u32> = (0..tb.vocabs.deprel.len() as u32).collect();
+    super::parser::gold_tree(tb, s, &identity)
 }
 
 /// Walks every usable sentence of `tb` (or of `sentences`). O(moves · (|stack| + |buffer|)).
