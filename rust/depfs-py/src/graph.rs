@@ -1,14 +1,14 @@
 //! Bindings of the graph parser and its trainer.
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 
 use depfs_core::graph::{
-    DecoderKind, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Scratch, Update,
+    DecoderKind, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch, Update,
 };
 use depfs_core::templates::{Family, TemplateSet};
 use depfs_core::weights::TemplateCounts;
-use depfs_core::{modelfile, Error};
+use depfs_core::{modelfile, Error, Treebank};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -25,7 +25,30 @@ fn model_kind(py: Python<'_>, path: PathBuf) -> PyResult<String> {
 /// A trained graph-based parser (weights live in Rust).
 #[pyclass(name = "GraphModel", module = "depfs._core", frozen)]
 pub struct PyGraphModel {
-    inner: Arc<GraphModel>,
+    pub inner: Arc<GraphModel>,
+    /// The last treebank prepared for `arc_scores` / `group_scores` (vocabulary
+    /// hashes), reused while Python asks about the same treebank: a selection loop
+    /// calls these once per batch of sentences, not once per treebank.
+    prepared: Mutex<Option<(Weak<Treebank>, Arc<Prepared>)>>,
+}
+
+impl PyGraphModel {
+    fn new(m: GraphModel) -> Self {
+        PyGraphModel { inner: Arc::new(m), prepared: Mutex::new(None) }
+    }
+
+    /// `tb` prepared for this model, from the cache when it is the treebank asked last.
+    fn prepared(&self, tb: &Arc<Treebank>) -> Arc<Prepared> {
+        let mut cache = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((seen, prep)) = cache.as_ref() {
+            if seen.upgrade().is_some_and(|t| Arc::ptr_eq(&t, tb)) {
+                return Arc::clone(prep);
+            }
+        }
+        let prep = Arc::new(self.inner.prepare(tb));
+        *cache = Some((Arc::downgrade(tb), Arc::clone(&prep)));
+        prep
+    }
 }
 
 fn check_sentences(tb: &depfs_core::Treebank, sentences: &[usize]) -> depfs_core::Result<()> {
@@ -42,7 +65,7 @@ impl PyGraphModel {
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyGraphModel> {
         let m = py.detach(|| GraphModel::load(&path)).py_err(py)?;
-        Ok(PyGraphModel { inner: Arc::new(m) })
+        Ok(PyGraphModel::new(m))
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
@@ -74,7 +97,7 @@ impl PyGraphModel {
         let tb = &treebank.inner;
         check_sentences(tb, &sentences).py_err(py)?;
         let m = &self.inner;
-        let prep = m.prepare(tb);
+        let prep = self.prepared(tb);
         let mut sc = Scratch::default();
         let mut out = Vec::with_capacity(sentences.len());
         for &s in &sentences {
@@ -99,7 +122,7 @@ impl PyGraphModel {
         let tb = &treebank.inner;
         check_sentences(tb, &sentences).py_err(py)?;
         let m = &self.inner;
-        let prep = m.prepare(tb);
+        let prep = self.prepared(tb);
         let mut sc = Scratch::default();
         let mut out = Vec::with_capacity(sentences.len());
         for &s in &sentences {
@@ -296,7 +319,7 @@ impl PyGraphTrainer {
     /// The model with averaged weights so far.
     fn model(&self, py: Python<'_>) -> PyGraphModel {
         let inner = &self.inner;
-        PyGraphModel { inner: Arc::new(py.detach(|| inner.model())) }
+        PyGraphModel::new(py.detach(|| inner.model()))
     }
 
     #[getter]
