@@ -31,7 +31,8 @@ upos(STACK_0 h)
 lval(STACK_0) & upos(STACK_0)
 upos(STACK_0) & upos(QUEUE_0) & dist
 """
-ARC = "upos(h) & upos(m) & dir & dist\nform(h) & upos(m)\nupos(h) & upos(b) & upos(m)\nupos(m) & dir\n"
+ARC = "upos(h) & upos(m) & dir & dist\nform(h) & upos(m)\nupos(h) & upos(b) & upos(m)\n"
+ARC += "upos(m) & dir\n"
 # Sibling templates that carry real information: with these the order-2 parse differs
 # from the arc-only parse (see test_order_two_model_round_trip).
 SIB = "upos(h) & upos(s) & upos(m)\nupos(s) & upos(m) & dir\n"
@@ -279,7 +280,8 @@ def expected_dev_scores(kind: str, dev: Treebank, parsed: Treebank) -> tuple[flo
 def _dev_with_subtypes(n: int, seed: int) -> Treebank:
     """Synthetic dev data with subtyped labels (nsubj -> nsubj:x), so that the full-label
     and universal-label conventions give different LAS."""
-    return Treebank.from_string(synthetic(n, seed=seed).to_string().replace("\tnsubj\t", "\tnsubj:x\t"))
+    text = synthetic(n, seed=seed).to_string()
+    return Treebank.from_string(text.replace("\tnsubj\t", "\tnsubj:x\t"))
 
 
 @pytest.mark.parametrize("kind", ["graph", "arc-eager"])
@@ -309,9 +311,7 @@ def test_graph_parses_a_tree_when_the_length_dictionary_leaves_none(order: int):
     """Planted: the "no tree after pruning" fallback removed. A sentence of tags never
     seen in training has no arc in the length dictionary, yet parses to a tree."""
     p = _graph(order, epochs=2, prune=True).fit(synthetic(60, seed=61))
-    unseen = "".join(
-        f"{i}\tw{i}\tw{i}\tSYM\t_\t_\t_\t_\t_\t_\n" for i in range(1, 7)
-    ) + "\n"
+    unseen = "".join(f"{i}\tw{i}\tw{i}\tSYM\t_\t_\t_\t_\t_\t_\n" for i in range(1, 7)) + "\n"
     tb = Treebank.from_string(unseen + synthetic(3, seed=62).to_string())
     mask = p.model_.length_dict_mask(tb, 0)
     assert not mask.any()  # no arc survives pruning: the fallback is needed
