@@ -191,7 +191,15 @@ def test_dtypes_orders_and_lists() -> None:
     assert dec.cle(s.tolist()).tolist() == want.tolist()
     s32 = s.astype(np.float32)
     assert dec.cle(s32).tolist() == dec.cle(s32.astype(np.float64)).tolist()
-    assert dec.eisner(s[::1, ::1].T.T).tolist() == dec.eisner(s).tolist()
+    # A transposed (Fortran-ordered) view: the decoders must read it through its strides,
+    # i.e. decode the matrix s.T, not the buffer of s (the two trees differ here).
+    t = s.T
+    assert t.flags.f_contiguous and not t.flags.c_contiguous
+    for decode, reference in ((dec.eisner, ref.eisner), (dec.cle, ref.chu_liu_edmonds)):
+        got = decode(t).tolist()
+        assert got == decode(np.ascontiguousarray(t)).tolist()
+        assert got == reference(t.tolist())
+        assert got != decode(s).tolist()
     # A non-contiguous view.
     big = rng.normal(size=(16, 16))
     view = big[::2, ::2]
