@@ -22,7 +22,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
-use crate::treebank::PyTreebank;
+use crate::treebank::{parse_released, PyTreebank};
 
 /// A trained greedy arc-eager parser (Rust side of `depfs.ArcEagerParser`).
 #[pyclass(name = "ArcEagerModel", module = "depfs._core", frozen)]
@@ -54,10 +54,7 @@ impl PyArcEagerModel {
     /// Parses a treebank; returns a new treebank with HEAD and DEPREL filled.
     #[pyo3(signature = (treebank, threads = 1))]
     fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
-        let tb = treebank.inner.clone();
-        drop(treebank);
-        let out = py.detach(|| self.inner.parse(&tb, threads)).py_err(py)?;
-        Ok(PyTreebank::new(out))
+        parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
     }
     /// Writes the model file atomically.
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
@@ -317,10 +314,7 @@ impl PyEnsemble {
     }
     #[pyo3(signature = (treebank, threads = 1))]
     fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
-        let tb = Arc::clone(&treebank.inner);
-        drop(treebank);
-        let out = py.detach(|| self.inner.parse(&tb, threads)).py_err(py)?;
-        Ok(PyTreebank::new(out))
+        parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
     }
     fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         py.detach(|| self.inner.save(&path)).py_err(py)

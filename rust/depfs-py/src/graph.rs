@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
-use crate::treebank::PyTreebank;
+use crate::treebank::{parse_released, PyTreebank};
 
 /// The kind of model a file holds ("graph", ...), after checking the container.
 #[pyfunction]
@@ -76,10 +76,7 @@ impl PyGraphModel {
     /// Parses a treebank (GIL released); returns a new Treebank with HEAD and DEPREL set.
     #[pyo3(signature = (treebank, threads = 1))]
     fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
-        let tb = treebank.inner.clone();
-        let m = self.inner.clone();
-        let inner = py.detach(move || m.parse(&tb, threads)).py_err(py)?;
-        Ok(PyTreebank::new(inner))
+        parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
     }
 
     /// Arc score matrices `scores[dep, head]` (n+1, n+1) of the given sentences,

@@ -16,6 +16,19 @@ use crate::errors::IntoPyResult;
 use std::sync::Arc;
 
 /// A treebank held in Rust (interned, struct-of-arrays).
+/// Runs `parse` on `treebank` with the GIL released and wraps the parsed copy: the one
+/// shape of every model's `parse` binding.
+pub fn parse_released(
+    py: Python<'_>,
+    treebank: PyRef<'_, PyTreebank>,
+    parse: impl FnOnce(&Treebank) -> depfs_core::Result<Treebank> + Send,
+) -> PyResult<PyTreebank> {
+    let tb = Arc::clone(&treebank.inner);
+    drop(treebank);
+    let out = py.detach(move || parse(&tb)).py_err(py)?;
+    Ok(PyTreebank::new(out))
+}
+
 #[pyclass(name = "Treebank", module = "depfs._core")]
 pub struct PyTreebank {
     /// Shared so that work done without the GIL holds the treebank by a refcount,

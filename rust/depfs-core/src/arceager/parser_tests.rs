@@ -176,28 +176,20 @@ fn replayed_features_are_the_features_the_model_scored() {
             assert_eq!(sub[i * keep.len() + j], all[i * nt + k]);
         }
     }
-    // A treebank the moves do not fit is refused, not replayed into garbage.
-    let mut other = t.clone();
-    other.treebank = Arc::new(toy(1));
-    assert!(other.features(&p.set, 1).is_err());
-}
-
-#[test]
-fn template_scores_add_up_to_the_move_scores() {
-    let tb = Arc::new(toy(3));
-    let p = train(&tb, 2, 1);
-    let t = p.trajectories(&tb, 0.0, 0, None).unwrap();
-    let nt = p.n_templates();
-    let features = t.features(&p.set, 1).unwrap();
-    let per = p.template_scores(&features).unwrap();
+    // Per-template move scores add up to the move scores.
+    let per = p.template_scores(&all).unwrap();
     for i in 0..t.len() {
-        let want = p.kind_scores(&features[i * nt..(i + 1) * nt]);
+        let want = p.kind_scores(&all[i * nt..(i + 1) * nt]);
         for (k, w) in want.iter().enumerate() {
             let sum: f32 = (0..nt).map(|j| per[(i * nt + j) * N_KINDS + k]).sum();
             assert!((sum - w).abs() < 1e-4);
         }
     }
-    assert!(p.template_scores(&features[..nt - 1]).is_err());
+    assert!(p.template_scores(&all[..nt - 1]).is_err());
+    // A treebank the moves do not fit is refused, not replayed into garbage.
+    let mut other = t.clone();
+    other.treebank = Arc::new(toy(1));
+    assert!(other.features(&p.set, 1).is_err());
 }
 
 #[test]
