@@ -252,6 +252,12 @@ pub struct MarginGuide<'a, W> {
     pub decisions: u64,
 }
 
+impl<'a, W> MarginGuide<'a, W> {
+    pub fn new(parser: &'a ArcEagerParser<W>, work: &'a mut Work, order: &'a [usize], margin: f32) -> Self {
+        MarginGuide { parser, work, order, margin, templates_used: 0, decisions: 0 }
+    }
+}
+
 impl<W: WeightTable> Guide for MarginGuide<'_, W> {
     fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
         let (p, w) = (self.parser, &mut *self.work);

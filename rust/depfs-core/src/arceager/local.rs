@@ -22,7 +22,7 @@ use crate::templates::hash::combine;
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::Treebank;
 use crate::util::{map_chunks, Rng};
-use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
 use crate::{Error, Result};
 
 const LEFT_SALT: u64 = 0x6c6f_6361_6c00_0001;
@@ -81,7 +81,7 @@ fn mask(v: &[bool], i: usize) -> [bool; N_KINDS] {
     [v[i * N_KINDS], v[i * N_KINDS + 1], v[i * N_KINDS + 2], v[i * N_KINDS + 3]]
 }
 
-/// Best label of an arc in direction `dir` from its label scores. O(labels).
+/// Index of the best of `scores` (lowest on ties). O(labels).
 fn best_label(scores: &[f32]) -> u32 {
     let mut best = 0;
     for (l, &s) in scores.iter().enumerate() {
@@ -348,7 +348,6 @@ struct Vote<'a> {
     feats: Vec<Vec<u64>>,
     acc: Vec<f32>,
     label_votes: Vec<f32>,
-    _rows: Vec<RowAt>,
 }
 
 impl<'a> Vote<'a> {
@@ -361,7 +360,6 @@ impl<'a> Vote<'a> {
             feats: vec![Vec::new(); m],
             acc: Vec::new(),
             label_votes: Vec::new(),
-            _rows: Vec::new(),
         }
     }
 }

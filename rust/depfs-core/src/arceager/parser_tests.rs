@@ -203,14 +203,7 @@ fn the_margin_rule_is_the_model_at_an_infinite_margin_and_one_template_at_zero()
     let mut margin_moves = Vec::new();
     for s in 0..tb.len() {
         begin(&tb, &vh, s, &mut c, &mut work);
-        let mut g = MarginGuide {
-            parser: &p,
-            work: &mut work,
-            order: &order,
-            margin: f32::INFINITY,
-            templates_used: 0,
-            decisions: 0,
-        };
+        let mut g = MarginGuide::new(&p, &mut work, &order, f32::INFINITY);
         let mut moves = Vec::new();
         run(&mut c, &mut g, |c, m| {
             forced += (super::parser::valid_mask(c).iter().filter(|&&v| v).count() == 1) as u64;
@@ -237,14 +230,7 @@ fn the_margin_rule_is_the_model_at_an_infinite_margin_and_one_template_at_zero()
     // Margin 0: every decision stops after its first template.
     for s in 0..tb.len() {
         begin(&tb, &vh, s, &mut c, &mut work);
-        let mut g = MarginGuide {
-            parser: &p,
-            work: &mut work,
-            order: &order,
-            margin: 0.0,
-            templates_used: 0,
-            decisions: 0,
-        };
+        let mut g = MarginGuide::new(&p, &mut work, &order, 0.0);
         run(&mut c, &mut g, |_, _| {});
         assert_eq!(g.templates_used, g.decisions);
     }
