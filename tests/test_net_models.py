@@ -415,3 +415,43 @@ def test_graph_arc_scores_decode_to_the_parse():
     groups = p.group_scores(tb, [0, 1], [[0], [1, 2], [3]])
     for g, m in zip(groups, p.arc_scores(tb, [0, 1])):
         np.testing.assert_allclose(g.sum(axis=0), m, atol=1e-4)
+
+
+def replay(words: int, moves: list[int]) -> list[int]:
+    """Heads built by applying arc-eager move kinds (0 SHIFT, 1 REDUCE, 2 LEFT-ARC,
+    3 RIGHT-ARC; Nivre 2003) from the initial configuration; -1 = no head."""
+    heads = [-1] * (words + 1)
+    stack, buf = [0], 1
+    for k in moves:
+        if k == 0:
+            stack.append(buf)
+            buf += 1
+        elif k == 1:
+            assert heads[stack[-1]] != -1
+            stack.pop()
+        elif k == 2:
+            heads[stack.pop()] = buf
+        else:
+            heads[buf] = stack[-1]
+            stack.append(buf)
+            buf += 1
+    return heads
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.6])
+def test_oracle_moves_rebuild_the_projectivised_gold_tree(beta: float):
+    """The static oracle (beta=1) builds exactly the gold tree of every projective(ised)
+    sentence; with random moves mixed in (beta<1) every followed move is valid and the
+    oracle's move from each configuration has zero cost."""
+    tb, _ = projectivize(synthetic(60, seed=91, nonprojective_rate=1.0))
+    t = oracle_trajectories(tb, beta=beta, random_state=3)
+    rows = np.arange(len(t["sentence"]))
+    assert (t["cost"][rows, t["followed"]] >= 0).all()
+    assert (t["cost"][rows, t["oracle"]] == 0).all()
+    assert sorted(set(t["sentence"].tolist())) == list(range(len(tb)))
+    if beta == 1.0:
+        np.testing.assert_array_equal(t["followed"], t["oracle"])
+        for i, s in enumerate(tb):
+            built = replay(len(s), t["followed"][t["sentence"] == i].tolist())
+            # Words left without a head at the end hang from ROOT (the parser's finish).
+            assert [0 if h == -1 else h for h in built[1:]] == list(map(int, s.heads)), i
