@@ -100,7 +100,7 @@ def test_arc_eager_parse_undoes_the_lifting(pp_parser: ArcEagerParser, nonproj_t
         for g, h in zip(heads_of(nonproj_test), heads_of(parsed))
     )
     assert right >= 4, right
-    # Same parse through the projectivised treebank and deprojectivize by hand.
+    # Projectivised trees have no crossing arcs: the ones above come from deprojectivising.
     proj, _ = projectivize(nonproj_test)
     assert nonprojective(proj) == 0
 
@@ -361,9 +361,8 @@ def test_trajectories_with_beta_one_follow_the_oracle(pp_parser: ArcEagerParser)
     # Features: one column per template, depending only on the configuration.
     again = pp_parser.trajectories(tb, beta=1.0, random_state=99)
     np.testing.assert_array_equal(t["features"], again["features"])
-    # The arc-eager system needs exactly 2n moves per sentence on its oracle path
-    # (each word is shifted once and reduced or attached once) minus the final moves
-    # that the terminal test skips; never more than 2n.
+    # Each word enters the stack once (SHIFT or RIGHT-ARC) and leaves it at most once:
+    # between n and 2n moves per sentence.
     n_words = sum(len(s) for s in tb)
     assert n_words <= len(t["sentence"]) <= 2 * n_words
     # With beta = 0 the model's own moves are followed.
