@@ -100,7 +100,7 @@ def test_arc_eager_parse_undoes_the_lifting(pp_parser: ArcEagerParser, nonproj_t
         for g, h in zip(heads_of(nonproj_test), heads_of(parsed))
     )
     assert right >= 4, right
-    # Same parse through the projectivised treebank and deprojectivize by hand.
+    # Projectivised trees have no crossing arcs: the ones above come from deprojectivising.
     proj, _ = projectivize(nonproj_test)
     assert nonprojective(proj) == 0
 
@@ -366,9 +366,8 @@ def test_trajectories_with_beta_one_follow_the_oracle(pp_parser: ArcEagerParser)
     # Features: one column per template, depending only on the configuration.
     again = arrays(pp_parser, pp_parser.trajectories(tb, beta=1.0, random_state=99))
     np.testing.assert_array_equal(t["features"], again["features"])
-    # The arc-eager system needs exactly 2n moves per sentence on its oracle path
-    # (each word is shifted once and reduced or attached once) minus the final moves
-    # that the terminal test skips; never more than 2n.
+    # Each word enters the stack once (SHIFT or RIGHT-ARC) and leaves it at most once:
+    # between n and 2n moves per sentence.
     n_words = sum(len(s) for s in tb)
     assert n_words <= len(t["sentence"]) <= 2 * n_words
     # With beta = 0 the model's own moves are followed.
@@ -421,3 +420,43 @@ def test_graph_arc_scores_decode_to_the_parse():
     groups = p.group_scores(tb, [0, 1], [[0], [1, 2], [3]])
     for g, m in zip(groups, p.arc_scores(tb, [0, 1])):
         np.testing.assert_allclose(g.sum(axis=0), m, atol=1e-4)
+
+
+def replay(words: int, moves: list[int]) -> list[int]:
+    """Heads built by applying arc-eager move kinds (0 SHIFT, 1 REDUCE, 2 LEFT-ARC,
+    3 RIGHT-ARC; Nivre 2003) from the initial configuration; -1 = no head."""
+    heads = [-1] * (words + 1)
+    stack, buf = [0], 1
+    for k in moves:
+        if k == 0:
+            stack.append(buf)
+            buf += 1
+        elif k == 1:
+            assert heads[stack[-1]] != -1
+            stack.pop()
+        elif k == 2:
+            heads[stack.pop()] = buf
+        else:
+            heads[buf] = stack[-1]
+            stack.append(buf)
+            buf += 1
+    return heads
+
+
+@pytest.mark.parametrize("beta", [1.0, 0.6])
+def test_oracle_moves_rebuild_the_projectivised_gold_tree(beta: float):
+    """The static oracle (beta=1) builds exactly the gold tree of every projective(ised)
+    sentence; with random moves mixed in (beta<1) every followed move is valid and the
+    oracle's move from each configuration has zero cost."""
+    tb, _ = projectivize(synthetic(60, seed=91, nonprojective_rate=1.0))
+    t = oracle_trajectories(tb, beta=beta, random_state=3)
+    rows = np.arange(len(t["sentence"]))
+    assert (t["cost"][rows, t["followed"]] >= 0).all()
+    assert (t["cost"][rows, t["oracle"]] == 0).all()
+    assert sorted(set(t["sentence"].tolist())) == list(range(len(tb)))
+    if beta == 1.0:
+        np.testing.assert_array_equal(t["followed"], t["oracle"])
+        for i, s in enumerate(tb):
+            built = replay(len(s), t["followed"][t["sentence"] == i].tolist())
+            # Words left without a head at the end hang from ROOT (the parser's finish).
+            assert [0 if h == -1 else h for h in built[1:]] == list(map(int, s.heads)), i
