@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use depfs_core::arceager::parser::ArcEagerParser;
-use depfs_core::conllu::{read_path, ReadOptions};
+use depfs_core::io::conllu::{read_path, ReadOptions};
+use depfs_core::transition::parser::ArcEagerParser;
 
 fn main() -> depfs_core::Result<()> {
     let args: Vec<String> = std::env::args().collect();

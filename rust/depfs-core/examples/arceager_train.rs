@@ -4,9 +4,9 @@
 
 use std::time::Instant;
 
-use depfs_core::arceager::parser::{ArcEagerParser, TrainOptions, Trainer};
-use depfs_core::conllu::{read_path, ReadOptions};
+use depfs_core::io::conllu::{read_path, ReadOptions};
 use depfs_core::templates::defaults;
+use depfs_core::transition::parser::{ArcEagerParser, TrainOptions, Trainer};
 use depfs_core::Treebank;
 
 /// (UAS, LAS) in percent from the one scorer.
@@ -103,16 +103,14 @@ fn main() -> depfs_core::Result<()> {
     // Accuracy on the arcs that are non-projective in the gold trees.
     let (mut np, mut np_u, mut np_l) = (0usize, 0usize, 0usize);
     for s in 0..test.len() {
-        let heads: Vec<u32> = test.heads(s).iter().map(|&h| h as u32).collect();
         let start = test.sentences[s].start as usize;
-        for d in 1..=heads.len() as u32 {
-            let h = heads[d as usize - 1];
-            let (lo, hi) = if h < d { (h, d) } else { (d, h) };
-            if (lo + 1..hi).all(|w| depfs_core::arceager::oracle::dominates(&heads, h, w)) {
+        for (d, nonprojective) in depfs_core::heads::nonprojective_arcs(test.heads(s)).into_iter().enumerate()
+        {
+            if !nonprojective {
                 continue;
             }
             np += 1;
-            let i = start + d as usize - 1;
+            let i = start + d;
             if out.words.head[i] == test.words.head[i] {
                 np_u += 1;
                 if out.vocabs.deprel.str(out.words.deprel[i]) == test.vocabs.deprel.str(test.words.deprel[i])

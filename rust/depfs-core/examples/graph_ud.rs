@@ -15,7 +15,7 @@ use depfs_core::Treebank;
 use std::time::Instant;
 
 fn load(path: &str) -> Treebank {
-    depfs_core::conllu::read_path(path, &Default::default()).expect("read treebank")
+    depfs_core::io::conllu::read_path(path, &Default::default()).expect("read treebank")
 }
 
 /// CPU time of this process in seconds (Linux; the machine may be shared, so wall time overstates).

@@ -1,12 +1,9 @@
 //! depfs-core: everything that loops over tokens, arcs, transitions or features.
 //! Pure Rust, no Python; the `depfs-py` crate is a thin binding on top.
 
-pub mod arceager;
-pub mod atomic;
-pub mod config;
-pub mod conllu;
 pub mod error;
-pub mod modelfile;
+pub mod heads;
+pub mod io;
 pub mod treebank;
 pub mod util;
 
@@ -16,7 +13,7 @@ pub mod decode;
 pub mod eval;
 pub mod graph;
 pub mod perturb;
-pub mod prefetch;
 pub mod stats;
 pub mod templates;
+pub mod transition;
 pub mod weights;

@@ -7,41 +7,11 @@
 
 use crate::error::{Error, Result};
 use crate::treebank::Treebank;
+use crate::util::Rng;
 
-/// SplitMix64 (Steele, Lea & Flood 2014): tiny, seedable, stable across versions.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    /// Uniform in [0, n), n > 0.
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
-
-/// Is `k` inside the subtree of `d`? Positions 1-based, `heads[i]` = head of word i+1.
-/// Stops after n steps, so malformed heads cannot make it loop.
-fn in_subtree(heads: &[i32], d: usize, mut k: usize) -> bool {
-    for _ in 0..=heads.len() {
-        if k == d {
-            return true;
-        }
-        if k == 0 || k > heads.len() || heads[k - 1] < 0 {
-            return false;
-        }
-        k = heads[k - 1] as usize;
-    }
-    true // a cycle: treat as inside, never attach into it
+/// Is `k` inside the subtree of `d`? A cycle counts as inside: never attach into one.
+fn in_subtree(heads: &[i32], d: usize, k: usize) -> bool {
+    crate::heads::ancestor_walk(heads, d, k).unwrap_or(true)
 }
 
 /// A copy of `tb` where each non-root word gets, with probability `head_rate`, a
@@ -62,7 +32,8 @@ pub fn perturb(tb: &Treebank, head_rate: f64, label_rate: f64, seed: u64) -> Res
     }
     let labels: Vec<u32> =
         (0..used.len() as u32).filter(|&l| used[l as usize] && Some(l) != root && l != 0).collect();
-    let mut rng = SplitMix64(seed);
+    // The stream predates Rng::new's seed mixing; raw state keeps old outputs.
+    let mut rng = Rng::from_state(seed);
     let mut candidates = Vec::new();
     for s in 0..out.len() {
         let start = out.sentences[s].start as usize;
@@ -77,14 +48,14 @@ pub fn perturb(tb: &Treebank, head_rate: f64, label_rate: f64, seed: u64) -> Res
                 candidates.clear();
                 candidates.extend((1..=n).filter(|&h| h as i32 != head && !in_subtree(heads, d, h)));
                 if !candidates.is_empty() {
-                    out.words.head[start + d - 1] = candidates[rng.below(candidates.len())] as i32;
+                    out.words.head[start + d - 1] = candidates[rng.index(candidates.len())] as i32;
                 }
             }
             if rng.unit() < label_rate {
                 let current = out.words.deprel[start + d - 1];
                 let others: Vec<u32> = labels.iter().copied().filter(|&l| l != current).collect();
                 if !others.is_empty() {
-                    out.words.deprel[start + d - 1] = others[rng.below(others.len())];
+                    out.words.deprel[start + d - 1] = others[rng.index(others.len())];
                 }
             }
         }

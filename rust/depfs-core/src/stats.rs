@@ -7,6 +7,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::heads::nonprojective_arcs;
 use crate::treebank::{ExtraKind, Treebank};
 
 /// Counts over a whole treebank.
@@ -55,45 +56,6 @@ impl TreebankStats {
     }
 }
 
-/// Marks which arcs of one sentence are non-projective. `heads[i]` is the head of
-/// word `i + 1` (0 = ROOT, negative = none). Returns one flag per word (false for
-/// words without a valid head). Heads outside the sentence or on a cycle never
-/// make the function loop: an ancestor walk stops after n steps.
-///
-/// Cost: O(n · span · depth) in the worst case; sentences are short (mean ≈ 20).
-pub fn nonprojective_arcs(heads: &[i32]) -> Vec<bool> {
-    let n = heads.len();
-    let parent = |k: usize| -> Option<usize> {
-        let h = heads[k - 1];
-        (h >= 0 && (h as usize) <= n).then_some(h as usize)
-    };
-    // Does `h` dominate `k` (positions, 0 = ROOT)? Walk up from k at most n steps.
-    let dominates = |h: usize, mut k: usize| -> bool {
-        for _ in 0..=n {
-            if k == h {
-                return true;
-            }
-            if k == 0 {
-                return false;
-            }
-            match parent(k) {
-                Some(p) => k = p,
-                None => return false,
-            }
-        }
-        false
-    };
-    (1..=n)
-        .map(|d| match parent(d) {
-            None => false,
-            Some(h) => {
-                let (lo, hi) = if h < d { (h, d) } else { (d, h) };
-                (lo + 1..hi).any(|k| !dominates(h, k))
-            }
-        })
-        .collect()
-}
-
 /// Statistics of `tb`. O(words) plus the projectivity check above.
 pub fn treebank_stats(tb: &Treebank) -> TreebankStats {
     let mut st = TreebankStats { sentences: tb.len(), words: tb.n_words(), ..Default::default() };
@@ -127,33 +89,11 @@ pub fn treebank_stats(tb: &Treebank) -> TreebankStats {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::treebank::{ExtraLine, WordStrs, NO_HEAD};
-    use proptest::prelude::*;
+    use crate::treebank::{ExtraLine, WordStrs};
 
     fn sentence(tb: &mut Treebank, arcs: &[(i32, &str)]) {
         let words: Vec<WordStrs> = arcs.iter().map(|&(h, l)| WordStrs::simple("w", "X", h, l)).collect();
         tb.push_sentence(&words, vec![]);
-    }
-
-    #[test]
-    fn projective_chain_has_no_nonprojective_arcs() {
-        assert_eq!(nonprojective_arcs(&[2, 0, 2, 3]), vec![false; 4]);
-        assert!(nonprojective_arcs(&[]).is_empty());
-    }
-
-    #[test]
-    fn crossing_arc_is_found() {
-        // 1 <- 3 (root), 2 <- 4, 4 <- 1: arc 4 -> 2 spans word 3, which 4 does not dominate;
-        // arc 1 -> 4 spans 2 (dominated by 1 via 4) and 3 (the root, not dominated).
-        assert_eq!(nonprojective_arcs(&[3, 4, 0, 1]), vec![false, true, false, true]);
-    }
-
-    #[test]
-    fn bad_heads_do_not_loop_or_panic() {
-        // cycle 1 <-> 2, out-of-range head 9, missing head.
-        let flags = nonprojective_arcs(&[3, 1, 2, 9, NO_HEAD]);
-        assert_eq!(flags.len(), 5);
-        assert!(!flags[3] && !flags[4]);
     }
 
     #[test]
@@ -190,54 +130,5 @@ mod tests {
     fn empty_treebank() {
         let st = treebank_stats(&Treebank::new());
         assert_eq!((st.sentences, st.mean_length(), st.nonprojective_arc_share()), (0, 0.0, 0.0));
-    }
-
-    /// Reference: the definition with explicit ancestor chains.
-    fn brute(heads: &[i32]) -> Vec<bool> {
-        let n = heads.len();
-        // ancestors[k]: k itself and every word above it, up to ROOT (0).
-        let ancestors: Vec<Vec<usize>> = (0..=n)
-            .map(|k| {
-                let mut chain = vec![k];
-                let mut a = k;
-                while a != 0 {
-                    a = heads[a - 1] as usize;
-                    chain.push(a);
-                }
-                chain
-            })
-            .collect();
-        (1..=n)
-            .map(|d| {
-                let h = heads[d - 1] as usize;
-                let (lo, hi) = (h.min(d), h.max(d));
-                (lo + 1..hi).any(|k| !ancestors[k].contains(&h))
-            })
-            .collect()
-    }
-
-    /// Random trees: each word i picks a head among words already attached.
-    fn random_tree() -> impl Strategy<Value = Vec<i32>> {
-        (1usize..9).prop_flat_map(|n| {
-            proptest::collection::vec(any::<u32>(), n).prop_map(move |r| {
-                // order of attachment: a random permutation built from r
-                let mut order: Vec<usize> = (1..=n).collect();
-                for i in (1..n).rev() {
-                    order.swap(i, r[i] as usize % (i + 1));
-                }
-                let mut heads = vec![0i32; n];
-                for (j, &w) in order.iter().enumerate() {
-                    heads[w - 1] = if j == 0 { 0 } else { order[r[j] as usize % j] as i32 };
-                }
-                heads
-            })
-        })
-    }
-
-    proptest! {
-        #[test]
-        fn matches_descendant_set_definition(heads in random_tree()) {
-            prop_assert_eq!(nonprojective_arcs(&heads), brute(&heads));
-        }
     }
 }

@@ -301,7 +301,7 @@ pub trait WeightTable: Sync {
     }
 
     /// Starts loading `rows` into the cache without waiting for them (see
-    /// [`crate::prefetch`]); a later [`WeightTable::add_located_rows`] finds them there.
+    /// [`crate::util::prefetch`]); a later [`WeightTable::add_located_rows`] finds them there.
     fn prefetch_rows(&self, rows: &[RowAt]);
 
     /// acc += Σ of the located `rows`. O(|rows| · width).
@@ -334,7 +334,7 @@ impl WeightTable for Weights {
     }
     fn prefetch_rows(&self, rows: &[RowAt]) {
         for r in rows {
-            crate::prefetch::prefetch_range(&self.w, r.start, self.layout.width);
+            crate::util::prefetch::prefetch_range(&self.w, r.start, self.layout.width);
         }
     }
     fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]) {
@@ -528,7 +528,7 @@ impl WeightTable for QuantizedWeights {
     fn prefetch_rows(&self, rows: &[RowAt]) {
         let width = self.layout.width;
         for r in rows {
-            crate::prefetch::prefetch_range(&self.q, r.start, width);
+            crate::util::prefetch::prefetch_range(&self.q, r.start, width);
         }
     }
 

@@ -4,9 +4,10 @@
 
 use std::path::PathBuf;
 
-use depfs_core::arceager::projective::{deprojectivize, projectivize};
-use depfs_core::arceager::{is_projective, static_sequence, GoldTree};
-use depfs_core::conllu::{read_path, ReadOptions};
+use depfs_core::heads::is_projective;
+use depfs_core::io::conllu::{read_path, ReadOptions};
+use depfs_core::transition::projective::{deprojectivize, projectivize};
+use depfs_core::transition::{static_sequence, GoldTree};
 use depfs_core::Treebank;
 
 fn data_file(lang: &str, split: &str) -> Option<PathBuf> {

@@ -6,12 +6,12 @@
 //! model parse garbage. The values were computed once with the code of 2026-11 (container
 //! format 3) and must never change.
 
-use depfs_core::arceager::{static_sequence, Configuration, GoldTree};
 use depfs_core::templates::arc::{ArcFeatures, ArcSent, Second};
 use depfs_core::templates::attrs::{SentAttrs, VocabHashes};
 use depfs_core::templates::config_feats::{ConfigFeatures, ExtractScratch};
 use depfs_core::templates::hash::{combine, fmix, fold, hash_str};
 use depfs_core::templates::{Family, TemplateSet};
+use depfs_core::transition::{static_sequence, Configuration, GoldTree};
 use depfs_core::treebank::{Treebank, WordStrs};
 
 /// "The old dog sees a cat ." with heads and labels (one sentence).

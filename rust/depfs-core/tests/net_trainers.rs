@@ -2,9 +2,9 @@
 //! return, for both parser families, and the frozen 8-bit parser parses like the
 //! averaged f32 parser on a toy treebank. Public items only.
 
-use depfs_core::arceager::parser::{ArcEagerParser, TrainOptions, Trainer};
 use depfs_core::graph::{GraphConfig, GraphTemplates, GraphTrainer};
 use depfs_core::templates::{Family, TemplateSet};
+use depfs_core::transition::parser::{ArcEagerParser, TrainOptions, Trainer};
 use depfs_core::treebank::{Treebank, WordStrs};
 use depfs_core::weights::QuantizedWeights;
 

@@ -8,11 +8,11 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
-use depfs_core::arceager::explore::{oracle_trajectories, KINDS};
-use depfs_core::arceager::local::{Ensemble, LocalClassifier, LocalOptions};
-use depfs_core::arceager::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
-use depfs_core::arceager::projective::{deprojectivize, projectivize};
-use depfs_core::arceager::trajectories::Trajectories;
+use depfs_core::transition::local::{Ensemble, LocalClassifier, LocalOptions};
+use depfs_core::transition::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
+use depfs_core::transition::projective::{deprojectivize, projectivize};
+use depfs_core::transition::trajectories::oracle_trajectories;
+use depfs_core::transition::trajectories::Trajectories;
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -373,7 +373,7 @@ fn arceager_oracle_trajectories<'py>(
     d.set_item("sentence", t.sentence.into_pyarray(py))?;
     d.set_item("s0", t.s0.into_pyarray(py))?;
     d.set_item("b0", t.b0.into_pyarray(py))?;
-    d.set_item("cost", t.cost.into_pyarray(py).reshape([n, KINDS])?)?;
+    d.set_item("cost", t.cost.into_pyarray(py).reshape([n, N_KINDS])?)?;
     d.set_item("followed", t.followed.into_pyarray(py))?;
     d.set_item("oracle", t.oracle.into_pyarray(py))?;
     Ok(d)

@@ -6,9 +6,10 @@ use std::sync::{Arc, Mutex, Weak};
 use depfs_core::graph::{
     DecoderKind, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch, Update,
 };
+use depfs_core::io::model as container;
 use depfs_core::templates::{Family, TemplateSet};
 use depfs_core::weights::TemplateCounts;
-use depfs_core::{modelfile, Error, Treebank};
+use depfs_core::{Error, Treebank};
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -19,7 +20,7 @@ use crate::treebank::{parse_released, PyTreebank};
 /// The kind of model a file holds ("graph", ...), after checking the container.
 #[pyfunction]
 fn model_kind(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    py.detach(|| modelfile::peek_kind(&path)).py_err(py)
+    py.detach(|| container::peek_kind(&path)).py_err(py)
 }
 
 /// A trained graph-based parser (weights live in Rust).

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use depfs_core::conllu::{self, ReadOptions};
+use depfs_core::io::conllu::{self, ReadOptions};
 use depfs_core::treebank::Vocab;
 use depfs_core::Treebank;
 use numpy::PyArray1;

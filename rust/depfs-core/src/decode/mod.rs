@@ -105,22 +105,6 @@ pub fn root_children(heads: &[i32]) -> usize {
     heads.iter().skip(1).filter(|&&h| h == 0).count()
 }
 
-/// True when no two arcs of the tree cross (arcs drawn above the sentence, ROOT at position 0).
-pub fn is_projective(heads: &[i32]) -> bool {
-    let arcs: Vec<(usize, usize)> =
-        heads.iter().enumerate().skip(1).map(|(d, &h)| span(d, h.max(0) as usize)).collect();
-    // O(n²) pairs: two arcs cross when exactly one end of one lies strictly inside the other.
-    !arcs.iter().any(|&(a1, b1)| arcs.iter().any(|&(a2, b2)| a1 < a2 && a2 < b1 && b1 < b2))
-}
-
-fn span(a: usize, b: usize) -> (usize, usize) {
-    if a < b {
-        (a, b)
-    } else {
-        (b, a)
-    }
-}
-
 /// Checks a square score matrix: `n1 >= 1`, `len == n1 * n1`, no NaN, no `+inf` (ROOT row and
 /// diagonal included, so that bad input never hides there).
 pub(crate) fn check_scores(what: &str, scores: &[f64], n1: usize) -> Result<()> {
@@ -167,7 +151,8 @@ fn no_tree(what: &str, single_root: bool) -> Error {
 #[cfg(test)]
 pub(crate) mod brute {
     //! Brute-force enumeration of every tree of a small sentence, for the tests.
-    use super::{is_projective, is_tree, root_children};
+    use super::{is_tree, root_children};
+    use crate::heads::is_projective;
     use proptest::prelude::*;
 
     /// `(n1, scores)` with n1 in `sizes`: small integers with many ties and some `-inf` when
@@ -204,7 +189,7 @@ pub(crate) mod brute {
             if single_root && root_children(&heads) != 1 {
                 continue;
             }
-            if projective && !is_projective(&heads) {
+            if projective && !is_projective(&heads[1..]) {
                 continue;
             }
             out.push(heads.clone());

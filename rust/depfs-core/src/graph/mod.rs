@@ -20,8 +20,8 @@
 
 pub mod decoding;
 pub mod lengthdict;
-pub mod modelio;
 pub mod score;
+pub mod stored;
 
 use crate::templates::arc::{ArcFeatures, ArcSent, Second};
 use crate::templates::attrs::{SentAttrs, VocabHashes};
@@ -573,7 +573,7 @@ impl GraphTrainer {
             for &s in &usable {
                 af.prepare(vh, train, s, sent);
                 let heads = gold_heads(train, s).unwrap_or_default();
-                let sibs = score::siblings(&heads);
+                let sibs = crate::heads::siblings(&heads[1..]);
                 for m in 1..heads.len() {
                     let h = heads[m] as usize;
                     let second = Second { sib: if second { sibs[m] } else { None }, grand: None };
@@ -661,7 +661,7 @@ impl GraphTrainer {
                 head_ok += (gold.len() - 1 - wrong) as u64;
                 if m.config.order == 2 {
                     for (heads, delta) in [(&gold, 1.0f32), (&pred, -1.0)] {
-                        let sibs = score::siblings(heads);
+                        let sibs = crate::heads::siblings(&heads[1..]);
                         for d in 1..heads.len() {
                             let second = Second { sib: sibs[d], grand: None };
                             for t in 0..m.sib.len() {

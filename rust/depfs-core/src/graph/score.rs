@@ -250,27 +250,3 @@ pub fn argmax(xs: &[f32]) -> usize {
     }
     best
 }
-
-/// Sibling of each word in a tree (the previous child of its head on the same side,
-/// closer to the head), `None` for innermost children. heads[0] = -1.
-pub fn siblings(heads: &[i32]) -> Vec<Option<usize>> {
-    let n1 = heads.len();
-    let mut out = vec![None; n1];
-    for h in 0..n1 {
-        let mut prev = None;
-        for m in h + 1..n1 {
-            if heads[m] == h as i32 {
-                out[m] = prev;
-                prev = Some(m);
-            }
-        }
-        let mut prev = None;
-        for m in (1..h).rev() {
-            if heads[m] == h as i32 {
-                out[m] = prev;
-                prev = Some(m);
-            }
-        }
-    }
-    out
-}

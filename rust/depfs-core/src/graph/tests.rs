@@ -107,14 +107,6 @@ fn bad_inputs_are_errors() {
 }
 
 #[test]
-fn siblings_of_a_tree() {
-    // 0 -> 2; 2 -> 1, 3, 4 ; heads[0] = -1
-    let heads = [-1, 2, 0, 2, 2];
-    let s = score::siblings(&heads);
-    assert_eq!(s, vec![None, None, None, None, Some(3)]);
-}
-
-#[test]
 fn model_files_round_trip_and_refuse_damage() {
     let tb = toy(30, 6);
     let c = GraphConfig { epochs: 1, ..Default::default() };

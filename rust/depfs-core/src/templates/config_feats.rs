@@ -10,7 +10,7 @@ use super::attrs::{self, SentAttrs, NONE_VALUE};
 use super::hash::combine;
 use super::syntax::{Atom, Attr, Base, ConfigAddr, Family, NodeAttr, Step};
 use super::TemplateSet;
-use crate::config::ConfigView;
+use crate::templates::view::ConfigView;
 use crate::{Error, Result};
 
 const LABEL_SALT: u64 = 0x6c61_6265_6c00_0000;

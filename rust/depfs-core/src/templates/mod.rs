@@ -14,7 +14,7 @@
 //!   rs, pw, fw — `upos(STACK_1 lc pw)` is the paper's POS(STACK_1 lc pw) — plus the
 //!   label assigned so far `deprel(STACK_0)`, valencies `lval(..)`, `rval(..)` and the
 //!   binned distance `dist` between STACK_0 and QUEUE_0. They are read through
-//!   [`crate::config::ConfigView`].
+//!   [`crate::templates::view::ConfigView`].
 //!
 //! Attributes: `form`, `lower`, `lemma`, `upos`, `xpos`, `feat:KEY` (one FEATS key),
 //! `prefix:K`, `suffix:K`, `shape`. The full grammar is in [`syntax`]. Names are
@@ -47,6 +47,7 @@ pub mod config_feats;
 pub mod defaults;
 pub mod hash;
 pub mod syntax;
+pub mod view;
 
 use crate::{Error, Result};
 pub use syntax::{ArcAddr, Atom, Attr, Base, ConfigAddr, Family, NodeAttr, Step};

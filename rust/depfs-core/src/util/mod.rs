@@ -2,6 +2,7 @@
 //! the parallelism helper ([`parallel`]).
 
 pub mod parallel;
+pub mod prefetch;
 pub mod rng;
 
 pub use parallel::map_chunks;

@@ -9,6 +9,11 @@ impl Rng {
     pub fn new(seed: u64) -> Self {
         Rng(seed ^ 0x9e37_79b9_7f4a_7c15)
     }
+    /// A generator whose raw state is `state` (no seed mixing): the stream of
+    /// [`crate::perturb`], older than [`Rng::new`].
+    pub fn from_state(state: u64) -> Self {
+        Rng(state)
+    }
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
@@ -23,6 +28,10 @@ impl Rng {
     /// Uniform in 0..n (n > 0).
     pub fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
+    }
+    /// Uniform index into a slice of `len` items (len > 0).
+    pub fn index(&mut self, len: usize) -> usize {
+        self.below(len as u64) as usize
     }
     /// Fisher–Yates shuffle.
     pub fn shuffle<T>(&mut self, v: &mut [T]) {

@@ -13,19 +13,11 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use super::oracle::dominates;
+use crate::heads::{arc_is_nonprojective, dominates};
 use crate::treebank::{Treebank, NO_HEAD};
 
 /// Separator between a lifted word's own label and its original head's label.
 pub const LIFT_MARK: char = '↑';
-
-/// Whether the arc into `d` is non-projective: a word between d and its head
-/// that the head does not dominate. O(span · depth).
-fn arc_is_nonprojective(heads: &[u32], d: u32) -> bool {
-    let h = heads[d as usize - 1];
-    let (lo, hi) = if h < d { (h, d) } else { (d, h) };
-    (lo + 1..hi).any(|w| !dominates(heads, h, w))
-}
 
 /// Lifts non-projective arcs (shortest first, leftmost on ties) until the tree
 /// is projective. Returns `(d, original head)` for every word lifted at least
@@ -36,7 +28,7 @@ pub fn lift(heads: &mut [u32]) -> Vec<(u32, u32)> {
     let mut lifted: Vec<(u32, u32)> = Vec::new();
     loop {
         let worst = (1..=n)
-            .filter(|&d| heads[d as usize - 1] != 0 && arc_is_nonprojective(heads, d))
+            .filter(|&d| heads[d as usize - 1] != 0 && arc_is_nonprojective(heads, d as usize))
             .min_by_key(|&d| (heads[d as usize - 1].abs_diff(d), d));
         let Some(d) = worst else { return lifted };
         let h = heads[d as usize - 1];
@@ -122,7 +114,7 @@ fn tree_heads(tb: &Treebank, s: usize) -> Option<Vec<u32>> {
         }
         out.push(h as u32);
     }
-    (1..=n as u32).all(|d| dominates(&out, 0, d)).then_some(out)
+    (1..=n as u32).all(|d| dominates(&out, 0, d as usize)).then_some(out)
 }
 
 /// A copy of `tb` with every tree projectivised and lifted labels encoded `r↑h`.
@@ -229,7 +221,7 @@ pub fn deprojectivize(tb: &mut Treebank) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::arceager::oracle::is_projective;
+    use crate::heads::is_projective;
     use crate::treebank::WordStrs;
     use proptest::prelude::*;
 
@@ -290,7 +282,7 @@ mod tests {
 
     fn random_tree() -> impl Strategy<Value = Vec<u32>> {
         (1usize..=9, any::<u64>()).prop_map(|(n, seed)| {
-            let (heads, _) = crate::arceager::testing::random_heads(n, seed);
+            let (heads, _) = crate::transition::testing::random_heads(n, seed);
             heads
         })
     }
@@ -301,7 +293,7 @@ mod tests {
             let mut h = heads.clone();
             let lifted = lift(&mut h);
             prop_assert!(is_projective(&h));
-            prop_assert!((1..=h.len() as u32).all(|d| dominates(&h, 0, d)));
+            prop_assert!((1..=h.len() as u32).all(|d| dominates(&h, 0, d as usize)));
             prop_assert_eq!(lifted.is_empty(), is_projective(&heads));
             // Distinct labels per word: lowering then finds the original head exactly.
             let base: Vec<u32> = (1..=h.len() as u32).collect();
@@ -310,7 +302,7 @@ mod tests {
                 wanted[d as usize - 1] = Some(base[orig as usize - 1]);
             }
             lower(&mut h, &base, &wanted);
-            prop_assert!((1..=h.len() as u32).all(|d| dominates(&h, 0, d)));
+            prop_assert!((1..=h.len() as u32).all(|d| dominates(&h, 0, d as usize)));
             prop_assert_eq!(h, heads);
         }
     }

@@ -7,21 +7,29 @@
 //! extracts the features of any template set on demand, so the selection methods can
 //! ask for thousands of candidate templates without an (n × all templates) matrix.
 //!
-//! Recorded by [`super::guide::MixtureGuide`] (DAgger: oracle with probability beta,
-//! else the model) from [`super::parser::ArcEagerParser::trajectories`].
+//! Recorded by [`super::guide::MixtureGuide`] (DAgger, Ross et al. 2011, as used by
+//! He et al. 2013: the oracle's move with probability beta, else the model's) from
+//! [`ArcEagerParser::trajectories`]. [`oracle_trajectories`] walks without a model
+//! (the oracle, or a uniformly random valid move with probability 1 - beta) and
+//! returns flat arrays for tests and error analysis.
+//!
+//! Move kinds: 0 SHIFT, 1 REDUCE, 2 LEFT-ARC, 3 RIGHT-ARC.
 
 use std::sync::Arc;
 
-use super::guide::{gold_label, run, Guide, Step, Work};
+use super::guide::{begin, gold_label, run, Guide, MixtureGuide, Step, WalkGuide, Work};
 use super::local::LabelSet;
 use super::oracle::KindCosts;
-use super::parser::{valid_mask, N_KINDS};
+use super::parser::{gold_tree, valid_mask, ArcEagerParser, N_KINDS};
+use super::projective;
 use super::system::Configuration;
+use super::system::GoldTree;
 use crate::templates::attrs::VocabHashes;
 use crate::templates::config_feats::ConfigFeatures;
 use crate::templates::TemplateSet;
 use crate::treebank::Treebank;
-use crate::util::map_chunks;
+use crate::util::{map_chunks, Rng};
+use crate::weights::WeightTable;
 use crate::{Error, Result};
 
 /// No label (an arc move that is not a gold arc).
@@ -196,5 +204,180 @@ impl Guide for Replay<'_> {
         self.feats.extract(c, &w.attrs, None, &mut w.scratch, self.out);
         self.next += 1;
         Some(Step { kind: self.traj.followed[i] as usize, label: self.traj.label[i] })
+    }
+}
+
+impl<W: WeightTable> ArcEagerParser<W> {
+    /// Follows, in every sentence of `tb` (or of `sentences`) with a complete tree,
+    /// the oracle's best-scoring zero-cost move with probability `beta` and the
+    /// model's move otherwise, recording every configuration. Seeded and
+    /// deterministic. O(decisions · (T + |stack| + |buffer|)).
+    pub fn trajectories(
+        &self,
+        tb: &Arc<Treebank>,
+        beta: f64,
+        seed: u64,
+        sentences: Option<&[usize]>,
+    ) -> Result<Trajectories> {
+        if !(0.0..=1.0).contains(&beta) {
+            return Err(Error::InvalidArgument(format!("beta must be in [0, 1], got {beta}")));
+        }
+        let shared =
+            if self.pseudo_projective { Arc::new(projective::projectivize(tb).0) } else { Arc::clone(tb) };
+        let tb: &Treebank = &shared;
+        let ids: Vec<u32> = tb
+            .vocabs
+            .deprel
+            .strings()
+            .iter()
+            .map(|s| self.labels.iter().position(|l| **l == **s).map_or(super::NONE, |i| i as u32))
+            .collect();
+        let all: Vec<usize>;
+        let sents = match sentences {
+            Some(s) => {
+                if let Some(&bad) = s.iter().find(|&&i| i >= tb.len()) {
+                    return Err(Error::InvalidArgument(format!(
+                        "sentence index {bad} out of range ({})",
+                        tb.len()
+                    )));
+                }
+                s
+            }
+            None => {
+                all = (0..tb.len()).collect();
+                &all
+            }
+        };
+        let vh = VocabHashes::new(tb, &self.features().attrs);
+        let labels = LabelSet {
+            labels: self.labels.clone(),
+            root_label: self.root_label,
+            fallback_label: self.fallback_label,
+            pseudo_projective: self.pseudo_projective,
+        };
+        let mut out = Trajectories::new(Arc::clone(&shared), labels);
+        let mut rng = Rng::new(seed);
+        let mut c = Configuration::default();
+        let mut work = Work::default();
+        for &s in sents {
+            let Some(gold) = gold_tree(tb, s, &ids) else { continue };
+            begin(tb, &vh, s, &mut c, &mut work);
+            let mut g = MixtureGuide {
+                parser: self,
+                work: &mut work,
+                gold: &gold,
+                beta,
+                rng: &mut rng,
+                sentence: s as u32,
+                out: &mut out,
+            };
+            run(&mut c, &mut g, |_, _| {});
+        }
+        Ok(out)
+    }
+}
+
+/// Configurations as flat arrays (row i = configuration i).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OracleTrajectories {
+    pub sentence: Vec<u32>,
+    /// Top of the stack (0 = ROOT) and front of the buffer (0 = empty buffer).
+    pub s0: Vec<u32>,
+    pub b0: Vec<u32>,
+    /// `cost[i * 4 + k]`: Goldberg & Nivre cost of kind k with its best label, -1 if invalid.
+    pub cost: Vec<i32>,
+    /// The kind followed, and the oracle's preferred kind (the static oracle's move
+    /// when it has zero cost, else the first zero-cost kind).
+    pub followed: Vec<u8>,
+    pub oracle: Vec<u8>,
+}
+
+impl OracleTrajectories {
+    pub fn len(&self) -> usize {
+        self.sentence.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.sentence.is_empty()
+    }
+}
+
+/// Gold tree of sentence `s` with the treebank's DEPREL ids as labels; None unless
+/// the static oracle rebuilds it (complete, projective, single-rooted).
+pub fn treebank_gold(tb: &Treebank, s: usize) -> Option<GoldTree> {
+    let identity: Vec<u32> = (0..tb.vocabs.deprel.len() as u32).collect();
+    super::parser::gold_tree(tb, s, &identity)
+}
+
+/// Walks every usable sentence of `tb` (or of `sentences`). O(moves · (|stack| + |buffer|)).
+pub fn oracle_trajectories(
+    tb: &Treebank,
+    beta: f64,
+    seed: u64,
+    sentences: Option<&[usize]>,
+) -> Result<OracleTrajectories> {
+    if !(0.0..=1.0).contains(&beta) {
+        return Err(Error::InvalidArgument(format!("beta must be in [0, 1], got {beta}")));
+    }
+    if let Some(&bad) = sentences.unwrap_or(&[]).iter().find(|&&i| i >= tb.len()) {
+        return Err(Error::InvalidArgument(format!("sentence index {bad} out of range ({})", tb.len())));
+    }
+    let all: Vec<usize> = (0..tb.len()).collect();
+    let mut rng = Rng::new(seed);
+    let mut out = OracleTrajectories::default();
+    let mut c = Configuration::default();
+    for &s in sentences.unwrap_or(&all) {
+        let Some(gold) = treebank_gold(tb, s) else { continue };
+        c.reset(gold.len());
+        let mut g = WalkGuide { gold: &gold, beta, rng: &mut rng, sentence: s as u32, out: &mut out };
+        run(&mut c, &mut g, |_, _| {});
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::treebank::WordStrs;
+
+    fn tb() -> Treebank {
+        let w = WordStrs::simple;
+        let mut tb = Treebank::new();
+        tb.push_sentence(
+            &[
+                w("The", "DET", 2, "det"),
+                w("dog", "NOUN", 3, "nsubj"),
+                w("barks", "VERB", 0, "root"),
+                w(".", "PUNCT", 3, "punct"),
+            ],
+            vec![],
+        );
+        // Non-projective: skipped.
+        tb.push_sentence(
+            &[w("a", "X", 0, "root"), w("b", "X", 4, "x"), w("c", "X", 1, "x"), w("d", "X", 1, "x")],
+            vec![],
+        );
+        tb
+    }
+
+    #[test]
+    fn beta_one_follows_the_static_oracle() {
+        let t = oracle_trajectories(&tb(), 1.0, 0, None).unwrap();
+        // SHIFT, LEFT-ARC, SHIFT, LEFT-ARC, RIGHT-ARC, RIGHT-ARC
+        assert_eq!(t.followed, vec![0, 2, 0, 2, 3, 3]);
+        assert_eq!(t.oracle, t.followed);
+        assert!(t.sentence.iter().all(|&s| s == 0));
+        assert_eq!(&t.cost[..4], &[0, -1, -1, 2]);
+    }
+
+    #[test]
+    fn random_moves_are_valid_and_oracle_moves_have_zero_cost() {
+        let t = oracle_trajectories(&tb(), 0.3, 7, None).unwrap();
+        for i in 0..t.len() {
+            assert!(t.cost[i * N_KINDS + t.followed[i] as usize] >= 0);
+            assert_eq!(t.cost[i * N_KINDS + t.oracle[i] as usize], 0);
+        }
+        assert_eq!(t, oracle_trajectories(&tb(), 0.3, 7, None).unwrap());
+        assert!(oracle_trajectories(&tb(), 2.0, 7, None).is_err());
+        assert!(oracle_trajectories(&tb(), 0.5, 7, Some(&[5])).is_err());
     }
 }

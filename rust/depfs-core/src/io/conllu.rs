@@ -501,13 +501,11 @@ pub fn write_sentence(tb: &Treebank, s: usize, buf: &mut Vec<u8>) {
 
 /// Writes `tb` to `path` atomically: into a temporary file in the same directory,
 /// then renamed over `path`, so readers never see a half-written file. A name
-/// ending in `.gz` is gzip-compressed. (Not `modelfile::atomic_write`: its
-/// tempfile is created mode 0600, wrong for a data file others read; this one
-/// gets the usual umask permissions.)
+/// ending in `.gz` is gzip-compressed.
 pub fn write_path(tb: &Treebank, path: impl AsRef<Path>) -> Result<()> {
     let path = path.as_ref();
     let gzip = path.to_string_lossy().ends_with(".gz");
-    crate::atomic::atomic_write(path, |out| {
+    crate::io::atomic::atomic_write(path, |out| {
         if gzip {
             let mut gz = flate2::write::GzEncoder::new(out, flate2::Compression::default());
             write(tb, &mut gz)?;

@@ -281,15 +281,15 @@ impl ArcEagerParser {
             label_cols: self.label_cols.clone(),
             pseudo_projective: self.pseudo_projective,
         };
-        let inputs = crate::modelfile::input_columns(&[&self.set]);
-        crate::modelfile::save_model(path, inputs, crate::modelfile::Model::ArcEager(stored))
+        let inputs = crate::io::model::input_columns(&[&self.set]);
+        crate::io::model::save_model(path, inputs, crate::io::model::Model::ArcEager(stored))
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
     pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
-        let st = match crate::modelfile::load_model(path)?.model {
-            crate::modelfile::Model::ArcEager(st) => st,
-            other => return Err(crate::modelfile::wrong_kind(path, &other, MODEL_KIND)),
+        let st = match crate::io::model::load_model(path)?.model {
+            crate::io::model::Model::ArcEager(st) => st,
+            other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let set = Self::compile_set(&st.templates)?;
@@ -776,5 +776,29 @@ impl Trainer {
     }
     pub fn epochs_done(&self) -> usize {
         self.epoch
+    }
+}
+
+impl<W: WeightTable> ArcEagerParser<W> {
+    /// Per-template move scores: `out[(i * T + t) * 4 + k]` = weight of template t's
+    /// feature in configuration i for move kind k. O(n · T).
+    pub fn template_scores(&self, features: &[u64]) -> Result<Vec<f32>> {
+        let t_count = self.n_templates();
+        if !features.len().is_multiple_of(t_count) {
+            return Err(Error::InvalidArgument(format!(
+                "features have {} values, not a multiple of {t_count} templates",
+                features.len()
+            )));
+        }
+        let w = self.move_weights();
+        let mut out = Vec::with_capacity(features.len() * N_KINDS);
+        for row in features.chunks_exact(t_count) {
+            for (t, &f) in row.iter().enumerate() {
+                let mut acc = [0f32; N_KINDS];
+                w.add_row(t, f, &mut acc);
+                out.extend_from_slice(&acc);
+            }
+        }
+        Ok(out)
     }
 }

@@ -310,16 +310,16 @@ impl Ensemble {
     /// Writes the ensemble as a model file (atomically).
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
         let sets: Vec<&TemplateSet> = self.members.iter().map(|(_, m)| &m.set).collect();
-        let inputs = crate::modelfile::input_columns(&sets);
-        crate::modelfile::save_model(path, inputs, crate::modelfile::Model::Ensemble(self.to_stored()))
+        let inputs = crate::io::model::input_columns(&sets);
+        crate::io::model::save_model(path, inputs, crate::io::model::Model::Ensemble(self.to_stored()))
     }
 
     /// Reads an ensemble model file.
     pub fn load(path: &std::path::Path) -> Result<Ensemble> {
-        match crate::modelfile::load_model(path)?.model {
-            crate::modelfile::Model::Ensemble(st) => Ensemble::from_stored(st)
+        match crate::io::model::load_model(path)?.model {
+            crate::io::model::Model::Ensemble(st) => Ensemble::from_stored(st)
                 .map_err(|e| Error::Model { file: path.display().to_string(), msg: e.to_string() }),
-            other => Err(crate::modelfile::wrong_kind(path, &other, "ensemble")),
+            other => Err(crate::io::model::wrong_kind(path, &other, "ensemble")),
         }
     }
 

@@ -7,7 +7,8 @@ use proptest::prelude::*;
 
 use super::oracle::*;
 use super::system::*;
-use crate::config::ConfigView;
+use crate::heads::is_projective;
+use crate::templates::view::ConfigView;
 
 /// "The dog barks ." : The <- dog <- barks -> .   (labels 0 det, 1 nsubj, 2 root, 3 punct)
 fn dog_barks() -> GoldTree {

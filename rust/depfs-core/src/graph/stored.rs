@@ -1,11 +1,12 @@
 //! Graph parser model files: templates as canonical text, labels, weights, length
 //! dictionary, hyper-parameters and a digest of the training data, in the
-//! [`crate::modelfile`] container (kind "graph").
+//! [`crate::io::model`] container (kind "graph").
 
 use super::{GraphConfig, GraphModel, GraphTemplates, LengthDict};
+use crate::io::model as container;
 use crate::templates::{Family, TemplateSet};
 use crate::weights::{QuantizedWeights, WeightTable};
-use crate::{modelfile, Error, Result};
+use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -65,17 +66,17 @@ impl GraphModel {
             train_digest: self.train_digest,
         };
         let t = &self.templates;
-        let inputs = modelfile::input_columns(&[&t.arc, &t.sib, &t.lab]);
-        modelfile::save_model(path, inputs, modelfile::Model::Graph(file))
+        let inputs = container::input_columns(&[&t.arc, &t.sib, &t.lab]);
+        container::save_model(path, inputs, container::Model::Graph(file))
     }
 
     /// Reads a model written by [`GraphModel::save`]; any inconsistency is an
     /// `Error::Model` naming the file.
     pub fn load(path: &Path) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let f = match modelfile::load_model(path)?.model {
-            modelfile::Model::Graph(f) => f,
-            other => return Err(modelfile::wrong_kind(path, &other, KIND)),
+        let f = match container::load_model(path)?.model {
+            container::Model::Graph(f) => f,
+            other => return Err(container::wrong_kind(path, &other, KIND)),
         };
         if f.payload_version != PAYLOAD_VERSION {
             return Err(bad(format!("graph model payload version {} is not supported", f.payload_version)));

@@ -21,7 +21,7 @@
 //! Word indices are 1-based sentence positions; 0 is ROOT. The buffer is an index
 //! (`buffer_front ..= n`), never a queue.
 
-use crate::config::ConfigView;
+use crate::templates::view::ConfigView;
 
 /// "No word" in the u32 arrays of a configuration.
 pub const NONE: u32 = u32::MAX;

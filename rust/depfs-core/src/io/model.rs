@@ -12,8 +12,8 @@
 //! byte-identically). A truncated, corrupted, foreign or unknown-version file gives one
 //! `Error::Model`.
 
-pub use crate::atomic::atomic_write;
 use crate::error::{Error, Result};
+pub use crate::io::atomic::atomic_write;
 #[cfg(test)]
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -30,9 +30,9 @@ pub const OLDEST_READ: u32 = 3;
 /// Every kind of model a depfs file can hold.
 #[derive(Serialize, Deserialize)]
 pub enum Model {
-    Graph(crate::graph::modelio::GraphFile),
-    ArcEager(crate::arceager::parser::StoredArcEager),
-    Ensemble(crate::arceager::local::StoredEnsemble),
+    Graph(crate::graph::stored::GraphFile),
+    ArcEager(crate::transition::parser::StoredArcEager),
+    Ensemble(crate::transition::local::StoredEnsemble),
 }
 
 impl Model {

@@ -127,30 +127,3 @@ pub fn static_sequence(gold: &GoldTree) -> Option<(Vec<Move>, Configuration)> {
     }
     Some((moves, c))
 }
-
-/// Whether the tree is projective: no arc (h, d) has a word between h and d
-/// that is not dominated by h. `heads[d-1]` = head of word d (0 = ROOT).
-/// O(n · depth).
-pub fn is_projective(heads: &[u32]) -> bool {
-    let n = heads.len() as u32;
-    (1..=n).all(|d| {
-        let h = heads[d as usize - 1];
-        let (lo, hi) = if h < d { (h, d) } else { (d, h) };
-        (lo + 1..hi).all(|w| dominates(heads, h, w))
-    })
-}
-
-/// Whether `h` dominates `w` (is `w` itself or an ancestor of it); false on cycles.
-pub fn dominates(heads: &[u32], h: u32, mut w: u32) -> bool {
-    let n = heads.len();
-    for _ in 0..=n {
-        if w == h {
-            return true;
-        }
-        if w == 0 || w as usize > n {
-            return false;
-        }
-        w = heads[w as usize - 1];
-    }
-    false
-}

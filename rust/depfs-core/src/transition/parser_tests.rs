@@ -100,7 +100,7 @@ fn every_parse_is_a_single_rooted_tree() {
     let out = parse_forms(&p, (0..12).map(|i| if i % 2 == 0 { "x" } else { "y" }));
     let heads: Vec<u32> = out.heads(0).iter().map(|&h| h as u32).collect();
     assert_eq!(heads.iter().filter(|&&h| h == 0).count(), 1);
-    assert!((1..=12).all(|d| super::oracle::dominates(&heads, 0, d)));
+    assert!((1..=12).all(|d| crate::heads::dominates(&heads, 0, d as usize)));
 }
 
 #[test]

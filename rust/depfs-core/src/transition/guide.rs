@@ -19,10 +19,10 @@
 //!
 //! The oracle is a guide's data, not a special loop; a new policy is a new guide.
 
-use super::explore::OracleTrajectories;
 use super::oracle::{kind_costs, static_move, KindCosts};
 use super::parser::{apply_kind, best_kind, valid_mask, ArcEagerParser, LEFT, N_KINDS, REDUCE, RIGHT, SHIFT};
 use super::system::{Configuration, GoldTree, Move};
+use super::trajectories::OracleTrajectories;
 use super::trajectories::Trajectories;
 use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::templates::config_feats::ExtractScratch;
