@@ -79,25 +79,22 @@ pub fn is_projective<H: Head>(heads: &[H]) -> bool {
 }
 
 /// Sibling of each word (index = position, 0 = ROOT): the previous child of its head
-/// on the same side, closer to the head; `None` for innermost children. O(n²).
+/// on the same side, closer to the head; `None` for innermost children. O(n).
 pub fn siblings<H: Head>(heads: &[H]) -> Vec<Option<usize>> {
     let n1 = heads.len() + 1;
-    let head_of = |m: usize| heads[m - 1].position();
+    let head_of = |m: usize| heads[m - 1].position().filter(|&h| h < n1);
     let mut out = vec![None; n1];
-    for h in 0..n1 {
-        let mut prev = None;
-        for m in h + 1..n1 {
-            if head_of(m) == Some(h) {
-                out[m] = prev;
-                prev = Some(m);
-            }
+    // The child of each head seen last, walking away from the head on each side.
+    let mut last = vec![None; n1];
+    for (m, sib) in out.iter_mut().enumerate().skip(1) {
+        if let Some(h) = head_of(m).filter(|&h| h < m) {
+            *sib = last[h].replace(m);
         }
-        let mut prev = None;
-        for m in (1..h).rev() {
-            if head_of(m) == Some(h) {
-                out[m] = prev;
-                prev = Some(m);
-            }
+    }
+    last.fill(None);
+    for (m, sib) in out.iter_mut().enumerate().skip(1).rev() {
+        if let Some(h) = head_of(m).filter(|&h| h > m) {
+            *sib = last[h].replace(m);
         }
     }
     out
