@@ -18,20 +18,20 @@
 //! hashed weights ([`crate::weights`]), so scores restricted to any template subset or
 //! group are the same loop over fewer templates.
 
-pub mod decoding;
+pub mod chain;
 pub mod lengthdict;
 pub mod score;
 pub mod stored;
 
 use crate::templates::arc::{ArcFeatures, ArcSent, Second};
-use crate::templates::attrs::{SentAttrs, VocabHashes};
+use crate::templates::attrs::VocabHashes;
 use crate::templates::hash::{combine, fmix, hash_str};
 use crate::templates::{Family, TemplateSet};
 use crate::treebank::NO_HEAD;
 use crate::util::Rng;
 use crate::weights::{rows_for, QuantizedWeights, TemplateCounts, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
-use decoding::DecodeWs;
+pub use chain::{DecodeWs, OpenSentence};
 pub use lengthdict::{LengthDict, PruneStats};
 use rayon::prelude::*;
 use score::Split;
@@ -185,29 +185,20 @@ pub struct Prepared {
     lab: VocabHashes,
 }
 
-/// Sentences scored together when parsing (see [`score::arc_scores_batch`]).
+/// Sentences scored together when parsing (see [`score::add_arc_scores_batch`]).
 const PARSE_BATCH: usize = 32;
 
 /// Per-thread buffers reused across sentences.
 #[derive(Default)]
 pub struct Scratch {
-    upos: SentAttrs,
     /// One entry per sentence of a batch.
-    batch: Vec<Scored>,
+    batch: Vec<OpenSentence>,
     sib: ArcSent,
     lab: ArcSent,
     sibs: Vec<f64>,
     label_feats: Vec<(u32, u64)>,
     label_scores: Vec<f32>,
     decode: DecodeWs,
-}
-
-/// One sentence's partial hashes, length-dictionary mask and arc scores.
-#[derive(Default)]
-struct Scored {
-    arc: ArcSent,
-    mask: Vec<bool>,
-    scores: Vec<f64>,
 }
 
 /// A parse of one sentence: heads (index 0 = ROOT = -1) and label indices.
@@ -331,9 +322,20 @@ impl<W: WeightTable> GraphModel<W> {
         self.arc.len()
     }
 
+    /// An error unless every index of `group` names an arc template.
+    fn check_templates(&self, group: &[usize]) -> Result<()> {
+        match group.iter().find(|&&t| t >= self.arc.len()) {
+            Some(bad) => Err(Error::InvalidArgument(format!(
+                "template index {bad} out of range ({} arc templates)",
+                self.arc.len()
+            ))),
+            None => Ok(()),
+        }
+    }
+
     /// First-order arc scores of sentence s, restricted to the arc templates `active`
     /// (all when `None`): `scores[m * n1 + h]`, n1 = words + 1; with `prune`, arcs the
-    /// length dictionary rejects are -inf.
+    /// length dictionary rejects are -inf. The chain with one group.
     #[allow(clippy::too_many_arguments)]
     pub fn arc_scores(
         &self,
@@ -345,35 +347,17 @@ impl<W: WeightTable> GraphModel<W> {
         counts: Option<&mut TemplateCounts>,
         scratch: &mut Scratch,
     ) -> Result<Vec<f64>> {
-        let all: Vec<usize>;
-        let active = match active {
-            Some(a) => {
-                if let Some(&bad) = a.iter().find(|&&t| t >= self.arc.len()) {
-                    return Err(Error::InvalidArgument(format!(
-                        "template index {bad} out of range ({} arc templates)",
-                        self.arc.len()
-                    )));
-                }
-                a
-            }
+        let o = &mut scratch.prepare_batch(1)[0];
+        self.open_pruned(tb, prep, s, prune, o);
+        match active {
+            Some(group) => self.add_group(o, group, None, counts)?,
             None => {
-                all = (0..self.arc.len()).collect();
-                &all
+                let mut item =
+                    [score::ToScore { sent: &o.arc, mask: prune.then_some(&o.open), out: &mut o.scores }];
+                score::add_arc_scores_batch(&self.arc, &self.arc_w, &mut item, &self.arc_split, counts);
             }
-        };
-        let b = scratch.prepare_batch(1);
-        self.arc.prepare(&prep.arc, tb, s, &mut b[0].arc);
-        let mask = if prune {
-            scratch.upos.fill(&prep.upos, tb, s);
-            self.length_dict.fill_mask(&scratch.upos, &mut scratch.batch[0].mask);
-            Some(scratch.batch[0].mask.as_slice())
-        } else {
-            None
-        };
-        let mut out = Vec::new();
-        let split = Split::new(&self.arc, active);
-        score::arc_scores(&self.arc, &self.arc_w, &scratch.batch[0].arc, &split, mask, &mut out, counts);
-        Ok(out)
+        }
+        Ok(std::mem::take(&mut o.scores))
     }
 
     /// Parses sentence s: decode, then label each arc.
@@ -388,7 +372,7 @@ impl<W: WeightTable> GraphModel<W> {
     }
 
     /// Parses sentences `ss` (arc scores computed for all of them at once, see
-    /// [`score::arc_scores_batch`]), then decodes and labels each.
+    /// [`score::add_arc_scores_batch`]), then decodes and labels each.
     fn parse_batch(
         &self,
         tb: &Treebank,
@@ -407,26 +391,22 @@ impl<W: WeightTable> GraphModel<W> {
             .collect()
     }
 
-    /// Arc scores of sentences `ss` into `sc.batch[..ss.len()]`.
+    /// Arc scores of sentences `ss` into `sc.batch[..ss.len()]`: the chain with one
+    /// group (all templates), several sentences at once.
     fn score_batch(&self, tb: &Treebank, prep: &Prepared, ss: &[usize], sc: &mut Scratch) {
         let pruned = self.config.prune;
-        sc.prepare_batch(ss.len());
-        for (b, &s) in sc.batch.iter_mut().zip(ss) {
-            self.arc.prepare(&prep.arc, tb, s, &mut b.arc);
-            if pruned {
-                sc.upos.fill(&prep.upos, tb, s);
-                self.length_dict.fill_mask(&sc.upos, &mut b.mask);
-            }
+        for (o, &s) in sc.prepare_batch(ss.len()).iter_mut().zip(ss) {
+            self.open_sentence(tb, prep, s, o);
         }
         let mut items: Vec<score::ToScore<'_>> = sc.batch[..ss.len()]
             .iter_mut()
-            .map(|b| score::ToScore {
-                sent: &b.arc,
-                mask: pruned.then_some(b.mask.as_slice()),
-                out: &mut b.scores,
+            .map(|o| score::ToScore {
+                sent: &o.arc,
+                mask: pruned.then_some(o.open.as_slice()),
+                out: &mut o.scores,
             })
             .collect();
-        score::arc_scores_batch(&self.arc, &self.arc_w, &mut items, &self.arc_split, None);
+        score::add_arc_scores_batch(&self.arc, &self.arc_w, &mut items, &self.arc_split, None);
     }
 
     /// Decodes sentence s from its arc scores in `sc.batch[i]` (adding sibling scores
@@ -464,7 +444,16 @@ impl<W: WeightTable> GraphModel<W> {
         }
     }
 
-    fn label(&self, tb: &Treebank, prep: &Prepared, s: usize, heads: &[i32], sc: &mut Scratch) -> Vec<u32> {
+    /// The labeler stage: a label index (into `labels`) for every arc of `heads`
+    /// (heads[0] = -1; out[0] is unused). O(n · T_lab · L).
+    pub fn label(
+        &self,
+        tb: &Treebank,
+        prep: &Prepared,
+        s: usize,
+        heads: &[i32],
+        sc: &mut Scratch,
+    ) -> Vec<u32> {
         let w = &self.lab_w;
         self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
         sc.label_scores.resize(w.width(), 0.0);
@@ -531,9 +520,9 @@ pub struct GraphTrainer {
 
 impl Scratch {
     /// The first `n` batch entries (allocated on first use).
-    fn prepare_batch(&mut self, n: usize) -> &mut [Scored] {
+    fn prepare_batch(&mut self, n: usize) -> &mut [OpenSentence] {
         if self.batch.len() < n {
-            self.batch.resize_with(n, Scored::default);
+            self.batch.resize_with(n, OpenSentence::default);
         }
         &mut self.batch[..n]
     }

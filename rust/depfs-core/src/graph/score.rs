@@ -30,7 +30,8 @@ impl Split {
 
 /// `out[m * n1 + h]` = Σ over the templates of `split` of the weights of arc h → m's
 /// features; arcs with `mask[m * n1 + h] == false` get -inf and cost nothing (row 0
-/// and the diagonal are 0, decoders ignore them). One sentence of [`arc_scores_batch`].
+/// and the diagonal are 0, decoders ignore them): [`reset_scores`], then
+/// [`add_arc_scores_batch`] for one sentence.
 pub fn arc_scores<W: WeightTable>(
     af: &ArcFeatures,
     w: &W,
@@ -40,17 +41,35 @@ pub fn arc_scores<W: WeightTable>(
     out: &mut Vec<f64>,
     counts: Option<&mut TemplateCounts>,
 ) {
-    arc_scores_batch(af, w, &mut [ToScore { sent, mask, out }], split, counts);
+    reset_scores(sent.n1, mask, out);
+    add_arc_scores_batch(af, w, &mut [ToScore { sent, mask, out }], split, counts);
 }
 
-/// One sentence to score: its partials, its length-dictionary mask, its output.
+/// Sets `out` to n1 × n1 scores: 0 on the arcs `mask` allows (all when `None`), -inf
+/// on the others; row 0 and the diagonal 0. O(n²).
+pub fn reset_scores(n1: usize, mask: Option<&[bool]>, out: &mut Vec<f64>) {
+    out.clear();
+    out.resize(n1 * n1, 0.0);
+    if let Some(mask) = mask {
+        for m in 1..n1 {
+            for h in (0..n1).filter(|&h| h != m && !mask[m * n1 + h]) {
+                out[m * n1 + h] = f64::NEG_INFINITY;
+            }
+        }
+    }
+}
+
+/// One sentence to score: its partials, the arcs to score (all when `None`), and the
+/// scores they are added to (n1 × n1, see [`reset_scores`]).
 pub struct ToScore<'a> {
     pub sent: &'a ArcSent,
     pub mask: Option<&'a [bool]>,
     pub out: &'a mut Vec<f64>,
 }
 
-/// [`arc_scores`] for several sentences at once.
+/// Adds the scores of the templates of `split` to the arcs each item's mask allows,
+/// for several sentences at once; other entries of `out` are left as they are, so
+/// template groups can be added round after round to the arcs still open.
 ///
 /// O(n · (H + M) + a · G + a · d · B) for a unpruned arcs of mean length d and H
 /// head-only, M modifier-only, G general and B in-between templates. Templates are
@@ -58,7 +77,7 @@ pub struct ToScore<'a> {
 /// template's weight block is read for many sentences in a row, so its frequent rows
 /// (common words and tags) stay in L1/L2 instead of being fetched again per sentence
 /// after the other templates have evicted them.
-pub fn arc_scores_batch<W: WeightTable>(
+pub fn add_arc_scores_batch<W: WeightTable>(
     af: &ArcFeatures,
     w: &W,
     batch: &mut [ToScore<'_>],
@@ -145,20 +164,10 @@ pub fn arc_scores_batch<W: WeightTable>(
             }
         }
         let out = &mut *item.out;
-        out.clear();
-        out.resize(n1 * n1, 0.0);
-        if item.mask.is_some() {
-            for m in 1..n1 {
-                for h in 0..n1 {
-                    if h != m {
-                        out[m * n1 + h] = f64::NEG_INFINITY;
-                    }
-                }
-            }
-        }
+        debug_assert_eq!(out.len(), n1 * n1, "scores must be n1 x n1 (see reset_scores)");
         for i in starts[k]..starts[k + 1] {
             let (h, m) = (arc_h[i], arc_m[i]);
-            out[m * n1 + h] = (acc[i] + per_head[h] + per_mod[m]) as f64;
+            out[m * n1 + h] += (acc[i] + per_head[h] + per_mod[m]) as f64;
         }
     }
     if let Some(c) = counts {

@@ -233,13 +233,16 @@ fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
         masks.push((0..n1 * n1).map(|i| (i + s) % 3 != 0).collect::<Vec<bool>>());
     }
     let mut outs = vec![Vec::new(); tb.len()];
+    for ((out, sent), mask) in outs.iter_mut().zip(&sents).zip(&masks) {
+        score::reset_scores(sent.n1, Some(mask), out);
+    }
     let mut items: Vec<score::ToScore<'_>> = sents
         .iter()
         .zip(&masks)
         .zip(outs.iter_mut())
         .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
         .collect();
-    score::arc_scores_batch(&af, &q, &mut items, &split, None);
+    score::add_arc_scores_batch(&af, &q, &mut items, &split, None);
     let dq = q.dequantized();
     for s in 0..tb.len() {
         let (mut one, mut dense) = (Vec::new(), Vec::new());
@@ -267,4 +270,97 @@ fn cost_augmented_training_keeps_updating_until_the_margin_covers_the_loss() {
     assert_eq!(plain[3], 0, "plain MIRA has separated the toy data: {plain:?}");
     assert!(augmented[0] > plain[0], "{augmented:?} vs {plain:?}");
     assert!(augmented.iter().sum::<u64>() > plain.iter().sum::<u64>());
+}
+
+/// The open chain: groups added one after the other give the one-group scores; a
+/// group added to some arcs leaves the others as they were; locks and removals bind
+/// the decoder; the chain with all templates and the labeler stage is the parse.
+#[test]
+fn open_chain_accumulates_groups_and_decodes_under_locks() {
+    let tb = toy(40, 4);
+    let model =
+        // Unpruned training: on the toy the length dictionary leaves only gold arcs,
+        // and the weights would stay 0.
+        train(&tb, small_templates(), GraphConfig { epochs: 2, prune: false, ..Default::default() }, |_, _| {})
+            .unwrap();
+    let prep = model.prepare(&tb);
+    let (mut sc, mut ws) = (Scratch::default(), DecodeWs::default());
+    let parsed = model.parse(&tb, 1).unwrap();
+    let (mut changed, mut decoded) = (0, 0);
+    for s in 0..8 {
+        let mut o = OpenSentence::default();
+        model.open_pruned(&tb, &prep, s, true, &mut o);
+        let n1 = o.n1();
+        model.add_group(&mut o, &[0, 2], None, None).unwrap();
+        model.add_group(&mut o, &[1, 3], None, None).unwrap();
+        let all = model.arc_scores(&tb, &prep, s, None, true, None, &mut sc).unwrap();
+        for (i, (a, b)) in o.scores.iter().zip(&all).enumerate() {
+            assert!(a == b || (a - b).abs() < 1e-3, "arc {i}: {a} vs {b}");
+        }
+        // The chain with one group and the labeler stage is the parse.
+        let mut whole = OpenSentence::default();
+        model.open_sentence(&tb, &prep, s, &mut whole);
+        model.add_group(&mut whole, &[0, 1, 2, 3], None, None).unwrap();
+        let heads = model.decode_open(&whole, &mut ws).unwrap();
+        let labels = model.label(&tb, &prep, s, &heads, &mut sc);
+        let start = parsed.sentences[s].start as usize;
+        assert_eq!(&heads[1..], &parsed.words.head[start..start + n1 - 1]);
+        for (m, &l) in labels.iter().enumerate().skip(1) {
+            let want = parsed.vocabs.deprel.str(parsed.words.deprel[start + m - 1]);
+            assert_eq!(model.labels[l as usize], want);
+        }
+
+        // A group added to the arcs into one word only (the word where that group
+        // scores most arcs): those get both groups' scores, every other arc keeps the
+        // first group's, bit for bit (no pruning here, so the word has rival heads).
+        let g1 = model.arc_scores(&tb, &prep, s, Some(&[1]), false, None, &mut sc).unwrap();
+        let word = (1..n1).max_by_key(|&m| (0..n1).filter(|&h| g1[m * n1 + h] != 0.0).count()).unwrap();
+        let mut part = OpenSentence::default();
+        model.open_pruned(&tb, &prep, s, false, &mut part);
+        model.add_group(&mut part, &[0], None, None).unwrap();
+        let before = part.scores.clone();
+        let into: Vec<bool> = (0..n1 * n1).map(|i| i / n1 == word).collect();
+        model.add_group(&mut part, &[1], Some(&into), None).unwrap();
+        let both = model.arc_scores(&tb, &prep, s, Some(&[0, 1]), false, None, &mut sc).unwrap();
+        for i in 0..n1 * n1 {
+            if into[i] && i % n1 != word {
+                assert!(
+                    (part.scores[i] - both[i]).abs() < 1e-3,
+                    "arc {i}: {} vs {}",
+                    part.scores[i],
+                    both[i]
+                );
+                changed += usize::from(part.scores[i] != before[i]);
+            } else {
+                assert_eq!(part.scores[i].to_bits(), before[i].to_bits(), "arc {i} outside the mask changed");
+            }
+        }
+        assert!(model.add_group(&mut part, &[9], None, None).is_err());
+        assert!(model.add_group(&mut part, &[0], Some(&[true]), None).is_err());
+
+        // Lock the worst-scoring arc into the last word, remove the parse's arc into
+        // word 1 (the unpruned chain, so a tree remains).
+        let last = n1 - 1;
+        let worst = (0..n1)
+            .filter(|&h| h != last && whole.scores[last * n1 + h].is_finite())
+            .min_by(|&a, &b| whole.scores[last * n1 + a].total_cmp(&whole.scores[last * n1 + b]))
+            .unwrap();
+        let locked_score = whole.scores[last * n1 + worst];
+        whole.lock(last, worst);
+        assert!(!whole.is_open(last, worst));
+        model.add_group(&mut whole, &[0, 1, 2, 3], None, None).unwrap();
+        assert_eq!(whole.scores[last * n1 + worst], locked_score, "a locked arc got more features");
+        if last != 1 {
+            whole.remove(1, heads[1] as usize);
+        }
+        if let Ok(forced) = model.decode_open(&whole, &mut ws) {
+            decoded += 1;
+            assert_eq!(forced[last], worst as i32);
+            if last != 1 {
+                assert_ne!(forced[1], heads[1]);
+            }
+        }
+    }
+    assert!(changed > 0, "the second group changed no arc");
+    assert!(decoded > 0, "no sentence had a tree under its locks");
 }
