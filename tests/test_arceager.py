@@ -233,22 +233,21 @@ def test_projectivize_then_deprojectivize_restores_the_tree():
     assert [s.deprels for s in back] == [s.deprels for s in tb]
 
 
-def _ud_dir() -> Path | None:
+@pytest.fixture
+def ud_dir() -> Path:
+    """The UD data folder (en_ewt, pt_bosque); a test that asks for it is skipped without it."""
     here = Path(__file__).resolve().parent.parent
     for c in (os.environ.get("DEPFS_DATA"), here.parent / "shared/data/ud"):
         if c and (Path(c) / "en_ewt" / "dev.conllu").exists() and (Path(c) / "pt_bosque").exists():
             return Path(c)
-    return None
+    pytest.skip("UD data not found (set DEPFS_DATA)")
 
 
 @pytest.mark.ud
-def test_en_ewt_dev_one_epoch_parses_well():
-    d = _ud_dir()
-    if d is None:
-        pytest.skip("UD data not found (set DEPFS_DATA)")
+def test_en_ewt_dev_one_epoch_parses_well(ud_dir: Path):
     from depfs.evaluate import evaluate
 
-    dev = depfs.read_conllu(d / "en_ewt" / "dev.conllu")
+    dev = depfs.read_conllu(ud_dir / "en_ewt" / "dev.conllu")
     parser = ArcEagerParser("nilsson_nugues", epochs=1).fit(dev)
     scores = evaluate(dev, parser.parse(dev, threads=2))
     assert scores.uas > 75.0  # one pass of the small set; a random parser gets ~10
@@ -296,11 +295,8 @@ def test_cli_train_then_parse(tmp_path: Path):
 
 
 @pytest.mark.ud
-def test_pt_bosque_dev_round_trip_rate():
-    d = _ud_dir()
-    if d is None:
-        pytest.skip("UD data not found (set DEPFS_DATA)")
-    tb = depfs.read_conllu(d / "pt_bosque" / "dev.conllu")
+def test_pt_bosque_dev_round_trip_rate(ud_dir: Path):
+    tb = depfs.read_conllu(ud_dir / "pt_bosque" / "dev.conllu")
     proj, stats = projectivize(tb)
     back = deprojectivize(proj)
     changed = [i for i, (a, b) in enumerate(zip(heads(tb), heads(proj))) if a != b]

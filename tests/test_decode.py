@@ -132,22 +132,18 @@ def same_or_no_tree(fast, slow, score) -> None:
     assert score(got) == pytest.approx(score(want), abs=1e-9)
 
 
+# The two first-order decoders, each against its own reference (150 examples each).
+@pytest.mark.parametrize(
+    "decode,reference",
+    [(dec.cle, ref.chu_liu_edmonds), (dec.eisner, ref.eisner)],
+    ids=["cle", "eisner"],
+)
 @settings(max_examples=150, deadline=None)
 @given(matrices, st.booleans())
-def test_cle_vs_reference(s: np.ndarray, single_root: bool) -> None:
+def test_first_order_vs_reference(decode, reference, s: np.ndarray, single_root: bool) -> None:
     same_or_no_tree(
-        lambda: dec.cle(s, single_root),
-        lambda: ref.chu_liu_edmonds(s.tolist(), single_root),
-        lambda h: ref.tree_score(s, h),
-    )
-
-
-@settings(max_examples=150, deadline=None)
-@given(matrices, st.booleans())
-def test_eisner_vs_reference(s: np.ndarray, single_root: bool) -> None:
-    same_or_no_tree(
-        lambda: dec.eisner(s, single_root),
-        lambda: ref.eisner(s.tolist(), single_root),
+        lambda: decode(s, single_root),
+        lambda: reference(s.tolist(), single_root),
         lambda h: ref.tree_score(s, h),
     )
 

@@ -14,17 +14,11 @@ import pytest
 from depfs import GraphParser, Treebank
 from depfs.errors import ModelError, TemplateError
 from depfs.templates import parse_templates, template_set_text, template_sets
+from small_models import ARC, LAB, small_graph
 
-ARC = "\n".join(
-    [
-        "upos(h) & upos(m) & dir & dist",
-        "form(h) & upos(m)",
-        "upos(h) & upos(b) & upos(m)",
-        "upos(m) & dir",
-    ]
-)
-SIB = "upos(h) & upos(s) & upos(m)\n"
-LAB = "upos(h) & upos(m) & dir\nform(m)\n"
+# The order-2 test here trains with one sibling template (small_models.SIB has two);
+# order-1 training ignores sibling templates.
+ONE_SIB = "upos(h) & upos(s) & upos(m)\n"
 
 
 def toy_conllu(n: int, seed: int) -> str:
@@ -62,9 +56,7 @@ def uas(gold: Treebank, pred: Treebank) -> float:
 
 @pytest.fixture(scope="module")
 def fitted() -> GraphParser:
-    return GraphParser(
-        epochs=3, arc_templates=ARC, sibling_templates=SIB, labeler_templates=LAB, max_bits=12
-    ).fit(toy(150, 1))
+    return small_graph(max_bits=12).fit(toy(150, 1))
 
 
 def test_fit_parse_and_history(fitted: GraphParser):
@@ -81,9 +73,7 @@ def test_fit_parse_and_history(fitted: GraphParser):
 
 def test_dev_scores_and_callback():
     seen = []
-    p = GraphParser(
-        epochs=2, arc_templates=ARC, sibling_templates=SIB, labeler_templates=LAB, max_bits=10
-    )
+    p = small_graph(epochs=2)
     dev = toy(10, 4)
     p.fit(toy(50, 3), dev=dev, on_epoch=seen.append)
     assert seen == p.history_ and [row["epoch"] for row in seen] == [1, 2]
@@ -95,15 +85,7 @@ def test_dev_scores_and_callback():
 
 @pytest.mark.parametrize("order,decoder", [(2, "eisner"), (1, "cle")])
 def test_second_order_and_cle(order: int, decoder: str):
-    p = GraphParser(
-        order=order,
-        decoder=decoder,
-        epochs=3,
-        arc_templates=ARC,
-        sibling_templates=SIB,
-        labeler_templates=LAB,
-        max_bits=10,
-    ).fit(toy(100, 12))
+    p = small_graph(order, decoder, sibling_templates=ONE_SIB).fit(toy(100, 12))
     test = toy(20, 13)
     assert uas(test, p.parse(test)) > 0.99
     assert p.model_.order == order and p.model_.decoder == decoder
@@ -111,13 +93,13 @@ def test_second_order_and_cle(order: int, decoder: str):
 
 def test_mira_trains():
     # MIRA must learn the toy language too.
-    m = depfs._core.GraphTrainer(toy(60, 5), ARC, SIB, LAB, update="mira", max_bits=10)
+    m = depfs._core.GraphTrainer(toy(60, 5), ARC, ONE_SIB, LAB, update="mira", max_bits=10)
     for _ in range(3):
         m.epoch()
     test = toy(20, 6)
     assert uas(test, m.model().parse(test)) > 0.95
     with pytest.raises(ValueError, match="update must be"):
-        depfs._core.GraphTrainer(toy(5, 5), ARC, SIB, LAB, update="adagrad")
+        depfs._core.GraphTrainer(toy(5, 5), ARC, ONE_SIB, LAB, update="adagrad")
 
 
 def test_save_load_round_trip(fitted: GraphParser, tmp_path: Path):

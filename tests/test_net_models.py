@@ -16,27 +16,8 @@ from depfs import _reference_decoders as ref
 from depfs.arceager import ArcEagerParser, oracle_trajectories, projectivize, train_local
 from depfs.cli import main
 from depfs.datasets import synthetic
+from small_models import AE_SET, ARC, small_graph
 
-AE_SET = """
-upos(QUEUE_0)
-form(QUEUE_0)
-upos(STACK_0)
-form(STACK_0)
-upos(STACK_0) & upos(QUEUE_0)
-upos(QUEUE_1)
-upos(STACK_1)
-deprel(STACK_0 lc)
-deprel(STACK_0 rc)
-upos(STACK_0 h)
-lval(STACK_0) & upos(STACK_0)
-upos(STACK_0) & upos(QUEUE_0) & dist
-"""
-ARC = "upos(h) & upos(m) & dir & dist\nform(h) & upos(m)\nupos(h) & upos(b) & upos(m)\n"
-ARC += "upos(m) & dir\n"
-# Sibling templates that carry real information: with these the order-2 parse differs
-# from the arc-only parse (see test_order_two_model_round_trip).
-SIB = "upos(h) & upos(s) & upos(m)\nupos(s) & upos(m) & dir\n"
-LAB = "upos(h) & upos(m) & dir\nform(m)\n"
 LIFT = "↑"
 
 
@@ -146,27 +127,13 @@ def test_pseudo_projective_argument_is_passed_to_the_trainer(nonproj_train: Tree
 # ---------------------------------------------------------------- graph model files
 
 
-def _graph(order: int, decoder: str = "eisner", **kw) -> GraphParser:
-    args = dict(
-        order=order,
-        decoder=decoder,
-        epochs=3,
-        arc_templates=ARC,
-        sibling_templates=SIB,
-        labeler_templates=LAB,
-        max_bits=10,
-    )
-    args.update(kw)
-    return GraphParser(**args)  # type: ignore[arg-type]
-
-
 def test_order_two_model_round_trip(tmp_path: Path):
     """Planted: a graph model loaded as order 1, or with its sibling weights zeroed."""
     train, test = synthetic(200, seed=21), synthetic(80, seed=22)
     # Weak arc templates: the sibling templates must do part of the work, so a model
     # that loses them parses differently (checked below, else the test has no power).
     weak = "upos(m) & dir\nupos(h) & dir\n"
-    p2 = _graph(2, arc_templates=weak, epochs=4).fit(train)
+    p2 = small_graph(2, arc_templates=weak, epochs=4).fit(train)
     path = tmp_path / "o2.depfs"
     p2.save(path)
     back = depfs.load(path)
@@ -179,7 +146,7 @@ def test_order_two_model_round_trip(tmp_path: Path):
     assert (tmp_path / "again.depfs").read_bytes() == path.read_bytes()
     # The sibling weights matter on this data: order 1 with the same arc templates
     # parses worse.
-    p1 = _graph(1, arc_templates=weak, epochs=4).fit(train)
+    p1 = small_graph(1, arc_templates=weak, epochs=4).fit(train)
     u2 = depfs.evaluate(test, p2.parse(test)).uas
     u1 = depfs.evaluate(test, p1.parse(test)).uas
     assert u2 > u1, (u2, u1)
@@ -188,7 +155,7 @@ def test_order_two_model_round_trip(tmp_path: Path):
 
 def test_cle_model_round_trip_keeps_the_decoder(tmp_path: Path, nonproj_train: Treebank):
     """Planted: the decoder is not stored (a CLE model comes back as Eisner)."""
-    p = _graph(1, "cle", epochs=4).fit(nonproj_train)
+    p = small_graph(1, "cle", epochs=4).fit(nonproj_train)
     test = synthetic(150, seed=31, nonprojective_rate=1.0)
     parsed = p.parse(test)
     assert nonprojective(parsed) >= 1  # CLE output that Eisner cannot produce
@@ -249,9 +216,9 @@ def test_seeds_decide_the_graph_model(tmp_path: Path):
     """Planted: the seed ignored by GraphTrainer (it shuffles the training order each
     epoch; the perceptron/MIRA average depends on the update order)."""
     train = synthetic(150, seed=42)
-    a = _graph(1, random_state=5).fit(train)
-    b = _graph(1, random_state=5).fit(train)
-    c = _graph(1, random_state=6).fit(train)
+    a = small_graph(1, random_state=5).fit(train)
+    b = small_graph(1, random_state=5).fit(train)
+    c = small_graph(1, random_state=6).fit(train)
     assert _save_bytes(a, tmp_path / "a") == _save_bytes(b, tmp_path / "b")
     assert fingerprint(a) == fingerprint(b)
     assert fingerprint(a) != fingerprint(c)
@@ -312,7 +279,7 @@ def test_dev_scores_are_the_scores_of_the_parse_of_dev(kind: str):
     train = synthetic(60, seed=51)  # small: dev accuracy well below 100
     dev = _dev_with_subtypes(40, seed=52)
     if kind == "graph":
-        p = _graph(1, epochs=1).fit(train, dev=dev)
+        p = small_graph(1, epochs=1).fit(train, dev=dev)
     else:
         p = ArcEagerParser(AE_SET, epochs=1).fit(train, dev=dev)
     [row] = p.history_
@@ -331,7 +298,7 @@ def test_dev_scores_are_the_scores_of_the_parse_of_dev(kind: str):
 def test_graph_parses_a_tree_when_the_length_dictionary_leaves_none(order: int):
     """Planted: the "no tree after pruning" fallback removed. A sentence of tags never
     seen in training has no arc in the length dictionary, yet parses to a tree."""
-    p = _graph(order, epochs=2, prune=True).fit(synthetic(60, seed=61))
+    p = small_graph(order, epochs=2, prune=True).fit(synthetic(60, seed=61))
     unseen = "".join(f"{i}\tw{i}\tw{i}\tSYM\t_\t_\t_\t_\t_\t_\n" for i in range(1, 7)) + "\n"
     tb = Treebank.from_string(unseen + synthetic(3, seed=62).to_string())
     mask = p.model_.length_dict_mask(tb, 0)
@@ -409,7 +376,7 @@ def test_train_local_respects_subsets_and_weights(pp_parser: ArcEagerParser):
 def test_graph_arc_scores_decode_to_the_parse():
     """Decoding arc_scores (with the length-dictionary mask) gives the parser's heads:
     the score matrices and the parser agree (first order, Eisner)."""
-    p = _graph(1, epochs=3).fit(synthetic(150, seed=81))
+    p = small_graph(1, epochs=3).fit(synthetic(150, seed=81))
     tb = synthetic(10, seed=82)
     parsed = p.parse(tb)
     mats = p.arc_scores(tb, range(len(tb)), prune=True)

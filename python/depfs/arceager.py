@@ -51,6 +51,7 @@ class ArcEagerParser(TrainableModel):
     """Greedy arc-eager parser (sklearn style: `fit` returns self, learned attributes end in _)."""
 
     kind = "arc-eager"
+    _core_model = _core.ArcEagerModel
 
     def __init__(
         self,
@@ -85,17 +86,12 @@ class ArcEagerParser(TrainableModel):
             min_lifted_label_count=self.min_lifted_label_count,
         )
 
-    @classmethod
-    def _from_model(cls, model: _core.ArcEagerModel) -> ArcEagerParser:
-        parser = cls(
-            templates="\n".join(model.templates), pseudo_projective=model.pseudo_projective
-        )
-        parser.model_ = model
-        return parser
-
     @staticmethod
-    def _load_model(path: Path) -> _core.ArcEagerModel:
-        return _core.ArcEagerModel.load(path)
+    def _params_of(model: _core.ArcEagerModel) -> dict[str, Any]:
+        return {
+            "templates": "\n".join(model.templates),
+            "pseudo_projective": model.pseudo_projective,
+        }
 
     @property
     def labels_(self) -> list[str]:

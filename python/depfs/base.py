@@ -26,6 +26,8 @@ class TrainableModel:
 
     kind: ClassVar[str] = ""
     """The model-file kind this class reads and writes."""
+    _core_model: ClassVar[Any] = None
+    """The Rust model class of that kind (its ``load`` reads the file)."""
 
     epochs: int
     model_: Any
@@ -36,13 +38,9 @@ class TrainableModel:
         """A Rust trainer: ``epoch() -> dict`` (epoch, train_accuracy, seconds), ``model()``."""
         raise NotImplementedError
 
-    @classmethod
-    def _from_model(cls, model: Any) -> TrainableModel:
-        """An instance around a trained or loaded Rust model."""
-        raise NotImplementedError
-
     @staticmethod
-    def _load_model(path: Path) -> Any:
+    def _params_of(model: Any) -> dict[str, Any]:
+        """The constructor arguments a loaded Rust model decides (the rest keep defaults)."""
         raise NotImplementedError
 
     # ---------- training ----------
@@ -110,7 +108,10 @@ class TrainableModel:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
         """Reads a model file of this class's kind."""
-        return cls._from_model(cls._load_model(Path(path)))
+        model = cls._core_model.load(Path(path))
+        parser = cls(**cls._params_of(model))
+        parser.model_ = model
+        return parser
 
 
 def _progress(total: int, label: str) -> Any:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -39,6 +39,7 @@ class GraphParser(TrainableModel):
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
     kind = "graph"
+    _core_model = _core.GraphModel
 
     def __init__(
         self,
@@ -93,15 +94,9 @@ class GraphParser(TrainableModel):
     def _fitted(self, trainer: _core.GraphTrainer) -> None:
         self.skipped_sentences_ = trainer.skipped_sentences
 
-    @classmethod
-    def _from_model(cls, model: _core.GraphModel) -> GraphParser:
-        p = cls(order=model.order, decoder=model.decoder)
-        p.model_ = model
-        return p
-
     @staticmethod
-    def _load_model(path: Path) -> _core.GraphModel:
-        return _core.GraphModel.load(path)
+    def _params_of(model: _core.GraphModel) -> dict[str, Any]:
+        return {"order": model.order, "decoder": model.decoder}
 
     def arc_scores(
         self,

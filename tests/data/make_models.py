@@ -23,6 +23,7 @@ What is made (all from depfs.datasets.synthetic, fixed seeds, small template set
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 import depfs
@@ -31,21 +32,11 @@ from depfs import ArcEagerParser, GraphParser
 from depfs.datasets import synthetic
 
 HERE = Path(__file__).resolve().parent
+# AE_SET and SIB are the tests' small sets (tests/small_models.py); the script runs from
+# tests/data, so tests/ is not on the import path by itself.
+sys.path.insert(0, str(HERE.parent))
+from small_models import AE_SET, SIB  # noqa: E402
 
-AE_SET = """\
-upos(QUEUE_0)
-form(QUEUE_0)
-upos(STACK_0)
-form(STACK_0)
-upos(STACK_0) & upos(QUEUE_0)
-upos(QUEUE_1)
-upos(STACK_1)
-deprel(STACK_0 lc)
-deprel(STACK_0 rc)
-upos(STACK_0 h)
-lval(STACK_0) & upos(STACK_0)
-upos(STACK_0) & upos(QUEUE_0) & dist
-"""
 ARC = """\
 upos(h) & upos(m) & dir & dist
 form(h) & upos(m)
@@ -56,7 +47,6 @@ lemma(m) & upos(h) & dir
 # graph2's arc templates are weak on purpose, so its parses depend on the sibling weights
 # (with ARC, order 1 and order 2 parse input.conllu identically).
 WEAK_ARC = "upos(m) & dir\nupos(h) & dir\nupos(h) & upos(m)\n"
-SIB = "upos(h) & upos(s) & upos(m)\nupos(s) & upos(m) & dir\n"
 LAB = "upos(h) & upos(m) & dir\nform(m)\nupos(h) & form(m) & dir\n"
 
 
