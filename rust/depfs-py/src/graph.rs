@@ -39,6 +39,33 @@ impl PyGraphModel {
     }
 
     /// `tb` prepared for this model, from the cache when it is the treebank asked last.
+    /// For each sentence: the arc scores of every group (all templates for `None`),
+    /// group after group, and n + 1.
+    fn scores_by_group(
+        &self,
+        py: Python<'_>,
+        tb: &Arc<Treebank>,
+        sentences: &[usize],
+        groups: &[Option<Vec<usize>>],
+        prune: bool,
+    ) -> PyResult<Vec<(Vec<f64>, usize)>> {
+        check_sentences(tb, sentences).py_err(py)?;
+        let prep = self.prepared(tb);
+        let mut sc = Scratch::default();
+        let mut out = Vec::with_capacity(sentences.len());
+        for &s in sentences {
+            let n1 = tb.sentences[s].len as usize + 1;
+            let mut all = Vec::with_capacity(groups.len() * n1 * n1);
+            for g in groups {
+                all.extend(
+                    self.inner.arc_scores(tb, &prep, s, g.as_deref(), prune, None, &mut sc).py_err(py)?,
+                );
+            }
+            out.push((all, n1));
+        }
+        Ok(out)
+    }
+
     fn prepared(&self, tb: &Arc<Treebank>) -> Arc<Prepared> {
         let mut cache = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((seen, prep)) = cache.as_ref() {
@@ -92,18 +119,11 @@ impl PyGraphModel {
         templates: Option<Vec<usize>>,
         prune: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let tb = &treebank.inner;
-        check_sentences(tb, &sentences).py_err(py)?;
-        let m = &self.inner;
-        let prep = self.prepared(tb);
-        let mut sc = Scratch::default();
-        let mut out = Vec::with_capacity(sentences.len());
-        for &s in &sentences {
-            let v = m.arc_scores(tb, &prep, s, templates.as_deref(), prune, None, &mut sc).py_err(py)?;
-            let n1 = tb.sentences[s].len as usize + 1;
-            out.push(PyArray1::from_vec(py, v).reshape([n1, n1])?.into_any());
-        }
-        Ok(out)
+        let groups = [templates];
+        self.scores_by_group(py, &treebank.inner, &sentences, &groups, prune)?
+            .into_iter()
+            .map(|(v, n1)| Ok(PyArray1::from_vec(py, v).reshape([n1, n1])?.into_any()))
+            .collect()
     }
 
     /// Per-group partial arc scores: one (G, n+1, n+1) array per sentence, group g
@@ -117,21 +137,11 @@ impl PyGraphModel {
         groups: Vec<Vec<usize>>,
         prune: bool,
     ) -> PyResult<Vec<Bound<'py, PyAny>>> {
-        let tb = &treebank.inner;
-        check_sentences(tb, &sentences).py_err(py)?;
-        let m = &self.inner;
-        let prep = self.prepared(tb);
-        let mut sc = Scratch::default();
-        let mut out = Vec::with_capacity(sentences.len());
-        for &s in &sentences {
-            let n1 = tb.sentences[s].len as usize + 1;
-            let mut all = Vec::with_capacity(groups.len() * n1 * n1);
-            for g in &groups {
-                all.extend(m.arc_scores(tb, &prep, s, Some(g), prune, None, &mut sc).py_err(py)?);
-            }
-            out.push(PyArray1::from_vec(py, all).reshape([groups.len(), n1, n1])?.into_any());
-        }
-        Ok(out)
+        let groups: Vec<Option<Vec<usize>>> = groups.into_iter().map(Some).collect();
+        self.scores_by_group(py, &treebank.inner, &sentences, &groups, prune)?
+            .into_iter()
+            .map(|(v, n1)| Ok(PyArray1::from_vec(py, v).reshape([groups.len(), n1, n1])?.into_any()))
+            .collect()
     }
 
     /// Template evaluations per arc template when scoring every sentence of `treebank`
