@@ -12,6 +12,7 @@ from depfs import _core
 from depfs.arceager import (
     MOVES,
     ArcEagerParser,
+    TrainingSet,
     deprojectivize,
     oracle_trajectories,
     projectivize,
@@ -95,6 +96,24 @@ def test_training_is_seeded_and_deterministic():
     for key in ["sentence", "followed", "model_move", "valid", "zero_cost"]:
         np.testing.assert_array_equal(getattr(ta, key), getattr(tb, key))
     np.testing.assert_array_equal(ta.features(SMALL_SET), tb.features(SMALL_SET))
+
+
+def test_models_trained_on_one_training_set_equal_models_trained_alone(tmp_path: Path):
+    train = toy_treebank(5)
+    prepared = TrainingSet(train)
+    assert prepared.n_usable == prepared.n_sentences == len(train)
+    assert "nsubj" in prepared.labels and prepared.pseudo_projective
+    subset = "\n".join(SMALL_SET.split("\n")[2:5])
+    for templates in [subset, SMALL_SET]:
+        shared = ArcEagerParser(templates, epochs=2).fit(prepared)
+        alone = ArcEagerParser(templates, epochs=2).fit(train)
+        shared.save(tmp_path / "shared.depfs")
+        alone.save(tmp_path / "alone.depfs")
+        assert (tmp_path / "shared.depfs").read_bytes() == (tmp_path / "alone.depfs").read_bytes()
+    with pytest.raises(ValueError, match="pseudo_projective"):
+        ArcEagerParser(SMALL_SET, epochs=1, pseudo_projective=False).fit(prepared)
+    with pytest.raises(TypeError, match="Treebank"):
+        depfs.GraphParser(epochs=1).fit(prepared)
 
 
 def test_model_file_round_trip_and_bad_file(tmp_path: Path):

@@ -199,10 +199,26 @@ class ArcEagerModel:
     def template_scores(self, features: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]: ...
 
 @final
+class TrainingSet:
+    def __new__(
+        cls, treebank: Treebank, *, pseudo_projective: bool = True, min_lifted_label_count: int = 20
+    ) -> TrainingSet: ...
+    @property
+    def n_usable(self) -> int: ...
+    @property
+    def n_sentences(self) -> int: ...
+    @property
+    def labels(self) -> list[str]: ...
+    @property
+    def pseudo_projective(self) -> bool: ...
+    @property
+    def min_lifted_label_count(self) -> int: ...
+
+@final
 class ArcEagerTrainer:
     def __new__(
         cls,
-        train: Treebank,
+        train: Treebank | TrainingSet,
         templates: str,
         *,
         seed: int = 1,

@@ -8,6 +8,10 @@ handled by pseudo-projective parsing (Nivre & Nilsson 2005, HEAD encoding).
     parsed = parser.parse(test, threads=1)
     parser.save("en.depfs"); parser = depfs.load("en.depfs")
 
+Training many models on one treebank (the selection methods train hundreds): prepare it
+once, `prepared = TrainingSet(train)` (projectivised, label set, gold trees; vocabulary
+hashes and block sizes cached as models ask), then `fit(prepared)` for each model.
+
 What the selection methods need (all loops in Rust):
 
 - `trajectories(treebank, beta, random_state)`: the decisions reached by following the
@@ -44,6 +48,8 @@ from . import _core
 from .base import TrainableModel
 from .templates import resolve_templates
 
+TrainingSet = _core.TrainingSet
+
 MOVES = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
 
 
@@ -75,7 +81,7 @@ class ArcEagerParser(TrainableModel):
         self.pseudo_projective = pseudo_projective
         self.min_lifted_label_count = min_lifted_label_count
 
-    def _trainer(self, train: _core.Treebank) -> _core.ArcEagerTrainer:
+    def _trainer(self, train: _core.Treebank | TrainingSet) -> _core.ArcEagerTrainer:
         return _core.ArcEagerTrainer(
             train,
             resolve_templates(self.templates),

@@ -34,7 +34,7 @@ class TrainableModel:
 
     # ---------- what a subclass provides ----------
 
-    def _trainer(self, train: _core.Treebank) -> Any:
+    def _trainer(self, train: _core.Treebank | _core.TrainingSet) -> Any:
         """A Rust trainer: ``epoch() -> dict`` (epoch, train_accuracy, seconds), ``model()``."""
         raise NotImplementedError
 
@@ -47,7 +47,7 @@ class TrainableModel:
 
     def fit(
         self,
-        train: _core.Treebank,
+        train: _core.Treebank | _core.TrainingSet,
         dev: _core.Treebank | None = None,
         *,
         progress: bool = False,

@@ -73,7 +73,11 @@ class GraphParser(TrainableModel):
         self.cost_augmented = cost_augmented
         self.random_state = random_state
 
-    def _trainer(self, train: _core.Treebank) -> _core.GraphTrainer:
+    def _trainer(self, train: _core.Treebank | _core.TrainingSet) -> _core.GraphTrainer:
+        if not isinstance(train, _core.Treebank):
+            raise TypeError(
+                "GraphParser trains on a Treebank (TrainingSet is for arc-eager models)"
+            )
         return _core.GraphTrainer(
             train,
             resolve_templates(self.arc_templates),

@@ -13,6 +13,7 @@ use depfs_core::transition::parser::{ArcEagerParser, TrainOptions, Trainer, N_KI
 use depfs_core::transition::projective::{deprojectivize, projectivize};
 use depfs_core::transition::trajectories::oracle_trajectories;
 use depfs_core::transition::trajectories::Trajectories;
+use depfs_core::transition::TrainingSet;
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArray3, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -103,6 +104,59 @@ impl PyArcEagerModel {
     }
 }
 
+/// A treebank prepared once for training many arc-eager models on it (projectivised,
+/// label set, gold trees; vocabulary hashes and block sizes cached as models ask).
+#[pyclass(name = "TrainingSet", module = "depfs._core", frozen)]
+pub struct PyTrainingSet {
+    pub inner: Arc<TrainingSet>,
+}
+
+#[pymethods]
+impl PyTrainingSet {
+    #[new]
+    #[pyo3(signature = (treebank, *, pseudo_projective = true, min_lifted_label_count = 20))]
+    fn new(
+        py: Python<'_>,
+        treebank: PyRef<'_, PyTreebank>,
+        pseudo_projective: bool,
+        min_lifted_label_count: usize,
+    ) -> PyResult<Self> {
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let set =
+            py.detach(|| TrainingSet::new(&tb, pseudo_projective, min_lifted_label_count)).py_err(py)?;
+        Ok(PyTrainingSet { inner: Arc::new(set) })
+    }
+    /// Sentences the static oracle rebuilds (the ones trained on).
+    #[getter]
+    fn n_usable(&self) -> usize {
+        self.inner.usable.len()
+    }
+    #[getter]
+    fn n_sentences(&self) -> usize {
+        self.inner.treebank.len()
+    }
+    #[getter]
+    fn labels(&self) -> Vec<String> {
+        self.inner.labels.labels.clone()
+    }
+    #[getter]
+    fn pseudo_projective(&self) -> bool {
+        self.inner.pseudo_projective
+    }
+    #[getter]
+    fn min_lifted_label_count(&self) -> usize {
+        self.inner.min_lifted_label_count
+    }
+}
+
+/// What a trainer trains on: a treebank, or a training set prepared before.
+#[derive(FromPyObject)]
+pub enum TrainInput<'py> {
+    Prepared(PyRef<'py, PyTrainingSet>),
+    Treebank(PyRef<'py, PyTreebank>),
+}
+
 /// Online training driven epoch by epoch from Python.
 #[pyclass(name = "ArcEagerTrainer", module = "depfs._core")]
 pub struct PyArcEagerTrainer {
@@ -116,7 +170,7 @@ impl PyArcEagerTrainer {
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
-        train: PyRef<'_, PyTreebank>,
+        train: TrainInput<'_>,
         templates: &str,
         seed: u64,
         explore_from: usize,
@@ -124,8 +178,6 @@ impl PyArcEagerTrainer {
         pseudo_projective: bool,
         min_lifted_label_count: usize,
     ) -> PyResult<Self> {
-        let tb = train.inner.clone();
-        drop(train);
         let text = templates.to_string();
         let opts = TrainOptions {
             seed,
@@ -135,9 +187,17 @@ impl PyArcEagerTrainer {
             min_lifted_label_count,
             ..TrainOptions::default()
         };
-        let inner = py
-            .detach(|| ArcEagerParser::compile_set(&text).and_then(|set| Trainer::new(set, &tb, &opts)))
-            .py_err(py)?;
+        let inner = match train {
+            TrainInput::Prepared(set) => {
+                let set = Arc::clone(&set.inner);
+                py.detach(|| ArcEagerParser::compile_set(&text).and_then(|t| Trainer::on(t, &set, &opts)))
+            }
+            TrainInput::Treebank(tb) => {
+                let tb = Arc::clone(&tb.inner);
+                py.detach(|| ArcEagerParser::compile_set(&text).and_then(|t| Trainer::new(t, &tb, &opts)))
+            }
+        }
+        .py_err(py)?;
         Ok(PyArcEagerTrainer { inner })
     }
     /// One training epoch; returns `epoch` (from 1), `train_accuracy` (share of
@@ -382,6 +442,7 @@ fn arceager_oracle_trajectories<'py>(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyArcEagerModel>()?;
     m.add_class::<PyArcEagerTrainer>()?;
+    m.add_class::<PyTrainingSet>()?;
     m.add_class::<PyTrajectories>()?;
     m.add_class::<PyLocalClassifier>()?;
     m.add_class::<PyEnsemble>()?;

@@ -8,6 +8,8 @@
 use super::hash::hash_str;
 use super::syntax::Attr;
 use crate::Treebank;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// Value of ROOT (position 0) for every attribute.
 pub const ROOT_VALUE: u64 = 0x0123_4567_89ab_cdef;
@@ -90,43 +92,31 @@ fn column(attr: &Attr) -> Column {
 }
 
 /// Hash of every attribute for every string of the relevant vocabulary of one treebank.
-/// Build once per (treebank, attribute list): O(Σ vocabulary sizes × attributes).
+/// Build once per (treebank, attribute list): O(Σ vocabulary sizes × attributes); a
+/// prepared training set shares the tables of each attribute between models
+/// ([`VocabHashes::with_cache`]).
 #[derive(Debug, Clone)]
 pub struct VocabHashes {
     pub attrs: Vec<Attr>,
     /// `tables[slot][vocab id]`.
-    tables: Vec<Vec<u64>>,
+    tables: Vec<Arc<[u64]>>,
 }
+
+/// Tables already computed for one treebank, by attribute.
+pub type VocabCache = Mutex<HashMap<Attr, Arc<[u64]>>>;
 
 impl VocabHashes {
     pub fn new(tb: &Treebank, attrs: &[Attr]) -> VocabHashes {
-        let v = &tb.vocabs;
+        VocabHashes { attrs: attrs.to_vec(), tables: attrs.iter().map(|a| attr_table(tb, a)).collect() }
+    }
+
+    /// [`VocabHashes::new`] computing only the attributes `cache` does not hold yet
+    /// (and adding them to it). `cache` must belong to `tb`.
+    pub fn with_cache(tb: &Treebank, attrs: &[Attr], cache: &VocabCache) -> VocabHashes {
+        let mut known = cache.lock().unwrap_or_else(|e| e.into_inner());
         let tables = attrs
             .iter()
-            .map(|a| {
-                let (vocab, col) = match column(a) {
-                    Column::Form => (&v.form, Column::Form),
-                    Column::Lemma => (&v.lemma, Column::Lemma),
-                    Column::Upos => (&v.upos, Column::Upos),
-                    Column::Xpos => (&v.xpos, Column::Xpos),
-                    Column::Feats => (&v.feats, Column::Feats),
-                };
-                vocab
-                    .strings()
-                    .iter()
-                    .map(|s| {
-                        let s: &str = s;
-                        let value = match col {
-                            Column::Form => attr_string(a, s, "", "", "", ""),
-                            Column::Lemma => attr_string(a, "", s, "", "", ""),
-                            Column::Upos => attr_string(a, "", "", s, "", ""),
-                            Column::Xpos => attr_string(a, "", "", "", s, ""),
-                            Column::Feats => attr_string(a, "", "", "", "", s),
-                        };
-                        hash_str(&value)
-                    })
-                    .collect()
-            })
+            .map(|a| Arc::clone(known.entry(a.clone()).or_insert_with(|| attr_table(tb, a))))
             .collect();
         VocabHashes { attrs: attrs.to_vec(), tables }
     }
@@ -144,6 +134,33 @@ impl VocabHashes {
         };
         self.tables[slot][id as usize]
     }
+}
+
+/// Hash of attribute `a` for every string of the vocabulary it reads. O(vocabulary).
+fn attr_table(tb: &Treebank, a: &Attr) -> Arc<[u64]> {
+    let v = &tb.vocabs;
+    let (vocab, col) = match column(a) {
+        Column::Form => (&v.form, Column::Form),
+        Column::Lemma => (&v.lemma, Column::Lemma),
+        Column::Upos => (&v.upos, Column::Upos),
+        Column::Xpos => (&v.xpos, Column::Xpos),
+        Column::Feats => (&v.feats, Column::Feats),
+    };
+    vocab
+        .strings()
+        .iter()
+        .map(|s| {
+            let s: &str = s;
+            let value = match col {
+                Column::Form => attr_string(a, s, "", "", "", ""),
+                Column::Lemma => attr_string(a, "", s, "", "", ""),
+                Column::Upos => attr_string(a, "", "", s, "", ""),
+                Column::Xpos => attr_string(a, "", "", "", s, ""),
+                Column::Feats => attr_string(a, "", "", "", "", s),
+            };
+            hash_str(&value)
+        })
+        .collect()
 }
 
 /// Attribute hashes of one sentence: `vals[(p + PAD) * n_slots + slot]` for positions

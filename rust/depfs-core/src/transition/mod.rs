@@ -15,10 +15,12 @@ pub mod oracle;
 pub mod parser;
 pub mod projective;
 pub mod system;
+pub mod training_set;
 pub mod trajectories;
 
 pub use oracle::{kind_costs, static_move, static_sequence, zero_cost_moves};
 pub use system::{Configuration, GoldTree, LeftArc, Move, Reduce, RightArc, Shift, Transition, NONE};
+pub use training_set::TrainingSet;
 
 #[cfg(test)]
 mod parser_tests;

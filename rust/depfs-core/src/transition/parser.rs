@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use super::guide::{begin, run, LearnGuide, ModelGuide, Work};
 use super::projective;
 use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
+use super::training_set::TrainingSet;
 use crate::templates::attrs::VocabHashes;
 use crate::templates::config_feats::ConfigFeatures;
 use crate::templates::hash::combine;
@@ -28,6 +29,7 @@ use crate::util::map_chunks;
 pub use crate::util::Rng;
 use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result};
+use std::sync::Arc;
 
 /// Move kinds, the columns of the move weight rows.
 pub const SHIFT: usize = 0;
@@ -208,32 +210,6 @@ pub(crate) fn gold_tree(tb: &Treebank, s: usize, label_ids: &[u32]) -> Option<Go
     let labels: Vec<u32> = tb.deprels(s).iter().map(|&l| label_ids[l as usize]).collect();
     let gold = GoldTree::new(&heads, &labels);
     super::oracle::static_sequence(&gold).filter(|(_, c)| c.heads()[1..] == gold.head[1..]).map(|_| gold)
-}
-
-fn gold_trees(tb: &Treebank, label_ids: &[u32]) -> Vec<Option<GoldTree>> {
-    (0..tb.len()).map(|s| gold_tree(tb, s, label_ids)).collect()
-}
-
-/// Estimates distinct values by linear counting over a 2^22-bit map
-/// (Whang et al. 1990): n ≈ −m ln(zero bits / m).
-struct DistinctCounter {
-    bits: Vec<u64>,
-}
-
-impl DistinctCounter {
-    const M: usize = 1 << 22;
-    fn new() -> Self {
-        DistinctCounter { bits: vec![0; Self::M / 64] }
-    }
-    fn add(&mut self, h: u64) {
-        let i = (crate::templates::hash::fmix(h) as usize) & (Self::M - 1);
-        self.bits[i / 64] |= 1 << (i % 64);
-    }
-    fn estimate(&self) -> usize {
-        let ones: u64 = self.bits.iter().map(|w| w.count_ones() as u64).sum();
-        let zeros = (Self::M as u64 - ones).max(1) as f64;
-        (-(Self::M as f64) * (zeros / Self::M as f64).ln()) as usize
-    }
 }
 
 impl ArcEagerParser {
@@ -601,9 +577,8 @@ pub fn apply_kind(c: &mut Configuration, k: usize, label: u32) {
 /// reporting between them.
 pub struct Trainer {
     parser: ArcEagerParser<Weights>,
-    tb: Treebank,
+    train: Arc<TrainingSet>,
     vh: VocabHashes,
-    golds: Vec<Option<GoldTree>>,
     order: Vec<usize>,
     rng: Rng,
     opts: TrainOptions,
@@ -613,10 +588,17 @@ pub struct Trainer {
 }
 
 impl Trainer {
-    /// Prepares training on `train`: projectivises it (if asked), builds the label
-    /// set and sizes each template's weight block from its distinct features along
-    /// the static oracle's paths. O(words · T).
+    /// Prepares training on `train`: a [`TrainingSet`] of its own, then
+    /// [`Trainer::on`]. To train several models on one treebank, build the set once.
     pub fn new(set: TemplateSet, train: &Treebank, opts: &TrainOptions) -> Result<Trainer> {
+        let prepared = TrainingSet::new(train, opts.pseudo_projective, opts.min_lifted_label_count)?;
+        Trainer::on(set, &Arc::new(prepared), opts)
+    }
+
+    /// Prepares training of the templates `set` on a prepared training set: sizes each
+    /// template's weight block from its distinct features along the static oracle's
+    /// paths (counted once per template and set, O(words) each).
+    pub fn on(set: TemplateSet, train: &Arc<TrainingSet>, opts: &TrainOptions) -> Result<Trainer> {
         if set.is_empty() {
             return Err(Error::InvalidArgument("the template set is empty".into()));
         }
@@ -626,75 +608,21 @@ impl Trainer {
                 opts.explore_p
             )));
         }
+        if (opts.pseudo_projective, opts.min_lifted_label_count)
+            != (train.pseudo_projective, train.min_lifted_label_count)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "the training set was prepared with pseudo_projective={} and min_lifted_label_count={}, \
+                 the options ask for {} and {}",
+                train.pseudo_projective,
+                train.min_lifted_label_count,
+                opts.pseudo_projective,
+                opts.min_lifted_label_count
+            )));
+        }
         let feats = ConfigFeatures::compile(&set)?;
-        let mut tb = if opts.pseudo_projective { projective::projectivize(train).0 } else { train.clone() };
-        if opts.pseudo_projective {
-            projective::drop_rare_lifted_labels(&mut tb, opts.min_lifted_label_count);
-        }
-        // The label set: every DEPREL used in training, in first-use order.
-        let mut labels: Vec<String> = Vec::new();
-        let mut label_ids = vec![super::NONE; tb.vocabs.deprel.len()];
-        let mut counts: Vec<(u64, u64)> = Vec::new(); // (on arcs from ROOT, on other arcs)
-        let mut label_cols: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
-        for s in 0..tb.len() {
-            for (i, (&h, &l)) in tb.heads(s).iter().zip(tb.deprels(s)).enumerate() {
-                if h == NO_HEAD {
-                    continue;
-                }
-                if label_ids[l as usize] == super::NONE {
-                    label_ids[l as usize] = labels.len() as u32;
-                    labels.push(tb.vocabs.deprel.str(l).to_string());
-                    counts.push((0, 0));
-                }
-                // A head right of its dependent is a LEFT-ARC, left of it (or ROOT) a RIGHT-ARC.
-                let cols = &mut label_cols[usize::from(h as usize <= i)];
-                if !cols.contains(&label_ids[l as usize]) {
-                    cols.push(label_ids[l as usize]);
-                }
-                let c = &mut counts[label_ids[l as usize] as usize];
-                if h == 0 {
-                    c.0 += 1
-                } else {
-                    c.1 += 1
-                }
-            }
-        }
-        let golds = gold_trees(&tb, &label_ids);
-        let usable: Vec<usize> = (0..tb.len()).filter(|&s| golds[s].is_some()).collect();
-        if usable.is_empty() {
-            return Err(Error::InvalidArgument(
-                "no training sentence has a complete single-rooted tree".into(),
-            ));
-        }
-        let root_ok: Vec<bool> = counts.iter().map(|c| c.0 > 0).collect();
-        let nonroot_ok: Vec<bool> = counts.iter().map(|c| c.1 > 0).collect();
-        let most = |f: fn(&(u64, u64)) -> u64| {
-            (0..counts.len()).max_by_key(|&i| (f(&counts[i]), std::cmp::Reverse(i))).unwrap_or(0) as u32
-        };
-        let root_label = most(|c| c.0);
-        let fallback_label =
-            labels.iter().position(|l| l == "dep").map_or_else(|| most(|c| c.1), |i| i as u32);
-
-        // Size the blocks: distinct features per template along the gold paths.
-        let vh = VocabHashes::new(&tb, &feats.attrs);
-        let mut counters: Vec<DistinctCounter> = (0..set.len()).map(|_| DistinctCounter::new()).collect();
-        let mut work = Work::default();
-        let mut c = Configuration::default();
-        for &s in &usable {
-            let gold = golds[s].as_ref().expect("usable sentence");
-            c.reset(gold.len());
-            work.attrs.fill(&vh, &tb, s);
-            while let Some(m) = super::oracle::static_move(&c, gold) {
-                work.feats.clear();
-                feats.extract(&c, &work.attrs, None, &mut work.scratch, &mut work.feats);
-                for (t, &f) in work.feats.iter().enumerate() {
-                    counters[t].add(f);
-                }
-                m.apply(&mut c);
-            }
-        }
-        let distinct: Vec<usize> = counters.iter().map(DistinctCounter::estimate).collect();
-        drop(counters);
+        let vh = train.vocab_hashes(&feats.attrs);
+        let distinct = train.distinct_features(&set)?;
         let move_rows: Vec<usize> = distinct.iter().map(|&n| rows_for(n, 6, opts.max_bits)).collect();
         let label_templates: Vec<usize> = (0..set.len())
             .filter(|&t| distinct[t] <= opts.label_max_features)
@@ -702,19 +630,21 @@ impl Trainer {
             .collect();
         let label_rows: Vec<usize> =
             label_templates.iter().map(|&t| rows_for(distinct[t], 6, opts.label_max_bits)).collect();
+        let labels = &train.labels;
+        let label_cols = train.label_cols.clone();
         let mut parser = ArcEagerParser {
             set,
             feats,
-            root_label,
-            fallback_label,
-            root_ok,
-            nonroot_ok,
+            root_label: labels.root_label,
+            fallback_label: labels.fallback_label,
+            root_ok: train.root_ok.clone(),
+            nonroot_ok: train.nonroot_ok.clone(),
             move_w: Weights::new(&move_rows, N_KINDS)?,
             label_w: Weights::new(&label_rows, label_width(&label_cols, LABEL_ROW_ALIGN))?,
-            label_col_of: label_col_of(&label_cols, labels.len())
+            label_col_of: label_col_of(&label_cols, labels.labels.len())
                 .ok_or_else(|| Error::InvalidArgument("inconsistent label columns".into()))?,
             label_cols,
-            labels,
+            labels: labels.labels.clone(),
             label_templates,
             pseudo_projective: opts.pseudo_projective,
         };
@@ -722,15 +652,14 @@ impl Trainer {
         parser.label_w.start_averaging();
         Ok(Trainer {
             parser,
-            tb,
+            train: Arc::clone(train),
             vh,
-            golds,
-            order: usable,
+            order: train.usable.clone(),
             rng: Rng::new(opts.seed),
             opts: opts.clone(),
             epoch: 0,
             c: Configuration::default(),
-            work,
+            work: Work::default(),
         })
     }
 
@@ -741,9 +670,9 @@ impl Trainer {
         let explore = self.epoch >= self.opts.explore_from;
         let (mut right, mut total) = (0u64, 0u64);
         for &s in &self.order {
-            let gold = self.golds[s].as_ref().expect("usable sentence");
+            let gold = self.train.golds[s].as_ref().expect("usable sentence");
             let (r, t) = self.parser.train_sentence(
-                &self.tb,
+                &self.train.treebank,
                 &self.vh,
                 s,
                 gold,

@@ -380,3 +380,56 @@ fn a_model_without_label_templates_saves_and_loads() {
     let q = saved_and_loaded(&p, "nolabels");
     assert_eq!(q.parse(&tb, 1).unwrap().words.deprel, p.parse(&tb, 1).unwrap().words.deprel);
 }
+
+/// Models trained on one prepared training set equal models trained from the
+/// treebank, whatever was counted before them; a set prepared with other options is
+/// refused.
+#[test]
+fn a_training_set_serves_many_models() {
+    use super::training_set::TrainingSet;
+    let tb = toy(4);
+    let opts = TrainOptions { epochs: 2, ..TrainOptions::default() };
+    let shared =
+        Arc::new(TrainingSet::new(&tb, opts.pseudo_projective, opts.min_lifted_label_count).unwrap());
+    let full = ArcEagerParser::compile_set(SET).unwrap();
+    // A subset first, so the full set finds some templates counted already.
+    let sub = full.subset(&[4, 1]).unwrap();
+    let bytes = |tr: &mut Trainer| {
+        for _ in 0..opts.epochs {
+            tr.epoch();
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.depfs");
+        tr.averaged().save(&path).unwrap();
+        std::fs::read(&path).unwrap()
+    };
+    for set in [sub, full] {
+        let alone = bytes(&mut Trainer::new(set.clone(), &tb, &opts).unwrap());
+        let on_shared = bytes(&mut Trainer::on(set, &shared, &opts).unwrap());
+        assert_eq!(alone, on_shared);
+    }
+    // Counts after the subset equal exact counts along the static oracle's paths
+    // (linear counting is exact at this size).
+    let full = ArcEagerParser::compile_set(SET).unwrap();
+    let counts = shared.distinct_features(&full).unwrap();
+    let feats = crate::templates::config_feats::ConfigFeatures::compile(&full).unwrap();
+    let vh = shared.vocab_hashes(&feats.attrs);
+    let mut seen = vec![std::collections::HashSet::new(); full.len()];
+    let (mut work, mut c) = (Work::default(), Configuration::default());
+    for &s in &shared.usable {
+        let gold = shared.golds[s].as_ref().unwrap();
+        c.reset(gold.len());
+        work.attrs.fill(&vh, &shared.treebank, s);
+        while let Some(m) = super::oracle::static_move(&c, gold) {
+            work.feats.clear();
+            feats.extract(&c, &work.attrs, None, &mut work.scratch, &mut work.feats);
+            for (t, &f) in work.feats.iter().enumerate() {
+                seen[t].insert(f);
+            }
+            m.apply(&mut c);
+        }
+    }
+    assert_eq!(counts, seen.iter().map(|s| s.len()).collect::<Vec<_>>());
+    let other = TrainOptions { pseudo_projective: false, ..opts.clone() };
+    assert!(Trainer::on(ArcEagerParser::compile_set(SET).unwrap(), &shared, &other).is_err());
+}
