@@ -3,7 +3,7 @@
 
 use pyo3::prelude::*;
 
-mod arceager;
+mod transition;
 mod decode;
 #[allow(dead_code)]
 mod errors;
@@ -16,7 +16,7 @@ mod treebank;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     treebank::register(m)?;
-    arceager::register(m)?;
+    transition::register(m)?;
     graph::register(m)?;
     templates::register(m)?;
     eval::register(m)?;

@@ -1,7 +1,7 @@
-//! Python bindings of the arc-eager parser: model, epoch-by-epoch trainer, what the
-//! selection methods need (trajectories as move histories, per-template scores, local
-//! classifiers and their ensembles), pseudo-projective transformation and model-free
-//! oracle trajectories.
+//! Python bindings of the transition (arc-eager) parser: model, prepared training set,
+//! epoch-by-epoch trainer, and what the selection methods need (trajectories as move
+//! histories, per-template scores, local classifiers and their ensembles),
+//! pseudo-projective transformation and model-free oracle trajectories.
 //! Long work releases the GIL on owned inputs.
 
 use std::path::PathBuf;
