@@ -1,0 +1,39 @@
+"""Feature-set selection: the engine the search methods share, the forward wrapper,
+and grouping.
+
+    from depfs.select import forward_wrapper
+    result = forward_wrapper("nilsson_nugues", "train.conllu", "dev.conllu",
+                             parser="arc-eager", epochs=1, max_length=20, log="wrapper.jsonl")
+    result.order, result.scores
+
+Candidates (a parser family, templates, training options) are trained on train and scored
+on dev in worker processes (:mod:`depfs.select.engine`): a local process pool, or any
+:class:`concurrent.futures.Executor` such as a Dask cluster's (``dask_executor``). Every
+result is appended to a JSONL log, and a rerun with the same log evaluates nothing twice.
+"""
+
+from __future__ import annotations
+
+from .engine import Candidate, Engine, Log, Result, dask_executor, evaluate_candidate
+from .groups import cut_groups, groups_text, order_text, read_groups, read_order
+from .plot import plot_curves
+from .wrapper import Step, WrapperResult, forward_wrapper, planned_evaluations
+
+__all__ = [
+    "Candidate",
+    "Engine",
+    "Log",
+    "Result",
+    "Step",
+    "WrapperResult",
+    "cut_groups",
+    "dask_executor",
+    "evaluate_candidate",
+    "forward_wrapper",
+    "groups_text",
+    "order_text",
+    "planned_evaluations",
+    "plot_curves",
+    "read_groups",
+    "read_order",
+]

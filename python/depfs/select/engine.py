@@ -1,0 +1,331 @@
+"""The selection engine: candidate template sets trained and scored on dev, in parallel.
+
+A :class:`Candidate` is a parser family, a template list and training options;
+:func:`evaluate_candidate` trains it on train (optionally only sentences of at most
+``max_length`` words, as Bawden & Crabbé 2016 pre-rank) and scores dev with the one
+scorer (:func:`depfs.evaluate`). It runs in a worker process: each worker reads a
+treebank once and keeps it (tasks carry paths, never treebanks), and arc-eager
+candidates share one prepared :class:`depfs.arceager.TrainingSet` per worker, so a
+candidate pays only for its own templates.
+
+:class:`Engine` evaluates batches on any :class:`concurrent.futures.Executor` (a local
+process pool by default, or a Dask cluster's executor), appends every result to a JSONL
+log as one complete line, never evaluates a logged candidate again (a rerun resumes),
+and retries a candidate whose worker died.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+import multiprocessing
+import os
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..templates import Template
+
+PARSERS = ("arc-eager", "graph")
+METRICS = ("las", "uas")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A template set to train and score: ``templates`` in set order; ``base`` templates
+    are always present: for arc-eager they come first in the same set, for the graph
+    parser of order 2 they are the arc (first-order) templates and ``templates`` the
+    sibling ones."""
+
+    parser: str
+    templates: tuple[Template, ...]
+    base: tuple[Template, ...] = ()
+    epochs: int = 1
+    max_length: int | None = None
+    order: int = 1
+    decoder: str = "eisner"
+    seed: int = 1
+
+    def __post_init__(self) -> None:
+        if self.parser not in PARSERS:
+            raise ValueError(f"unknown parser {self.parser!r} (arc-eager or graph)")
+
+    def key(self) -> str:
+        """Canonical identity: what was trained, on which options (not where or when)."""
+        d = self.options()
+        d["templates"] = [t.id for t in self.templates]
+        d["base"] = [t.id for t in self.base]
+        return json.dumps(d, sort_keys=True, separators=(",", ":"))
+
+    def options(self) -> dict[str, Any]:
+        """Everything but the templates."""
+        return {
+            "parser": self.parser,
+            "epochs": self.epochs,
+            "max_length": self.max_length,
+            "order": self.order,
+            "decoder": self.decoder,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class Result:
+    """One evaluated candidate, as logged."""
+
+    key: str
+    dev_uas: float
+    dev_las: float
+    evaluations_per_word: float
+    cpu_seconds: float
+    seed: int
+    start: float
+    end: float
+
+    def score(self, metric: str) -> float:
+        return self.dev_las if metric == "las" else self.dev_uas
+
+
+# ---------------------------------------------------------------------------------------
+# Worker side: treebanks read once per process.
+
+_CACHE: dict[tuple[str, Any], Any] = {}
+
+
+def _treebank(path: str, max_length: int | None) -> Any:
+    key = ("treebank", path, max_length)
+    if key not in _CACHE:
+        from ..treebank import Treebank, read_conllu
+
+        tb = read_conllu(path)
+        if max_length is not None:
+            kept = "".join(s.to_string() for s in tb if len(s) <= max_length)
+            tb = Treebank.from_string(kept)
+        _CACHE[key] = tb
+    return _CACHE[key]
+
+
+def _training_set(path: str, max_length: int | None) -> Any:
+    key = ("training_set", path, max_length)
+    if key not in _CACHE:
+        from ..arceager import TrainingSet
+
+        _CACHE[key] = TrainingSet(_treebank(path, max_length))
+    return _CACHE[key]
+
+
+def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
+    """Trains `cand` on `train` and scores `dev`. Deterministic for a candidate.
+
+    Template evaluations per word: for the graph parser, the arc-template
+    evaluations of scoring dev with the length dictionary (sibling templates for
+    order 2 count one per scored sibling part); for arc-eager, templates times the
+    parser's decisions on dev, per word."""
+    from .. import evaluate
+    from ..arceager import ArcEagerParser
+    from ..graph import GraphParser
+
+    start, cpu0 = time.time(), time.process_time()
+    dev_tb = _treebank(dev, None)
+    text = "\n".join(t.text for t in cand.base + cand.templates)
+    if cand.parser == "arc-eager":
+        model: Any = ArcEagerParser(text, epochs=cand.epochs, random_state=cand.seed)
+        model.fit(_training_set(train, cand.max_length))
+        parsed = model.parse(dev_tb, threads=1)
+        decisions = len(model.trajectories(dev_tb, beta=0.0, random_state=0).sentence)
+        words = sum(len(s) for s in dev_tb)
+        per_word = len(cand.base + cand.templates) * decisions / max(words, 1)
+    else:
+        arc, sib = (
+            (text, None)
+            if cand.order == 1
+            else ("\n".join(t.text for t in cand.base), "\n".join(t.text for t in cand.templates))
+        )
+        kw: dict[str, Any] = {"arc_templates": arc}
+        if sib is not None:
+            kw["sibling_templates"] = sib
+        model = GraphParser(
+            order=cand.order, decoder=cand.decoder, epochs=cand.epochs, random_state=cand.seed, **kw
+        )
+        model.fit(_treebank(train, cand.max_length))
+        parsed = model.parse(dev_tb, threads=1)
+        # Arc templates with the length dictionary (order 2: the sibling ones not counted).
+        counts = model._model().template_evaluations(dev_tb)
+        per_word = float(counts.sum()) / max(dev_tb.n_words, 1)
+    scores = evaluate(dev_tb, parsed)
+    return Result(
+        key=cand.key(),
+        dev_uas=scores.uas,
+        dev_las=scores.las,
+        evaluations_per_word=per_word,
+        cpu_seconds=time.process_time() - cpu0,
+        seed=cand.seed,
+        start=start,
+        end=time.time(),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The log.
+
+
+class Log:
+    """Evaluated candidates, one complete JSON line each (``key`` plus the result and
+    the candidate's options), appended and flushed to disk as each result arrives. A
+    torn last line (a kill mid-write) is dropped on open, so the log always resumes."""
+
+    def __init__(self, path: str | os.PathLike[str] | None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.results: dict[str, Result] = {}
+        if self.path is None or not self.path.exists():
+            return
+        data = self.path.read_bytes()
+        complete = data[: data.rfind(b"\n") + 1]
+        if len(complete) != len(data):
+            with open(self.path, "r+b") as f:
+                f.truncate(len(complete))
+        for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
+            try:
+                d = json.loads(line)
+                r = Result(**{k: d[k] for k in Result.__dataclass_fields__})
+            except (ValueError, KeyError, TypeError) as err:
+                raise ValueError(f"{self.path}:{n}: not a selection log line ({err})") from None
+            self.results[r.key] = r
+
+    def add(self, cand: Candidate, r: Result) -> None:
+        self.results[r.key] = r
+        if self.path is None:
+            return
+        d = asdict(r)
+        d["candidate"] = cand.options()
+        d["templates"] = [t.id for t in cand.templates]
+        d["base"] = [t.id for t in cand.base]
+        line = json.dumps(d, sort_keys=True) + "\n"
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+
+
+# ---------------------------------------------------------------------------------------
+# The engine.
+
+
+@dataclass
+class Engine:
+    """Evaluates candidates on train/dev paths with an executor, through a log.
+
+    ``executor``: any :class:`concurrent.futures.Executor` (the caller owns it); when
+    None, the engine starts a process pool of ``workers`` processes (default: all
+    cores) and restarts it if a worker dies. A failed candidate is retried
+    ``retries`` times, then the error is raised."""
+
+    train: str
+    dev: str
+    executor: cf.Executor | None = None
+    workers: int | None = None
+    log: Log = field(default_factory=lambda: Log(None))
+    retries: int = 2
+    #: Candidates trained by this engine, and candidates found in the log.
+    evaluated: int = 0
+    reused: int = 0
+
+    def __post_init__(self) -> None:
+        self.train, self.dev = str(Path(self.train).resolve()), str(Path(self.dev).resolve())
+        for p in (self.train, self.dev):
+            if not Path(p).is_file():
+                raise FileNotFoundError(f"{p}: no such file")
+        self._own: cf.ProcessPoolExecutor | None = None
+
+    def _pool(self) -> cf.Executor:
+        if self.executor is not None:
+            return self.executor
+        if self._own is None:
+            n = self.workers or os.cpu_count() or 1
+            # spawn: a forked child would inherit the parent's Rust thread pools mid-state.
+            ctx = multiprocessing.get_context("spawn")
+            self._own = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+        return self._own
+
+    def close(self) -> None:
+        if self._own is not None:
+            self._own.shutdown(wait=False, cancel_futures=True)
+            self._own = None
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def run(self, cands: Iterable[Candidate]) -> Iterator[tuple[Candidate, Result]]:
+        """Yields (candidate, result) for every candidate: logged ones first, then the
+        others as they finish (in completion order)."""
+        todo: list[Candidate] = []
+        for c in dict.fromkeys(cands):
+            r = self.log.results.get(c.key())
+            if r is not None:
+                self.reused += 1
+                yield c, r
+            else:
+                todo.append(c)
+        tries = dict.fromkeys(todo, 0)
+        pending: dict[cf.Future[Result], Candidate] = {}
+
+        def submit(c: Candidate) -> None:
+            pending[self._pool().submit(evaluate_candidate, c, self.train, self.dev)] = c
+
+        for c in todo:
+            submit(c)
+        try:
+            while pending:
+                done, _ = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    if fut not in pending:  # from a broken pool, already resubmitted
+                        continue
+                    c = pending.pop(fut)
+                    try:
+                        r = fut.result()
+                    except Exception as err:
+                        tries[c] += 1
+                        if tries[c] > self.retries:
+                            raise RuntimeError(f"candidate failed {tries[c]} times: {err}") from err
+                        if isinstance(err, cf.process.BrokenProcessPool) and self._own is not None:
+                            # A dead worker breaks the whole pool: start a new one and
+                            # resubmit everything still pending.
+                            self._own.shutdown(wait=False, cancel_futures=True)
+                            self._own = None
+                            again = [c] + list(pending.values())
+                            pending.clear()
+                            for a in again:
+                                submit(a)
+                        else:
+                            submit(c)
+                        continue
+                    self.log.add(c, r)
+                    self.evaluated += 1
+                    yield c, r
+        finally:
+            for fut in pending:
+                fut.cancel()
+
+
+def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Executor, Any]:
+    """An executor on a Dask distributed cluster: ``"local"`` starts a LocalCluster of
+    `workers` single-threaded worker processes, anything else is a scheduler address.
+    Returns (executor, client); close the client when done."""
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError as err:  # pragma: no cover - depends on the installation
+        raise RuntimeError("--scheduler needs dask: pip install 'depfs[dask]'") from err
+    if scheduler == "local":
+        n = workers or os.cpu_count() or 1
+        cluster = LocalCluster(
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+        )
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    return client.get_executor(pure=False), client

@@ -1,0 +1,111 @@
+"""Template orders and groups as files, and cutting an order into groups.
+
+An order file is a template file: one template per line, each followed by a comment
+with the dev score after that prefix (``# score 3 las 84.21``). A groups file has a
+``# group k`` line before each group; it may hold the first-order groups, then a line
+``# order 2``, then the sibling groups. Both load as ordinary template files
+(``depfs train --templates FILE``), the comments being comments.
+
+:func:`cut_groups` follows He, Daumé & Eisner (2013, §4.1): groups of roughly equal
+dev-score gain along the order (their 1, 4, 10, 12, 47, 33, 161).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..files import write_text_atomic
+from ..templates import Template, TemplateSet
+
+_SCORE = re.compile(r"^#\s*score\s+(\d+)\s+(\w+)\s+(-?[0-9.]+)\s*$")
+_GROUP = re.compile(r"^#\s*group\s+(\d+)\s*$")
+_ORDER = re.compile(r"^#\s*order\s+([12])\s*$")
+
+
+def order_text(
+    order: Sequence[Template], scores: Sequence[float], metric: str, header: str = ""
+) -> str:
+    """An order file: each template, then the dev score after its prefix."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    for k, (t, s) in enumerate(zip(order, scores), 1):
+        lines += [t.text, f"# score {k} {metric} {s:.2f}"]
+    return "\n".join(lines) + "\n"
+
+
+def read_order(path: str | os.PathLike[str], family: str) -> tuple[TemplateSet, list[float]]:
+    """Templates of an order file and the scores after each prefix (empty when the
+    file has no score comments)."""
+    text = Path(path).read_text(encoding="utf-8")
+    scores = [float(m.group(3)) for line in text.splitlines() if (m := _SCORE.match(line.strip()))]
+    return TemplateSet.parse(text, family), scores
+
+
+def cut_groups(scores: Sequence[float], k: int, start: float | None = None) -> list[int]:
+    """Group sizes (summing to len(scores)) cutting an order into `k` groups of roughly
+    equal gain: group j ends at the first prefix whose gain over `start` (default: the
+    first score, so the first template is a group of its own as in He et al.) reaches
+    j/k of the total. Every group gets at least one template. O(len(scores))."""
+    n = len(scores)
+    if k < 1:
+        raise ValueError(f"k must be at least 1, got {k}")
+    if n == 0:
+        return []
+    k = min(k, n)
+    if start is None:
+        # The first template alone is group 1; the rest share the remaining gain.
+        if k == 1:
+            return [n]
+        return [1] + cut_groups(scores[1:], k - 1, scores[0])
+    best = max(scores)
+    total = best - start
+    ends: list[int] = []
+    for j in range(1, k):
+        target = start + total * j / k
+        lo = (ends[-1] + 1) if ends else 1
+        hi = n - (k - j)  # leave at least one template for each later group
+        i = next((i for i in range(lo, hi + 1) if scores[i - 1] >= target), hi)
+        ends.append(max(i, lo))
+    ends.append(n)
+    sizes = [ends[0]] + [b - a for a, b in zip(ends, ends[1:])]
+    return sizes
+
+
+def groups_text(
+    groups: Sequence[Sequence[Template]], second: Sequence[Sequence[Template]] = ()
+) -> str:
+    """A groups file: ``# group k`` before each group; sibling groups after ``# order 2``."""
+    lines: list[str] = []
+    for g, ts in enumerate(groups, 1):
+        lines.append(f"# group {g}")
+        lines += [t.text for t in ts]
+    if second:
+        lines.append("# order 2")
+        for g, ts in enumerate(second, 1):
+            lines.append(f"# group {g}")
+            lines += [t.text for t in ts]
+    return "\n".join(lines) + "\n"
+
+
+def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, list[TemplateSet]]:
+    """The groups of a groups file by order (1, and 2 if it has ``# order 2``)."""
+    out: dict[int, list[list[str]]] = {1: []}
+    order = 1
+    for n, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if m := _ORDER.match(line):
+            order = int(m.group(1))
+            out.setdefault(order, [])
+        elif _GROUP.match(line):
+            out[order].append([])
+        elif line and not line.startswith("#"):
+            if not out[order]:
+                raise ValueError(f"{path}:{n}: template before the first '# group k' line")
+            out[order][-1].append(line)
+    return {o: [TemplateSet.parse("\n".join(g), family) for g in gs] for o, gs in out.items() if gs}
+
+
+def write(path: str | os.PathLike[str], text: str) -> None:
+    write_text_atomic(path, text)
