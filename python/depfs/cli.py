@@ -280,5 +280,13 @@ def stats_command(file: str, as_json: bool) -> None:
         click.echo(f"  {label:<24} {count}")
 
 
+def _add_subgroups() -> None:
+    from .select.cli import select
+
+    main.add_command(select)
+
+
+_add_subgroups()
+
 if __name__ == "__main__":
     main()

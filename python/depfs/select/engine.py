@@ -91,7 +91,7 @@ class Result:
 # ---------------------------------------------------------------------------------------
 # Worker side: treebanks read once per process.
 
-_CACHE: dict[tuple[str, Any], Any] = {}
+_CACHE: dict[tuple[str, str, int | None], Any] = {}
 
 
 def _treebank(path: str, max_length: int | None) -> Any:

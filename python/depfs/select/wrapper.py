@@ -183,7 +183,9 @@ def forward_wrapper(
                 if on_result is not None:
                     on_result(c, r)
 
-            def rank(t: Template) -> tuple[float, float, str]:
+            def rank(
+                t: Template, results: dict[Template, Result] = results, prev: float | None = prev
+            ) -> tuple[float, float, str]:
                 s = results[t].score(metric)
                 if per_cost:
                     s = (s - (prev if prev is not None else 0.0)) / max(t.cost, 1e-9)

@@ -1,0 +1,216 @@
+"""`depfs select`: the forward wrapper and grouping on the command line."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..templates import TemplateSet
+
+
+@click.group()
+def select() -> None:
+    """Search for feature template sets."""
+
+
+def _templates(value: str, family: str) -> TemplateSet:
+    from .wrapper import _as_set
+
+    return _as_set(value, family)
+
+
+@select.command("wrapper")
+@click.option(
+    "--parser",
+    "parser_kind",
+    type=click.Choice(["arc-eager", "graph"]),
+    default="arc-eager",
+    show_default=True,
+)
+@click.option("--pool", required=True, help="Templates to order: set name, file or text.")
+@click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Order file to write."
+)
+@click.option(
+    "--order", type=click.IntRange(1, 2), default=1, show_default=True, help="Graph parser order."
+)
+@click.option(
+    "--decoder", type=click.Choice(["eisner", "cle"]), default="eisner", show_default=True
+)
+@click.option("--base", help="Templates always present (graph order 2: the arc templates).")
+@click.option(
+    "--metric", type=click.Choice(["las", "uas"]), help="[default: las arc-eager, uas graph]"
+)
+@click.option(
+    "--max-length", type=click.IntRange(1), help="Train only on sentences of at most N words."
+)
+@click.option("--epochs", type=click.IntRange(1), default=1, show_default=True)
+@click.option("--limit", type=click.IntRange(1), help="Stop after K templates.")
+@click.option(
+    "--candidates", type=click.IntRange(1), help="Cheaper variant: re-evaluate only the M best."
+)
+@click.option("--rerank-every", type=click.IntRange(1), default=5, show_default=True)
+@click.option("--per-cost", is_flag=True, help="Pick the best gain per unit of template cost.")
+@click.option(
+    "--workers", type=click.IntRange(1), help="Local worker processes [default: all cores]."
+)
+@click.option("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster.")
+@click.option(
+    "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
+)
+@click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Selection curve PNG.")
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+def wrapper_command(
+    parser_kind: str,
+    pool: str,
+    train_path: str,
+    dev_path: str,
+    out_path: str,
+    order: int,
+    decoder: str,
+    base: str | None,
+    metric: str | None,
+    max_length: int | None,
+    epochs: int,
+    limit: int | None,
+    candidates: int | None,
+    rerank_every: int,
+    per_cost: bool,
+    workers: int | None,
+    scheduler: str | None,
+    log_path: str | None,
+    plot_path: str | None,
+    seed: int,
+) -> None:
+    """Order templates by forward selection on dev (a rerun with the same log resumes)."""
+    from .engine import dask_executor
+    from .groups import order_text
+    from .plot import plot_curves
+    from .wrapper import forward_wrapper, planned_evaluations
+
+    if parser_kind == "arc-eager" and (order != 1 or decoder != "eisner"):
+        raise click.UsageError("--order and --decoder apply to the graph parser only")
+    family = "config" if parser_kind == "arc-eager" else "arc"
+    pool_set = _templates(pool, family)
+    base_set = _templates(base, family) if base else None
+    log_path = log_path or out_path + ".jsonl"
+    # Fail before hours of work, not after.
+    for p in (out_path, log_path, plot_path):
+        if p is not None and not Path(p).resolve().parent.is_dir():
+            raise click.UsageError(f"{p}: the folder does not exist")
+    total = planned_evaluations(len(pool_set), limit, candidates, 2, rerank_every)
+    executor, client = dask_executor(scheduler, workers) if scheduler else (None, None)
+    state: dict[str, Any] = {"best": None, "k": 0}
+    t0 = time.time()
+    try:
+        with click.progressbar(
+            length=total, label="wrapper", file=sys.stderr, show_eta=True
+        ) as bar:
+
+            def on_result(_c: Any, _r: Any) -> None:
+                bar.update(1)
+
+            def on_step(step: Any) -> None:
+                state["k"] += 1
+                bar.label = f"wrapper: {state['k']} templates, dev {step.score:.2f}"
+
+            result = forward_wrapper(
+                pool_set,
+                train_path,
+                dev_path,
+                parser=parser_kind,
+                base=base_set,
+                metric=metric,
+                epochs=epochs,
+                max_length=max_length,
+                order=order,
+                decoder=decoder,
+                seed=seed,
+                limit=limit,
+                candidates=candidates,
+                rerank_every=rerank_every,
+                per_cost=per_cost,
+                executor=executor,
+                workers=workers,
+                log=log_path,
+                on_result=on_result,
+                on_step=on_step,
+            )
+    except KeyboardInterrupt:
+        click.echo(
+            f"depfs: interrupted; every finished candidate is in {log_path}: rerun the same "
+            f"command to resume ({out_path} not written)",
+            err=True,
+        )
+        sys.exit(130)
+    finally:
+        if client is not None:
+            client.close()
+    header = (
+        f"depfs select wrapper --parser {parser_kind} --metric {result.metric} --epochs {epochs}"
+        + (f" --max-length {max_length}" if max_length else "")
+        + (f" --order {order} --decoder {decoder}" if parser_kind == "graph" else "")
+        + (
+            f"\nbase: {len(result.base)} templates, dev {result.metric} {result.base_score:.2f}"
+            if result.base_score is not None
+            else ""
+        )
+    )
+    from ..files import write_text_atomic
+
+    write_text_atomic(out_path, order_text(result.order, result.scores, result.metric, header))
+    if plot_path:
+        plot_curves(
+            plot_path,
+            [("forward wrapper", result.scores)],
+            result.metric,
+            title=Path(out_path).name,
+        )
+    click.echo(
+        f"wrote {out_path}: {len(result.steps)} templates, best dev {result.metric} "
+        f"{max(result.scores):.2f} ({result.evaluated} trained, {result.reused} from the log, "
+        f"{time.time() - t0:.0f}s)",
+        err=True,
+    )
+
+
+@select.command("groups")
+@click.argument("order_path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("second_path", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--k", "k", type=click.IntRange(1), required=True, help="Groups of the first order file."
+)
+@click.option(
+    "--k2", type=click.IntRange(1), help="Groups of the second (sibling) order file [default: K]."
+)
+@click.option("--family", type=click.Choice(["arc", "config"]), default="arc", show_default=True)
+@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
+def groups_command(
+    order_path: str, second_path: str | None, k: int, k2: int | None, family: str, out_path: str
+) -> None:
+    """Cut an order (and a second-order one) into groups of roughly equal dev gain."""
+    from ..files import write_text_atomic
+    from .groups import cut_groups, groups_text, read_order
+
+    def cut(path: str, k: int) -> list[list[Any]]:
+        order, scores = read_order(path, family)
+        if len(scores) != len(order):
+            raise click.UsageError(f"{path}: needs a '# score' line after each template")
+        sizes, out, i = cut_groups(scores, k), [], 0
+        for n in sizes:
+            out.append(list(order)[i : i + n])
+            i += n
+        return out
+
+    first = cut(order_path, k)
+    second = cut(second_path, k2 or k) if second_path else []
+    write_text_atomic(out_path, groups_text(first, second))
+    sizes = ", ".join(str(len(g)) for g in first)
+    more = f"; order 2: {', '.join(str(len(g)) for g in second)}" if second else ""
+    click.echo(f"wrote {out_path}: groups of {sizes}{more}", err=True)

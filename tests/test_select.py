@@ -1,0 +1,234 @@
+"""The selection engine, the forward wrapper and grouping, on small synthetic data."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from depfs.cli import main
+from depfs.datasets import synthetic
+from depfs.select import (
+    Candidate,
+    Engine,
+    Log,
+    cut_groups,
+    evaluate_candidate,
+    forward_wrapper,
+    groups_text,
+    planned_evaluations,
+    read_groups,
+    read_order,
+)
+from depfs.templates import TemplateSet
+
+POOL = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    d = tmp_path_factory.mktemp("select")
+    train, dev = d / "train.conllu", d / "dev.conllu"
+    synthetic(120, seed=1).write(str(train))
+    synthetic(30, seed=2).write(str(dev))
+    return str(train), str(dev)
+
+
+def cand(text: str, **kw: object) -> Candidate:
+    return Candidate("arc-eager", tuple(TemplateSet.parse(text, "config")), **kw)  # type: ignore[arg-type]
+
+
+def test_a_candidate_gives_the_same_result_twice(data: tuple[str, str]):
+    a = evaluate_candidate(cand(POOL, epochs=2), *data)
+    b = evaluate_candidate(cand(POOL, epochs=2), *data)
+    assert (a.key, a.dev_uas, a.dev_las, a.evaluations_per_word) == (
+        b.key,
+        b.dev_uas,
+        b.dev_las,
+        b.evaluations_per_word,
+    )
+    assert 0 < a.dev_las <= a.dev_uas <= 100
+    # 4 templates, between 1 and 2 decisions a word.
+    assert 4 <= a.evaluations_per_word <= 8
+    # Training only on short sentences is a different candidate with another result.
+    short = evaluate_candidate(cand(POOL, epochs=2, max_length=5), *data)
+    assert short.key != a.key and short.dev_las != a.dev_las
+
+
+def test_wrapper_orders_the_pool_and_a_rerun_resumes_from_the_log(
+    data: tuple[str, str], tmp_path: Path
+):
+    log = tmp_path / "w.jsonl"
+    with cf.ThreadPoolExecutor(2) as ex:
+        r = forward_wrapper(POOL, *data, epochs=2, executor=ex, log=log)
+    assert sorted(t.text for t in r.order) == sorted(
+        t.text for t in TemplateSet.parse(POOL, "config")
+    )
+    assert r.evaluated == planned_evaluations(4, None, None, 2, 5) == 4 + 3 + 2 + 1
+    lines = log.read_text().splitlines()
+    assert len(lines) == r.evaluated and all(json.loads(x)["key"] for x in lines)
+    # Each step took the best candidate of its step: no other candidate beat it.
+    for k, step in enumerate(r.steps):
+        assert step.score == max(
+            json.loads(x)["dev_las"] for x in lines if len(json.loads(x)["templates"]) == k + 1
+        )
+    # A torn last line (a kill mid-write) is dropped; the rerun trains only that candidate.
+    log.write_text("\n".join(lines[:-1]) + "\n" + lines[-1][:20])
+    with cf.ThreadPoolExecutor(2) as ex:
+        again = forward_wrapper(POOL, *data, epochs=2, executor=ex, log=log)
+    assert [t.text for t in again.order] == [t.text for t in r.order]
+    assert again.scores == r.scores
+    assert (again.evaluated, again.reused) == (1, r.evaluated - 1)
+    assert len(Log(log).results) == r.evaluated  # the torn bytes did not glue onto a line
+    log.write_text("not json\n")
+    with pytest.raises(ValueError, match="w.jsonl:1"):
+        Log(log)
+
+
+def test_process_pool_and_dask_cluster_give_the_same_order(data: tuple[str, str]):
+    distributed = pytest.importorskip("distributed")
+    local = forward_wrapper(POOL, *data, epochs=1, workers=2, limit=2)
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        on_dask = forward_wrapper(POOL, *data, epochs=1, executor=client.get_executor(), limit=2)
+    assert [t.text for t in on_dask.order] == [t.text for t in local.order]
+    assert on_dask.scores == local.scores
+
+
+class FlakyExecutor(cf.ThreadPoolExecutor):
+    """Fails the first `failures` submissions, as a dying worker would."""
+
+    def __init__(self, failures: int) -> None:
+        super().__init__(2)
+        self.failures = failures
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        if self.failures > 0:
+            self.failures -= 1
+            fut: cf.Future[object] = cf.Future()
+            fut.set_exception(cf.process.BrokenProcessPool("worker died"))
+            return fut
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_failed_candidate_is_retried_then_reported(data: tuple[str, str]):
+    cands = [cand("upos(QUEUE_0)"), cand("form(QUEUE_0)")]
+    with FlakyExecutor(2) as ex:
+        got = list(Engine(*data, executor=ex).run(cands))
+    assert sorted(c.key() for c, _ in got) == sorted(c.key() for c in cands)
+    with FlakyExecutor(10) as ex, pytest.raises(RuntimeError, match="failed 3 times"):
+        list(Engine(*data, executor=ex, retries=2).run(cands[:1]))
+
+
+def test_cheaper_variant_trains_fewer_candidates(data: tuple[str, str]):
+    with cf.ThreadPoolExecutor(2) as ex:
+        exact = forward_wrapper(POOL, *data, epochs=2, executor=ex)
+        cheap = forward_wrapper(POOL, *data, epochs=2, executor=ex, candidates=1, full_steps=1)
+    assert (
+        cheap.evaluated == planned_evaluations(4, None, 1, 1, 5) == 4 + 1 + 1 + 1 < exact.evaluated
+    )
+    # Its first step is the exact one.
+    assert cheap.order[0] == exact.order[0]
+
+
+def test_graph_wrapper_with_a_base(data: tuple[str, str]):
+    with cf.ThreadPoolExecutor(2) as ex:
+        r = forward_wrapper(
+            "form(h) & form(m)\nupos(m) & dir",
+            *data,
+            parser="graph",
+            base="upos(h) & upos(m)",
+            epochs=1,
+            executor=ex,
+        )
+    assert r.metric == "uas" and len(r.steps) == 2 and r.base_score is not None
+    assert all(s.evaluations_per_word > 0 for s in r.steps)
+    with pytest.raises(ValueError, match="both in the pool and the base"):
+        forward_wrapper("upos(h) & upos(m)", *data, parser="graph", base="upos(h) & upos(m)")
+
+
+def test_groups_of_equal_gain():
+    # Linear gains after the first template: equal group sizes.
+    assert cut_groups([10, 11, 12, 13, 14, 15, 16], 4) == [1, 2, 2, 2]
+    # Most of the gain early: small early groups, a big last one (He et al.'s shape).
+    sizes = cut_groups([50, 70, 80, 85, 87, 88, 88.5, 88.7, 88.8, 88.9], 4)
+    assert sum(sizes) == 10 and sizes[0] == 1 and sizes[-1] == max(sizes)
+    assert cut_groups([1.0, 2.0], 5) == [1, 1]
+    assert cut_groups([], 3) == []
+    with pytest.raises(ValueError):
+        cut_groups([1.0], 0)
+
+
+def test_order_and_groups_files_round_trip(tmp_path: Path):
+    arc = TemplateSet.parse("upos(h) & upos(m)\nform(h)\nform(m) & dir", "arc")
+    sib = TemplateSet.parse("upos(s) & upos(m)\nupos(h) & upos(s)", "arc")
+    path = tmp_path / "groups.txt"
+    path.write_text(groups_text([arc[:1], arc[1:]], [sib[:1], sib[1:]]))
+    groups = read_groups(path)
+    assert [list(g) for g in groups[1]] == [list(arc[:1]), list(arc[1:])]
+    assert [list(g) for g in groups[2]] == [list(sib[:1]), list(sib[1:])]
+    # The same file loads as an ordinary template file.
+    assert len(TemplateSet.load(str(path), "arc")) == 5
+
+
+def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Path):
+    train, dev = data
+    out, groups, model = tmp_path / "order.txt", tmp_path / "groups.txt", tmp_path / "m.depfs"
+    pool = tmp_path / "pool.txt"
+    pool.write_text(POOL + "\n")
+    runner = CliRunner()
+    args = ["select", "wrapper", "--pool", str(pool), "--train", train, "--dev", dev]
+    res = runner.invoke(
+        main,
+        [
+            *args,
+            "--out",
+            str(out),
+            "--epochs",
+            "1",
+            "--workers",
+            "1",
+            "--limit",
+            "3",
+            "--plot",
+            str(tmp_path / "c.png"),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    order, scores = read_order(out, "config")
+    assert len(order) == len(scores) == 3
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    assert Path(str(out) + ".jsonl").exists()
+    res = runner.invoke(
+        main, ["select", "groups", str(out), "--k", "2", "--family", "config", "--out", str(groups)]
+    )
+    assert res.exit_code == 0, res.output
+    assert read_groups(groups, "config")[1][0][0] == order[0]
+    res = runner.invoke(
+        main,
+        [
+            "train",
+            "--parser",
+            "arc-eager",
+            "--train",
+            train,
+            "--templates",
+            str(groups),
+            "--epochs",
+            "1",
+            "--out",
+            str(model),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    # Options that do not apply, and an output folder that does not exist: refused up front.
+    res = runner.invoke(main, [*args, "--out", str(out), "--order", "2"])
+    assert res.exit_code == 2 and "graph parser only" in res.output
+    res = runner.invoke(main, [*args, "--out", str(tmp_path / "no" / "order.txt")])
+    assert res.exit_code == 2 and "does not exist" in res.output
