@@ -79,6 +79,9 @@ def test_checked_in_models_are_what_they_claim(inp: depfs.Treebank):
     g1, g2 = depfs.load(DATA / "graph1.depfs"), depfs.load(DATA / "graph2.depfs")
     assert (g1.model_.order, g2.model_.order) == (1, 2) and g2.model_.sibling_templates
     assert depfs.load(DATA / "graph1_cle.depfs").model_.decoder == "cle"
+    # Format-3 files record no input columns: they need what their templates read.
+    assert ae.model_.input_columns == ["FORM", "UPOS"]
+    assert g2.model_.input_columns == ["FORM", "UPOS"]
     # Input words are unannotated (HEAD and DEPREL `_`): the parses come from the models.
     lines = (DATA / "input.conllu").read_text(encoding="utf-8").splitlines()
     words = [line.split("\t") for line in lines if line and not line.startswith("#")]

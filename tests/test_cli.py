@@ -115,3 +115,39 @@ def test_subprocess_exit_codes(files: tuple[Path, Path], tmp_path: Path):
     assert misaligned.returncode == 2 and "Traceback" not in misaligned.stderr
     usage = run("eval", str(gold))  # click's own usage error: also exit 2
     assert usage.returncode == 2 and "Missing argument" in usage.stderr
+
+
+def blank_column(tb: depfs.Treebank, column: int) -> depfs.Treebank:
+    """`tb` with CoNLL-U column `column` (0-based) set to `_` on every word."""
+    lines = []
+    for line in tb.to_string().splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit():
+            cols[column] = "_"
+        lines.append("\t".join(cols))
+    return depfs.Treebank.from_string("\n".join(lines) + "\n")
+
+
+def test_untagged_input_is_refused_not_parsed_badly(tmp_path: Path):
+    # XPOS is empty in the training data (as in pt_bosque), so the model does not need it.
+    train = blank_column(synthetic(40, seed=3), 4)
+    assert train.filled_columns() == ["FORM", "LEMMA", "UPOS", "FEATS"]
+    parser = depfs.ArcEagerParser("upos(QUEUE_0)\nform(QUEUE_0)\nxpos(STACK_0)", epochs=1).fit(train)
+    assert parser.model_.input_columns == ["FORM", "UPOS"]
+    untagged = blank_column(train, 3)
+    with pytest.raises(depfs.errors.MissingColumnsError, match="UPOS"):
+        parser.parse(untagged)
+    assert len(parser.parse(untagged, allow_missing_tags=True)) == len(train)
+    # The columns survive save/load; the CLI names the input and the way out.
+    model, inp = tmp_path / "m.depfs", tmp_path / "in.conllu"
+    parser.save(model)
+    assert depfs.load(model).model_.input_columns == ["FORM", "UPOS"]
+    untagged.write(str(inp))
+    res = CliRunner().invoke(main, ["parse", str(model), str(inp)])
+    assert res.exit_code == 2
+    assert "in.conllu" in res.output and "UPOS" in res.output and "--allow-missing-tags" in res.output
+    res = CliRunner().invoke(main, ["parse", str(model), str(inp), "--allow-missing-tags"])
+    assert res.exit_code == 0 and res.output.count("\n\n") == len(train)
+    graph = depfs.GraphParser(epochs=1, arc_templates="upos(h) & upos(m)").fit(train)
+    with pytest.raises(depfs.errors.MissingColumnsError):
+        graph.parse(untagged)

@@ -45,7 +45,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .base import TrainableModel
+from .base import TrainableModel, check_columns
 from .templates import resolve_templates
 
 TrainingSet = _core.TrainingSet
@@ -173,8 +173,12 @@ class Ensemble:
     def member_templates_(self) -> list[list[str]]:
         return self.model_.member_templates
 
-    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
-        """A copy of `treebank` with HEAD and DEPREL from the members' weighted vote."""
+    def parse(
+        self, treebank: _core.Treebank, threads: int = 1, *, allow_missing_tags: bool = False
+    ) -> _core.Treebank:
+        """A copy of `treebank` with HEAD and DEPREL from the members' weighted vote
+        (untagged input: see :meth:`ArcEagerParser.parse`)."""
+        check_columns(self.model_, treebank, allow_missing_tags)
         return self.model_.parse(treebank, threads)
 
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -97,9 +97,17 @@ class TrainableModel:
             )
         return model
 
-    def parse(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
-        """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores)."""
-        return self._model().parse(treebank, threads=threads)
+    def parse(
+        self, treebank: _core.Treebank, threads: int = 1, *, allow_missing_tags: bool = False
+    ) -> _core.Treebank:
+        """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
+
+        Input that leaves empty (``_`` on most words) a column the model was trained on,
+        e.g. untagged text, raises :class:`depfs.errors.MissingColumnsError` unless
+        ``allow_missing_tags``: the parse would be silently bad."""
+        model = self._model()
+        check_columns(model, treebank, allow_missing_tags)
+        return model.parse(treebank, threads=threads)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically (format-versioned, checksummed)."""
@@ -120,3 +128,20 @@ def _progress(total: int, label: str) -> Any:
     bar = click.progressbar(length=total, label=label, file=None)
     bar.render_progress()
     return bar
+
+
+def check_columns(model: Any, treebank: _core.Treebank, allow_missing_tags: bool) -> None:
+    """Raises MissingColumnsError when `treebank` leaves empty a column `model` needs."""
+    if allow_missing_tags:
+        return
+    filled = set(treebank.filled_columns())
+    missing = [c for c in model.input_columns if c not in filled]
+    if missing:
+        from .errors import MissingColumnsError
+
+        raise MissingColumnsError(
+            f"the input leaves {', '.join(missing)} empty ('_' on most words), and the model "
+            f"was trained with {', '.join(model.input_columns)}: a parse would be silently bad. "
+            "Tag the input first (the columns of the training data), or allow it anyway "
+            "(allow_missing_tags=True, --allow-missing-tags)"
+        )

@@ -158,17 +158,27 @@ def train(
 @click.option(
     "--threads", type=click.IntRange(0), default=0, show_default=True, help="0 = all cores."
 )
-def parse(model: str, input_path: str | None, output: str | None, threads: int) -> None:
+@click.option(
+    "--allow-missing-tags",
+    is_flag=True,
+    help="Parse input that lacks tag columns the model was trained on (a poor parse).",
+)
+def parse(
+    model: str, input_path: str | None, output: str | None, threads: int, allow_missing_tags: bool
+) -> None:
     """Parse INPUT (CoNLL-U; stdin when omitted) with MODEL."""
     import sys
 
     from . import Treebank, load, read_conllu
-    from .errors import DepfsError
+    from .errors import DepfsError, MissingColumnsError
 
     try:
         parser = load(model)
         tb = read_conllu(input_path) if input_path else Treebank.from_string(sys.stdin.read())
-        parsed = parser.parse(tb, threads=threads)
+        try:
+            parsed = parser.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
+        except MissingColumnsError as e:
+            raise MissingColumnsError(f"{input_path or '<stdin>'}: {e} (model {model})") from None
         if output:
             parsed.write(output)
         else:

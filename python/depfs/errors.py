@@ -31,6 +31,11 @@ class NoSpanningTreeError(DepfsError, ValueError):
     """A decoder found no spanning tree among the arcs that are not -inf."""
 
 
+class MissingColumnsError(DepfsError, ValueError):
+    """Input that lacks columns the model reads (e.g. untagged text for a model trained
+    on tags): parsing it would give a silently bad parse."""
+
+
 __all__ = [
     "DepfsError",
     "FormatError",
@@ -39,4 +44,5 @@ __all__ = [
     "TemplateError",
     "ModelError",
     "NoSpanningTreeError",
+    "MissingColumnsError",
 ]

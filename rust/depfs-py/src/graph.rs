@@ -210,6 +210,11 @@ impl PyGraphModel {
     fn labels(&self) -> Vec<String> {
         self.inner.labels.clone()
     }
+    /// CoNLL-U columns parsing needs (read by the templates, filled in training).
+    #[getter]
+    fn input_columns(&self) -> Vec<String> {
+        self.inner.inputs.clone()
+    }
     #[getter]
     fn order(&self) -> u8 {
         self.inner.config.order

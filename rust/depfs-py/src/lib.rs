@@ -3,13 +3,13 @@
 
 use pyo3::prelude::*;
 
-mod transition;
 mod decode;
 #[allow(dead_code)]
 mod errors;
 mod eval;
 mod graph;
 mod templates;
+mod transition;
 mod treebank;
 
 #[pymodule]

@@ -52,6 +52,11 @@ impl PyArcEagerModel {
     fn pseudo_projective(&self) -> bool {
         self.inner.pseudo_projective
     }
+    /// CoNLL-U columns parsing needs (read by the templates, filled in training).
+    #[getter]
+    fn input_columns(&self) -> Vec<String> {
+        self.inner.inputs.clone()
+    }
     /// Parses a treebank; returns a new treebank with HEAD and DEPREL filled.
     #[pyo3(signature = (treebank, threads = 1))]
     fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
@@ -352,6 +357,11 @@ pub struct PyEnsemble {
 
 #[pymethods]
 impl PyEnsemble {
+    /// CoNLL-U columns parsing needs (any member's).
+    #[getter]
+    fn input_columns(&self) -> Vec<String> {
+        self.inner.inputs.clone()
+    }
     /// An ensemble of (say, classifier) pairs.
     #[new]
     fn new(py: Python<'_>, members: Vec<(f32, PyRef<'_, PyLocalClassifier>)>) -> PyResult<Self> {

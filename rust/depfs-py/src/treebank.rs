@@ -119,6 +119,12 @@ impl PyTreebank {
         SentenceIter { tb: slf.unbind(), next: 0 }
     }
 
+    /// The columns among FORM, LEMMA, UPOS, XPOS, FEATS that carry values (not `_` on
+    /// at least half of the words).
+    fn filled_columns(&self) -> Vec<String> {
+        depfs_core::io::model::filled_columns(&self.inner)
+    }
+
     /// The strings of a column's vocabulary, indexed by the ids of `Sentence.*_ids`
     /// (id 0 is `_`). Columns: form, lemma, upos, xpos, feats, deprel, deps, misc.
     fn vocab(&self, column: &str) -> PyResult<Vec<String>> {

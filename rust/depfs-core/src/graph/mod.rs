@@ -130,6 +130,15 @@ impl GraphTemplates {
         Ok(GraphTemplates { arc: load("first_order")?, sib: load("second_order")?, lab: load("labeler")? })
     }
 
+    /// The sets a model of `order` reads (the sibling set only in second order).
+    pub fn used(&self, order: u8) -> Vec<&TemplateSet> {
+        if order == 2 {
+            vec![&self.arc, &self.sib, &self.lab]
+        } else {
+            vec![&self.arc, &self.lab]
+        }
+    }
+
     fn check(&self) -> Result<()> {
         for (name, set, order) in
             [("arc", &self.arc, 1), ("labeler", &self.lab, 1), ("sibling", &self.sib, 2)]
@@ -175,6 +184,8 @@ pub struct GraphModel<W = QuantizedWeights> {
     pub length_dict: LengthDict,
     /// Hash of the training data (forms, tags, heads, labels).
     pub train_digest: u64,
+    /// The input columns parsing needs: read by the templates and filled in training.
+    pub inputs: Vec<String>,
 }
 
 /// Vocabulary hashes of one treebank for a model's template sets (build once per treebank).
@@ -279,6 +290,7 @@ impl GraphModel<Weights> {
             labels,
             length_dict: LengthDict::default(),
             train_digest: 0,
+            inputs: Vec::new(),
         })
     }
 
@@ -297,6 +309,7 @@ impl GraphModel<Weights> {
             labels: self.labels.clone(),
             length_dict: self.length_dict.clone(),
             train_digest: self.train_digest,
+            inputs: self.inputs.clone(),
         }
     }
 
@@ -552,6 +565,7 @@ impl GraphTrainer {
         let mut model = GraphModel::build(config.clone(), templates, labels.clone())?;
         model.length_dict = LengthDict::build(train);
         model.train_digest = treebank_digest(train);
+        model.inputs = crate::io::model::needed_columns(&model.templates.used(config.order), train);
         let prep = model.prepare(train);
 
         // Block sizes from the number of distinct gold-part features per template.

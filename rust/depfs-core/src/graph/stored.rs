@@ -65,16 +65,15 @@ impl GraphModel {
             length_dict: self.length_dict.entries(),
             train_digest: self.train_digest,
         };
-        let t = &self.templates;
-        let inputs = container::input_columns(&[&t.arc, &t.sib, &t.lab]);
-        container::save_model(path, inputs, container::Model::Graph(file))
+        container::save_model(path, self.inputs.clone(), container::Model::Graph(file))
     }
 
     /// Reads a model written by [`GraphModel::save`]; any inconsistency is an
     /// `Error::Model` naming the file.
     pub fn load(path: &Path) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let f = match container::load_model(path)?.model {
+        let file = container::load_model(path)?;
+        let f = match file.model {
             container::Model::Graph(f) => f,
             other => return Err(container::wrong_kind(path, &other, KIND)),
         };
@@ -102,6 +101,12 @@ impl GraphModel {
         let mut m = GraphModel::<crate::weights::Weights>::build(f.config, templates, f.labels)?;
         m.length_dict = LengthDict::from_entries(&f.length_dict);
         m.train_digest = f.train_digest;
+        // Version-3 files: whatever the templates read.
+        m.inputs = if file.inputs.is_empty() {
+            container::input_columns(&m.templates.used(m.config.order))
+        } else {
+            file.inputs
+        };
         let arc_w = weights(f.arc_w, m.arc.len(), "arc")?;
         let sib_w = weights(f.sib_w, m.sib.len(), "sibling")?;
         let lab_w = weights(f.lab_w, m.lab.len(), "label")?;

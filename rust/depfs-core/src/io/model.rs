@@ -14,6 +14,7 @@
 
 use crate::error::{Error, Result};
 pub use crate::io::atomic::atomic_write;
+use crate::Treebank;
 #[cfg(test)]
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -83,6 +84,41 @@ pub fn input_columns(sets: &[&crate::templates::TemplateSet]) -> Vec<String> {
         .collect()
 }
 
+/// The columns of `tb` that carry values: not `_` on at least half of the words.
+/// O(words).
+pub fn filled_columns(tb: &Treebank) -> Vec<String> {
+    let w = &tb.words;
+    let v = &tb.vocabs;
+    [
+        ("FORM", &w.form, &v.form),
+        ("LEMMA", &w.lemma, &v.lemma),
+        ("UPOS", &w.upos, &v.upos),
+        ("XPOS", &w.xpos, &v.xpos),
+        ("FEATS", &w.feats, &v.feats),
+    ]
+    .into_iter()
+    .filter(|(_, ids, vocab)| {
+        let blank = vocab.get("_");
+        let empty = ids.iter().filter(|&&i| Some(i) == blank).count();
+        2 * empty < ids.len().max(1)
+    })
+    .map(|(c, _, _)| c.to_string())
+    .collect()
+}
+
+/// The columns a model needs at parse time: read by its templates and filled in the
+/// treebank it was trained on.
+pub fn needed_columns(sets: &[&crate::templates::TemplateSet], trained_on: &Treebank) -> Vec<String> {
+    let filled = filled_columns(trained_on);
+    input_columns(sets).into_iter().filter(|c| filled.contains(c)).collect()
+}
+
+/// The columns of `needed` that `tb` leaves empty (`_` on more than half of its words).
+pub fn missing_columns(tb: &Treebank, needed: &[String]) -> Vec<String> {
+    let filled = filled_columns(tb);
+    needed.iter().filter(|c| !filled.contains(c)).cloned().collect()
+}
+
 /// Writes `model` (version 4) atomically, with the input columns `inputs`.
 pub fn save_model(path: &Path, inputs: Vec<String>, model: Model) -> Result<()> {
     let kind = model.kind();
@@ -95,7 +131,7 @@ pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
 }
 
 /// Reads any model file this build knows: version 4, or a version-3 graph or
-/// arc-eager file (its input columns then come from its templates).
+/// arc-eager file (its `inputs` are then empty: the caller takes its templates').
 pub fn load_model(path: &Path) -> Result<ModelFile> {
     let c = read_container(path)?;
     let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));

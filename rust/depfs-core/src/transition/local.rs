@@ -67,6 +67,8 @@ pub struct LocalClassifier {
     /// Rows of one weight per label, features salted by arc direction.
     label_w: QuantizedWeights,
     pub labels: LabelSet,
+    /// The input columns it needs: read by its templates and filled in training.
+    pub inputs: Vec<String>,
 }
 
 /// One decision's inputs to a local classifier.
@@ -175,6 +177,7 @@ impl LocalClassifier {
         }
         Ok(LocalClassifier {
             feats: ConfigFeatures::compile(&set)?,
+            inputs: crate::io::model::needed_columns(&[&set], &traj.treebank),
             set,
             move_w: QuantizedWeights::quantize(&move_w.averaged()),
             label_w: QuantizedWeights::quantize(&label_w.averaged()),
@@ -231,6 +234,8 @@ impl LocalClassifier {
             feats: ConfigFeatures::compile(&set)?,
             move_w: table(st.move_w, N_KINDS)?,
             label_w: table(st.label_w, labels.labels.len().max(1))?,
+            // What the templates read; the ensemble's file says what training filled.
+            inputs: crate::io::model::input_columns(&[&set]),
             set,
             labels: labels.clone(),
         })
@@ -259,6 +264,8 @@ fn label_scores<W: WeightTable>(w: &W, feats: &[u64], dir: usize, acc: &mut [f32
 pub struct Ensemble {
     pub members: Vec<(f32, LocalClassifier)>,
     pub labels: LabelSet,
+    /// The input columns parsing needs (any member's).
+    pub inputs: Vec<String>,
 }
 
 impl Ensemble {
@@ -275,7 +282,13 @@ impl Ensemble {
                 "ensemble members must share one label set and have finite weights".into(),
             ));
         }
-        Ok(Ensemble { members, labels })
+        let mut inputs: Vec<String> = Vec::new();
+        for c in ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"] {
+            if members.iter().any(|(_, m)| m.inputs.iter().any(|i| i == c)) {
+                inputs.push(c.to_string());
+            }
+        }
+        Ok(Ensemble { members, labels, inputs })
     }
 
     /// Parses every sentence with the members' weighted vote on `threads` threads
@@ -309,16 +322,23 @@ impl Ensemble {
 
     /// Writes the ensemble as a model file (atomically).
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
-        let sets: Vec<&TemplateSet> = self.members.iter().map(|(_, m)| &m.set).collect();
-        let inputs = crate::io::model::input_columns(&sets);
-        crate::io::model::save_model(path, inputs, crate::io::model::Model::Ensemble(self.to_stored()))
+        crate::io::model::save_model(
+            path,
+            self.inputs.clone(),
+            crate::io::model::Model::Ensemble(self.to_stored()),
+        )
     }
 
     /// Reads an ensemble model file.
     pub fn load(path: &std::path::Path) -> Result<Ensemble> {
-        match crate::io::model::load_model(path)?.model {
-            crate::io::model::Model::Ensemble(st) => Ensemble::from_stored(st)
-                .map_err(|e| Error::Model { file: path.display().to_string(), msg: e.to_string() }),
+        let file = crate::io::model::load_model(path)?;
+        match file.model {
+            crate::io::model::Model::Ensemble(st) => {
+                let mut e = Ensemble::from_stored(st)
+                    .map_err(|e| Error::Model { file: path.display().to_string(), msg: e.to_string() })?;
+                e.inputs = file.inputs;
+                Ok(e)
+            }
             other => Err(crate::io::model::wrong_kind(path, &other, "ensemble")),
         }
     }

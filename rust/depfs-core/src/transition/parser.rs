@@ -118,6 +118,9 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
     label_cols: [Vec<u32>; 2],
     label_col_of: [Vec<u32>; 2],
     pub pseudo_projective: bool,
+    /// The input columns parsing needs: read by the templates and filled in training
+    /// (kept in the model file's container, not in the payload).
+    pub inputs: Vec<String>,
 }
 
 /// Index of an arc move's direction in `label_cols` (LEFT 0, RIGHT 1).
@@ -257,13 +260,14 @@ impl ArcEagerParser {
             label_cols: self.label_cols.clone(),
             pseudo_projective: self.pseudo_projective,
         };
-        let inputs = crate::io::model::input_columns(&[&self.set]);
-        crate::io::model::save_model(path, inputs, crate::io::model::Model::ArcEager(stored))
+        crate::io::model::save_model(path, self.inputs.clone(), crate::io::model::Model::ArcEager(stored))
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
     pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
-        let st = match crate::io::model::load_model(path)?.model {
+        let file = crate::io::model::load_model(path)?;
+        let inputs = file.inputs;
+        let st = match file.model {
             crate::io::model::Model::ArcEager(st) => st,
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
@@ -298,7 +302,6 @@ impl ArcEagerParser {
         let label_w = QuantizedWeights::from_parts(width, &st.label_rows, st.label_scales, &st.label_w)
             .map_err(|e| bad(e.to_string()))?;
         Ok(ArcEagerParser {
-            set,
             feats,
             labels: st.labels,
             root_label: st.root_label,
@@ -311,6 +314,9 @@ impl ArcEagerParser {
             label_cols: st.label_cols,
             label_col_of,
             pseudo_projective: st.pseudo_projective,
+            // Version-3 files: whatever the templates read.
+            inputs: if inputs.is_empty() { crate::io::model::input_columns(&[&set]) } else { inputs },
+            set,
         })
     }
 }
@@ -424,6 +430,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
             label_cols: self.label_cols.clone(),
             label_col_of: self.label_col_of.clone(),
             pseudo_projective: self.pseudo_projective,
+            inputs: self.inputs.clone(),
         }
     }
 
@@ -632,6 +639,7 @@ impl Trainer {
             label_templates.iter().map(|&t| rows_for(distinct[t], 6, opts.label_max_bits)).collect();
         let labels = &train.labels;
         let label_cols = train.label_cols.clone();
+        let set_for_inputs = set.clone();
         let mut parser = ArcEagerParser {
             set,
             feats,
@@ -647,6 +655,7 @@ impl Trainer {
             labels: labels.labels.clone(),
             label_templates,
             pseudo_projective: opts.pseudo_projective,
+            inputs: crate::io::model::needed_columns(&[&set_for_inputs], &train.treebank),
         };
         parser.move_w.start_averaging();
         parser.label_w.start_averaging();

@@ -1,0 +1,197 @@
+"""The selection engine on en_ewt (or --treebank): throughput and the wrapper runs.
+
+    python -m benches.bench_select throughput [--parser arc-eager|graph] [--n 24]
+    python -m benches.bench_select wrapper --parser arc-eager --pool arc_eager [--candidates M]
+    python -m benches.bench_select compare --pool-size 30   # exact vs cheaper wrapper
+
+`throughput` evaluates the same random candidates (template subsets of 5 to 30 of the
+default set, seeded; sentences of at most 20 words, one epoch) with one local worker,
+two local workers and a two-worker Dask LocalCluster, and reports candidate evaluations
+per minute from the log's wall-clock times: each worker's first candidate (it reads the
+treebanks) is left out, the rate is the rest over the span from their first start to the
+last end. The three runs must give the same scores.
+
+`wrapper` orders a pool with the forward wrapper (log in bench-results/, so a rerun
+resumes), writes the order file and the selection curve. `compare` runs the exact and
+the cheaper wrapper on the first N templates of the pool and reports what the cheaper
+one loses. Results go to bench-results/select_*.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from depfs.select import (
+    Candidate,
+    Engine,
+    Log,
+    dask_executor,
+    forward_wrapper,
+    order_text,
+    plot_curves,
+)
+from depfs.templates import TemplateSet
+
+from .bench_arceager import data_dir
+
+OUT = Path("bench-results")
+
+
+def paths(treebank: str) -> tuple[str, str]:
+    d = data_dir() / treebank
+    return str(d / "train.conllu"), str(d / "dev.conllu")
+
+
+def rate(results: list[Any], workers: int) -> float:
+    """Evaluations per minute, each worker's first (start-up) candidate left out."""
+    rs = sorted(results, key=lambda r: r.start)[workers:]
+    span = max(r.end for r in rs) - min(r.start for r in rs)
+    return 60.0 * len(rs) / span
+
+
+def throughput(args: argparse.Namespace) -> dict[str, Any]:
+    train, dev = paths(args.treebank)
+    family, default = (
+        ("config", "arc_eager") if args.parser == "arc-eager" else ("arc", "first_order")
+    )
+    pool = list(TemplateSet.load(default, family))
+    rng = random.Random(7)
+    cands = [
+        Candidate(args.parser, tuple(rng.sample(pool, rng.randint(5, 30))), max_length=20)
+        for _ in range(args.n)
+    ]
+    runs: dict[str, Any] = {}
+    for name, workers, scheduler in [
+        ("1 worker", 1, None),
+        ("2 workers", 2, None),
+        ("dask 2", 2, "local"),
+    ]:
+        executor, client = dask_executor(scheduler, workers) if scheduler else (None, None)
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Log(Path(tmp) / "log.jsonl")
+            with Engine(train, dev, executor=executor, workers=workers, log=log) as eng:
+                results = {c.key(): r for c, r in eng.run(cands)}
+        if client is not None:
+            client.close()
+        runs[name] = {
+            "per_minute": rate(list(results.values()), workers),
+            "scores": [results[c.key()].dev_las for c in cands],
+        }
+        print(f"{args.parser} {name}: {runs[name]['per_minute']:.1f} evaluations/min", flush=True)
+    base = runs["1 worker"]
+    out = {
+        "parser": args.parser,
+        "candidates": args.n,
+        "per_minute": {k: v["per_minute"] for k, v in runs.items()},
+        "speedup_2_workers": runs["2 workers"]["per_minute"] / base["per_minute"],
+        "speedup_dask_2": runs["dask 2"]["per_minute"] / base["per_minute"],
+        "same_scores": all(v["scores"] == base["scores"] for v in runs.values()),
+    }
+    print(json.dumps(out, indent=1))
+    return out
+
+
+def wrapper(args: argparse.Namespace) -> dict[str, Any]:
+    train, dev = paths(args.treebank)
+    name = f"{args.treebank}_{args.parser.replace('-', '')}_{args.pool}" + (
+        f"_m{args.candidates}" if args.candidates else ""
+    )
+    OUT.mkdir(exist_ok=True)
+    t0 = time.time()
+    r = forward_wrapper(
+        args.pool,
+        train,
+        dev,
+        parser=args.parser,
+        epochs=args.epochs,
+        max_length=args.max_length,
+        candidates=args.candidates,
+        rerank_every=args.rerank_every,
+        limit=args.limit,
+        workers=args.workers,
+        log=OUT / f"select_{name}.jsonl",
+        on_step=lambda s: print(f"{s.template.text}  {s.score:.2f}  ({s.candidates})", flush=True),
+    )
+    header = f"python -m benches.bench_select wrapper --parser {args.parser} --pool {args.pool}"
+    (OUT / f"select_{name}.txt").write_text(order_text(r.order, r.scores, r.metric, header))
+    plot_curves(OUT / f"select_{name}.png", [("forward wrapper", r.scores)], r.metric, title=name)
+    out = {
+        "name": name,
+        "minutes": (time.time() - t0) / 60,
+        "evaluated": r.evaluated,
+        "reused": r.reused,
+        "scores": r.scores,
+    }
+    (OUT / f"select_{name}.json").write_text(json.dumps(out, indent=1))
+    print(f"{name}: {len(r.steps)} templates in {out['minutes']:.1f} min ({r.evaluated} trained)")
+    return out
+
+
+def compare(args: argparse.Namespace) -> dict[str, Any]:
+    train, dev = paths(args.treebank)
+    family = "config" if args.parser == "arc-eager" else "arc"
+    pool = TemplateSet.load(args.pool, family)[: args.pool_size]
+    OUT.mkdir(exist_ok=True)
+    log = OUT / f"select_compare_{args.parser}_{args.pool_size}.jsonl"
+    curves, out = [], {}
+    for label, m in [("exact", None), (f"shortlist M={args.candidates}", args.candidates)]:
+        t0 = time.time()
+        r = forward_wrapper(
+            pool,
+            train,
+            dev,
+            parser=args.parser,
+            epochs=args.epochs,
+            max_length=args.max_length,
+            candidates=m,
+            rerank_every=args.rerank_every,
+            workers=args.workers,
+            log=log,
+        )
+        curves.append((label, r.scores))
+        out[label] = {
+            "trained": r.evaluated,
+            "reused": r.reused,
+            "minutes": (time.time() - t0) / 60,
+            "scores": r.scores,
+            "order": [t.text for t in r.order],
+        }
+        print(f"{label}: best {max(r.scores):.2f}, {r.evaluated + r.reused} candidates", flush=True)
+    plot_curves(
+        OUT / f"select_compare_{args.parser}.png", curves, r.metric, title="exact vs shortlist"
+    )
+    (OUT / f"select_compare_{args.parser}.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("what", choices=["throughput", "wrapper", "compare"])
+    ap.add_argument("--parser", choices=["arc-eager", "graph"], default="arc-eager")
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--pool", default=None, help="[default: arc_eager / first_order]")
+    ap.add_argument("--n", type=int, default=24)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--max-length", type=int, default=20)
+    ap.add_argument("--candidates", type=int, default=None)
+    ap.add_argument("--rerank-every", type=int, default=10)
+    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--pool-size", type=int, default=30)
+    ap.add_argument("--workers", type=int, default=2)
+    args = ap.parse_args(argv)
+    args.pool = args.pool or ("arc_eager" if args.parser == "arc-eager" else "first_order")
+    if args.what == "compare" and args.candidates is None:
+        args.candidates = 5
+    {"throughput": throughput, "wrapper": wrapper, "compare": compare}[args.what](args)
+
+
+if __name__ == "__main__":
+    main()
