@@ -132,7 +132,8 @@ def test_untagged_input_is_refused_not_parsed_badly(tmp_path: Path):
     # XPOS is empty in the training data (as in pt_bosque), so the model does not need it.
     train = blank_column(synthetic(40, seed=3), 4)
     assert train.filled_columns() == ["FORM", "LEMMA", "UPOS", "FEATS"]
-    parser = depfs.ArcEagerParser("upos(QUEUE_0)\nform(QUEUE_0)\nxpos(STACK_0)", epochs=1).fit(train)
+    templates = "upos(QUEUE_0)\nform(QUEUE_0)\nxpos(STACK_0)"
+    parser = depfs.ArcEagerParser(templates, epochs=1).fit(train)
     assert parser.model_.input_columns == ["FORM", "UPOS"]
     untagged = blank_column(train, 3)
     with pytest.raises(depfs.errors.MissingColumnsError, match="UPOS"):
@@ -145,7 +146,9 @@ def test_untagged_input_is_refused_not_parsed_badly(tmp_path: Path):
     untagged.write(str(inp))
     res = CliRunner().invoke(main, ["parse", str(model), str(inp)])
     assert res.exit_code == 2
-    assert "in.conllu" in res.output and "UPOS" in res.output and "--allow-missing-tags" in res.output
+    assert (
+        "in.conllu" in res.output and "UPOS" in res.output and "--allow-missing-tags" in res.output
+    )
     res = CliRunner().invoke(main, ["parse", str(model), str(inp), "--allow-missing-tags"])
     assert res.exit_code == 0 and res.output.count("\n\n") == len(train)
     graph = depfs.GraphParser(epochs=1, arc_templates="upos(h) & upos(m)").fit(train)
