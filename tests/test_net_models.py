@@ -5,6 +5,8 @@ no-tree fallback, and the arrays of the selection methods. Public APIs only
 
 from __future__ import annotations
 
+from typing import Any
+
 from pathlib import Path
 
 import depfs
@@ -289,6 +291,27 @@ def test_dev_scores_are_the_scores_of_the_parse_of_dev(kind: str):
     # The numbers are not those of the training file.
     tr_uas, _ = expected_dev_scores(kind, train, p.parse(train))
     assert row["dev_uas"] != pytest.approx(tr_uas, abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["graph", "arc-eager"])
+def test_the_best_dev_epoch_is_kept(kind: str):
+    """With dev, fit keeps the epoch with the best dev LAS (the model parses dev to that
+    epoch's scores); keep="last" keeps the last epoch."""
+    # Seeds where both parsers peak on dev before the last epoch.
+    train, dev = synthetic(40, seed=61), synthetic(40, seed=62)
+
+    def fitted(keep: str) -> Any:
+        p = small_graph(1, epochs=6) if kind == "graph" else ArcEagerParser(AE_SET, epochs=6)
+        return p.fit(train, dev=dev, keep=keep)
+
+    best, last = fitted("best"), fitted("last")
+    las = [row["dev_las"] for row in best.history_]
+    assert best.best_epoch_ == 1 + las.index(max(las)) < 6 and last.best_epoch_ == 6
+    assert max(las) > las[-1]
+    assert depfs.evaluate(dev, best.parse(dev)).las == pytest.approx(max(las), abs=1e-9)
+    assert depfs.evaluate(dev, last.parse(dev)).las == pytest.approx(las[-1], abs=1e-9)
+    with pytest.raises(ValueError, match="keep"):
+        ArcEagerParser(AE_SET, epochs=1).fit(train, dev=dev, keep="first")
 
 
 # ---------------------------------------------------------------- graph fallback

@@ -50,13 +50,19 @@ class TrainableModel:
         train: _core.Treebank | _core.TrainingSet,
         dev: _core.Treebank | None = None,
         *,
+        keep: str = "best",
         progress: bool = False,
         on_epoch: Callable[[HistoryRow], None] | None = None,
     ) -> TrainableModel:
         """Trains for ``epochs`` epochs; with ``dev``, scores each epoch's model on it
-        (``history_``). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
+        (``history_``) and keeps the epoch with the best dev LAS (``keep="last"``: the
+        last epoch; ``best_epoch_`` says which was kept). ``on_epoch`` sees each history
+        row; ``progress`` shows a bar."""
         if self.epochs < 1:
             raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+        if keep not in ("best", "last"):
+            raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
+        best: tuple[float, int, Any] | None = None  # (dev LAS, epoch, model)
         trainer = self._trainer(train)
         self.history_: list[HistoryRow] = []
         bar = _progress(self.epochs, f"{self.kind} epochs") if progress else None
@@ -66,8 +72,11 @@ class TrainableModel:
                 if dev is not None:
                     from .evaluate import evaluate
 
-                    scores = evaluate(dev, trainer.model().parse(dev, 1))
+                    model = trainer.model()
+                    scores = evaluate(dev, model.parse(dev, 1))
                     row["dev_uas"], row["dev_las"] = scores.uas, scores.las
+                    if keep == "best" and (best is None or scores.las > best[0]):
+                        best = (scores.las, int(row["epoch"]), model)
                 self.history_.append(row)
                 if on_epoch is not None:
                     on_epoch(row)
@@ -80,7 +89,10 @@ class TrainableModel:
         finally:
             if bar is not None:
                 bar.render_finish()
-        self.model_ = trainer.model()
+        if best is not None:
+            self.model_, self.best_epoch_ = best[2], best[1]
+        else:
+            self.model_, self.best_epoch_ = trainer.model(), len(self.history_)
         self._fitted(trainer)
         return self
 

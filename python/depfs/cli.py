@@ -91,6 +91,13 @@ def main() -> None:
     show_default=True,
     help="Graph parser: largest weight block, 2**bits rows.",
 )
+@click.option(
+    "--keep",
+    type=click.Choice(["best", "last"]),
+    default="best",
+    show_default=True,
+    help="With --dev: keep the epoch with the best dev LAS, or the last one.",
+)
 @click.option("--seed", type=int, default=1, show_default=True)
 def train(
     parser_kind: str,
@@ -102,6 +109,7 @@ def train(
     epochs: int | None,
     arc_templates: str,
     max_bits: int,
+    keep: str,
     seed: int,
 ) -> None:
     """Train a parser on a CoNLL-U file and write the model."""
@@ -142,7 +150,14 @@ def train(
                     err=True,
                 )
 
-            parser.fit(train_tb, dev=dev_tb, on_epoch=report)
+            parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
+        if dev_tb is not None:
+            kept = parser.history_[parser.best_epoch_ - 1]
+            click.echo(
+                f"kept epoch {parser.best_epoch_} (dev UAS {kept['dev_uas']:.2f} "
+                f"LAS {kept['dev_las']:.2f})",
+                err=True,
+            )
         parser.save(out_path)
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
