@@ -5,9 +5,8 @@ no-tree fallback, and the arrays of the selection methods. Public APIs only
 
 from __future__ import annotations
 
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import depfs
 import numpy as np
