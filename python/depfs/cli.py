@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 import click
@@ -16,6 +17,27 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit status of every failure the user can fix (bad input, unreadable file).
 EXIT_USAGE = 2
+#: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+#: A seed: any value of an unsigned 64-bit integer.
+SEED = click.IntRange(0, 2**64 - 1)
+
+
+class Threads(click.ParamType):
+    """A thread count: 0 = all cores; more than the cores is capped, with a note."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        import os
+
+        n = click.IntRange(0, 2**63 - 1).convert(value, param, ctx)
+        cores = os.cpu_count() or 1
+        if n > cores:
+            click.echo(f"depfs: note: --threads {n} capped at the {cores} cores", err=True)
+            return cores
+        return n
 
 
 def _fail(err: BaseException) -> None:
@@ -26,18 +48,48 @@ def _fail(err: BaseException) -> None:
 
 
 def handle_errors(fn: F) -> F:
-    """Turns depfs errors and OS errors on input files into one stderr line + exit 2."""
+    """No traceback reaches a user: depfs errors, OS errors and bad values are one stderr
+    line + exit 2; Ctrl-C one line + exit 130; anything else one line naming the error
+    and `--debug` (which lets the traceback through)."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except (DepfsError, OSError) as err:
-            if isinstance(err, BrokenPipeError):  # `depfs stats x | head`: not an error
-                sys.exit(0)
+        except BrokenPipeError:  # `depfs parse ... | head`: the reader is done, not an error
+            _quiet_stdout()
+            sys.exit(0)
+        except (DepfsError, OSError, ValueError, OverflowError) as err:
             _fail(err)
+        except KeyboardInterrupt:
+            click.echo("depfs: interrupted", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except (click.exceptions.Exit, click.ClickException, SystemExit):
+            raise
+        except Exception as err:
+            if _DEBUG:
+                raise
+            message = " ".join(str(err).split())
+            click.echo(
+                f"depfs: internal error: {type(err).__name__}: {message} "
+                "(run with --debug for the traceback)",
+                err=True,
+            )
+            sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+_DEBUG = False
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe: point stdout at /dev/null so the interpreter's final flush
+    does not print a second error."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
 
 
 class _Group(click.Group):
@@ -50,8 +102,21 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="depfs")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an unexpected error.")
+def main(debug: bool) -> None:
     """depfs: fast feature-based dependency parsing."""
+    global _DEBUG
+    _DEBUG = debug
+
+
+def _check_template_path(value: str | None) -> None:
+    """A --templates value that looks like a file path (a slash, or a .txt name) must be
+    an existing file, not be read as template text."""
+    import os
+
+    if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
+        if not os.path.isfile(value):
+            raise click.UsageError(f"--templates {value}: no such template file")
 
 
 @main.command()
@@ -62,9 +127,15 @@ def main() -> None:
     default="graph",
     show_default=True,
 )
-@click.option("--order", type=click.IntRange(1, 2), default=1, show_default=True)
 @click.option(
-    "--decoder", type=click.Choice(["eisner", "cle"]), default="eisner", show_default=True
+    "--order", type=click.IntRange(1, 2), default=1, show_default=True, help="Graph parser."
+)
+@click.option(
+    "--decoder",
+    type=click.Choice(["eisner", "cle"]),
+    default="eisner",
+    show_default=True,
+    help="Graph parser of order 1 (order 2 decodes with projective Eisner2).",
 )
 @click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False))
 @click.option(
@@ -80,9 +151,8 @@ def main() -> None:
 @click.option(
     "--templates",
     "arc_templates",
-    default="first_order",
-    show_default=True,
-    help="Arc templates: set name, file or text.",
+    default=None,
+    help="Templates: set name, file or text [default: first_order (graph), arc_eager].",
 )
 @click.option(
     "--max-bits",
@@ -98,8 +168,10 @@ def main() -> None:
     show_default=True,
     help="With --dev: keep the epoch with the best dev LAS, or the last one.",
 )
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=SEED, default=1, show_default=True)
+@click.pass_context
 def train(
+    ctx: click.Context,
     parser_kind: str,
     order: int,
     decoder: str,
@@ -107,7 +179,7 @@ def train(
     dev_path: str | None,
     out_path: str,
     epochs: int | None,
-    arc_templates: str,
+    arc_templates: str | None,
     max_bits: int,
     keep: str,
     seed: int,
@@ -119,19 +191,32 @@ def train(
     from .errors import DepfsError
     from .graph import GraphParser
 
+    given = {
+        p: ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
+        for p in ("order", "decoder", "max_bits")
+    }
+    if parser_kind == "arc-eager" and any(given.values()):
+        names = ", ".join("--" + p.replace("_", "-") for p, g in given.items() if g)
+        raise click.UsageError(f"{names}: graph parser options (this is --parser arc-eager)")
+    if order == 2 and decoder == "cle":
+        raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
+    if arc_templates is not None and not arc_templates.strip():
+        raise click.UsageError("--templates is empty")
+    _check_template_path(arc_templates)
+    out_dir = Path(out_path).resolve().parent
+    if not out_dir.is_dir():
+        raise click.UsageError(f"{out_path}: the folder {out_dir} does not exist")
     try:
         train_tb = read_conllu(train_path)
         dev_tb = read_conllu(dev_path) if dev_path else None
         parser: TrainableModel
         if parser_kind == "arc-eager":
-            # The graph default set is not a configuration set: arc-eager defaults to its own.
-            templates = "arc_eager" if arc_templates == "first_order" else arc_templates
-            parser = ArcEagerParser(templates, random_state=seed)
+            parser = ArcEagerParser(arc_templates or "arc_eager", random_state=seed)
         else:
             parser = GraphParser(
                 order=order,
                 decoder=decoder,
-                arc_templates=arc_templates,
+                arc_templates=arc_templates or "first_order",
                 max_bits=max_bits,
                 random_state=seed,
             )
@@ -170,9 +255,7 @@ def train(
 @click.option(
     "-o", "--output", type=click.Path(dir_okay=False), help="Output file (default stdout)."
 )
-@click.option(
-    "--threads", type=click.IntRange(0), default=0, show_default=True, help="0 = all cores."
-)
+@click.option("--threads", type=Threads(), default=0, show_default=True, help="0 = all cores.")
 @click.option(
     "--allow-missing-tags",
     is_flag=True,
@@ -258,9 +341,17 @@ def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> No
     and without punctuation (gold UPOS PUNCT), as the CoNLL 2018 scorer computes them
     on gold tokenisation. Multiword-token ranges and empty nodes are not scored.
     """
+    from .errors import AlignmentError
     from .evaluate import evaluate
 
-    scores = evaluate(gold, system, full_labels=full_labels)
+    try:
+        scores = evaluate(gold, system, full_labels=full_labels)
+    except ValueError as e:
+        if isinstance(e, AlignmentError):
+            raise
+        # The scorer names the side ("gold sentence 3 ..."); say which file that is.
+        side = gold if str(e).startswith("gold") else system
+        raise ValueError(f"{side}: {e}") from None
     d = scores.as_dict(digits=2)
     if as_json:
         click.echo(json.dumps(d))
