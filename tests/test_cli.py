@@ -219,3 +219,20 @@ def test_a_closed_pipe_is_not_an_error(files: tuple[Path, Path]):
         text=True,
     )
     assert res.returncode == 0 and "Error" not in res.stderr and "Broken pipe" not in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"1\tbad\n", "<stdin>:1: expected 10 tab-separated columns"),
+        (b"1\t\xff\xfe\t_\tX\t_\t_\t0\troot\t_\t_\n\n", "<stdin>:1: invalid UTF-8"),
+    ],
+)
+def test_stdin_errors_name_stdin_and_the_line(
+    files: tuple[Path, Path], tmp_path: Path, data: bytes, message: str
+):
+    gold, _ = files
+    model = tmp_path / "m.depfs"
+    depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
+    res = CliRunner().invoke(main, ["parse", str(model)], input=data)
+    assert res.exit_code == 2 and message in res.output, res.output

@@ -272,7 +272,11 @@ def parse(
 
     try:
         parser = load(model)
-        tb = read_conllu(input_path) if input_path else Treebank.from_string(sys.stdin.read())
+        tb = (
+            read_conllu(input_path)
+            if input_path
+            else Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
+        )
         try:
             parsed = parser.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
         except MissingColumnsError as e:

@@ -87,6 +87,22 @@ impl PyTreebank {
         Ok(PyTreebank::new(inner))
     }
 
+    /// Parses CoNLL-U bytes (gzipped or not; invalid UTF-8 is an error naming the
+    /// line); messages name the source `name` (e.g. `<stdin>`).
+    #[staticmethod]
+    #[pyo3(signature = (data, *, name = "<bytes>".to_string(), multiple_roots = false, allow_blank_heads = true))]
+    fn from_bytes(
+        py: Python<'_>,
+        data: Vec<u8>,
+        name: String,
+        multiple_roots: bool,
+        allow_blank_heads: bool,
+    ) -> PyResult<PyTreebank> {
+        let opts = options(multiple_roots, allow_blank_heads);
+        let inner = py.detach(move || conllu::read_bytes(&data, &name, &opts)).py_err(py)?;
+        Ok(PyTreebank::new(inner))
+    }
+
     /// Writes the treebank as CoNLL-U (gzip if the name ends in .gz), atomically:
     /// a temporary file in the same directory is renamed over `path`.
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {

@@ -387,7 +387,7 @@ fn check_tree(
                     lines[b],
                     format!(
                         "several roots: words {} and {} have HEAD 0 \
-                         (the multiple-roots option accepts this)",
+                         (reading with multiple_roots=True accepts this)",
                         a + 1,
                         b + 1
                     ),
