@@ -90,15 +90,16 @@ impl PyTreebank {
     /// Parses CoNLL-U bytes (gzipped or not; invalid UTF-8 is an error naming the
     /// line); messages name the source `name` (e.g. `<stdin>`).
     #[staticmethod]
-    #[pyo3(signature = (data, *, name = "<bytes>".to_string(), multiple_roots = false, allow_blank_heads = true))]
+    #[pyo3(signature = (data, *, name = "<bytes>", multiple_roots = false, allow_blank_heads = true))]
     fn from_bytes(
         py: Python<'_>,
         data: Vec<u8>,
-        name: String,
+        name: &str,
         multiple_roots: bool,
         allow_blank_heads: bool,
     ) -> PyResult<PyTreebank> {
         let opts = options(multiple_roots, allow_blank_heads);
+        let name = name.to_string();
         let inner = py.detach(move || conllu::read_bytes(&data, &name, &opts)).py_err(py)?;
         Ok(PyTreebank::new(inner))
     }
