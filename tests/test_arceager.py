@@ -183,6 +183,9 @@ def test_template_scores_sum_to_the_model_scores():
     np.testing.assert_array_equal(masked.argmax(axis=1), t.model_move)
     with pytest.raises(ValueError, match="columns"):
         parser.template_scores(t.features(SMALL_SET)[:, :3])
+    # Floats (negative ones would wrap around) are not feature hashes.
+    with pytest.raises(TypeError, match="uint64"):
+        parser.template_scores(-t.features(SMALL_SET).astype(np.float64))
 
 
 def test_local_classifiers_keep_their_weights_and_an_ensemble_parses(tmp_path: Path):

@@ -101,6 +101,10 @@ def test_hand_example() -> None:
     s[1, 2], s[3, 2], s[1, 3], s[3, 1] = 9, 8, 11, 11
     assert dec.cle(s).tolist() == [-1, 2, 0, 1]
     assert dec.tree_score(s, [-1, 2, 0, 1]) == 30.0
+    # A head outside the sentence is an error, not a score of -inf.
+    for bad in ([-1, 2, 0, 7], [-1, -3, 0, 1]):
+        with pytest.raises(ValueError, match="not a position"):
+            dec.tree_score(s, bad)
 
 
 def test_single_root_matters() -> None:

@@ -123,7 +123,10 @@ class ArcEagerParser(TrainableModel):
 
     def template_scores(self, features: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:
         """Per-template move scores (n, T, 4) of configurations given by their features (n, T)."""
-        return self._model().template_scores(np.ascontiguousarray(features, dtype=np.uint64))
+        f = np.asarray(features)
+        if f.dtype != np.uint64 and not (f.dtype.kind in "iu" and (f >= 0).all()):
+            raise TypeError(f"features must be uint64 feature hashes, got {f.dtype}")
+        return self._model().template_scores(np.ascontiguousarray(f, dtype=np.uint64))
 
 
 Trajectories = _core.Trajectories
