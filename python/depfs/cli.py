@@ -11,6 +11,7 @@ from typing import Any, Callable, TypeVar
 import click
 
 from . import __version__
+from .cli_options import decoder_option, order_option, parser_option, seed_option
 from .errors import DepfsError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -19,9 +20,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 EXIT_USAGE = 2
 #: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
-
-#: A seed: any value of an unsigned 64-bit integer.
-SEED = click.IntRange(0, 2**64 - 1)
 
 
 class Threads(click.ParamType):
@@ -120,23 +118,9 @@ def _check_template_path(value: str | None) -> None:
 
 
 @main.command()
-@click.option(
-    "--parser",
-    "parser_kind",
-    type=click.Choice(["graph", "arc-eager"]),
-    default="graph",
-    show_default=True,
-)
-@click.option(
-    "--order", type=click.IntRange(1, 2), default=1, show_default=True, help="Graph parser."
-)
-@click.option(
-    "--decoder",
-    type=click.Choice(["eisner", "cle"]),
-    default="eisner",
-    show_default=True,
-    help="Graph parser of order 1 (order 2 decodes with projective Eisner2).",
-)
+@parser_option("graph")
+@order_option
+@decoder_option
 @click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--dev", "dev_path", type=click.Path(dir_okay=False), help="Dev file: UAS/LAS per epoch."
@@ -168,7 +152,7 @@ def _check_template_path(value: str | None) -> None:
     show_default=True,
     help="With --dev: keep the epoch with the best dev LAS, or the last one.",
 )
-@click.option("--seed", type=SEED, default=1, show_default=True)
+@seed_option
 @click.pass_context
 def train(
     ctx: click.Context,

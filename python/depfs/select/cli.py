@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from ..cli_options import decoder_option, order_option, parser_option, seed_option
 from ..templates import TemplateSet
 
 
@@ -24,25 +25,15 @@ def _templates(value: str, family: str) -> TemplateSet:
 
 
 @select.command("wrapper")
-@click.option(
-    "--parser",
-    "parser_kind",
-    type=click.Choice(["arc-eager", "graph"]),
-    default="arc-eager",
-    show_default=True,
-)
+@parser_option("arc-eager")
 @click.option("--pool", required=True, help="Templates to order: set name, file or text.")
 @click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Order file to write."
 )
-@click.option(
-    "--order", type=click.IntRange(1, 2), default=1, show_default=True, help="Graph parser order."
-)
-@click.option(
-    "--decoder", type=click.Choice(["eisner", "cle"]), default="eisner", show_default=True
-)
+@order_option
+@decoder_option
 @click.option("--base", help="Templates always present (graph order 2: the arc templates).")
 @click.option(
     "--metric", type=click.Choice(["las", "uas"]), help="[default: las arc-eager, uas graph]"
@@ -65,7 +56,7 @@ def _templates(value: str, family: str) -> TemplateSet:
     "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
 )
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Selection curve PNG.")
-@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
+@seed_option
 def wrapper_command(
     parser_kind: str,
     pool: str,

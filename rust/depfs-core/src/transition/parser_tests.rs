@@ -17,33 +17,11 @@ use crate::weights::{QuantizedWeights, WeightTable};
 const SET: &str = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)\nupos(QUEUE_1)\ndeprel(STACK_0 lc)\n";
 
 fn toy(copies: usize) -> Treebank {
-    let w = WordStrs::simple;
     let mut tb = Treebank::new();
     for _ in 0..copies {
-        tb.push_sentence(
-            &[
-                w("The", "DET", 2, "det"),
-                w("dog", "NOUN", 3, "nsubj"),
-                w("barks", "VERB", 0, "root"),
-                w(".", "PUNCT", 3, "punct"),
-            ],
-            vec![],
-        );
-        tb.push_sentence(
-            &[
-                w("A", "DET", 2, "det"),
-                w("cat", "NOUN", 3, "nsubj"),
-                w("sees", "VERB", 0, "root"),
-                w("the", "DET", 5, "det"),
-                w("dog", "NOUN", 3, "obj"),
-                w(".", "PUNCT", 3, "punct"),
-            ],
-            vec![],
-        );
-        tb.push_sentence(
-            &[w("Dogs", "NOUN", 2, "nsubj"), w("sleep", "VERB", 0, "root"), w(".", "PUNCT", 2, "punct")],
-            vec![],
-        );
+        for sentence in super::testing::toy_sentences() {
+            tb.push_sentence(&sentence, vec![]);
+        }
     }
     tb
 }
@@ -412,23 +390,14 @@ fn a_training_set_serves_many_models() {
     // (linear counting is exact at this size).
     let full = ArcEagerParser::compile_set(SET).unwrap();
     let counts = shared.distinct_features(&full).unwrap();
-    let feats = crate::templates::config_feats::ConfigFeatures::compile(&full).unwrap();
-    let vh = shared.vocab_hashes(&feats.attrs);
     let mut seen = vec![std::collections::HashSet::new(); full.len()];
-    let (mut work, mut c) = (Work::default(), Configuration::default());
-    for &s in &shared.usable {
-        let gold = shared.golds[s].as_ref().unwrap();
-        c.reset(gold.len());
-        work.attrs.fill(&vh, &shared.treebank, s);
-        while let Some(m) = super::oracle::static_move(&c, gold) {
-            work.feats.clear();
-            feats.extract(&c, &work.attrs, None, &mut work.scratch, &mut work.feats);
-            for (t, &f) in work.feats.iter().enumerate() {
-                seen[t].insert(f);
+    shared
+        .oracle_features(&full, |feats| {
+            for (set, &f) in seen.iter_mut().zip(feats) {
+                set.insert(f);
             }
-            m.apply(&mut c);
-        }
-    }
+        })
+        .unwrap();
     assert_eq!(counts, seen.iter().map(|s| s.len()).collect::<Vec<_>>());
     let other = TrainOptions { pseudo_projective: false, ..opts.clone() };
     assert!(Trainer::on(ArcEagerParser::compile_set(SET).unwrap(), &shared, &other).is_err());

@@ -131,28 +131,39 @@ impl TrainingSet {
         }
         if !new.is_empty() {
             let sub = set.subset(&new)?;
-            let feats = ConfigFeatures::compile(&sub)?;
-            let vh = self.vocab_hashes(&feats.attrs);
             let mut counters: Vec<DistinctCounter> = (0..sub.len()).map(|_| DistinctCounter::new()).collect();
-            let (mut work, mut c) = (Work::default(), Configuration::default());
-            for &s in &self.usable {
-                let gold = self.golds[s].as_ref().expect("usable sentence");
-                c.reset(gold.len());
-                work.attrs.fill(&vh, &self.treebank, s);
-                while let Some(m) = super::oracle::static_move(&c, gold) {
-                    work.feats.clear();
-                    feats.extract(&c, &work.attrs, None, &mut work.scratch, &mut work.feats);
-                    for (t, &f) in work.feats.iter().enumerate() {
-                        counters[t].add(f);
-                    }
-                    m.apply(&mut c);
+            self.oracle_features(&sub, |feats| {
+                for (counter, &f) in counters.iter_mut().zip(feats) {
+                    counter.add(f);
                 }
-            }
+            })?;
             for (t, counter) in sub.templates.iter().zip(&counters) {
                 known.insert(t.text.clone(), counter.estimate());
             }
         }
         Ok(set.templates.iter().map(|t| known[&t.text]).collect())
+    }
+}
+
+impl TrainingSet {
+    /// Calls `f` with the features of `set` (one per template) in every configuration
+    /// of the static oracle's paths through the usable sentences. O(decisions · |set|).
+    pub fn oracle_features(&self, set: &TemplateSet, mut f: impl FnMut(&[u64])) -> Result<()> {
+        let feats = ConfigFeatures::compile(set)?;
+        let vh = self.vocab_hashes(&feats.attrs);
+        let (mut work, mut c) = (Work::default(), Configuration::default());
+        for &s in &self.usable {
+            let gold = self.golds[s].as_ref().expect("usable sentence");
+            c.reset(gold.len());
+            work.attrs.fill(&vh, &self.treebank, s);
+            while let Some(m) = super::oracle::static_move(&c, gold) {
+                work.feats.clear();
+                feats.extract(&c, &work.attrs, None, &mut work.scratch, &mut work.feats);
+                f(&work.feats);
+                m.apply(&mut c);
+            }
+        }
+        Ok(())
     }
 }
 

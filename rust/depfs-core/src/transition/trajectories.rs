@@ -342,15 +342,8 @@ mod tests {
     fn tb() -> Treebank {
         let w = WordStrs::simple;
         let mut tb = Treebank::new();
-        tb.push_sentence(
-            &[
-                w("The", "DET", 2, "det"),
-                w("dog", "NOUN", 3, "nsubj"),
-                w("barks", "VERB", 0, "root"),
-                w(".", "PUNCT", 3, "punct"),
-            ],
-            vec![],
-        );
+        let [dog_barks, ..] = crate::transition::testing::toy_sentences();
+        tb.push_sentence(&dog_barks, vec![]);
         // Non-projective: skipped.
         tb.push_sentence(
             &[w("a", "X", 0, "root"), w("b", "X", 4, "x"), w("c", "X", 1, "x"), w("d", "X", 1, "x")],

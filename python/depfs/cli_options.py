@@ -1,0 +1,33 @@
+"""Options shared by the `depfs` commands (one definition each: same names, defaults, help)."""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import click
+
+#: A seed: any value of an unsigned 64-bit integer.
+SEED = click.IntRange(0, 2**64 - 1)
+
+
+def parser_option(default: str) -> Callable[[Any], Any]:
+    return click.option(
+        "--parser",
+        "parser_kind",
+        type=click.Choice(["graph", "arc-eager"]),
+        default=default,
+        show_default=True,
+    )
+
+
+order_option = click.option(
+    "--order", type=click.IntRange(1, 2), default=1, show_default=True, help="Graph parser."
+)
+decoder_option = click.option(
+    "--decoder",
+    type=click.Choice(["eisner", "cle"]),
+    default="eisner",
+    show_default=True,
+    help="Graph parser of order 1 (order 2 decodes with projective Eisner2).",
+)
+seed_option = click.option("--seed", type=SEED, default=1, show_default=True)
