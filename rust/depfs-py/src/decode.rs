@@ -1,6 +1,6 @@
 //! Python bindings of the decoders (`depfs.decode`): numpy in, numpy out. Scores are copied into
 //! row-major f64 (float32 and F-ordered arrays are converted); batch forms own their inputs and
-//! release the GIL, optionally over a rayon pool.
+//! release the GIL, optionally over several threads (the core's map_chunks).
 
 use std::cell::RefCell;
 
@@ -9,7 +9,7 @@ use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArray, P
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use rayon::prelude::*;
+use depfs_core::util::map_chunks;
 
 use crate::errors::IntoPyResult;
 
@@ -179,8 +179,8 @@ fn decode_tree_score(scores: &Bound<'_, PyAny>, heads: Vec<i64>) -> PyResult<f64
     Ok(decode::tree_score(&s.values, &heads))
 }
 
-/// Runs `decode` over owned matrices without the GIL: sequentially for `threads == 1`, else on
-/// a rayon pool of `threads` workers (0 = rayon's default pool).
+/// Runs `decode` over owned matrices without the GIL on `threads` threads (1: the calling
+/// thread; 0: all cores; more than the cores: capped), through the core's `map_chunks`.
 fn run_batch<W: Default + Send>(
     py: Python<'_>,
     name: &str,
@@ -204,26 +204,12 @@ fn run_batch<W: Default + Send>(
         })
     };
     let out: depfs_core::Result<Vec<Vec<i32>>> = py.detach(|| {
-        if threads == 1 {
-            let mut ws = W::default();
-            inputs.iter().enumerate().map(|(i, s)| tag(i, decode(&mut ws, s))).collect()
-        } else {
-            let work = || {
-                inputs
-                    .par_iter()
-                    .enumerate()
-                    .map_init(W::default, |ws, (i, s)| tag(i, decode(ws, s)))
-                    .collect()
-            };
-            if threads == 0 {
-                work()
-            } else {
-                match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
-                    Ok(pool) => pool.install(work),
-                    Err(e) => Err(depfs_core::Error::InvalidArgument(format!("{name}: thread pool: {e}"))),
-                }
-            }
-        }
+        // Chunks of 64 matrices: small enough to spread, large enough to amortise.
+        map_chunks(threads, inputs.len(), 64, W::default, |ws, range| {
+            range.map(|i| tag(i, decode(ws, &inputs[i]))).collect::<Vec<_>>()
+        })?
+        .into_iter()
+        .collect()
     });
     out.py_err(py)
 }

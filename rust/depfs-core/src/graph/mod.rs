@@ -28,12 +28,11 @@ use crate::templates::attrs::VocabHashes;
 use crate::templates::hash::{combine, fmix, hash_str};
 use crate::templates::{Family, TemplateSet};
 use crate::treebank::NO_HEAD;
-use crate::util::Rng;
+use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, QuantizedWeights, TemplateCounts, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 pub use chain::{DecodeWs, OpenSentence};
 pub use lengthdict::{LengthDict, PruneStats};
-use rayon::prelude::*;
 use score::Split;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -490,17 +489,9 @@ impl<W: WeightTable> GraphModel<W> {
     /// returns a copy of `tb` with HEAD and DEPREL set.
     pub fn parse(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
         let prep = self.prepare(tb);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|e| Error::InvalidArgument(format!("cannot start {threads} threads: {e}")))?;
-        let all: Vec<usize> = (0..tb.len()).collect();
-        let parses: Vec<Result<SentenceParse>> = pool.install(|| {
-            all.par_chunks(PARSE_BATCH)
-                .map_init(Scratch::default, |sc, ss| self.parse_batch(tb, &prep, ss, sc))
-                .flatten_iter()
-                .collect()
-        });
+        let parses = map_chunks(threads, tb.len(), PARSE_BATCH, Scratch::default, |sc, ss| {
+            self.parse_batch(tb, &prep, &ss.collect::<Vec<usize>>(), sc)
+        })?;
         let mut out = tb.clone();
         for (s, p) in parses.into_iter().enumerate() {
             let p = p?;

@@ -9,7 +9,8 @@ use rayon::prelude::*;
 use crate::{Error, Result};
 
 /// Maps `f` over the items `0..n` in chunks of `chunk` items on `threads` threads
-/// (0 = all cores; 1, or a single chunk, runs on the calling thread without a pool).
+/// (0 = all cores; more than the cores or the chunks are capped: a pool of a million
+/// threads would never start; 1, or a single chunk, runs on the calling thread).
 /// Each worker gets its own state from `init` (scratch buffers); `f` returns the
 /// results of one chunk, and the chunks' results are concatenated in item order.
 pub fn map_chunks<S, T, I, F>(threads: usize, n: usize, chunk: usize, init: I, f: F) -> Result<Vec<T>>
@@ -20,6 +21,8 @@ where
 {
     let chunk = chunk.max(1);
     let n_chunks = n.div_ceil(chunk);
+    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+    let threads = if threads == 0 { cores } else { threads.min(cores).min(n_chunks.max(1)) };
     let range = |i: usize| i * chunk..((i + 1) * chunk).min(n);
     if threads == 1 || n_chunks <= 1 {
         let mut state = init();
