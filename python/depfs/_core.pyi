@@ -11,6 +11,8 @@ import numpy.typing as npt
 from numpy.typing import NDArray
 
 __version__: str
+GRAPH_MAX_EXACT_WORDS: int
+GRAPH_CHUNK_WORDS: int
 
 def read_conllu(
     path: str | os.PathLike[str],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -262,7 +263,11 @@ def parse(
             else Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
         )
         try:
-            parsed = parser.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
+            with warnings.catch_warnings(record=True) as notes:
+                warnings.simplefilter("always")
+                parsed = parser.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
+            for note in notes:
+                click.echo(f"depfs: note: {note.message}", err=True)
         except MissingColumnsError as e:
             raise MissingColumnsError(f"{input_path or '<stdin>'}: {e} (model {model})") from None
         if output:

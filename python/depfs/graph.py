@@ -10,6 +10,7 @@ second-stage labeler. Training and parsing run in Rust with the GIL released.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,7 +21,11 @@ from . import _core
 from .base import TrainableModel
 from .templates import resolve_templates
 
-__all__ = ["GraphParser"]
+__all__ = ["GraphParser", "LongSentenceWarning"]
+
+
+class LongSentenceWarning(UserWarning):
+    """Some sentences were too long to decode exactly and were parsed in chunks."""
 
 
 class GraphParser(TrainableModel):
@@ -101,6 +106,24 @@ class GraphParser(TrainableModel):
     @staticmethod
     def _params_of(model: _core.GraphModel) -> dict[str, Any]:
         return {"order": model.order, "decoder": model.decoder}
+
+    def parse(
+        self, treebank: _core.Treebank, threads: int = 1, *, allow_missing_tags: bool = False
+    ) -> _core.Treebank:
+        """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
+
+        Sentences longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
+        ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
+        :class:`LongSentenceWarning`. Untagged input: see :meth:`TrainableModel.parse`."""
+        long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)
+        if long:
+            warnings.warn(
+                f"{long} sentence(s) longer than {_core.GRAPH_MAX_EXACT_WORDS} words parsed in "
+                f"chunks of {_core.GRAPH_CHUNK_WORDS} words (exact decoding is cubic)",
+                LongSentenceWarning,
+                stacklevel=2,
+            )
+        return super().parse(treebank, threads, allow_missing_tags=allow_missing_tags)
 
     def arc_scores(
         self,

@@ -192,6 +192,22 @@ impl Treebank {
     pub fn new() -> Self {
         Self::default()
     }
+
+    /// The strings of the word at flat position `i`.
+    pub fn word_strs(&self, i: usize) -> WordStrs<'_> {
+        let (w, v) = (&self.words, &self.vocabs);
+        WordStrs {
+            form: v.form.str(w.form[i]),
+            lemma: v.lemma.str(w.lemma[i]),
+            upos: v.upos.str(w.upos[i]),
+            xpos: v.xpos.str(w.xpos[i]),
+            feats: v.feats.str(w.feats[i]),
+            head: w.head[i],
+            deprel: v.deprel.str(w.deprel[i]),
+            deps: v.deps.str(w.deps[i]),
+            misc: v.misc.str(w.misc[i]),
+        }
+    }
     pub fn len(&self) -> usize {
         self.sentences.len()
     }

@@ -345,5 +345,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraphModel>()?;
     m.add_class::<PyGraphTrainer>()?;
     m.add_function(wrap_pyfunction!(model_kind, m)?)?;
+    m.add("GRAPH_MAX_EXACT_WORDS", depfs_core::graph::MAX_EXACT_WORDS)?;
+    m.add("GRAPH_CHUNK_WORDS", depfs_core::graph::CHUNK_WORDS)?;
     Ok(())
 }

@@ -30,7 +30,7 @@ use crate::templates::{Family, TemplateSet};
 use crate::treebank::NO_HEAD;
 use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, QuantizedWeights, TemplateCounts, WeightTable, Weights};
-use crate::{Error, Result, Treebank};
+use crate::{Error, Result, Treebank, WordStrs};
 pub use chain::{DecodeWs, OpenSentence};
 pub use lengthdict::{LengthDict, PruneStats};
 use score::Split;
@@ -193,6 +193,20 @@ pub struct Prepared {
     arc: VocabHashes,
     sib: VocabHashes,
     lab: VocabHashes,
+}
+
+/// Sentences longer than this are parsed in chunks of [`CHUNK_WORDS`]: exact decoding
+/// is O(n³) (Eisner) and arc scores O(n²) in time and memory, minutes and gigabytes on
+/// a 10,000-word sentence. UD sentences are far shorter (en_ewt's longest: 159 words).
+pub const MAX_EXACT_WORDS: usize = 400;
+/// Chunk length of a long sentence. Each chunk is parsed as a sentence; the root of
+/// every later chunk is attached (label `dep`) to the first chunk's root, so the result
+/// is still one single-rooted tree.
+pub const CHUNK_WORDS: usize = 200;
+
+/// Number of sentences of `tb` the graph parser decodes in chunks.
+pub fn long_sentences(tb: &Treebank) -> usize {
+    tb.sentences.iter().filter(|s| s.len as usize > MAX_EXACT_WORDS).count()
 }
 
 /// Sentences scored together when parsing (see [`score::add_arc_scores_batch`]).
@@ -486,8 +500,52 @@ impl<W: WeightTable> GraphModel<W> {
     }
 
     /// Parses every sentence of `tb` with `threads` threads (0 = all cores) and
-    /// returns a copy of `tb` with HEAD and DEPREL set.
+    /// returns a copy of `tb` with HEAD and DEPREL set; sentences longer than
+    /// [`MAX_EXACT_WORDS`] are parsed in chunks.
     pub fn parse(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+        if long_sentences(tb) == 0 {
+            return self.parse_exact(tb, threads);
+        }
+        // Long sentences become chunks (sentences of their own), parsed with the rest.
+        let mut chunks = Treebank::new();
+        let mut pieces: Vec<(usize, usize)> = Vec::new(); // (sentence, first word of the chunk)
+        for (s, meta) in tb.sentences.iter().enumerate() {
+            let (start, n) = (meta.start as usize, meta.len as usize);
+            let size = if n > MAX_EXACT_WORDS { CHUNK_WORDS } else { n.max(1) };
+            for first in (0..n).step_by(size) {
+                let words: Vec<WordStrs<'_>> =
+                    (start + first..start + (first + size).min(n))
+                        .map(|i| WordStrs { head: NO_HEAD, ..tb.word_strs(i) })
+                        .collect();
+                chunks.push_sentence(&words, Vec::new());
+                pieces.push((s, first));
+            }
+        }
+        let parsed = self.parse_exact(&chunks, threads)?;
+        let mut out = tb.clone();
+        let mut root_of: Vec<Option<i32>> = vec![None; tb.len()];
+        for (c, &(s, first)) in pieces.iter().enumerate() {
+            let (cs, os) = (parsed.sentences[c].start as usize, out.sentences[s].start as usize);
+            for j in 0..parsed.sentences[c].len as usize {
+                let (h, i) = (parsed.words.head[cs + j], os + first + j);
+                let label = parsed.vocabs.deprel.str(parsed.words.deprel[cs + j]).to_string();
+                if h != 0 {
+                    out.words.head[i] = h + first as i32;
+                    out.set_deprel(i, &label);
+                } else if let Some(r) = root_of[s] {
+                    out.words.head[i] = r;
+                    out.set_deprel(i, "dep");
+                } else {
+                    root_of[s] = Some((first + j + 1) as i32);
+                    out.words.head[i] = 0;
+                    out.set_deprel(i, &label);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn parse_exact(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
         let prep = self.prepare(tb);
         let parses = map_chunks(threads, tb.len(), PARSE_BATCH, Scratch::default, |sc, ss| {
             self.parse_batch(tb, &prep, &ss.collect::<Vec<usize>>(), sc)

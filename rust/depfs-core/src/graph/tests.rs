@@ -364,3 +364,37 @@ fn open_chain_accumulates_groups_and_decodes_under_locks() {
     assert!(changed > 0, "the second group changed no arc");
     assert!(decoded > 0, "no sentence had a tree under its locks");
 }
+
+/// A sentence longer than MAX_EXACT_WORDS is parsed in chunks into one single-rooted
+/// tree; the short sentences around it get the parse they get alone.
+#[test]
+fn long_sentences_are_parsed_in_chunks_into_one_tree() {
+    let tb = toy(40, 4);
+    let model =
+        train(&tb, small_templates(), GraphConfig { epochs: 1, ..Default::default() }, |_, _| {}).unwrap();
+    // Sentence 1: the toy sentences one after the other, about 1,000 words.
+    let mut long: Vec<WordStrs<'_>> = Vec::new();
+    for s in (0..tb.len()).cycle() {
+        let meta = &tb.sentences[s];
+        long.extend((meta.start as usize..(meta.start + meta.len) as usize).map(|i| tb.word_strs(i)));
+        if long.len() > 2 * MAX_EXACT_WORDS {
+            break;
+        }
+    }
+    let mut input = Treebank::new();
+    let short = |s: usize| (tb.sentences[s].start as usize..(tb.sentences[s].start + tb.sentences[s].len) as usize);
+    input.push_sentence(&short(0).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
+    input.push_sentence(&long, vec![]);
+    input.push_sentence(&short(1).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
+    assert_eq!(long_sentences(&input), 1);
+    let out = model.parse(&input, 1).unwrap();
+    let heads = out.heads(1);
+    assert_eq!(heads.len(), long.len());
+    assert_eq!(heads.iter().filter(|&&h| h == 0).count(), 1, "one root");
+    assert!((1..=heads.len()).all(|d| crate::heads::dominates(heads, 0, d)), "every word reaches ROOT");
+    let alone = model.parse(&tb, 1).unwrap();
+    for (s, t) in [(0, 0), (2, 1)] {
+        assert_eq!(out.heads(s), alone.heads(t));
+        assert_eq!(out.deprels(s).len(), alone.deprels(t).len());
+    }
+}
