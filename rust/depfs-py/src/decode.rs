@@ -5,11 +5,11 @@
 use std::cell::RefCell;
 
 use depfs_core::decode::{self, CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace};
+use depfs_core::util::map_chunks;
 use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
-use depfs_core::util::map_chunks;
 
 use crate::errors::IntoPyResult;
 

@@ -513,10 +513,9 @@ impl<W: WeightTable> GraphModel<W> {
             let (start, n) = (meta.start as usize, meta.len as usize);
             let size = if n > MAX_EXACT_WORDS { CHUNK_WORDS } else { n.max(1) };
             for first in (0..n).step_by(size) {
-                let words: Vec<WordStrs<'_>> =
-                    (start + first..start + (first + size).min(n))
-                        .map(|i| WordStrs { head: NO_HEAD, ..tb.word_strs(i) })
-                        .collect();
+                let words: Vec<WordStrs<'_>> = (start + first..start + (first + size).min(n))
+                    .map(|i| WordStrs { head: NO_HEAD, ..tb.word_strs(i) })
+                    .collect();
                 chunks.push_sentence(&words, Vec::new());
                 pieces.push((s, first));
             }
