@@ -383,7 +383,7 @@ fn long_sentences_are_parsed_in_chunks_into_one_tree() {
     }
     let mut input = Treebank::new();
     let short =
-        |s: usize| (tb.sentences[s].start as usize..(tb.sentences[s].start + tb.sentences[s].len) as usize);
+        |s: usize| tb.sentences[s].start as usize..(tb.sentences[s].start + tb.sentences[s].len) as usize;
     input.push_sentence(&short(0).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
     input.push_sentence(&long, vec![]);
     input.push_sentence(&short(1).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
