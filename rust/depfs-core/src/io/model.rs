@@ -273,6 +273,30 @@ mod tests {
     }
 
     #[test]
+    fn columns_read_filled_needed_and_missing() {
+        use crate::templates::{Family, TemplateSet};
+        use crate::WordStrs;
+        let set = TemplateSet::parse("upos(h) & form(m)\nxpos(h)\nlemma(m+1) & dir", Family::Arc, 3).unwrap();
+        assert_eq!(input_columns(&[&set]), ["FORM", "LEMMA", "UPOS", "XPOS"]);
+        // FORM and UPOS filled, XPOS and LEMMA `_` (WordStrs::simple), FEATS `_`.
+        let mut tb = Treebank::new();
+        tb.push_sentence(
+            &[WordStrs::simple("a", "X", 0, "root"), WordStrs::simple("b", "Y", 1, "x")],
+            vec![],
+        );
+        assert_eq!(filled_columns(&tb), ["FORM", "UPOS"]);
+        let needed = needed_columns(&[&set], &tb);
+        assert_eq!(needed, ["FORM", "UPOS"]);
+        let mut untagged = Treebank::new();
+        untagged.push_sentence(
+            &[WordStrs::simple("a", "_", 0, "root"), WordStrs::simple("b", "_", 1, "x")],
+            vec![],
+        );
+        assert_eq!(missing_columns(&untagged, &needed), ["UPOS"]);
+        assert!(missing_columns(&tb, &needed).is_empty());
+    }
+
+    #[test]
     fn round_trip_and_kind() {
         let dir = tempfile::tempdir().unwrap();
         let p = saved(&dir);
