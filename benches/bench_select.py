@@ -94,6 +94,8 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
         "same_scores": all(v["scores"] == base["scores"] for v in runs.values()),
     }
     print(json.dumps(out, indent=1))
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"select_throughput_{args.parser}.json").write_text(json.dumps(out, indent=1))
     return out
 
 

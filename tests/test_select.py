@@ -6,6 +6,7 @@ import concurrent.futures as cf
 import json
 from pathlib import Path
 
+import depfs
 import pytest
 from click.testing import CliRunner
 from depfs.cli import main
@@ -124,6 +125,30 @@ def test_a_failed_candidate_is_retried_then_reported(data: tuple[str, str]):
     assert sorted(c.key() for c, _ in got) == sorted(c.key() for c in cands)
     with FlakyExecutor(10) as ex, pytest.raises(RuntimeError, match="failed 3 times"):
         list(Engine(*data, executor=ex, retries=2).run(cands[:1]))
+
+
+def test_a_candidate_that_fails_by_itself_is_not_retried(data: tuple[str, str]):
+    """Retries are for dead workers; an error of the candidate is raised at once."""
+    calls = []
+
+    class Counting(cf.ThreadPoolExecutor):
+        def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+            calls.append(args[0])
+            return super().submit(fn, *args, **kwargs)
+
+    # Arc templates given to the arc-eager parser: fails the same way every time.
+    wrong = Candidate("arc-eager", tuple(TemplateSet.parse("upos(h) & upos(m)", "arc")))
+    with Counting(1) as ex, pytest.raises(depfs.errors.DepfsError):
+        list(Engine(*data, executor=ex).run([wrong]))
+    assert len(calls) == 1
+
+
+def test_templates_with_more_word_atoms_keep_their_bound(data: tuple[str, str]):
+    """A pool template with 4 word atoms (shipped first_order has some) trains: the
+    candidate's set text carries its max_atoms line."""
+    wide = TemplateSet.parse("#! max_atoms = 4\nform(h) & upos(h) & form(m) & upos(m)", "arc")
+    r = evaluate_candidate(Candidate("graph", tuple(wide), epochs=1), *data)
+    assert r.dev_uas > 0
 
 
 def test_cheaper_variant_trains_fewer_candidates(data: tuple[str, str]):

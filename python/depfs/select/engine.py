@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..templates import Template
+from ..templates import Template, TemplateSet
 
 PARSERS = ("arc-eager", "graph")
 METRICS = ("las", "uas")
@@ -129,20 +129,20 @@ def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
 
     start, cpu0 = time.time(), time.process_time()
     dev_tb = _treebank(dev, None)
-    text = "\n".join(t.text for t in cand.base + cand.templates)
+
+    def text(ts: tuple[Template, ...]) -> str:
+        return TemplateSet(ts, ts[0].family if ts else None).text  # keeps a max_atoms line
+
+    full = text(cand.base + cand.templates)
     if cand.parser == "arc-eager":
-        model: Any = ArcEagerParser(text, epochs=cand.epochs, random_state=cand.seed)
+        model: Any = ArcEagerParser(full, epochs=cand.epochs, random_state=cand.seed)
         model.fit(_training_set(train, cand.max_length))
         parsed = model.parse(dev_tb, threads=1)
         decisions = len(model.trajectories(dev_tb, beta=0.0, random_state=0).sentence)
         words = sum(len(s) for s in dev_tb)
         per_word = len(cand.base + cand.templates) * decisions / max(words, 1)
     else:
-        arc, sib = (
-            (text, None)
-            if cand.order == 1
-            else ("\n".join(t.text for t in cand.base), "\n".join(t.text for t in cand.templates))
-        )
+        arc, sib = (full, None) if cand.order == 1 else (text(cand.base), text(cand.templates))
         kw: dict[str, Any] = {"arc_templates": arc}
         if sib is not None:
             kw["sibling_templates"] = sib
@@ -289,6 +289,8 @@ class Engine:
                     try:
                         r = fut.result()
                     except Exception as err:
+                        if not _worker_died(err):
+                            raise  # the candidate itself failed: the same again every time
                         tries[c] += 1
                         if tries[c] > self.retries:
                             raise RuntimeError(f"candidate failed {tries[c]} times: {err}") from err
@@ -310,6 +312,14 @@ class Engine:
         finally:
             for fut in pending:
                 fut.cancel()
+
+
+def _worker_died(err: BaseException) -> bool:
+    """A lost worker (process pool or Dask), as opposed to an error of the candidate."""
+    return isinstance(err, cf.process.BrokenProcessPool) or type(err).__name__ in (
+        "KilledWorker",
+        "CommClosedError",
+    )
 
 
 def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Executor, Any]:
