@@ -3,6 +3,7 @@
     python -m benches.bench_select throughput [--parser arc-eager|graph] [--n 24]
     python -m benches.bench_select wrapper --parser arc-eager --pool arc_eager [--candidates M]
     python -m benches.bench_select compare --pool-size 30   # exact vs cheaper wrapper
+    python -m benches.bench_select quality --order-file ORDER  # top-k prefixes on test
 
 `throughput` evaluates the same random candidates (template subsets of 5 to 30 of the
 default set, seeded; sentences of at most 20 words, one epoch) with one local worker,
@@ -172,11 +173,48 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def quality(args: argparse.Namespace) -> dict[str, Any]:
+    """Top-k prefixes of an order, retrained on all of train with default epochs and
+    scored on test, beside the full set, three random sets of 20 and nilsson_nugues."""
+    import depfs
+    from depfs.select import read_order
+
+    family = "config" if args.parser == "arc-eager" else "arc"
+    order, _ = read_order(args.order_file, family)
+    d = data_dir() / args.treebank
+    train, test = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "test.conllu")
+    full = TemplateSet.load(args.pool, family)
+    rng = random.Random(11)
+    sets = {f"top {k}": order[:k] for k in (10, 20, 40)}
+    sets.update(
+        {f"random 20 #{i}": TemplateSet(rng.sample(list(full), 20), family) for i in (1, 2, 3)}
+    )
+    sets["full " + args.pool] = full
+    if args.parser == "arc-eager":
+        sets["nilsson_nugues"] = TemplateSet.load("nilsson_nugues", family)
+    out: dict[str, Any] = {}
+    for name, ts in sets.items():
+        t0 = time.time()
+        if args.parser == "arc-eager":
+            p: Any = depfs.ArcEagerParser(ts.text, random_state=1).fit(train)
+        else:
+            p = depfs.GraphParser(arc_templates=ts.text, random_state=1).fit(train)
+        s = depfs.evaluate(test, p.parse(test, threads=1))
+        out[name] = {"templates": len(ts), "uas": s.uas, "las": s.las, "seconds": time.time() - t0}
+        print(
+            f"{name:24s} {len(ts):4d} templates  test UAS {s.uas:.2f} LAS {s.las:.2f}", flush=True
+        )
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"select_quality_{args.parser}.json").write_text(json.dumps(out, indent=1))
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("what", choices=["throughput", "wrapper", "compare"])
+    ap.add_argument("what", choices=["throughput", "wrapper", "compare", "quality"])
+    ap.add_argument("--order-file", help="quality: the order file of a wrapper run")
     ap.add_argument("--parser", choices=["arc-eager", "graph"], default="arc-eager")
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--pool", default=None, help="[default: arc_eager / first_order]")
@@ -192,7 +230,8 @@ def main(argv: list[str] | None = None) -> None:
     args.pool = args.pool or ("arc_eager" if args.parser == "arc-eager" else "first_order")
     if args.what == "compare" and args.candidates is None:
         args.candidates = 5
-    {"throughput": throughput, "wrapper": wrapper, "compare": compare}[args.what](args)
+    run = {"throughput": throughput, "wrapper": wrapper, "compare": compare, "quality": quality}
+    run[args.what](args)
 
 
 if __name__ == "__main__":

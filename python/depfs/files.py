@@ -1,8 +1,8 @@
-"""Atomic writes of small text files (orders, groups, logs' metadata, plots' data).
-
-The text goes to a temporary file in the same folder, which is flushed and renamed over
-the target: readers never see half a file, and an interrupted write leaves the old one.
-An existing file keeps its permission bits.
+"""Atomic writes of small files (orders, groups, plots), with the rules of the Rust
+core's `io::atomic`: a regular file is replaced through a temporary file in the same
+folder (readers never see half a file, an interrupted write leaves the old one) and
+keeps its permission bits; a symlink's target is replaced, not the link; a device, FIFO
+or socket is written in place, never replaced.
 """
 
 from __future__ import annotations
@@ -13,7 +13,11 @@ from pathlib import Path
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    target = Path(path)
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file() and not target.is_dir():
+        with open(target, "wb") as f:  # /dev/null, a FIFO: in place
+            f.write(data)
+        return
     folder = target.parent if str(target.parent) else Path(".")
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
