@@ -236,3 +236,25 @@ def test_stdin_errors_name_stdin_and_the_line(
     depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
     res = CliRunner().invoke(main, ["parse", str(model)], input=data)
     assert res.exit_code == 2 and message in res.output, res.output
+
+
+def test_output_is_not_the_model_or_the_input_and_dash_is_stdout(
+    files: tuple[Path, Path], tmp_path: Path
+):
+    gold, _ = files
+    model = tmp_path / "m.depfs"
+    depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
+    before = model.read_bytes()
+    runner = CliRunner()
+    res = runner.invoke(main, ["parse", str(model), str(gold), "-o", str(model)])
+    assert res.exit_code == 2 and "is the model" in res.output and model.read_bytes() == before
+    copy = tmp_path / "in.conllu"
+    copy.write_bytes(gold.read_bytes())
+    res = runner.invoke(main, ["parse", str(model), str(copy), "-o", str(copy)])
+    assert res.exit_code == 2 and "is the input" in res.output
+    res = runner.invoke(main, ["parse", str(model), str(copy), "-o", str(copy), "--force"])
+    assert res.exit_code == 0 and copy.read_bytes() != gold.read_bytes()
+    res = runner.invoke(main, ["parse", str(model), str(gold), "-o", "-"])
+    assert res.exit_code == 0 and res.output.startswith("#")
+    res = runner.invoke(main, ["parse", str(model), str(gold), "-o", str(tmp_path / "no" / "x")])
+    assert res.exit_code == 2 and "does not exist" in res.output

@@ -108,6 +108,21 @@ def main(debug: bool) -> None:
     _DEBUG = debug
 
 
+def _check_output(output: str, others: dict[str, str | None], force: bool) -> None:
+    """Refuses, before any work, an output whose folder does not exist, and one that is
+    the model or an input file (writing it would destroy it) unless `force`."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(output))
+    if not os.path.isdir(folder):
+        raise click.UsageError(f"{output}: the folder {folder} does not exist")
+    for what, path in others.items():
+        if path and os.path.exists(output) and os.path.samefile(output, path) and not force:
+            raise click.UsageError(
+                f"-o {output} is {what}: it would be overwritten (--force to do so)"
+            )
+
+
 def _check_template_path(value: str | None) -> None:
     """A --templates value that looks like a file path (a slash, or a .txt name) must be
     an existing file, not be read as template text."""
@@ -238,7 +253,10 @@ def train(
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.argument("input_path", required=False, type=click.Path(dir_okay=False))
 @click.option(
-    "-o", "--output", type=click.Path(dir_okay=False), help="Output file (default stdout)."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Output file; - or none: stdout.",
 )
 @click.option("--threads", type=Threads(), default=0, show_default=True, help="0 = all cores.")
 @click.option(
@@ -246,11 +264,22 @@ def train(
     is_flag=True,
     help="Parse input that lacks tag columns the model was trained on (a poor parse).",
 )
+@click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
 def parse(
-    model: str, input_path: str | None, output: str | None, threads: int, allow_missing_tags: bool
+    model: str,
+    input_path: str | None,
+    output: str | None,
+    threads: int,
+    allow_missing_tags: bool,
+    force: bool,
 ) -> None:
     """Parse INPUT (CoNLL-U; stdin when omitted) with MODEL."""
     import sys
+
+    if output == "-":
+        output = None
+    if output is not None:
+        _check_output(output, {"the model": model, "the input": input_path}, force)
 
     from . import Treebank, load, read_conllu
     from .errors import DepfsError, MissingColumnsError
