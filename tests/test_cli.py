@@ -258,3 +258,36 @@ def test_output_is_not_the_model_or_the_input_and_dash_is_stdout(
     assert res.exit_code == 0 and res.output.startswith("#")
     res = runner.invoke(main, ["parse", str(model), str(gold), "-o", str(tmp_path / "no" / "x")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+def test_info_says_what_a_model_holds_and_how_it_was_trained(
+    files: tuple[Path, Path], tmp_path: Path
+):
+    gold, system = files
+    model = tmp_path / "m.depfs"
+    args = ["train", "--parser", "arc-eager", "--templates", "nilsson_nugues", "--train", str(gold)]
+    res = CliRunner().invoke(
+        main, [*args, "--dev", str(system), "--epochs", "3", "--out", str(model)]
+    )
+    assert res.exit_code == 0, res.output
+    d = json.loads(CliRunner().invoke(main, ["info", str(model), "--json"]).output)
+    assert (d["kind"], d["format_version"], d["templates"]) == ("arc-eager", 5, {"config": 17})
+    t = d["training"]
+    assert t["train"]["file"] == str(gold) and t["train"]["sentences"] == len(
+        depfs.read_conllu(gold)
+    )
+    assert [int(r["epoch"]) for r in t["history"]] == [1, 2, 3] and t["params"]["epochs"] == 3
+    las = [r["dev_las"] for r in t["history"]]
+    assert t["best_epoch"] == 1 + las.index(max(las))
+    text = CliRunner().invoke(main, ["info", str(model)]).output
+    assert "format version 5" in text and "<- kept" in text and "nilsson_nugues" in text
+    # A model trained in Python and saved keeps the same record; an old file has none.
+    p = depfs.ArcEagerParser("upos(QUEUE_0)", epochs=2).fit(depfs.read_conllu(gold))
+    p.save(tmp_path / "p.depfs")
+    assert "file" not in depfs.model_info(tmp_path / "p.depfs")["training"]["train"]
+    assert len(depfs.model_info(tmp_path / "p.depfs")["training"]["history"]) == 2
+    old = Path(__file__).parent / "data" / "graph2.depfs"
+    assert (
+        depfs.model_info(old)["training"] == {}
+        and "not recorded" in CliRunner().invoke(main, ["info", str(old)]).output
+    )

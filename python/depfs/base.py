@@ -11,12 +11,15 @@ a loaded model; the epoch loop, dev scoring, progress bar and callback live here
 
 from __future__ import annotations
 
+import inspect
+import json
 import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
 
 from . import _core
+from ._core import __version__
 
 HistoryRow = dict[str, float]
 
@@ -60,6 +63,11 @@ class TrainableModel:
         row; ``progress`` shows a bar."""
         if self.epochs < 1:
             raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+        self.train_info_: dict[str, Any] = (
+            {"sentences": len(train), "words": train.n_words}
+            if isinstance(train, _core.Treebank)
+            else {"sentences": train.n_sentences, "words": None}
+        )
         if keep not in ("best", "last"):
             raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
         best: tuple[float, int, Any] | None = None  # (dev LAS, epoch, model)
@@ -122,8 +130,33 @@ class TrainableModel:
         return model.parse(treebank, threads=threads)
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the model file atomically (format-versioned, checksummed)."""
-        self._model().save(Path(path))
+        """Writes the model file atomically (format-versioned, checksummed), with what
+        training did (:meth:`training_info`; a loaded model keeps its file's)."""
+        info = self.training_info()
+        self._model().save(Path(path), json.dumps(info) if info else None)
+
+    def training_info(self) -> dict[str, Any]:
+        """What `depfs info` shows of a model trained here: the constructor's arguments,
+        the training data's size (and file, when the CLI trained it), the epochs with
+        their scores, the epoch kept. Empty for a model loaded from a file."""
+        if not hasattr(self, "history_"):
+            return {}
+        params: dict[str, Any] = {}
+        for name in inspect.signature(type(self).__init__).parameters:
+            v = getattr(self, name, None)
+            if name == "self":
+                continue
+            if isinstance(v, str) and "\n" in v:
+                v = f"<{len(v.splitlines())} lines of template text>"
+            params[name] = v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
+        return {
+            "depfs": __version__,
+            "kind": self.kind,
+            "params": params,
+            "train": self.train_info_,
+            "history": self.history_,
+            "best_epoch": self.best_epoch_,
+        }
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:

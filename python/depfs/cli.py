@@ -236,6 +236,7 @@ def train(
                 )
 
             parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
+            parser.train_info_["file"] = train_path
         if dev_tb is not None:
             kept = parser.history_[parser.best_epoch_ - 1]
             click.echo(
@@ -382,6 +383,51 @@ def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> No
     for name, key in (("UAS", "uas"), ("LAS", "las"), ("label acc", "label_acc")):
         click.echo(f"{name:<10} {d[key]:>8.2f} {d[key + '_nopunct']:>9.2f}")
     click.echo(f"{'words':<10} {d['words']:>8} {d['words_nopunct']:>9}")
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
+
+
+@main.command("info")
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
+def info_command(model: str, as_json: bool) -> None:
+    """What MODEL holds and how it was trained."""
+    from .models import model_info
+
+    d = model_info(model)
+    if as_json:
+        click.echo(json.dumps(d))
+        return
+    t = d["training"]
+    click.echo(
+        f"{d['path']}: {d['kind']} model, format version {d['format_version']}, "
+        f"{_size(d['size_bytes'])}"
+    )
+    click.echo(f"  needs columns: {', '.join(d['input_columns']) or '-'}")
+    click.echo("  templates:     " + ", ".join(f"{n} {k}" for k, n in d["templates"].items()))
+    if d["labels"] is not None:
+        click.echo(f"  labels:        {d['labels']}")
+    if not t:
+        click.echo("  training:      not recorded (file written before format version 5)")
+        return
+    tr = t.get("train", {})
+    source = f"{tr['file']}, " if tr.get("file") else ""
+    words = f", {tr['words']:,} words" if tr.get("words") else ""
+    click.echo(
+        f"  trained on:    {source}{tr.get('sentences', '?'):,} sentences{words}"
+        f" (depfs {t.get('depfs', '?')})"
+    )
+    opts = " ".join(f"{k}={v}" for k, v in t.get("params", {}).items())
+    click.echo(f"  options:       {opts}")
+    for row in t.get("history", []):
+        dev = f"  dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}" if "dev_uas" in row else ""
+        kept = "  <- kept" if int(row["epoch"]) == t.get("best_epoch") and dev else ""
+        click.echo(
+            f"  epoch {int(row['epoch']):3d}: train accuracy "
+            f"{100 * row['train_accuracy']:.2f} ({row['seconds']:.1f}s){dev}{kept}"
+        )
 
 
 @main.command("stats")

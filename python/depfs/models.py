@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 from . import _core
 from .errors import ModelError
 
-__all__ = ["load"]
+__all__ = ["load", "model_info"]
 
 
 def load(path: str | os.PathLike[str]) -> Any:
@@ -27,3 +28,33 @@ def load(path: str | os.PathLike[str]) -> Any:
 
         return Ensemble.load(path)
     raise ModelError(f"{os.fspath(path)}: unknown model kind {kind!r}")
+
+
+def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """What a model file holds: kind, format version, size on disk, the input columns it
+    needs, its templates and labels, and what training did (``training``: the
+    constructor's arguments, training data size and file, epochs with dev scores, the
+    epoch kept; empty for files written before format version 5)."""
+    version, kind = _core.model_file_header(path)
+    m = load(path).model_
+    if kind == "graph":
+        templates = {
+            "arc": len(m.arc_templates),
+            "labeler": len(m.labeler_templates),
+            **({"sibling": len(m.sibling_templates)} if m.order == 2 else {}),
+        }
+    elif kind == "arc-eager":
+        templates = {"config": len(m.templates)}
+    else:
+        templates = {f"member {i + 1}": len(t) for i, t in enumerate(m.member_templates)}
+    labels = getattr(m, "labels", None)
+    return {
+        "path": os.fspath(path),
+        "kind": kind,
+        "format_version": version,
+        "size_bytes": os.path.getsize(path),
+        "input_columns": list(m.input_columns),
+        "templates": templates,
+        "labels": len(labels) if labels is not None else None,
+        "training": json.loads(m.info) if m.info else {},
+    }

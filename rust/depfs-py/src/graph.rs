@@ -23,6 +23,12 @@ fn model_kind(py: Python<'_>, path: PathBuf) -> PyResult<String> {
     py.detach(|| container::peek_kind(&path)).py_err(py)
 }
 
+/// The container version and kind of a model file, after checking the container.
+#[pyfunction]
+fn model_file_header(py: Python<'_>, path: PathBuf) -> PyResult<(u32, String)> {
+    py.detach(|| container::peek(&path)).py_err(py)
+}
+
 /// A trained graph-based parser (weights live in Rust).
 #[pyclass(name = "GraphModel", module = "depfs._core", frozen)]
 pub struct PyGraphModel {
@@ -96,9 +102,18 @@ impl PyGraphModel {
         Ok(PyGraphModel::new(m))
     }
 
-    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        let m = self.inner.clone();
-        py.detach(move || m.save(&path)).py_err(py)
+    /// Writes the model file atomically, with training information `info` (JSON; the
+    /// model's own when None).
+    #[pyo3(signature = (path, info = None))]
+    fn save(&self, py: Python<'_>, path: PathBuf, info: Option<String>) -> PyResult<()> {
+        let m = &self.inner;
+        let info = info.unwrap_or_else(|| m.info.clone());
+        py.detach(|| m.save_with_info(&path, &info)).py_err(py)
+    }
+    /// Training information from the model file (JSON; empty when unknown).
+    #[getter]
+    fn info(&self) -> String {
+        self.inner.info.clone()
     }
 
     /// Parses a treebank (GIL released); returns a new Treebank with HEAD and DEPREL set.
@@ -345,6 +360,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraphModel>()?;
     m.add_class::<PyGraphTrainer>()?;
     m.add_function(wrap_pyfunction!(model_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(model_file_header, m)?)?;
     m.add("GRAPH_MAX_EXACT_WORDS", depfs_core::graph::MAX_EXACT_WORDS)?;
     m.add("GRAPH_CHUNK_WORDS", depfs_core::graph::CHUNK_WORDS)?;
     Ok(())

@@ -62,9 +62,17 @@ impl PyArcEagerModel {
     fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
         parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
     }
-    /// Writes the model file atomically.
-    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.inner.save(&path)).py_err(py)
+    /// Writes the model file atomically, with training information `info` (JSON; the
+    /// model's own when None).
+    #[pyo3(signature = (path, info = None))]
+    fn save(&self, py: Python<'_>, path: PathBuf, info: Option<String>) -> PyResult<()> {
+        let info = info.unwrap_or_else(|| self.inner.info.clone());
+        py.detach(|| self.inner.save_with_info(&path, &info)).py_err(py)
+    }
+    /// Training information from the model file (JSON; empty when unknown).
+    #[getter]
+    fn info(&self) -> String {
+        self.inner.info.clone()
     }
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyArcEagerModel> {
@@ -386,8 +394,14 @@ impl PyEnsemble {
     fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
         parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
     }
-    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.inner.save(&path)).py_err(py)
+    #[pyo3(signature = (path, info = None))]
+    fn save(&self, py: Python<'_>, path: PathBuf, info: Option<String>) -> PyResult<()> {
+        let info = info.unwrap_or_else(|| self.inner.info.clone());
+        py.detach(|| self.inner.save_with_info(&path, &info)).py_err(py)
+    }
+    #[getter]
+    fn info(&self) -> String {
+        self.inner.info.clone()
     }
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyEnsemble> {

@@ -185,6 +185,8 @@ pub struct GraphModel<W = QuantizedWeights> {
     pub train_digest: u64,
     /// The input columns parsing needs: read by the templates and filled in training.
     pub inputs: Vec<String>,
+    /// Training information kept in the model file (JSON from the Python layer).
+    pub info: String,
 }
 
 /// Vocabulary hashes of one treebank for a model's template sets (build once per treebank).
@@ -304,6 +306,7 @@ impl GraphModel<Weights> {
             length_dict: LengthDict::default(),
             train_digest: 0,
             inputs: Vec::new(),
+            info: String::new(),
         })
     }
 
@@ -323,6 +326,7 @@ impl GraphModel<Weights> {
             length_dict: self.length_dict.clone(),
             train_digest: self.train_digest,
             inputs: self.inputs.clone(),
+            info: self.info.clone(),
         }
     }
 

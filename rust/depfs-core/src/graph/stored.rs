@@ -52,6 +52,11 @@ pub struct GraphFile {
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
+        self.save_with_info(path, &self.info)
+    }
+
+    /// [`Self::save`] with other training information.
+    pub fn save_with_info(&self, path: &Path, info: &str) -> Result<()> {
         let file = GraphFile {
             payload_version: PAYLOAD_VERSION,
             config: self.config.clone(),
@@ -65,7 +70,7 @@ impl GraphModel {
             length_dict: self.length_dict.entries(),
             train_digest: self.train_digest,
         };
-        container::save_model(path, self.inputs.clone(), container::Model::Graph(file))
+        container::save_model(path, self.inputs.clone(), info.to_string(), container::Model::Graph(file))
     }
 
     /// Reads a model written by [`GraphModel::save`]; any inconsistency is an
@@ -101,6 +106,7 @@ impl GraphModel {
         let mut m = GraphModel::<crate::weights::Weights>::build(f.config, templates, f.labels)?;
         m.length_dict = LengthDict::from_entries(&f.length_dict);
         m.train_digest = f.train_digest;
+        m.info = file.info;
         // Version-3 files: whatever the templates read.
         m.inputs = if file.inputs.is_empty() {
             container::input_columns(&m.templates.used(m.config.order))

@@ -399,3 +399,28 @@ fn long_sentences_are_parsed_in_chunks_into_one_tree() {
         assert_eq!(out.deprels(s).len(), alone.deprels(t).len());
     }
 }
+
+/// Version-4 files (no training information) still load and parse the same; version-5
+/// files keep the training information.
+#[test]
+fn version_4_files_load_and_version_5_keeps_info() {
+    use crate::io::model::{load_model, save_version, ModelFileV4};
+    let tb = toy(20, 3);
+    let mut model =
+        train(&tb, small_templates(), GraphConfig { epochs: 1, ..Default::default() }, |_, _| {}).unwrap();
+    model.info = r#"{"train": {"sentences": 20}}"#.into();
+    let dir = tempfile::tempdir().unwrap();
+    let (v5, v4) = (dir.path().join("m5.depfs"), dir.path().join("m4.depfs"));
+    model.save(&v5).unwrap();
+    let loaded = load_model(&v5).unwrap();
+    assert_eq!((loaded.version, loaded.info.as_str()), (5, model.info.as_str()));
+    let old = ModelFileV4 { inputs: loaded.inputs.clone(), model: loaded.model };
+    save_version(&v4, 4, "graph", &old).unwrap();
+    let back = GraphModel::load(&v4).unwrap();
+    assert_eq!(load_model(&v4).unwrap().version, 4);
+    assert_eq!(back.info, "");
+    assert_eq!(back.inputs, model.inputs);
+    let (a, b) = (model.parse(&tb, 1).unwrap(), back.parse(&tb, 1).unwrap());
+    assert_eq!(a.words.head, b.words.head);
+    assert_eq!(GraphModel::load(&v5).unwrap().info, model.info);
+}

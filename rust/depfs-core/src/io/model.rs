@@ -21,10 +21,10 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"DEPFSMDL";
-/// The container version this build writes (4: one tagged [`Model`] with its input
-/// columns; 3: arc-eager label rows per arc direction; 2: 8-bit weights and
-/// template-free partial hashes).
-pub const FORMAT_VERSION: u32 = 4;
+/// The container version this build writes (5: training information beside the model;
+/// 4: one tagged [`Model`] with its input columns; 3: arc-eager label rows per arc
+/// direction; 2: 8-bit weights and template-free partial hashes).
+pub const FORMAT_VERSION: u32 = 5;
 /// The oldest version this build reads; older models must be retrained.
 pub const OLDEST_READ: u32 = 3;
 
@@ -47,11 +47,29 @@ impl Model {
     }
 }
 
-/// A version-4 payload.
+/// A version-5 payload.
 #[derive(Serialize, Deserialize)]
 pub struct ModelFile {
-    /// CoNLL-U columns the model's features read (FORM, LEMMA, UPOS, XPOS, FEATS).
+    /// CoNLL-U columns the model needs (of FORM, LEMMA, UPOS, XPOS, FEATS).
     pub inputs: Vec<String>,
+    /// Free-form training information (JSON written by the Python layer: training
+    /// file and size, epochs with dev scores, options); empty when unknown.
+    pub info: String,
+    pub model: Model,
+}
+
+/// A version-4 payload (no training information).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct ModelFileV4 {
+    pub(crate) inputs: Vec<String>,
+    pub(crate) model: Model,
+}
+
+/// A model file as read: its container version and payload.
+pub struct Loaded {
+    pub version: u32,
+    pub inputs: Vec<String>,
+    pub info: String,
     pub model: Model,
 }
 
@@ -119,10 +137,11 @@ pub fn missing_columns(tb: &Treebank, needed: &[String]) -> Vec<String> {
     needed.iter().filter(|c| !filled.contains(c)).cloned().collect()
 }
 
-/// Writes `model` (version 4) atomically, with the input columns `inputs`.
-pub fn save_model(path: &Path, inputs: Vec<String>, model: Model) -> Result<()> {
+/// Writes `model` (current version) atomically, with its input columns and training
+/// information.
+pub fn save_model(path: &Path, inputs: Vec<String>, info: String, model: Model) -> Result<()> {
     let kind = model.kind();
-    save(path, kind, &ModelFile { inputs, model })
+    save(path, kind, &ModelFile { inputs, info, model })
 }
 
 /// The error for a file that holds another kind of model than `want`.
@@ -130,20 +149,25 @@ pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
     model_err(path, format!("holds a {:?} model, expected {want:?}", got.kind()))
 }
 
-/// Reads any model file this build knows: version 4, or a version-3 graph or
+/// Reads any model file this build knows: version 5 or 4, or a version-3 graph or
 /// arc-eager file (its `inputs` are then empty: the caller takes its templates').
-pub fn load_model(path: &Path) -> Result<ModelFile> {
+pub fn load_model(path: &Path) -> Result<Loaded> {
     let c = read_container(path)?;
     let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));
     if c.version >= 4 {
-        let f: ModelFile = postcard::from_bytes(&c.payload).map_err(decode_err)?;
+        let f: ModelFile = if c.version >= 5 {
+            postcard::from_bytes(&c.payload).map_err(decode_err)?
+        } else {
+            let v4: ModelFileV4 = postcard::from_bytes(&c.payload).map_err(decode_err)?;
+            ModelFile { inputs: v4.inputs, info: String::new(), model: v4.model }
+        };
         if f.model.kind() != c.kind {
             return Err(model_err(
                 path,
                 format!("header says {:?}, payload holds {:?}", c.kind, f.model.kind()),
             ));
         }
-        return Ok(f);
+        return Ok(Loaded { version: c.version, inputs: f.inputs, info: f.info, model: f.model });
     }
     let model = match c.kind.as_str() {
         "graph" => Model::Graph(postcard::from_bytes(&c.payload).map_err(decode_err)?),
@@ -155,7 +179,7 @@ pub fn load_model(path: &Path) -> Result<ModelFile> {
             ))
         }
     };
-    Ok(ModelFile { inputs: Vec::new(), model })
+    Ok(Loaded { version: c.version, inputs: Vec::new(), info: String::new(), model })
 }
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {
@@ -164,10 +188,15 @@ fn model_err(path: &Path, msg: impl Into<String>) -> Error {
 
 /// Encodes `value` as a payload of the given kind and writes it atomically.
 fn save<T: Serialize>(path: &Path, kind: &str, value: &T) -> Result<()> {
+    save_version(path, FORMAT_VERSION, kind, value)
+}
+
+/// [`save`] under another container version (tests write older files with it).
+pub(crate) fn save_version<T: Serialize>(path: &Path, version: u32, kind: &str, value: &T) -> Result<()> {
     let payload = postcard::to_stdvec(value).map_err(|e| model_err(path, format!("cannot encode: {e}")))?;
     atomic_write(path, |w| {
         w.write_all(MAGIC)?;
-        w.write_all(&FORMAT_VERSION.to_le_bytes())?;
+        w.write_all(&version.to_le_bytes())?;
         w.write_all(&(kind.len() as u32).to_le_bytes())?;
         w.write_all(kind.as_bytes())?;
         w.write_all(&(payload.len() as u64).to_le_bytes())?;
@@ -235,6 +264,12 @@ fn read_container(path: &Path) -> Result<Container> {
 /// The kind of model a file holds ("graph", "arc-eager", ...), after checking the whole file.
 pub fn peek_kind(path: &Path) -> Result<String> {
     Ok(read_container(path)?.kind)
+}
+
+/// The container version and kind of a model file (checksum checked).
+pub fn peek(path: &Path) -> Result<(u32, String)> {
+    let c = read_container(path)?;
+    Ok((c.version, c.kind))
 }
 
 /// The payload of a container of kind `kind`, decoded as `T`.

@@ -266,6 +266,8 @@ pub struct Ensemble {
     pub labels: LabelSet,
     /// The input columns parsing needs (any member's).
     pub inputs: Vec<String>,
+    /// Training information kept in the model file (JSON from the Python layer).
+    pub info: String,
 }
 
 impl Ensemble {
@@ -288,7 +290,7 @@ impl Ensemble {
                 inputs.push(c.to_string());
             }
         }
-        Ok(Ensemble { members, labels, inputs })
+        Ok(Ensemble { members, labels, inputs, info: String::new() })
     }
 
     /// Parses every sentence with the members' weighted vote on `threads` threads
@@ -322,9 +324,15 @@ impl Ensemble {
 
     /// Writes the ensemble as a model file (atomically).
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        self.save_with_info(path, &self.info)
+    }
+
+    /// [`Self::save`] with other training information.
+    pub fn save_with_info(&self, path: &std::path::Path, info: &str) -> Result<()> {
         crate::io::model::save_model(
             path,
             self.inputs.clone(),
+            info.to_string(),
             crate::io::model::Model::Ensemble(self.to_stored()),
         )
     }
@@ -337,6 +345,7 @@ impl Ensemble {
                 let mut e = Ensemble::from_stored(st)
                     .map_err(|e| Error::Model { file: path.display().to_string(), msg: e.to_string() })?;
                 e.inputs = file.inputs;
+                e.info = file.info;
                 Ok(e)
             }
             other => Err(crate::io::model::wrong_kind(path, &other, "ensemble")),

@@ -121,6 +121,8 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
     /// The input columns parsing needs: read by the templates and filled in training
     /// (kept in the model file's container, not in the payload).
     pub inputs: Vec<String>,
+    /// Training information kept in the model file (JSON from the Python layer).
+    pub info: String,
 }
 
 /// Index of an arc move's direction in `label_cols` (LEFT 0, RIGHT 1).
@@ -241,6 +243,11 @@ impl ArcEagerParser {
 
     /// Writes the model file (atomically).
     pub fn save(&self, path: &std::path::Path) -> Result<()> {
+        self.save_with_info(path, &self.info)
+    }
+
+    /// [`Self::save`] with other training information.
+    pub fn save_with_info(&self, path: &std::path::Path, info: &str) -> Result<()> {
         let (_, move_rows, move_scales, move_w) = self.move_w.to_parts();
         let (_, label_rows, label_scales, label_w) = self.label_w.to_parts();
         let stored = StoredArcEager {
@@ -260,13 +267,14 @@ impl ArcEagerParser {
             label_cols: self.label_cols.clone(),
             pseudo_projective: self.pseudo_projective,
         };
-        crate::io::model::save_model(path, self.inputs.clone(), crate::io::model::Model::ArcEager(stored))
+        let (inputs, info) = (self.inputs.clone(), info.to_string());
+        crate::io::model::save_model(path, inputs, info, crate::io::model::Model::ArcEager(stored))
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
     pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
         let file = crate::io::model::load_model(path)?;
-        let inputs = file.inputs;
+        let (inputs, info) = (file.inputs, file.info);
         let st = match file.model {
             crate::io::model::Model::ArcEager(st) => st,
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
@@ -316,6 +324,7 @@ impl ArcEagerParser {
             pseudo_projective: st.pseudo_projective,
             // Version-3 files: whatever the templates read.
             inputs: if inputs.is_empty() { crate::io::model::input_columns(&[&set]) } else { inputs },
+            info,
             set,
         })
     }
@@ -431,6 +440,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
             label_col_of: self.label_col_of.clone(),
             pseudo_projective: self.pseudo_projective,
             inputs: self.inputs.clone(),
+            info: self.info.clone(),
         }
     }
 
@@ -656,6 +666,7 @@ impl Trainer {
             label_templates,
             pseudo_projective: opts.pseudo_projective,
             inputs: crate::io::model::needed_columns(&[&set_for_inputs], &train.treebank),
+            info: String::new(),
         };
         parser.move_w.start_averaging();
         parser.label_w.start_averaging();
