@@ -154,7 +154,8 @@ class TrainableModel:
             "kind": self.kind,
             "params": params,
             "train": self.train_info_,
-            "history": self.history_,
+            # Timings left out: the same training gives the same file, byte for byte.
+            "history": [{k: v for k, v in row.items() if k != "seconds"} for row in self.history_],
             "best_epoch": self.best_epoch_,
         }
 

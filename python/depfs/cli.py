@@ -426,7 +426,7 @@ def info_command(model: str, as_json: bool) -> None:
         kept = "  <- kept" if int(row["epoch"]) == t.get("best_epoch") and dev else ""
         click.echo(
             f"  epoch {int(row['epoch']):3d}: train accuracy "
-            f"{100 * row['train_accuracy']:.2f} ({row['seconds']:.1f}s){dev}{kept}"
+            f"{100 * row['train_accuracy']:.2f}{dev}{kept}"
         )
 
 
