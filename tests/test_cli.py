@@ -291,3 +291,25 @@ def test_info_says_what_a_model_holds_and_how_it_was_trained(
         depfs.model_info(old)["training"] == {}
         and "not recorded" in CliRunner().invoke(main, ["info", str(old)]).output
     )
+
+
+def test_sigterm_ends_cleanly_with_143_and_no_temporary_files(tmp_path: Path):
+    """A terminated training run: one line, exit 143, no hidden temporary file left."""
+    import signal
+
+    train = tmp_path / "train.conllu"
+    synthetic(400, seed=5).write(str(train))
+    out = tmp_path / "m.depfs"
+    cmd = [sys.executable, "-m", "depfs.cli", "train", "--train", str(train), "--out", str(out)]
+    proc = subprocess.Popen([*cmd, "--epochs", "200"], stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = ""
+    while "epoch 1:" not in seen:  # training is under way (the handler is installed)
+        line = proc.stderr.readline()
+        assert line, f"the run ended early: {seen}"
+        seen += line
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143, err
+    assert "interrupted" in err and "Traceback" not in err
+    assert not out.exists() and not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

@@ -19,8 +19,17 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit status of every failure the user can fix (bad input, unreadable file).
 EXIT_USAGE = 2
-#: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+#: Exit status after Ctrl-C (128 + SIGINT) and after SIGTERM (128 + 15), as shells report them.
 EXIT_INTERRUPTED = 130
+EXIT_TERMINATED = 143
+
+
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, turned into an interruption so that temporary files are cleaned up."""
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise _Terminated()
 
 
 class Threads(click.ParamType):
@@ -60,9 +69,13 @@ def handle_errors(fn: F) -> F:
             sys.exit(0)
         except (DepfsError, OSError, ValueError, OverflowError) as err:
             _fail(err)
-        except KeyboardInterrupt:
-            click.echo("depfs: interrupted", err=True)
-            sys.exit(EXIT_INTERRUPTED)
+        except KeyboardInterrupt as err:
+            click.echo(
+                "depfs: interrupted; nothing half-written is left (outputs replace their "
+                "target only once complete)",
+                err=True,
+            )
+            sys.exit(EXIT_TERMINATED if isinstance(err, _Terminated) else EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
         except Exception as err:
@@ -106,6 +119,9 @@ def main(debug: bool) -> None:
     """depfs: fast feature-based dependency parsing."""
     global _DEBUG
     _DEBUG = debug
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
 
 
 def _check_output(output: str, others: dict[str, str | None], force: bool) -> None:
