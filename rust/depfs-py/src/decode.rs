@@ -27,23 +27,32 @@ struct Scores {
 /// Copies a float32/float64 numpy array (C- or F-ordered) of `ndim` equal sides into row-major
 /// f64. Wrong type, dtype, ndim or shape is a `ValueError` naming `what`.
 fn read_array(what: &str, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Scores> {
+    read_array_named(|| what.to_string(), obj, ndim)
+}
+
+/// [`read_array`] naming the array only when there is an error (batch calls would
+/// otherwise format a name per matrix).
+fn read_array_named(what: impl Fn() -> String, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Scores> {
     let Ok(arr) = obj.cast::<PyUntypedArray>() else {
         let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
         return Err(PyValueError::new_err(format!(
-            "{what} must be a numpy.ndarray of float32 or float64, got {ty}"
+            "{} must be a numpy.ndarray of float32 or float64, got {ty}",
+            what()
         )));
     };
     let shape = arr.shape().to_vec();
     if shape.len() != ndim {
         return Err(PyValueError::new_err(format!(
-            "{what} must have {ndim} dimensions (n+1{}), got shape {shape:?}",
+            "{} must have {ndim} dimensions (n+1{}), got shape {shape:?}",
+            what(),
             ", n+1".repeat(ndim - 1)
         )));
     }
     let n1 = shape[0];
     if n1 == 0 || shape.iter().any(|&d| d != n1) {
         return Err(PyValueError::new_err(format!(
-            "{what} must have shape ({}) with n+1 >= 1 (index 0 = ROOT), got {shape:?}",
+            "{} must have shape ({}) with n+1 >= 1 (index 0 = ROOT), got {shape:?}",
+            what(),
             vec!["n+1"; ndim].join(", ")
         )));
     }
@@ -59,7 +68,8 @@ fn read_array(what: &str, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Score
         ro.as_array().iter().map(|&v| f64::from(v)).collect()
     } else {
         return Err(PyValueError::new_err(format!(
-            "{what} must have dtype float32 or float64, got {}",
+            "{} must have dtype float32 or float64, got {}",
+            what(),
             arr.dtype()
         )));
     };
@@ -190,7 +200,7 @@ fn run_batch<W: Default + Send>(
 ) -> PyResult<Vec<Vec<i32>>> {
     let mut inputs = Vec::with_capacity(matrices.len());
     for (i, m) in matrices.iter().enumerate() {
-        inputs.push(read_array(&format!("{name}: matrices[{i}]"), &m, 2)?);
+        inputs.push(read_array_named(|| format!("{name}: matrices[{i}]"), &m, 2)?);
     }
     let tag = |i: usize, r: depfs_core::Result<Vec<i32>>| {
         r.map_err(|e| match e {
