@@ -124,42 +124,104 @@ struct Reader<'a> {
     cur: Pending,
 }
 
-fn read_plain<R: BufRead>(mut source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
-    let mut r = Reader { name, opts, tb: Treebank::new(), cur: Pending::default() };
-    let mut buf: Vec<u8> = Vec::with_capacity(256);
-    let mut line_no = 0usize;
-    loop {
-        buf.clear();
-        let n = source.read_until(b'\n', &mut buf).map_err(|e| Error::Io {
-            file: name.to_string(),
-            msg: format!("read error after line {line_no}: {e}"),
-        })?;
-        if n == 0 {
-            break;
+fn read_plain<R: BufRead>(source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
+    let mut batches = Batches::plain(source, name, opts);
+    let tb = batches.next_batch(usize::MAX)?.unwrap_or_default();
+    if tb.is_empty() {
+        return Err(Error::format(name, batches.line_no.max(1), "empty input: no sentence found"));
+    }
+    Ok(tb)
+}
+
+/// A CoNLL-U source read `n` sentences at a time (corpora larger than memory): the
+/// batches together are exactly the treebank [`read`] gives, and messages count lines
+/// from the start of the source.
+pub struct Batches<R> {
+    source: R,
+    name: String,
+    opts: ReadOptions,
+    line_no: usize,
+    buf: Vec<u8>,
+    /// The sentence under way when the last batch filled up.
+    cur: Pending,
+    done: bool,
+}
+
+impl Batches<Box<dyn BufRead + Send>> {
+    /// Batches of the file at `path` (gzipped or not).
+    pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let file = File::open(path).map_err(|e| Error::io(&name, &e))?;
+        let mut source = BufReader::with_capacity(1 << 16, file);
+        let head = source.fill_buf().map_err(|e| Error::io(&name, &e))?;
+        let source: Box<dyn BufRead + Send> = if head.starts_with(&GZIP_MAGIC) {
+            Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(source)))
+        } else {
+            Box::new(source)
+        };
+        Ok(Batches::plain(source, &name, opts))
+    }
+}
+
+impl<R: BufRead> Batches<R> {
+    fn plain(source: R, name: &str, opts: &ReadOptions) -> Self {
+        Batches {
+            source,
+            name: name.to_string(),
+            opts: *opts,
+            line_no: 0,
+            buf: Vec::with_capacity(256),
+            cur: Pending::default(),
+            done: false,
         }
-        line_no += 1;
-        let mut bytes = buf.as_slice();
-        if let Some(b) = bytes.strip_suffix(b"\n") {
-            bytes = b;
+    }
+
+    /// The next (up to) `n` sentences; `None` at the end of the source.
+    pub fn next_batch(&mut self, n: usize) -> Result<Option<Treebank>> {
+        if self.done {
+            return Ok(None);
         }
-        if let Some(b) = bytes.strip_suffix(b"\r") {
-            bytes = b;
-        }
-        if line_no == 1 {
-            if let Some(b) = bytes.strip_prefix("\u{feff}".as_bytes()) {
+        let name = self.name.clone();
+        let mut r =
+            Reader { name: &name, opts: &self.opts, tb: Treebank::new(), cur: std::mem::take(&mut self.cur) };
+        r.tb.format = format_from_name(&name);
+        while r.tb.len() < n.max(1) {
+            self.buf.clear();
+            let got = self.source.read_until(b'\n', &mut self.buf).map_err(|e| Error::Io {
+                file: name.clone(),
+                msg: format!("read error after line {}: {e}", self.line_no),
+            })?;
+            if got == 0 {
+                r.end_sentence()?;
+                self.done = true;
+                break;
+            }
+            self.line_no += 1;
+            let mut bytes = self.buf.as_slice();
+            if let Some(b) = bytes.strip_suffix(b"\n") {
                 bytes = b;
             }
+            if let Some(b) = bytes.strip_suffix(b"\r") {
+                bytes = b;
+            }
+            if self.line_no == 1 {
+                if let Some(b) = bytes.strip_prefix("\u{feff}".as_bytes()) {
+                    bytes = b;
+                }
+            }
+            let line = std::str::from_utf8(bytes).map_err(|e| {
+                Error::format(
+                    &name,
+                    self.line_no,
+                    format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
+                )
+            })?;
+            r.line(line, self.line_no)?;
         }
-        let line = std::str::from_utf8(bytes).map_err(|e| {
-            Error::format(name, line_no, format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1))
-        })?;
-        r.line(line, line_no)?;
+        self.cur = std::mem::take(&mut r.cur);
+        Ok((!r.tb.is_empty() || !self.done).then_some(r.tb))
     }
-    r.end_sentence()?;
-    if r.tb.is_empty() {
-        return Err(Error::format(name, line_no.max(1), "empty input: no sentence found"));
-    }
-    Ok(r.tb)
 }
 
 /// Parses a canonical non-negative integer (no sign, no leading zeros): the
@@ -922,5 +984,31 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn batches_are_the_whole_file_and_count_lines_from_its_start() {
+        let text = "# a\n1\tx\t_\tX\t_\t_\t0\troot\t_\t_\n\n1\ty\t_\tX\t_\t_\t0\troot\t_\t_\n2\tz\t_\tX\t_\t_\t1\tdep\t_\t_\n\n1\tw\t_\tX\t_\t_\t0\troot\t_\t_\n\n";
+        let whole = read_str(text, &ReadOptions::default()).unwrap();
+        for n in [1, 2, 5] {
+            let mut b = Batches::plain(text.as_bytes(), "t.conllu", &ReadOptions::default());
+            let mut out = Vec::new();
+            let mut sizes = Vec::new();
+            while let Some(tb) = b.next_batch(n).unwrap() {
+                sizes.push(tb.len());
+                write(&tb, &mut out).unwrap();
+            }
+            let mut all = Vec::new();
+            write(&whole, &mut all).unwrap();
+            assert_eq!(out, all, "batches of {n}");
+            assert_eq!(sizes.iter().sum::<usize>(), 3);
+            assert!(sizes.iter().all(|&k| k <= n));
+        }
+        // An error in the third sentence names its line in the whole file.
+        let bad = text.replace("1\tw\t_\tX\t_\t_\t0", "1\tw\t_\tX\t_\t_\t7");
+        let mut b = Batches::plain(bad.as_bytes(), "t.conllu", &ReadOptions::default());
+        assert!(b.next_batch(2).is_ok());
+        let err = b.next_batch(2).unwrap_err().to_string();
+        assert!(err.starts_with("t.conllu:7:"), "{err}");
     }
 }
