@@ -22,6 +22,20 @@ def read_conllu(
 ) -> Treebank: ...
 
 @final
+class ConlluBatches:
+    def __new__(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        sentences: int = 5000,
+        multiple_roots: bool = False,
+        allow_blank_heads: bool = True,
+    ) -> ConlluBatches: ...
+    def __iter__(self) -> ConlluBatches: ...
+    def __next__(self) -> Treebank: ...
+    def next_batch(self, sentences: int) -> Treebank | None: ...
+
+@final
 class Treebank:
     @staticmethod
     def from_string(

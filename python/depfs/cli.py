@@ -19,6 +19,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit status of every failure the user can fix (bad input, unreadable file).
 EXIT_USAGE = 2
+#: Sentences of a streamed input on which its columns are checked (see `parse`).
+CHECK_SENTENCES = 1000
+
 #: Exit status after Ctrl-C (128 + SIGINT) and after SIGTERM (128 + 15), as shells report them.
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -282,6 +285,13 @@ def train(
     help="Parse input that lacks tag columns the model was trained on (a poor parse).",
 )
 @click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1),
+    default=5000,
+    show_default=True,
+    help="Sentences read, parsed and written at a time (memory stays bounded on any file).",
+)
 def parse(
     model: str,
     input_path: str | None,
@@ -289,8 +299,13 @@ def parse(
     threads: int,
     allow_missing_tags: bool,
     force: bool,
+    batch_size: int,
 ) -> None:
-    """Parse INPUT (CoNLL-U; stdin when omitted) with MODEL."""
+    """Parse INPUT (CoNLL-U, gzipped or not; stdin when omitted) with MODEL.
+
+    A file is streamed: read, parsed and written BATCH_SIZE sentences at a time, the
+    output the same bytes as a whole-file parse; an output file appears only once
+    complete."""
     import sys
 
     if output == "-":
@@ -298,28 +313,43 @@ def parse(
     if output is not None:
         _check_output(output, {"the model": model, "the input": input_path}, force)
 
-    from . import Treebank, load, read_conllu
+    import contextlib
+    import gzip
+    import itertools
+
+    from . import Treebank, _core, load
     from .errors import DepfsError, MissingColumnsError
+    from .files import atomic_stream
 
     try:
         parser = load(model)
-        tb = (
-            read_conllu(input_path)
-            if input_path
-            else Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
-        )
-        try:
-            with warnings.catch_warnings(record=True) as notes:
-                warnings.simplefilter("always")
-                parsed = parser.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
-            for note in notes:
-                click.echo(f"depfs: note: {note.message}", err=True)
-        except MissingColumnsError as e:
-            raise MissingColumnsError(f"{input_path or '<stdin>'}: {e} (model {model})") from None
-        if output:
-            parsed.write(output)
+        if input_path:
+            reader = _core.ConlluBatches(input_path, sentences=batch_size)
+            # The first batch is large enough to judge the input's columns (one short
+            # sentence may lack FEATS); the check is made on it, once.
+            first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
+            batches: Any = itertools.chain([first] if first is not None else [], reader)
         else:
-            sys.stdout.write(parsed.to_string())
+            batches = [Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")]
+        with contextlib.ExitStack() as stack:
+            out: Any = stack.enter_context(atomic_stream(output)) if output else sys.stdout.buffer
+            if output and output.endswith(".gz"):
+                out = stack.enter_context(gzip.GzipFile(fileobj=out, mode="wb", mtime=0))
+            for tb in batches:
+                try:
+                    with warnings.catch_warnings(record=True) as notes:
+                        warnings.simplefilter("always")
+                        parsed = parser.parse(
+                            tb, threads=threads, allow_missing_tags=allow_missing_tags
+                        )
+                    allow_missing_tags = True  # checked on the first batch
+                    for note in notes:
+                        click.echo(f"depfs: note: {note.message}", err=True)
+                except MissingColumnsError as e:
+                    where = input_path or "<stdin>"
+                    raise MissingColumnsError(f"{where}: {e} (model {model})") from None
+                out.write(parsed.to_string().encode("utf-8"))
+            out.flush()
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
 

@@ -7,9 +7,12 @@ or socket is written in place, never replaced.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
@@ -24,6 +27,31 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_stream(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
+    """A binary stream whose bytes replace `path` only when the block ends without an
+    error (same rules as :func:`write_bytes_atomic`); on an error, or Ctrl-C, the
+    temporary file is removed and `path` is untouched."""
+    target = Path(os.path.realpath(path))
+    if target.exists() and not target.is_file() and not target.is_dir():
+        with open(target, "wb") as f:  # /dev/null, a FIFO: in place
+            yield f
+        return
+    folder = target.parent if str(target.parent) else Path(".")
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())

@@ -335,8 +335,45 @@ impl PySentence {
     }
 }
 
+/// A CoNLL-U file read `sentences` at a time (gzipped or not): iterating gives
+/// treebanks that together are the whole file; messages count lines from its start.
+#[pyclass(name = "ConlluBatches", module = "depfs._core")]
+pub struct PyConlluBatches {
+    inner: conllu::Batches<Box<dyn std::io::BufRead + Send + Sync>>,
+    sentences: usize,
+}
+
+#[pymethods]
+impl PyConlluBatches {
+    #[new]
+    #[pyo3(signature = (path, *, sentences = 5000, multiple_roots = false, allow_blank_heads = true))]
+    fn new(
+        py: Python<'_>,
+        path: PathBuf,
+        sentences: usize,
+        multiple_roots: bool,
+        allow_blank_heads: bool,
+    ) -> PyResult<Self> {
+        let opts = options(multiple_roots, allow_blank_heads);
+        let inner = py.detach(|| conllu::Batches::open(&path, &opts)).py_err(py)?;
+        Ok(PyConlluBatches { inner, sentences: sentences.max(1) })
+    }
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyTreebank>> {
+        self.next_batch(py, self.sentences)
+    }
+    /// The next (up to) `sentences` sentences, None at the end of the file.
+    fn next_batch(&mut self, py: Python<'_>, sentences: usize) -> PyResult<Option<PyTreebank>> {
+        let inner = &mut self.inner;
+        Ok(py.detach(|| inner.next_batch(sentences)).py_err(py)?.map(PyTreebank::new))
+    }
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTreebank>()?;
+    m.add_class::<PyConlluBatches>()?;
     m.add_class::<PySentence>()?;
     m.add_class::<SentenceIter>()?;
     m.add_function(wrap_pyfunction!(read_conllu, m)?)

@@ -125,12 +125,7 @@ struct Reader<'a> {
 }
 
 fn read_plain<R: BufRead>(source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
-    let mut batches = Batches::plain(source, name, opts);
-    let tb = batches.next_batch(usize::MAX)?.unwrap_or_default();
-    if tb.is_empty() {
-        return Err(Error::format(name, batches.line_no.max(1), "empty input: no sentence found"));
-    }
-    Ok(tb)
+    Ok(Batches::plain(source, name, opts).next_batch(usize::MAX)?.unwrap_or_default())
 }
 
 /// A CoNLL-U source read `n` sentences at a time (corpora larger than memory): the
@@ -145,9 +140,11 @@ pub struct Batches<R> {
     /// The sentence under way when the last batch filled up.
     cur: Pending,
     done: bool,
+    /// Sentences given out so far.
+    read: usize,
 }
 
-impl Batches<Box<dyn BufRead + Send>> {
+impl Batches<Box<dyn BufRead + Send + Sync>> {
     /// Batches of the file at `path` (gzipped or not).
     pub fn open(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Self> {
         let path = path.as_ref();
@@ -155,7 +152,7 @@ impl Batches<Box<dyn BufRead + Send>> {
         let file = File::open(path).map_err(|e| Error::io(&name, &e))?;
         let mut source = BufReader::with_capacity(1 << 16, file);
         let head = source.fill_buf().map_err(|e| Error::io(&name, &e))?;
-        let source: Box<dyn BufRead + Send> = if head.starts_with(&GZIP_MAGIC) {
+        let source: Box<dyn BufRead + Send + Sync> = if head.starts_with(&GZIP_MAGIC) {
             Box::new(BufReader::with_capacity(1 << 16, MultiGzDecoder::new(source)))
         } else {
             Box::new(source)
@@ -174,10 +171,12 @@ impl<R: BufRead> Batches<R> {
             buf: Vec::with_capacity(256),
             cur: Pending::default(),
             done: false,
+            read: 0,
         }
     }
 
-    /// The next (up to) `n` sentences; `None` at the end of the source.
+    /// The next (up to) `n` sentences; `None` at the end of the source. A source with
+    /// no sentence at all is an error.
     pub fn next_batch(&mut self, n: usize) -> Result<Option<Treebank>> {
         if self.done {
             return Ok(None);
@@ -220,7 +219,11 @@ impl<R: BufRead> Batches<R> {
             r.line(line, self.line_no)?;
         }
         self.cur = std::mem::take(&mut r.cur);
-        Ok((!r.tb.is_empty() || !self.done).then_some(r.tb))
+        self.read += r.tb.len();
+        if self.read == 0 {
+            return Err(Error::format(&name, self.line_no.max(1), "empty input: no sentence found"));
+        }
+        Ok((!r.tb.is_empty()).then_some(r.tb))
     }
 }
 
