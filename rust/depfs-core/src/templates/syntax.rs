@@ -297,7 +297,9 @@ fn parse_arc_addr(s: &str) -> std::result::Result<ArcAddr, String> {
         _ => {}
     }
     let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
-    let (who, rest) = compact.split_at(compact.len().min(1));
+    // Split after the first character (not byte: the text may hold any UTF-8).
+    let first = compact.chars().next().map_or(0, char::len_utf8);
+    let (who, rest) = compact.split_at(first);
     let off: i8 = if rest.is_empty() {
         0
     } else {

@@ -228,3 +228,11 @@ fn default_set_text_and_family() {
     assert!(text.contains("POS(QUEUE_0)"));
     assert!(defaults::text("nope").unwrap_err().to_string().contains("first_order"));
 }
+
+#[test]
+fn non_ascii_addresses_are_errors_not_panics() {
+    // Found by tests/mutated_inputs.rs: a multi-byte first character was split mid-byte.
+    for text in ["upos(\u{FFFD}h)", "upos(é)", "form(m\u{1F600})"] {
+        assert!(TemplateSet::parse(text, Family::Arc, 3).is_err(), "{text}");
+    }
+}

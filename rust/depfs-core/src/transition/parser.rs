@@ -280,8 +280,8 @@ impl ArcEagerParser {
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let set = Self::compile_set(&st.templates)?;
-        let feats = ConfigFeatures::compile(&set)?;
+        let set = Self::compile_set(&st.templates).map_err(|e| bad(format!("bad templates: {e}")))?;
+        let feats = ConfigFeatures::compile(&set).map_err(|e| bad(format!("bad templates: {e}")))?;
         let l = st.labels.len();
         if l == 0
             || st.root_ok.len() != l
