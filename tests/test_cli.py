@@ -356,3 +356,46 @@ def test_streamed_parse_is_the_whole_file_parse(
     )
     assert res.exit_code == 2 and f"bad.conllu:{k + 1}:" in res.output, res.output
     assert not out.exists() and not [q for q in tmp_path.iterdir() if q.name.endswith(".tmp")]
+
+
+def test_several_files_locally_and_on_a_dask_cluster_give_the_same_bytes(tmp_path: Path):
+    """`depfs parse MODEL A B --out-dir D`, here and with --scheduler local: the outputs
+    are the whole-file parses of each input."""
+    pytest.importorskip("distributed")
+    model = tmp_path / "m.depfs"
+    depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=1).fit(synthetic(60, seed=8)).save(
+        model
+    )
+    inputs = []
+    for k in range(3):
+        p = tmp_path / f"in{k}.conllu"
+        synthetic(30 + 10 * k, seed=20 + k).write(str(p))
+        inputs.append(str(p))
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    runner = CliRunner()
+    res = runner.invoke(
+        main, ["parse", str(model), *inputs, "--out-dir", str(here), "--threads", "1"]
+    )
+    assert res.exit_code == 0, res.output
+    args = [
+        "parse",
+        str(model),
+        *inputs,
+        "--out-dir",
+        str(there),
+        "--scheduler",
+        "local",
+        "--workers",
+        "2",
+    ]
+    res = runner.invoke(main, args)
+    assert res.exit_code == 0, res.output
+    parser = depfs.load(model)
+    for inp in inputs:
+        name = Path(inp).name
+        whole = parser.parse(depfs.read_conllu(inp)).to_string().encode()
+        assert (here / name).read_bytes() == whole == (there / name).read_bytes()
+    res = runner.invoke(main, ["parse", str(model), *inputs, "-o", str(tmp_path / "x.conllu")])
+    assert res.exit_code == 2 and "--out-dir" in res.output

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
-import warnings
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -19,9 +19,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 #: Exit status of every failure the user can fix (bad input, unreadable file).
 EXIT_USAGE = 2
-#: Sentences of a streamed input on which its columns are checked (see `parse`).
-CHECK_SENTENCES = 1000
-
 #: Exit status after Ctrl-C (128 + SIGINT) and after SIGTERM (128 + 15), as shells report them.
 EXIT_INTERRUPTED = 130
 EXIT_TERMINATED = 143
@@ -271,12 +268,17 @@ def train(
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.argument("input_path", required=False, type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="Output file; - or none: stdout.",
+    help="Output file of one input; - or none: stdout.",
+)
+@click.option(
+    "--out-dir",
+    type=click.Path(file_okay=False),
+    help="Folder for the outputs of several inputs (same file names).",
 )
 @click.option("--threads", type=Threads(), default=0, show_default=True, help="0 = all cores.")
 @click.option(
@@ -292,66 +294,135 @@ def train(
     show_default=True,
     help="Sentences read, parsed and written at a time (memory stays bounded on any file).",
 )
+@click.option(
+    "--scheduler",
+    help="Spread the inputs over a Dask cluster: a scheduler address, or 'local'.",
+)
+@click.option("--workers", type=click.IntRange(1), help="With --scheduler local: worker processes.")
 def parse(
     model: str,
-    input_path: str | None,
+    inputs: tuple[str, ...],
     output: str | None,
+    out_dir: str | None,
     threads: int,
     allow_missing_tags: bool,
     force: bool,
     batch_size: int,
+    scheduler: str | None,
+    workers: int | None,
 ) -> None:
-    """Parse INPUT (CoNLL-U, gzipped or not; stdin when omitted) with MODEL.
+    """Parse INPUTS (CoNLL-U files, gzipped or not; stdin when none) with MODEL.
 
     A file is streamed: read, parsed and written BATCH_SIZE sentences at a time, the
     output the same bytes as a whole-file parse; an output file appears only once
-    complete."""
+    complete. Several inputs go to --out-dir, one after the other or, with --scheduler,
+    spread over a Dask cluster (each worker loads the model once)."""
+    import os
     import sys
+
+    from . import Treebank
+    from .pipeline import _model, parse_file, parse_stream
 
     if output == "-":
         output = None
+    if len(inputs) > 1 or out_dir or scheduler:
+        if not out_dir or output:
+            raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
+        if not os.path.isdir(out_dir):
+            raise click.UsageError(f"--out-dir {out_dir}: no such folder")
+        pairs = [(i, os.path.join(out_dir, os.path.basename(i))) for i in inputs]
+        for inp, out in pairs:
+            _check_output(out, {"the model": model, "the input": inp}, force)
+        if len({o for _, o in pairs}) < len(pairs):
+            raise click.UsageError(
+                "two inputs have the same file name: their outputs would collide"
+            )
+        _parse_many(model, pairs, threads, batch_size, allow_missing_tags, scheduler, workers)
+        return
     if output is not None:
-        _check_output(output, {"the model": model, "the input": input_path}, force)
+        _check_output(
+            output, {"the model": model, "the input": inputs[0] if inputs else None}, force
+        )
+    if inputs:
+        done = parse_file(
+            model,
+            inputs[0],
+            output,
+            threads=threads,
+            batch_size=batch_size,
+            allow_missing_tags=allow_missing_tags,
+            out=None if output else sys.stdout.buffer,
+        )
+    else:
+        tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
+        done = parse_stream(
+            _model(model),
+            [tb],
+            sys.stdout.buffer,
+            threads=threads,
+            allow_missing_tags=allow_missing_tags,
+        )
+    for note in done.notes:
+        click.echo(f"depfs: note: {note}", err=True)
 
-    import contextlib
-    import gzip
-    import itertools
 
-    from . import Treebank, _core, load
-    from .errors import DepfsError, MissingColumnsError
-    from .files import atomic_stream
+def _parse_many(
+    model: str,
+    pairs: list[tuple[str, str]],
+    threads: int,
+    batch_size: int,
+    allow: bool,
+    scheduler: str | None,
+    workers: int | None,
+) -> None:
+    """Several files: one after the other here, or spread over a Dask cluster."""
+    import concurrent.futures as cf
 
+    from .pipeline import parse_files
+    from .select.engine import dask_executor
+
+    executor: cf.Executor
+    client = None
+    if scheduler:
+        executor, client = dask_executor(scheduler, workers)
+    else:
+        executor = cf.ThreadPoolExecutor(1)  # in order, with all the threads for each file
+    total = sum(os.path.getsize(i) for i, _ in pairs)
     try:
-        parser = load(model)
-        if input_path:
-            reader = _core.ConlluBatches(input_path, sentences=batch_size)
-            # The first batch is large enough to judge the input's columns (one short
-            # sentence may lack FEATS); the check is made on it, once.
-            first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
-            batches: Any = itertools.chain([first] if first is not None else [], reader)
-        else:
-            batches = [Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")]
-        with contextlib.ExitStack() as stack:
-            out: Any = stack.enter_context(atomic_stream(output)) if output else sys.stdout.buffer
-            if output and output.endswith(".gz"):
-                out = stack.enter_context(gzip.GzipFile(fileobj=out, mode="wb", mtime=0))
-            for tb in batches:
-                try:
-                    with warnings.catch_warnings(record=True) as notes:
-                        warnings.simplefilter("always")
-                        parsed = parser.parse(
-                            tb, threads=threads, allow_missing_tags=allow_missing_tags
+        with click.progressbar(length=total, label="parsing", file=sys.stderr) as bar:
+
+            def done(p: Any) -> None:
+                bar.update(os.path.getsize(p.input))
+                for note in p.notes:
+                    click.echo(f"depfs: note: {p.input}: {note}", err=True)
+
+            if scheduler:
+                parse_files(
+                    model,
+                    pairs,
+                    executor,
+                    batch_size=batch_size,
+                    allow_missing_tags=allow,
+                    on_done=done,
+                )
+            else:
+                from .pipeline import parse_file
+
+                for inp, out in pairs:
+                    done(
+                        parse_file(
+                            model,
+                            inp,
+                            out,
+                            threads=threads,
+                            batch_size=batch_size,
+                            allow_missing_tags=allow,
                         )
-                    allow_missing_tags = True  # checked on the first batch
-                    for note in notes:
-                        click.echo(f"depfs: note: {note.message}", err=True)
-                except MissingColumnsError as e:
-                    where = input_path or "<stdin>"
-                    raise MissingColumnsError(f"{where}: {e} (model {model})") from None
-                out.write(parsed.to_string().encode("utf-8"))
-            out.flush()
-    except (DepfsError, OSError, ValueError) as e:
-        _fail(e)
+                    )
+    finally:
+        if client is not None:
+            client.close()
+        executor.shutdown()
 
 
 @main.group()

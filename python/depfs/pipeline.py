@@ -1,0 +1,152 @@
+"""Parsing files: the one path behind `depfs parse`, on this machine or on Dask workers.
+
+:func:`parse_file` streams one CoNLL-U file through a model: it reads, parses and
+writes a batch of sentences at a time (the output is the same bytes as a whole-file
+parse; memory stays bounded on any corpus), and the output appears only once complete.
+Workers keep each model they load (one load per worker and model file), so a list of
+files can be spread over a `concurrent.futures.Executor` — a Dask cluster's included —
+with :func:`parse_files`; a file is the unit of work, so a lost worker's files are
+simply parsed again.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import gzip
+import itertools
+import os
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO
+
+from . import _core
+
+#: Sentences of a streamed input on which its columns are checked: one short sentence
+#: may lack FEATS, a thousand tell whether the input was tagged.
+CHECK_SENTENCES = 1000
+
+_MODELS: dict[tuple[str, float], Any] = {}
+
+
+def _model(path: str) -> Any:
+    """The model at `path`, loaded once per process (and again if the file changes)."""
+    from .models import load
+
+    key = (os.path.abspath(path), os.path.getmtime(path))
+    if key not in _MODELS:
+        _MODELS[key] = load(path)
+    return _MODELS[key]
+
+
+@dataclass
+class Parsed:
+    """What parsing one file did."""
+
+    input: str
+    output: str | None
+    sentences: int = 0
+    words: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_stream(
+    model: Any,
+    batches: Any,
+    out: BinaryIO,
+    *,
+    threads: int = 1,
+    allow_missing_tags: bool = False,
+    source: str = "<stdin>",
+) -> Parsed:
+    """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`. The input's
+    columns are checked on the first batch only (see :data:`CHECK_SENTENCES`)."""
+    from .errors import MissingColumnsError
+
+    done = Parsed(source, None)
+    for tb in batches:
+        try:
+            with warnings.catch_warnings(record=True) as notes:
+                warnings.simplefilter("always")
+                parsed = model.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
+        except MissingColumnsError as e:
+            raise MissingColumnsError(f"{source}: {e}") from None
+        allow_missing_tags = True
+        done.notes += [str(n.message) for n in notes]
+        done.sentences += len(parsed)
+        done.words += parsed.n_words
+        out.write(parsed.to_string().encode("utf-8"))
+    out.flush()
+    return done
+
+
+def parse_file(
+    model_path: str,
+    input_path: str,
+    output_path: str | None,
+    *,
+    threads: int = 1,
+    batch_size: int = 5000,
+    allow_missing_tags: bool = False,
+    out: BinaryIO | None = None,
+) -> Parsed:
+    """Parses `input_path` (CoNLL-U, gzipped or not) with the model at `model_path` into
+    `output_path` (gzip when it ends in .gz; written atomically), or into the binary
+    stream `out`."""
+    from .files import atomic_stream
+
+    model = _model(model_path)
+    reader = _core.ConlluBatches(input_path, sentences=batch_size)
+    first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
+    batches = itertools.chain([first] if first is not None else [], reader)
+    with contextlib.ExitStack() as stack:
+        sink: Any = out
+        if sink is None:
+            if output_path is None:
+                raise ValueError("parse_file needs an output path or a stream")
+            sink = stack.enter_context(atomic_stream(output_path))
+            if output_path.endswith(".gz"):
+                sink = stack.enter_context(gzip.GzipFile(fileobj=sink, mode="wb", mtime=0))
+        done = parse_stream(
+            model,
+            batches,
+            sink,
+            threads=threads,
+            allow_missing_tags=allow_missing_tags,
+            source=input_path,
+        )
+    done.output = output_path
+    return done
+
+
+def parse_files(
+    model_path: str,
+    pairs: Sequence[tuple[str, str]],
+    executor: cf.Executor,
+    *,
+    batch_size: int = 5000,
+    allow_missing_tags: bool = False,
+    on_done: Callable[[Parsed], None] | None = None,
+) -> list[Parsed]:
+    """Parses every (input, output) pair on `executor` (one thread per task: the
+    executor's workers are the parallelism), in completion order."""
+    futures = [
+        executor.submit(
+            parse_file,
+            model_path,
+            inp,
+            out,
+            threads=1,
+            batch_size=batch_size,
+            allow_missing_tags=allow_missing_tags,
+        )
+        for inp, out in pairs
+    ]
+    results = []
+    for fut in cf.as_completed(futures):
+        r = fut.result()
+        results.append(r)
+        if on_done is not None:
+            on_done(r)
+    return results
