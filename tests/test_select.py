@@ -93,7 +93,7 @@ def test_process_pool_and_dask_cluster_give_the_same_order(data: tuple[str, str]
     local = forward_wrapper(POOL, *data, epochs=1, workers=2, limit=2)
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
         ) as cluster,
         distributed.Client(cluster) as client,
     ):

@@ -333,7 +333,7 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
     if scheduler == "local":
         n = workers or os.cpu_count() or 1
         cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None
+            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
         )
         client = Client(cluster)
     else:
