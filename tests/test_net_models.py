@@ -453,3 +453,30 @@ def test_oracle_moves_rebuild_the_projectivised_gold_tree(beta: float):
             built = replay(len(s), t["followed"][t["sentence"] == i].tolist())
             # Words left without a head at the end hang from ROOT (the parser's finish).
             assert [0 if h == -1 else h for h in built[1:]] == list(map(int, s.heads)), i
+
+
+@pytest.mark.parametrize("kind", ["graph", "arc-eager"])
+def test_margins_are_finite_and_low_where_the_parser_errs(kind: str):
+    """parse(scores=True) gives the same trees plus a finite margin per word in MISC;
+    words with low margins are wrong more often than words with high ones."""
+    # Projective data: deprojectivisation moves heads after the decisions the margins
+    # come from.
+    train = synthetic(80, seed=71, nonprojective_rate=0.0)
+    test = synthetic(300, seed=72, nonprojective_rate=0.0)
+    p = small_graph(1, epochs=2) if kind == "graph" else ArcEagerParser(AE_SET, epochs=2)
+    p.fit(train)
+    plain, scored = p.parse(test), p.parse(test, scores=True)
+    assert [list(s.heads) for s in plain] == [list(s.heads) for s in scored]
+    m = depfs.margins(scored)
+    assert m.shape == (test.n_words,) and np.isfinite(m).all()
+    assert np.isnan(depfs.margins(plain)).all()
+    if kind == "arc-eager":
+        assert (m >= 0).all()  # the chosen move is the best valid one
+    gold = np.concatenate([s.heads for s in test])
+    wrong = gold != np.concatenate([s.heads for s in scored])
+    # Arc-eager words attached without a scored decision have margin 0 by definition:
+    # rank the scored ones.
+    scored_words = np.flatnonzero(m != 0) if kind == "arc-eager" else np.arange(len(m))
+    order = scored_words[np.argsort(m[scored_words], kind="stable")]
+    low, high = order[: len(order) // 4], order[-len(order) // 4 :]
+    assert wrong[low].mean() > 2 * wrong[high].mean(), (wrong[low].mean(), wrong[high].mean())

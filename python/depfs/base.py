@@ -118,16 +118,23 @@ class TrainableModel:
         return model
 
     def parse(
-        self, treebank: _core.Treebank, threads: int = 1, *, allow_missing_tags: bool = False
+        self,
+        treebank: _core.Treebank,
+        threads: int = 1,
+        *,
+        allow_missing_tags: bool = False,
+        scores: bool = False,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
         Input that leaves empty (``_`` on most words) a column the model was trained on,
         e.g. untagged text, raises :class:`depfs.errors.MissingColumnsError` unless
-        ``allow_missing_tags``: the parse would be silently bad."""
+        ``allow_missing_tags``: the parse would be silently bad. With ``scores``, each
+        word's margin (how far its head won; see :func:`depfs.margins`) goes to MISC as
+        ``Margin=x``."""
         model = self._model()
         check_columns(model, treebank, allow_missing_tags)
-        return model.parse(treebank, threads=threads)
+        return model.parse(treebank, threads=threads, scores=scores)
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically (format-versioned, checksummed), with what

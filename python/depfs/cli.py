@@ -299,6 +299,11 @@ def train(
     help="Spread the inputs over a Dask cluster: a scheduler address, or 'local'.",
 )
 @click.option("--workers", type=click.IntRange(1), help="With --scheduler local: worker processes.")
+@click.option(
+    "--scores",
+    is_flag=True,
+    help="Write each word's margin (how far its head won) to MISC as Margin=x.",
+)
 def parse(
     model: str,
     inputs: tuple[str, ...],
@@ -310,6 +315,7 @@ def parse(
     batch_size: int,
     scheduler: str | None,
     workers: int | None,
+    scores: bool,
 ) -> None:
     """Parse INPUTS (CoNLL-U files, gzipped or not; stdin when none) with MODEL.
 
@@ -351,6 +357,7 @@ def parse(
             threads=threads,
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
+            scores=scores,
             out=None if output else sys.stdout.buffer,
         )
     else:
@@ -361,6 +368,7 @@ def parse(
             sys.stdout.buffer,
             threads=threads,
             allow_missing_tags=allow_missing_tags,
+            scores=scores,
         )
     for note in done.notes:
         click.echo(f"depfs: note: {note}", err=True)

@@ -108,7 +108,12 @@ class GraphParser(TrainableModel):
         return {"order": model.order, "decoder": model.decoder}
 
     def parse(
-        self, treebank: _core.Treebank, threads: int = 1, *, allow_missing_tags: bool = False
+        self,
+        treebank: _core.Treebank,
+        threads: int = 1,
+        *,
+        allow_missing_tags: bool = False,
+        scores: bool = False,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
@@ -123,7 +128,9 @@ class GraphParser(TrainableModel):
                 LongSentenceWarning,
                 stacklevel=2,
             )
-        return super().parse(treebank, threads, allow_missing_tags=allow_missing_tags)
+        return super().parse(
+            treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores
+        )
 
     def arc_scores(
         self,

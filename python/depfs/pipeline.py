@@ -58,6 +58,7 @@ def parse_stream(
     *,
     threads: int = 1,
     allow_missing_tags: bool = False,
+    scores: bool = False,
     source: str = "<stdin>",
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`. The input's
@@ -69,7 +70,10 @@ def parse_stream(
         try:
             with warnings.catch_warnings(record=True) as notes:
                 warnings.simplefilter("always")
-                parsed = model.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags)
+                kw = {"scores": True} if scores else {}
+                parsed = model.parse(
+                    tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw
+                )
         except MissingColumnsError as e:
             raise MissingColumnsError(f"{source}: {e}") from None
         allow_missing_tags = True
@@ -89,6 +93,7 @@ def parse_file(
     threads: int = 1,
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
+    scores: bool = False,
     out: BinaryIO | None = None,
 ) -> Parsed:
     """Parses `input_path` (CoNLL-U, gzipped or not) with the model at `model_path` into
@@ -114,6 +119,7 @@ def parse_file(
             sink,
             threads=threads,
             allow_missing_tags=allow_missing_tags,
+            scores=scores,
             source=input_path,
         )
     done.output = output_path

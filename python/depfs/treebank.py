@@ -14,6 +14,29 @@ A `Sentence` is a view (treebank + index): `forms`, `lemmas`, `upos`, `xpos`, `f
 
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
 from ._core import Sentence, Treebank, read_conllu
 
-__all__ = ["Sentence", "Treebank", "read_conllu"]
+__all__ = ["Sentence", "Treebank", "margins", "read_conllu"]
+
+
+def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
+    """Each word's ``Margin=`` from MISC (written by ``parse(..., scores=True)`` or
+    ``depfs parse --scores``), flat over the words; NaN where a word has none.
+
+    Graph parser: the head's first-order score minus the best score of another head,
+    after decoding (999 when the length dictionary left no other head). Arc-eager: how
+    far the move that attached the word led the best other valid move (0 for a word
+    attached without a scored decision). Low margins flag likely errors."""
+    out = np.full(treebank.n_words, np.nan, dtype=np.float32)
+    i = 0
+    for s in treebank:
+        for item in s.misc:
+            for part in item.split("|"):
+                if part.startswith("Margin="):
+                    out[i] = float(part[7:])
+            i += 1
+    return out

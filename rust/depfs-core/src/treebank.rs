@@ -255,6 +255,20 @@ impl Treebank {
     pub fn set_deprel(&mut self, pos: usize, label: &str) {
         self.words.deprel[pos] = self.vocabs.deprel.intern(label);
     }
+
+    /// Writes each word's margin (flat over the words) into MISC as `Margin=x`,
+    /// replacing an earlier `Margin=` item and keeping the others. O(words).
+    pub fn set_margins(&mut self, margins: &[f32]) {
+        for (pos, m) in margins.iter().enumerate().take(self.words.len()) {
+            let old = self.vocabs.misc.str(self.words.misc[pos]);
+            let mut items: Vec<&str> =
+                old.split('|').filter(|i| *i != "_" && !i.starts_with("Margin=")).collect();
+            let item = format!("Margin={m:.4}");
+            items.push(&item);
+            let misc = items.join("|");
+            self.words.misc[pos] = self.vocabs.misc.intern(&misc);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
-use crate::treebank::{parse_released, PyTreebank};
+use crate::treebank::{parse_released, with_margins, PyTreebank};
 
 /// The kind of model a file holds ("graph", ...), after checking the container.
 #[pyfunction]
@@ -116,10 +116,16 @@ impl PyGraphModel {
         self.inner.info.clone()
     }
 
-    /// Parses a treebank (GIL released); returns a new Treebank with HEAD and DEPREL set.
-    #[pyo3(signature = (treebank, threads = 1))]
-    fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
-        parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
+    /// Parses a treebank; with `scores`, each word's margin goes to MISC (`Margin=`).
+    #[pyo3(signature = (treebank, threads = 1, scores = false))]
+    fn parse(
+        &self,
+        py: Python<'_>,
+        treebank: PyRef<'_, PyTreebank>,
+        threads: usize,
+        scores: bool,
+    ) -> PyResult<PyTreebank> {
+        parse_released(py, treebank, |tb| with_margins(self.inner.parse_scored(tb, threads, scores)))
     }
 
     /// Arc score matrices `scores[dep, head]` (n+1, n+1) of the given sentences,

@@ -23,7 +23,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
-use crate::treebank::{parse_released, PyTreebank};
+use crate::treebank::{parse_released, with_margins, PyTreebank};
 
 /// A trained greedy arc-eager parser (Rust side of `depfs.ArcEagerParser`).
 #[pyclass(name = "ArcEagerModel", module = "depfs._core", frozen)]
@@ -57,10 +57,16 @@ impl PyArcEagerModel {
     fn input_columns(&self) -> Vec<String> {
         self.inner.inputs.clone()
     }
-    /// Parses a treebank; returns a new treebank with HEAD and DEPREL filled.
-    #[pyo3(signature = (treebank, threads = 1))]
-    fn parse(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
-        parse_released(py, treebank, |tb| self.inner.parse(tb, threads))
+    /// Parses a treebank; with `scores`, each word's margin goes to MISC (`Margin=`).
+    #[pyo3(signature = (treebank, threads = 1, scores = false))]
+    fn parse(
+        &self,
+        py: Python<'_>,
+        treebank: PyRef<'_, PyTreebank>,
+        threads: usize,
+        scores: bool,
+    ) -> PyResult<PyTreebank> {
+        parse_released(py, treebank, |tb| with_margins(self.inner.parse_scored(tb, threads, scores)))
     }
     /// Writes the model file atomically, with training information `info` (JSON; the
     /// model's own when None).

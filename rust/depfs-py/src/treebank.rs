@@ -29,6 +29,16 @@ pub fn parse_released(
     Ok(PyTreebank::new(out))
 }
 
+/// A parse and its margins (empty when not asked for) as one treebank, the margins in
+/// MISC.
+pub fn with_margins(parsed: depfs_core::Result<(Treebank, Vec<f32>)>) -> depfs_core::Result<Treebank> {
+    let (mut tb, margins) = parsed?;
+    if !margins.is_empty() {
+        tb.set_margins(&margins);
+    }
+    Ok(tb)
+}
+
 #[pyclass(name = "Treebank", module = "depfs._core")]
 pub struct PyTreebank {
     /// Shared so that work done without the GIL holds the treebank by a refcount,

@@ -227,11 +227,34 @@ pub struct Scratch {
     decode: DecodeWs,
 }
 
-/// A parse of one sentence: heads (index 0 = ROOT = -1) and label indices.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A parse of one sentence: heads (index 0 = ROOT = -1), label indices and, when
+/// asked for, each word's margin (index 0 unused; see [`GraphModel::parse_scored`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct SentenceParse {
     pub heads: Vec<i32>,
     pub labels: Vec<u32>,
+    pub margins: Vec<f32>,
+}
+
+/// Margin of a word whose head had no rival (every other arc pruned).
+pub const MARGIN_NO_RIVAL: f32 = 999.0;
+
+/// Each word's margin under first-order `scores`: its head's score minus the best score
+/// of another head (`MARGIN_NO_RIVAL` when none is left). O(n²).
+fn margins(scores: &[f64], heads: &[i32]) -> Vec<f32> {
+    let n1 = heads.len();
+    let mut out = vec![0f32; n1];
+    for m in 1..n1 {
+        let h = heads[m] as usize;
+        let row = &scores[m * n1..(m + 1) * n1];
+        let rival = (0..n1)
+            .filter(|&g| g != h && g != m && row[g].is_finite())
+            .map(|g| row[g])
+            .fold(f64::NEG_INFINITY, f64::max);
+        out[m] =
+            if rival.is_finite() && row[h].is_finite() { (row[h] - rival) as f32 } else { MARGIN_NO_RIVAL };
+    }
+    out
 }
 
 /// What one training epoch did.
@@ -398,7 +421,7 @@ impl<W: WeightTable> GraphModel<W> {
         s: usize,
         sc: &mut Scratch,
     ) -> Result<SentenceParse> {
-        self.parse_batch(tb, prep, &[s], sc).pop().expect("one sentence")
+        self.parse_batch(tb, prep, &[s], sc, false).pop().expect("one sentence")
     }
 
     /// Parses sentences `ss` (arc scores computed for all of them at once, see
@@ -409,6 +432,7 @@ impl<W: WeightTable> GraphModel<W> {
         prep: &Prepared,
         ss: &[usize],
         sc: &mut Scratch,
+        with_margins: bool,
     ) -> Vec<Result<SentenceParse>> {
         self.score_batch(tb, prep, ss, sc);
         ss.iter()
@@ -416,7 +440,8 @@ impl<W: WeightTable> GraphModel<W> {
             .map(|(i, &s)| {
                 let heads = self.decode_scored(tb, prep, s, i, sc)?;
                 let labels = self.label(tb, prep, s, &heads, sc);
-                Ok(SentenceParse { heads, labels })
+                let margins = if with_margins { margins(&sc.batch[i].scores, &heads) } else { Vec::new() };
+                Ok(SentenceParse { heads, labels, margins })
             })
             .collect()
     }
@@ -507,8 +532,15 @@ impl<W: WeightTable> GraphModel<W> {
     /// returns a copy of `tb` with HEAD and DEPREL set; sentences longer than
     /// [`MAX_EXACT_WORDS`] are parsed in chunks.
     pub fn parse(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+        Ok(self.parse_scored(tb, threads, false)?.0)
+    }
+
+    /// [`Self::parse`], and with `margins` each word's margin (flat over the treebank's
+    /// words): its head's first-order score minus the best score of another head, after
+    /// decoding ([`MARGIN_NO_RIVAL`] when the length dictionary left no other head).
+    pub fn parse_scored(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
         if long_sentences(tb) == 0 {
-            return self.parse_exact(tb, threads);
+            return self.parse_exact(tb, threads, margins);
         }
         // Long sentences become chunks (sentences of their own), parsed with the rest.
         let mut chunks = Treebank::new();
@@ -524,7 +556,8 @@ impl<W: WeightTable> GraphModel<W> {
                 pieces.push((s, first));
             }
         }
-        let parsed = self.parse_exact(&chunks, threads)?;
+        // The chunks hold the words in their order: their margins are the sentence's.
+        let (parsed, flat) = self.parse_exact(&chunks, threads, margins)?;
         let mut out = tb.clone();
         let mut root_of: Vec<Option<i32>> = vec![None; tb.len()];
         for (c, &(s, first)) in pieces.iter().enumerate() {
@@ -545,17 +578,19 @@ impl<W: WeightTable> GraphModel<W> {
                 }
             }
         }
-        Ok(out)
+        Ok((out, flat))
     }
 
-    fn parse_exact(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+    fn parse_exact(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
         let prep = self.prepare(tb);
         let parses = map_chunks(threads, tb.len(), PARSE_BATCH, Scratch::default, |sc, ss| {
-            self.parse_batch(tb, &prep, &ss.collect::<Vec<usize>>(), sc)
+            self.parse_batch(tb, &prep, &ss.collect::<Vec<usize>>(), sc, margins)
         })?;
         let mut out = tb.clone();
+        let mut flat = Vec::with_capacity(if margins { tb.n_words() } else { 0 });
         for (s, p) in parses.into_iter().enumerate() {
             let p = p?;
+            flat.extend(p.margins.iter().skip(1));
             let start = out.sentences[s].start as usize;
             for m in 1..p.heads.len() {
                 out.words.head[start + m - 1] = p.heads[m];
@@ -563,7 +598,7 @@ impl<W: WeightTable> GraphModel<W> {
                 out.set_deprel(start + m - 1, label);
             }
         }
-        Ok(out)
+        Ok((out, flat))
     }
 }
 

@@ -91,10 +91,13 @@ pub fn gold_label(k: &KindCosts, kind: usize) -> Option<u32> {
     }
 }
 
-/// The model's best valid move and label.
+/// The model's best valid move and label. With `margins` (indexed by word position),
+/// an arc move also records, for the word it attaches, how far its move's score led
+/// the best other valid move (0 when it had no rival).
 pub struct ModelGuide<'a, W> {
     pub parser: &'a ArcEagerParser<W>,
     pub work: &'a mut Work,
+    pub margins: Option<&'a mut Vec<f32>>,
 }
 
 impl<W: WeightTable> Guide for ModelGuide<'_, W> {
@@ -109,6 +112,17 @@ impl<W: WeightTable> Guide for ModelGuide<'_, W> {
         let scores = p.kind_scores_with(&w.feats, &mut w.rows);
         let kind = best_kind(&scores, valid)?;
         let label = if kind == LEFT || kind == RIGHT { p.model_label(c, kind, w) } else { 0 };
+        if let (Some(m), true) = (self.margins.as_deref_mut(), kind == LEFT || kind == RIGHT) {
+            use crate::templates::view::ConfigView;
+            let dependent = if kind == LEFT { c.stack(0) } else { c.queue(0) };
+            let rival = (0..N_KINDS)
+                .filter(|&k| k != kind && valid[k])
+                .map(|k| scores[k])
+                .fold(None, |a: Option<f32>, s| Some(a.map_or(s, |a| a.max(s))));
+            if let Some(d) = dependent {
+                m[d as usize] = rival.map_or(0.0, |r| scores[kind] - r);
+            }
+        }
         Some(Step { kind, label })
     }
 }

@@ -528,31 +528,59 @@ impl<W: WeightTable> ArcEagerParser<W> {
 
     /// Parses sentence `s` of `tb` (features from `vh`) with the [`ModelGuide`],
     /// leaving the tree in `c`.
-    fn parse_into(&self, tb: &Treebank, vh: &VocabHashes, s: usize, c: &mut Configuration, work: &mut Work) {
+    fn parse_into(
+        &self,
+        tb: &Treebank,
+        vh: &VocabHashes,
+        s: usize,
+        c: &mut Configuration,
+        work: &mut Work,
+        margins: Option<&mut Vec<f32>>,
+    ) {
         begin(tb, vh, s, c, work);
-        run(c, &mut ModelGuide { parser: self, work }, |_, _| {});
+        run(c, &mut ModelGuide { parser: self, work, margins }, |_, _| {});
         c.finish(self.root_label, self.fallback_label);
     }
 
     /// Parses every sentence with `threads` threads (0 = all cores), returning a copy
     /// of `tb` with HEAD and DEPREL replaced (deprojectivised if trained so).
     pub fn parse(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+        Ok(self.parse_scored(tb, threads, false)?.0)
+    }
+
+    /// [`Self::parse`], and with `margins` the margin of each word's arc (flat over the
+    /// treebank's words): how far the move that attached it led the best other valid
+    /// move; 0 for a word attached without a scored decision.
+    pub fn parse_scored(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
         let vh = VocabHashes::new(tb, &self.feats.attrs);
         let results = map_chunks(
             threads,
             tb.len(),
             64,
-            || (Configuration::default(), Work::default()),
-            |(c, work), range| {
+            || (Configuration::default(), Work::default(), Vec::new()),
+            |(c, work, m), range| {
                 range
                     .map(|s| {
-                        self.parse_into(tb, &vh, s, c, work);
-                        (c.heads()[1..].to_vec(), c.labels()[1..].to_vec())
+                        let n1 = tb.sentences[s].len as usize + 1;
+                        m.clear();
+                        m.resize(n1, 0.0);
+                        self.parse_into(tb, &vh, s, c, work, margins.then_some(&mut *m));
+                        (c.heads()[1..].to_vec(), c.labels()[1..].to_vec(), m[1..].to_vec())
                     })
                     .collect()
             },
         )?;
-        Ok(trees_into(tb, results, &self.labels, self.pseudo_projective))
+        let mut flat = Vec::with_capacity(if margins { tb.n_words() } else { 0 });
+        let trees = results
+            .into_iter()
+            .map(|(h, l, m)| {
+                if margins {
+                    flat.extend(m);
+                }
+                (h, l)
+            })
+            .collect();
+        Ok((trees_into(tb, trees, &self.labels, self.pseudo_projective), flat))
     }
 }
 

@@ -195,7 +195,7 @@ fn the_margin_rule_is_the_model_at_an_infinite_margin_and_one_template_at_zero()
         .map(|s| {
             begin(&tb, &vh, s, &mut c, &mut work);
             let mut moves = Vec::new();
-            run(&mut c, &mut ModelGuide { parser: &p, work: &mut work }, |_, m| {
+            run(&mut c, &mut ModelGuide { parser: &p, work: &mut work, margins: None }, |_, m| {
                 moves.push(m.kind as u32 * 1000 + m.label)
             });
             moves
