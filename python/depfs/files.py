@@ -16,24 +16,8 @@ from typing import BinaryIO
 
 
 def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    target = Path(os.path.realpath(path))
-    if target.exists() and not target.is_file() and not target.is_dir():
-        with open(target, "wb") as f:  # /dev/null, a FIFO: in place
-            f.write(data)
-        return
-    folder = target.parent if str(target.parent) else Path(".")
-    mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_stream(path) as f:
+        f.write(data)
 
 
 @contextlib.contextmanager
