@@ -8,10 +8,11 @@ from .arceager import ArcEagerParser
 from .evaluate import Scores, Stats, evaluate, stats
 from .graph import GraphParser
 from .models import load, model_info
+from .tagger import Tagger
 from .treebank import Sentence, Treebank, margins, read_conllu
 
 __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "margins", "read_conllu"]
-__all__ += ["ArcEagerParser", "GraphParser", "load", "model_info", "templates"]
+__all__ += ["ArcEagerParser", "GraphParser", "Tagger", "load", "model_info", "templates"]
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
 __all__ += ["decode"]

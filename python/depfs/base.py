@@ -46,6 +46,21 @@ class TrainableModel:
         """The constructor arguments a loaded Rust model decides (the rest keep defaults)."""
         raise NotImplementedError
 
+    _dev_key: ClassVar[str] = "dev_las"
+    """The history column that picks the best epoch."""
+
+    @staticmethod
+    def _dev_scores(model: Any, dev: _core.Treebank) -> dict[str, float]:
+        """Dev scores of an epoch's model (history columns)."""
+        from .evaluate import evaluate
+
+        scores = evaluate(dev, model.parse(dev, 1))
+        return {"dev_uas": scores.uas, "dev_las": scores.las}
+
+    @classmethod
+    def _dev_label(cls, row: HistoryRow) -> str:
+        return f"{cls.kind} dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
+
     # ---------- training ----------
 
     def fit(
@@ -58,9 +73,9 @@ class TrainableModel:
         on_epoch: Callable[[HistoryRow], None] | None = None,
     ) -> TrainableModel:
         """Trains for ``epochs`` epochs; with ``dev``, scores each epoch's model on it
-        (``history_``) and keeps the epoch with the best dev LAS (``keep="last"``: the
-        last epoch; ``best_epoch_`` says which was kept). ``on_epoch`` sees each history
-        row; ``progress`` shows a bar."""
+        (``history_``) and keeps the epoch with the best dev LAS (a tagger: the best mean
+        tag accuracy; ``keep="last"``: the last epoch; ``best_epoch_`` says which was
+        kept). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
         if self.epochs < 1:
             raise ValueError(f"epochs must be at least 1, got {self.epochs}")
         self.train_info_: dict[str, Any] = (
@@ -70,7 +85,7 @@ class TrainableModel:
         )
         if keep not in ("best", "last"):
             raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
-        best: tuple[float, int, Any] | None = None  # (dev LAS, epoch, model)
+        best: tuple[float, int, Any] | None = None  # (dev score, epoch, model)
         trainer = self._trainer(train)
         self.history_: list[HistoryRow] = []
         bar = _progress(self.epochs, f"{self.kind} epochs") if progress else None
@@ -78,22 +93,18 @@ class TrainableModel:
             for _ in range(self.epochs):
                 row: HistoryRow = {k: float(v) for k, v in trainer.epoch().items()}
                 if dev is not None:
-                    from .evaluate import evaluate
-
                     model = trainer.model()
-                    scores = evaluate(dev, model.parse(dev, 1))
-                    row["dev_uas"], row["dev_las"] = scores.uas, scores.las
-                    if keep == "best" and (best is None or scores.las > best[0]):
-                        best = (scores.las, int(row["epoch"]), model)
+                    row.update(self._dev_scores(model, dev))
+                    score = row[self._dev_key]
+                    if keep == "best" and (best is None or score > best[0]):
+                        best = (score, int(row["epoch"]), model)
                 self.history_.append(row)
                 if on_epoch is not None:
                     on_epoch(row)
                 if bar is not None:
                     bar.update(1)
-                    if "dev_uas" in row:
-                        bar.label = (
-                            f"{self.kind} dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
-                        )
+                    if self._dev_key in row:
+                        bar.label = self._dev_label(row)
         finally:
             if bar is not None:
                 bar.render_finish()

@@ -150,25 +150,29 @@ def _check_template_path(value: str | None) -> None:
 
 
 @main.command()
-@parser_option("graph")
+@parser_option("graph", tagger=True)
 @order_option
 @decoder_option
 @click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False))
 @click.option(
-    "--dev", "dev_path", type=click.Path(dir_okay=False), help="Dev file: UAS/LAS per epoch."
+    "--dev",
+    "dev_path",
+    type=click.Path(dir_okay=False),
+    help="Dev file: UAS/LAS (tagger: tag accuracies) per epoch.",
 )
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--epochs",
     type=click.IntRange(1),
     default=None,
-    help="Training epochs [default: the parser's own: graph 10 (order 2: 8), arc-eager 17].",
+    help="Training epochs [default: the model's own: graph 10 (order 2: 8), arc-eager 17, "
+    "tagger 10].",
 )
 @click.option(
     "--templates",
     "arc_templates",
     default=None,
-    help="Templates: set name, file or text [default: first_order (graph), arc_eager].",
+    help="Templates: set name, file or text [default: first_order (graph), arc_eager, tagger].",
 )
 @click.option(
     "--max-bits",
@@ -182,7 +186,8 @@ def _check_template_path(value: str | None) -> None:
     type=click.Choice(["best", "last"]),
     default="best",
     show_default=True,
-    help="With --dev: keep the epoch with the best dev LAS, or the last one.",
+    help="With --dev: keep the epoch with the best dev LAS (tagger: mean tag accuracy), "
+    "or the last one.",
 )
 @seed_option
 @click.pass_context
@@ -200,20 +205,21 @@ def train(
     keep: str,
     seed: int,
 ) -> None:
-    """Train a parser on a CoNLL-U file and write the model."""
+    """Train a parser (or a tagger) on a CoNLL-U file and write the model."""
     from . import read_conllu
     from .arceager import ArcEagerParser
     from .base import TrainableModel
     from .errors import DepfsError
     from .graph import GraphParser
+    from .tagger import Tagger
 
     given = {
         p: ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
         for p in ("order", "decoder", "max_bits")
     }
-    if parser_kind == "arc-eager" and any(given.values()):
+    if parser_kind != "graph" and any(given.values()):
         names = ", ".join("--" + p.replace("_", "-") for p, g in given.items() if g)
-        raise click.UsageError(f"{names}: graph parser options (this is --parser arc-eager)")
+        raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if arc_templates is not None and not arc_templates.strip():
@@ -226,7 +232,9 @@ def train(
         train_tb = read_conllu(train_path)
         dev_tb = read_conllu(dev_path) if dev_path else None
         parser: TrainableModel
-        if parser_kind == "arc-eager":
+        if parser_kind == "tagger":
+            parser = Tagger(arc_templates or "tagger", random_state=seed)
+        elif parser_kind == "arc-eager":
             parser = ArcEagerParser(arc_templates or "arc_eager", random_state=seed)
         else:
             parser = GraphParser(
@@ -243,8 +251,8 @@ def train(
             def report(row: dict[str, float]) -> None:
                 bar.update(1)
                 dev = ""
-                if "dev_uas" in row:
-                    dev = f" dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}"
+                if parser._dev_key in row:
+                    dev = " " + parser._dev_label(row).split(" ", 1)[1]
                 click.echo(
                     f"  epoch {int(row['epoch'])}: train accuracy"
                     f" {100 * row['train_accuracy']:.2f} ({row['seconds']:.1f}s){dev}",
@@ -255,11 +263,8 @@ def train(
             parser.train_info_["file"] = train_path
         if dev_tb is not None:
             kept = parser.history_[parser.best_epoch_ - 1]
-            click.echo(
-                f"kept epoch {parser.best_epoch_} (dev UAS {kept['dev_uas']:.2f} "
-                f"LAS {kept['dev_las']:.2f})",
-                err=True,
-            )
+            label = parser._dev_label(kept).split(" ", 1)[1]
+            click.echo(f"kept epoch {parser.best_epoch_} ({label})", err=True)
         parser.save(out_path)
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
@@ -372,6 +377,56 @@ def parse(
         )
     for note in done.notes:
         click.echo(f"depfs: note: {note}", err=True)
+
+
+@main.command()
+@click.argument("model", type=click.Path(dir_okay=False))
+@click.argument("input", required=False, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Output file; - or none: stdout.",
+)
+@click.option("--threads", type=Threads(), default=0, show_default=True, help="0 = all cores.")
+@click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1),
+    default=5000,
+    show_default=True,
+    help="Sentences read, tagged and written at a time.",
+)
+def tag(
+    model: str, input: str | None, output: str | None, threads: int, force: bool, batch_size: int
+) -> None:
+    """Tag INPUT (CoNLL-U, gzipped or not; stdin when none) with the tagger MODEL: UPOS,
+    XPOS, FEATS and LEMMA predicted (those the tagger learnt), other columns kept."""
+    import sys
+
+    from . import Treebank
+    from ._core import model_kind
+    from .pipeline import _model, parse_file, parse_stream
+
+    if output == "-":
+        output = None
+    kind = model_kind(model)
+    if kind != "tagger":
+        raise click.UsageError(f"{model} holds a {kind} model: depfs tag needs a tagger")
+    if output is not None:
+        _check_output(output, {"the model": model, "the input": input}, force)
+    if input is not None:
+        parse_file(
+            model,
+            input,
+            output,
+            threads=threads,
+            batch_size=batch_size,
+            out=None if output else sys.stdout.buffer,
+        )
+    else:
+        tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
+        parse_stream(_model(model), [tb], sys.stdout.buffer, threads=threads)
 
 
 def _parse_many(
@@ -487,13 +542,16 @@ def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> No
 
     UAS, LAS (universal part of DEPREL unless --full-labels) and label accuracy, with
     and without punctuation (gold UPOS PUNCT), as the CoNLL 2018 scorer computes them
-    on gold tokenisation. Multiword-token ranges and empty nodes are not scored.
+    on gold tokenisation; when SYSTEM has tag columns, also UPOS, XPOS, UFeats,
+    AllTags and Lemmas. Multiword-token ranges and empty nodes are not scored.
     """
     from .errors import AlignmentError
-    from .evaluate import evaluate
+    from .evaluate import as_treebank, evaluate
 
+    system_tb = as_treebank(system)
+    tagged = {"UPOS", "XPOS", "FEATS", "LEMMA"} & set(system_tb.filled_columns())
     try:
-        scores = evaluate(gold, system, full_labels=full_labels)
+        scores = evaluate(gold, system_tb, full_labels=full_labels)
     except ValueError as e:
         if isinstance(e, AlignmentError):
             raise
@@ -501,12 +559,25 @@ def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> No
         side = gold if str(e).startswith("gold") else system
         raise ValueError(f"{side}: {e}") from None
     d = scores.as_dict(digits=2)
+    tag_rows = [
+        (name, key, round(getattr(scores, key), 2))
+        for name, key, column in (
+            ("UPOS", "upos", "UPOS"),
+            ("XPOS", "xpos", "XPOS"),
+            ("UFeats", "ufeats", "FEATS"),
+            ("AllTags", "alltags", None),
+            ("Lemmas", "lemmas", "LEMMA"),
+        )
+        if (column in tagged if column else {"UPOS", "XPOS", "FEATS"} <= tagged)
+    ]
     if as_json:
-        click.echo(json.dumps(d))
+        click.echo(json.dumps({**d, **{key: v for _, key, v in tag_rows}}))
         return
     click.echo(f"{'metric':<10} {'all':>8} {'no punct':>9}")
     for name, key in (("UAS", "uas"), ("LAS", "las"), ("label acc", "label_acc")):
         click.echo(f"{name:<10} {d[key]:>8.2f} {d[key + '_nopunct']:>9.2f}")
+    for name, _, v in tag_rows:
+        click.echo(f"{name:<10} {v:>8.2f}")
     click.echo(f"{'words':<10} {d['words']:>8} {d['words_nopunct']:>9}")
 
 
@@ -547,7 +618,19 @@ def info_command(model: str, as_json: bool) -> None:
     opts = " ".join(f"{k}={v}" for k, v in t.get("params", {}).items())
     click.echo(f"  options:       {opts}")
     for row in t.get("history", []):
-        dev = f"  dev UAS {row['dev_uas']:.2f} LAS {row['dev_las']:.2f}" if "dev_uas" in row else ""
+        shown = [
+            f"{name} {row[key]:.2f}"
+            for name, key in (
+                ("UAS", "dev_uas"),
+                ("LAS", "dev_las"),
+                ("UPOS", "dev_upos"),
+                ("XPOS", "dev_xpos"),
+                ("UFeats", "dev_ufeats"),
+                ("Lemmas", "dev_lemmas"),
+            )
+            if key in row
+        ]
+        dev = "  dev " + " ".join(shown) if shown else ""
         kept = "  <- kept" if int(row["epoch"]) == t.get("best_epoch") and dev else ""
         click.echo(
             f"  epoch {int(row['epoch']):3d}: train accuracy "

@@ -10,11 +10,12 @@ import click
 SEED = click.IntRange(0, 2**64 - 1)
 
 
-def parser_option(default: str) -> Callable[[Any], Any]:
+def parser_option(default: str, tagger: bool = False) -> Callable[[Any], Any]:
+    """--parser graph|arc-eager (and, for `depfs train`, tagger)."""
     return click.option(
         "--parser",
         "parser_kind",
-        type=click.Choice(["graph", "arc-eager"]),
+        type=click.Choice(["graph", "arc-eager", *(["tagger"] if tagger else [])]),
         default=default,
         show_default=True,
     )

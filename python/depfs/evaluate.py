@@ -43,6 +43,33 @@ class Scores:
     uas_correct_nopunct: int
     las_correct_nopunct: int
     label_correct_nopunct: int
+    upos_correct: int = 0
+    xpos_correct: int = 0
+    ufeats_correct: int = 0
+    alltags_correct: int = 0
+    lemma_correct: int = 0
+
+    # Tagging, as the CoNLL 2018 scorer on gold words: UFeats compares the universal
+    # features; a gold lemma `_` counts as right.
+    @property
+    def upos(self) -> float:
+        return _percent(self.upos_correct, self.words)
+
+    @property
+    def xpos(self) -> float:
+        return _percent(self.xpos_correct, self.words)
+
+    @property
+    def ufeats(self) -> float:
+        return _percent(self.ufeats_correct, self.words)
+
+    @property
+    def alltags(self) -> float:
+        return _percent(self.alltags_correct, self.words)
+
+    @property
+    def lemmas(self) -> float:
+        return _percent(self.lemma_correct, self.words)
 
     @property
     def uas(self) -> float:
@@ -68,9 +95,19 @@ class Scores:
     def label_acc_nopunct(self) -> float:
         return _percent(self.label_correct_nopunct, self.words_nopunct)
 
-    def as_dict(self, digits: int | None = None) -> dict[str, float | int]:
-        """Percentages (rounded to `digits` if given) and word counts."""
-        keys = ("uas", "las", "uas_nopunct", "las_nopunct", "label_acc", "label_acc_nopunct")
+    def as_dict(self, digits: int | None = None, tags: bool = False) -> dict[str, float | int]:
+        """Percentages (rounded to `digits` if given) and word counts; with `tags`, also
+        UPOS, XPOS, UFeats, AllTags and Lemmas."""
+        keys: tuple[str, ...] = (
+            "uas",
+            "las",
+            "uas_nopunct",
+            "las_nopunct",
+            "label_acc",
+            "label_acc_nopunct",
+        )
+        if tags:
+            keys += ("upos", "xpos", "ufeats", "alltags", "lemmas")
         out: dict[str, float | int] = {}
         for k in keys:
             v: float = getattr(self, k)

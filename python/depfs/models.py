@@ -27,6 +27,10 @@ def load(path: str | os.PathLike[str]) -> Any:
         from .arceager import Ensemble
 
         return Ensemble.load(path)
+    if kind == "tagger":
+        from .tagger import Tagger
+
+        return Tagger.load(path)
     raise ModelError(f"{os.fspath(path)}: unknown model kind {kind!r}")
 
 
@@ -45,6 +49,8 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         }
     elif kind == "arc-eager":
         templates = {"config": len(m.templates)}
+    elif kind == "tagger":
+        templates = {c: len(m.templates(c)) for c in m.columns}
     else:
         templates = {f"member {i + 1}": len(t) for i, t in enumerate(m.member_templates)}
     labels = getattr(m, "labels", None)

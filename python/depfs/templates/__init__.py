@@ -11,7 +11,8 @@ the bound on word atoms (default 3) for the lines after it.
 
 :class:`Template` is a frozen, hashable value: canonical ``text`` (also ``str(t)``), stable ``id``
 (hash of the canonical text), ``cost`` estimate, ``order`` (2 when it reads ``s`` or ``g``),
-``family`` (``"arc"`` or ``"config"``) and ``atoms``. Equality is by canonical text and family.
+``family`` (``"arc"``, ``"config"`` or ``"token"``: the tagger's) and ``atoms``. Equality is by
+canonical text and family.
 
 Atoms are ``(address, attribute)`` string pairs in canonical order and spelling::
 
@@ -59,7 +60,7 @@ __all__ = [
     "resolve_templates",
 ]
 
-FAMILIES = ("arc", "config")
+FAMILIES = ("arc", "config", "token")
 
 Atom = tuple[str, str]
 """An atom as an ``(address, attribute)`` pair; the address is ``""`` for dir, dist, sdist."""
@@ -88,7 +89,7 @@ class Template:
     order: int = field(compare=False)
     """2 when it reads the sibling or grandparent, else 1."""
     family: str = "arc"
-    """``"arc"`` (graph parser) or ``"config"`` (transition parser)."""
+    """``"arc"`` (graph parser), ``"config"`` (transition parser) or ``"token"`` (tagger)."""
     atoms: tuple[Atom, ...] = field(default=(), compare=False)
     """``(address, attribute)`` pairs in canonical order; address ``""`` for dir, dist, sdist."""
 

@@ -8,6 +8,10 @@
 //! task but customary: label accuracy (DEPREL alone) and every score again
 //! without the words whose gold UPOS is `PUNCT`.
 //!
+//! Tagging, as the same scorer does on gold words: UPOS, XPOS, UFeats (the universal
+//! features only, in sorted order), AllTags (UPOS, XPOS and UFeats all right) and Lemmas
+//! (a gold lemma `_` counts as right).
+//!
 //! Vocabularies are per treebank, so labels and forms are compared through
 //! their strings: each vocabulary is mapped once, then words are compared by
 //! id. Cost O(|vocab| + |words|).
@@ -37,6 +41,11 @@ pub struct Scores {
     pub uas_correct_nopunct: usize,
     pub las_correct_nopunct: usize,
     pub label_correct_nopunct: usize,
+    pub upos_correct: usize,
+    pub xpos_correct: usize,
+    pub ufeats_correct: usize,
+    pub alltags_correct: usize,
+    pub lemma_correct: usize,
 }
 
 fn percent(correct: usize, total: usize) -> f64 {
@@ -66,6 +75,21 @@ impl Scores {
     pub fn label_acc_nopunct(&self) -> f64 {
         percent(self.label_correct_nopunct, self.words_nopunct)
     }
+    pub fn upos(&self) -> f64 {
+        percent(self.upos_correct, self.words)
+    }
+    pub fn xpos(&self) -> f64 {
+        percent(self.xpos_correct, self.words)
+    }
+    pub fn ufeats(&self) -> f64 {
+        percent(self.ufeats_correct, self.words)
+    }
+    pub fn alltags(&self) -> f64 {
+        percent(self.alltags_correct, self.words)
+    }
+    pub fn lemmas(&self) -> f64 {
+        percent(self.lemma_correct, self.words)
+    }
 }
 
 /// The part of a label that is compared: everything before the first `:`, or all of it.
@@ -88,6 +112,40 @@ fn label_key_ids<'a>(vocab: &'a Vocab, full: bool, keys: &mut HashMap<&'a str, u
             *keys.entry(label_key(s, full)).or_insert(next)
         })
         .collect()
+}
+
+/// The universal features of UD (v2), the ones UFeats compares.
+const UNIVERSAL_FEATURES: &[&str] = &[
+    "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy", "Number", "Case",
+    "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice", "Evident", "Polarity", "Person",
+    "Polite",
+];
+
+/// The compared part of a FEATS value: its universal features, sorted.
+fn ufeats_key(feats: &str) -> String {
+    let mut kept: Vec<&str> = feats
+        .split('|')
+        .filter(|f| f.split_once('=').is_some_and(|(k, _)| UNIVERSAL_FEATURES.contains(&k)))
+        .collect();
+    kept.sort_unstable();
+    kept.join("|")
+}
+
+/// Dense key ids of two vocabularies' strings under `key`: equal ids exactly when the
+/// keys are equal. O(|vocabularies|).
+fn key_ids(gold: &Vocab, system: &Vocab, key: impl Fn(&str) -> String) -> (Vec<u32>, Vec<u32>) {
+    let mut keys: HashMap<String, u32> = HashMap::new();
+    let mut ids = |v: &Vocab| -> Vec<u32> {
+        v.strings()
+            .iter()
+            .map(|s| {
+                let next = keys.len() as u32;
+                *keys.entry(key(s)).or_insert(next)
+            })
+            .collect()
+    };
+    let g = ids(gold);
+    (g, ids(system))
 }
 
 /// `sentence 3 (sent_id = x)`: how errors name a sentence (1-based, as a person counts).
@@ -124,6 +182,12 @@ pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result
     let gold_label = label_key_ids(&gold.vocabs.deprel, opts.full_labels, &mut keys);
     let system_label = label_key_ids(&system.vocabs.deprel, opts.full_labels, &mut keys);
     let punct = gold.vocabs.upos.get("PUNCT");
+    let same = |s: &str| s.to_string();
+    let (g_upos, s_upos) = key_ids(&gold.vocabs.upos, &system.vocabs.upos, same);
+    let (g_xpos, s_xpos) = key_ids(&gold.vocabs.xpos, &system.vocabs.xpos, same);
+    let (g_feats, s_feats) = key_ids(&gold.vocabs.feats, &system.vocabs.feats, ufeats_key);
+    let (g_lemma, s_lemma) = key_ids(&gold.vocabs.lemma, &system.vocabs.lemma, same);
+    let no_lemma = gold.vocabs.lemma.get("_");
 
     let mut sc = Scores::default();
     for (s, (gm, sm)) in gold.sentences.iter().zip(&system.sentences).enumerate() {
@@ -175,6 +239,17 @@ pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result
             sc.uas_correct += head_ok as usize;
             sc.las_correct += (head_ok && label_ok) as usize;
             sc.label_correct += label_ok as usize;
+            let (gw, sw) = (&gold.words, &system.words);
+            let upos_ok = g_upos[gw.upos[g] as usize] == s_upos[sw.upos[sys] as usize];
+            let xpos_ok = g_xpos[gw.xpos[g] as usize] == s_xpos[sw.xpos[sys] as usize];
+            let feats_ok = g_feats[gw.feats[g] as usize] == s_feats[sw.feats[sys] as usize];
+            sc.upos_correct += upos_ok as usize;
+            sc.xpos_correct += xpos_ok as usize;
+            sc.ufeats_correct += feats_ok as usize;
+            sc.alltags_correct += (upos_ok && xpos_ok && feats_ok) as usize;
+            sc.lemma_correct += (Some(gw.lemma[g]) == no_lemma
+                || g_lemma[gw.lemma[g] as usize] == s_lemma[sw.lemma[sys] as usize])
+                as usize;
             if !is_punct {
                 sc.words_nopunct += 1;
                 sc.uas_correct_nopunct += head_ok as usize;
@@ -225,6 +300,45 @@ mod tests {
     }
 
     #[test]
+    fn tagging_scores_follow_conll2018() {
+        let word = |form, lemma, upos, xpos, feats| WordStrs {
+            form,
+            lemma,
+            upos,
+            xpos,
+            feats,
+            head: 0,
+            deprel: "root",
+            deps: "_",
+            misc: "_",
+        };
+        let gold = one(
+            &[
+                word("Dogs", "dog", "NOUN", "NNS", "Number=Plur"),
+                word("run", "_", "VERB", "VBP", "Mood=Ind|Tense=Pres"),
+                word("fast", "fast", "ADV", "RB", "_"),
+            ],
+            "s1",
+        );
+        let system = one(
+            &[
+                // UFeats: a non-universal feature is ignored.
+                word("Dogs", "dogs", "NOUN", "NNS", "Number=Plur|Xtra=Yes"),
+                // Gold lemma `_`: any lemma counts; universal features compared sorted.
+                word("run", "ran", "VERB", "VB", "Tense=Pres|Mood=Ind"),
+                word("fast", "fast", "ADJ", "RB", "Degree=Pos"),
+            ],
+            "s1",
+        );
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        assert_eq!(
+            (sc.upos_correct, sc.xpos_correct, sc.ufeats_correct, sc.alltags_correct, sc.lemma_correct),
+            (2, 2, 2, 1, 2)
+        );
+        assert!((sc.alltags() - 100.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
     fn hand_computed_scores_with_punct_and_subtypes() {
         let (gold, system) = gold_and_system();
         let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
@@ -241,6 +355,8 @@ mod tests {
                 uas_correct_nopunct: 2,
                 las_correct_nopunct: 2,
                 label_correct_nopunct: 3,
+                // Tags are scored in `tagging_scores_follow_conll2018`.
+                ..sc
             }
         );
         assert_eq!(sc.uas(), 50.0);

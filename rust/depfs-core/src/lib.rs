@@ -14,6 +14,7 @@ pub mod eval;
 pub mod graph;
 pub mod perturb;
 pub mod stats;
+pub mod tagger;
 pub mod templates;
 pub mod transition;
 pub mod weights;

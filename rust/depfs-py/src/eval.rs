@@ -29,6 +29,11 @@ fn evaluate_counts<'py>(
     d.set_item("uas_correct_nopunct", sc.uas_correct_nopunct)?;
     d.set_item("las_correct_nopunct", sc.las_correct_nopunct)?;
     d.set_item("label_correct_nopunct", sc.label_correct_nopunct)?;
+    d.set_item("upos_correct", sc.upos_correct)?;
+    d.set_item("xpos_correct", sc.xpos_correct)?;
+    d.set_item("ufeats_correct", sc.ufeats_correct)?;
+    d.set_item("alltags_correct", sc.alltags_correct)?;
+    d.set_item("lemma_correct", sc.lemma_correct)?;
     Ok(d)
 }
 

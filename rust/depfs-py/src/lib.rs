@@ -8,6 +8,7 @@ mod decode;
 mod errors;
 mod eval;
 mod graph;
+mod tagger;
 mod templates;
 mod transition;
 mod treebank;
@@ -18,6 +19,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     treebank::register(m)?;
     transition::register(m)?;
     graph::register(m)?;
+    tagger::register(m)?;
     templates::register(m)?;
     eval::register(m)?;
     decode::register(m)?;

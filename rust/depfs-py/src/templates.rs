@@ -14,6 +14,7 @@ fn family(name: &str) -> depfs_core::Result<Family> {
     match name {
         "arc" => Ok(Family::Arc),
         "config" => Ok(Family::Config),
+        "token" => Ok(Family::Token),
         _ => Err(Error::InvalidArgument(format!("unknown template family {name:?} (arc or config)"))),
     }
 }
@@ -22,6 +23,7 @@ fn family_name(family: Family) -> &'static str {
     match family {
         Family::Arc => "arc",
         Family::Config => "config",
+        Family::Token => "token",
     }
 }
 

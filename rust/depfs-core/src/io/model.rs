@@ -34,6 +34,7 @@ pub enum Model {
     Graph(crate::graph::stored::GraphFile),
     ArcEager(crate::transition::parser::StoredArcEager),
     Ensemble(crate::transition::local::StoredEnsemble),
+    Tagger(crate::tagger::StoredTagger),
 }
 
 impl Model {
@@ -43,6 +44,7 @@ impl Model {
             Model::Graph(_) => "graph",
             Model::ArcEager(_) => "arc-eager",
             Model::Ensemble(_) => "ensemble",
+            Model::Tagger(_) => "tagger",
         }
     }
 }
@@ -77,19 +79,19 @@ pub struct Loaded {
 pub fn input_columns(sets: &[&crate::templates::TemplateSet]) -> Vec<String> {
     use crate::templates::{Atom, Attr, NodeAttr};
     let column = |a: &Attr| match a {
-        Attr::Form | Attr::Lower | Attr::Prefix(_) | Attr::Suffix(_) | Attr::Shape => 0,
+        a if a.from_form() => 0,
         Attr::Lemma => 1,
         Attr::Upos => 2,
         Attr::Xpos => 3,
-        Attr::Feat(_) => 4,
+        _ => 4,
     };
     let mut used = [false; 5];
     for t in sets.iter().flat_map(|s| &s.templates) {
         for a in &t.atoms {
             match a {
-                Atom::ArcWord { attr, .. } | Atom::ConfigWord { attr: NodeAttr::Word(attr), .. } => {
-                    used[column(attr)] = true
-                }
+                Atom::ArcWord { attr, .. }
+                | Atom::ConfigWord { attr: NodeAttr::Word(attr), .. }
+                | Atom::TokenWord { attr, .. } => used[column(attr)] = true,
                 _ => {}
             }
         }

@@ -211,7 +211,9 @@ impl ArcFeatures {
                             ArcAddr::Sibling => c.sib.push(slot(attr)),
                             ArcAddr::Grand => c.grand.push(slot(attr)),
                         },
-                        Atom::ConfigWord { .. } => unreachable!("family checked by the parser"),
+                        Atom::ConfigWord { .. } | Atom::TokenWord { .. } => {
+                            unreachable!("family checked above")
+                        }
                     }
                 }
                 c

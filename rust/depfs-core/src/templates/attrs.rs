@@ -37,7 +37,17 @@ pub fn attr_string(attr: &Attr, form: &str, lemma: &str, upos: &str, xpos: &str,
             form.chars().skip(n.saturating_sub(*k as usize)).collect()
         }
         Attr::Shape => shape(form),
+        Attr::Feats => feats.to_string(),
+        Attr::HasDigit => flag(form.chars().any(|c| c.is_numeric())),
+        Attr::HasHyphen => flag(form.contains('-')),
+        Attr::HasUpper => flag(form.chars().any(char::is_uppercase)),
+        // Read from the tagger's dictionary, never from a column.
+        Attr::Ambig => String::new(),
     }
+}
+
+fn flag(b: bool) -> String {
+    if b { "1" } else { "0" }.to_string()
 }
 
 /// Value of `key` in a FEATS string `A=B|C=D` (`_` = none).
@@ -83,11 +93,11 @@ enum Column {
 
 fn column(attr: &Attr) -> Column {
     match attr {
-        Attr::Form | Attr::Lower | Attr::Prefix(_) | Attr::Suffix(_) | Attr::Shape => Column::Form,
+        a if a.from_form() => Column::Form,
         Attr::Lemma => Column::Lemma,
         Attr::Upos => Column::Upos,
         Attr::Xpos => Column::Xpos,
-        Attr::Feat(_) => Column::Feats,
+        _ => Column::Feats,
     }
 }
 

@@ -141,7 +141,9 @@ impl ConfigFeatures {
                 }
             }
             // The parser rejects dir and arc atoms in configuration templates.
-            Atom::Dist | Atom::Dir | Atom::SibDist | Atom::ArcWord { .. } => CAtom::Dist,
+            Atom::Dist | Atom::Dir | Atom::SibDist | Atom::ArcWord { .. } | Atom::TokenWord { .. } => {
+                CAtom::Dist
+            }
         };
         let (mut atoms, mut atom_ids, mut templates) = (Vec::new(), Vec::new(), Vec::new());
         for t in &set.templates {

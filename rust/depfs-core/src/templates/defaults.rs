@@ -12,6 +12,7 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("labeler", Family::Arc, include_str!("sets/labeler.txt")),
     ("arc_eager", Family::Config, include_str!("sets/arc_eager.txt")),
     ("nilsson_nugues", Family::Config, include_str!("sets/nilsson_nugues.txt")),
+    ("tagger", Family::Token, include_str!("sets/tagger.txt")),
 ];
 
 /// Names of the shipped sets.

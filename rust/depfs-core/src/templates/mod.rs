@@ -91,6 +91,7 @@ impl Template {
                     0.25
                 }
                 Atom::ConfigWord { addr, .. } => 0.25 + 0.25 * addr.steps.len() as f32,
+                Atom::TokenWord { .. } => 0.25,
             };
         }
         if between {

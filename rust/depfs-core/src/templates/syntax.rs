@@ -5,12 +5,14 @@
 //! ```text
 //! template  := atom ( '&' atom )*
 //! atom      := 'dir' | 'dist' | 'sdist' | attr '(' address ')'      (sdist: arc only)
-//! attr      := 'form' | 'lower' | 'lemma' | 'upos' | 'xpos' | 'shape'
+//! attr      := 'form' | 'lower' | 'lemma' | 'upos' | 'xpos' | 'feats' | 'shape'
+//!            | 'hasdigit' | 'hashyphen' | 'hasupper' | 'ambig'      (ambig: token only)
 //!            | 'feat:' KEY | 'prefix:' K | 'suffix:' K          (K in 1..=9)
 //!            | 'deprel' | 'lval' | 'rval'                       (configuration only)
 //!            | 'POS' (= upos) | 'LEX' (= form) | 'DEP' (= deprel) (Nilsson & Nugues names)
 //! address   := arc:    ('h' | 'm') [('+' | '-') D] | 'b' | 's' | 'g'     (D in 1..=2)
 //!              config: ('STACK_' i | 'QUEUE_' i) step*                   (i in 0..=9)
+//!              token:  'i' [('+' | '-') D]                                 (D in 1..=4)
 //! step      := 'h' | 'lc' | 'rc' | 'ls' | 'rs' | 'pw' | 'fw'
 //! ```
 
@@ -32,6 +34,16 @@ pub enum Attr {
     Suffix(u8),
     /// Word shape: upper → X, lower → x, digit → d, others kept; runs collapsed.
     Shape,
+    /// The whole FEATS string (`Number=Sing|Person=3`, `_`).
+    Feats,
+    /// Whether the form holds a digit / a hyphen / an upper-case letter.
+    HasDigit,
+    HasHyphen,
+    HasUpper,
+    /// Tagger only: the UPOS tags its tag dictionary allows for the word (the word's
+    /// ambiguity class; "unknown" for a word it does not know). A look-ahead that a
+    /// left-to-right tagger can read to the right.
+    Ambig,
 }
 
 impl Attr {
@@ -46,7 +58,27 @@ impl Attr {
             Attr::Prefix(k) => format!("prefix:{k}"),
             Attr::Suffix(k) => format!("suffix:{k}"),
             Attr::Shape => "shape".into(),
+            Attr::Feats => "feats".into(),
+            Attr::HasDigit => "hasdigit".into(),
+            Attr::HasHyphen => "hashyphen".into(),
+            Attr::HasUpper => "hasupper".into(),
+            Attr::Ambig => "ambig".into(),
         }
+    }
+    /// Whether the attribute is computed from the form alone (so a tagger knows it
+    /// before predicting anything).
+    pub fn from_form(&self) -> bool {
+        matches!(
+            self,
+            Attr::Form
+                | Attr::Lower
+                | Attr::Prefix(_)
+                | Attr::Suffix(_)
+                | Attr::Shape
+                | Attr::HasDigit
+                | Attr::HasHyphen
+                | Attr::HasUpper
+        )
     }
 }
 
@@ -173,6 +205,9 @@ pub enum Family {
     Arc,
     /// Configuration templates of the transition-based parser.
     Config,
+    /// Token templates of the tagger: attributes of the word at offset i±k, and the
+    /// columns already predicted (words to the left; the current word's earlier columns).
+    Token,
 }
 
 /// One atom of a conjunction.
@@ -193,6 +228,20 @@ pub enum Atom {
         attr: NodeAttr,
         addr: ConfigAddr,
     },
+    /// The word at offset `offset` from the tagged word i.
+    TokenWord {
+        attr: Attr,
+        offset: i8,
+    },
+}
+
+/// Text of a token address: `i`, `i+1`, `i-2`.
+pub fn token_addr_text(offset: i8) -> String {
+    match offset {
+        0 => "i".into(),
+        o if o > 0 => format!("i+{o}"),
+        o => format!("i{o}"),
+    }
 }
 
 impl Atom {
@@ -203,6 +252,7 @@ impl Atom {
             Atom::SibDist => "sdist".into(),
             Atom::ArcWord { attr, addr } => format!("{}({})", attr.text(), addr.text()),
             Atom::ConfigWord { attr, addr } => format!("{}({})", attr.text(), addr.text()),
+            Atom::TokenWord { attr, offset } => format!("{}({})", attr.text(), token_addr_text(*offset)),
         }
     }
     /// Edge atoms (dir, dist, sdist) qualify a conjunction and do not count toward the atom limit.
@@ -219,6 +269,7 @@ impl Atom {
             Atom::Dir | Atom::Dist | Atom::SibDist => (String::new(), self.text()),
             Atom::ArcWord { attr, addr } => (addr.text(), attr.text()),
             Atom::ConfigWord { attr, addr } => (addr.text(), attr.text()),
+            Atom::TokenWord { attr, offset } => (token_addr_text(*offset), attr.text()),
         }
     }
 }
@@ -266,6 +317,14 @@ fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, Strin
         ("upos" | "pos", None) => NodeAttr::Word(Attr::Upos),
         ("xpos", None) => NodeAttr::Word(Attr::Xpos),
         ("shape", None) => NodeAttr::Word(Attr::Shape),
+        ("feats", None) => NodeAttr::Word(Attr::Feats),
+        ("hasdigit", None) => NodeAttr::Word(Attr::HasDigit),
+        ("hashyphen", None) => NodeAttr::Word(Attr::HasHyphen),
+        ("hasupper", None) => NodeAttr::Word(Attr::HasUpper),
+        ("ambig", None) if family == Family::Token => NodeAttr::Word(Attr::Ambig),
+        ("ambig", None) => {
+            return Err("ambig (the tag dictionary's classes) exists only in token templates".into())
+        }
         ("prefix", a) => NodeAttr::Word(Attr::Prefix(k_arg(a)?)),
         ("suffix", a) => NodeAttr::Word(Attr::Suffix(k_arg(a)?)),
         ("feat", Some(_)) => {
@@ -282,7 +341,7 @@ fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, Strin
         ("rval", None) => NodeAttr::RightValency,
         _ => return Err(format!("unknown attribute {name:?}")),
     };
-    if family == Family::Arc && !matches!(attr, NodeAttr::Word(_)) {
+    if family != Family::Config && !matches!(attr, NodeAttr::Word(_)) {
         return Err(format!("attribute {name:?} exists only in configuration templates"));
     }
     Ok(attr)
@@ -312,6 +371,19 @@ fn parse_arc_addr(s: &str) -> std::result::Result<ArcAddr, String> {
         "h" => Ok(ArcAddr::Head(off)),
         "m" => Ok(ArcAddr::Mod(off)),
         _ => Err(format!("bad arc address {s:?}: use h, m, h±1, h±2, m±1, m±2, b, s or g")),
+    }
+}
+
+fn parse_token_addr(s: &str) -> std::result::Result<i8, String> {
+    let compact: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+    let bad = || format!("bad token address {s:?}: use i, i+1 .. i+4, i-1 .. i-4");
+    let rest = compact.strip_prefix(['i', 'I']).ok_or_else(bad)?;
+    if rest.is_empty() {
+        return Ok(0);
+    }
+    match rest.parse::<i8>() {
+        Ok(o) if rest.starts_with(['+', '-']) && (1..=4).contains(&o.abs()) => Ok(o),
+        _ => Err(bad()),
     }
 }
 
@@ -351,7 +423,8 @@ fn parse_atom(s: &str, family: Family) -> std::result::Result<Atom, String> {
     match s.to_ascii_lowercase().as_str() {
         "dir" if family == Family::Arc => return Ok(Atom::Dir),
         "dir" => return Err("dir exists only in arc templates".into()),
-        "dist" => return Ok(Atom::Dist),
+        "dist" if family != Family::Token => return Ok(Atom::Dist),
+        "dist" => return Err("dist exists only in arc and configuration templates".into()),
         "sdist" if family == Family::Arc => return Ok(Atom::SibDist),
         "sdist" => return Err("sdist exists only in arc templates".into()),
         _ => {}
@@ -369,6 +442,18 @@ fn parse_atom(s: &str, family: Family) -> std::result::Result<Atom, String> {
             Ok(Atom::ArcWord { attr, addr: parse_arc_addr(inner)? })
         }
         Family::Config => Ok(Atom::ConfigWord { attr, addr: parse_config_addr(inner)? }),
+        Family::Token => {
+            let NodeAttr::Word(attr) = attr else { unreachable!("checked in parse_attr") };
+            let offset = parse_token_addr(inner)?;
+            if offset > 0 && !attr.from_form() && attr != Attr::Ambig {
+                return Err(format!(
+                    "{}: the tagger predicts {} left to right, so words to the right have none yet",
+                    s,
+                    attr.text()
+                ));
+            }
+            Ok(Atom::TokenWord { attr, offset })
+        }
     }
 }
 
@@ -387,8 +472,8 @@ pub fn parse_atoms(text: &str, line: usize, family: Family, max_atoms: usize) ->
     if n_word > max_atoms {
         return Err(err(text, line, format!("{n_word} word atoms, the limit is {max_atoms}")));
     }
-    if n_word == 0 && family == Family::Config {
-        return Err(err(text, line, "a configuration template needs a word atom"));
+    if n_word == 0 && family != Family::Arc {
+        return Err(err(text, line, "a configuration or token template needs a word atom"));
     }
     let n_between =
         atoms.iter().filter(|a| matches!(a, Atom::ArcWord { addr: ArcAddr::Between, .. })).count();
@@ -401,13 +486,14 @@ pub fn parse_atoms(text: &str, line: usize, family: Family, max_atoms: usize) ->
 
 /// Canonical atom order: word atoms grouped by address (then attribute), edge atoms last.
 fn canonical_order(a: &Atom, b: &Atom) -> std::cmp::Ordering {
-    fn key(a: &Atom) -> (u8, Option<&ArcAddr>, Option<&ConfigAddr>, String) {
+    fn key(a: &Atom) -> (u8, Option<&ArcAddr>, Option<&ConfigAddr>, i8, String) {
         match a {
-            Atom::ArcWord { attr, addr } => (0, Some(addr), None, attr.text()),
-            Atom::ConfigWord { attr, addr } => (0, None, Some(addr), attr.text()),
-            Atom::Dir => (1, None, None, String::new()),
-            Atom::Dist => (2, None, None, String::new()),
-            Atom::SibDist => (3, None, None, String::new()),
+            Atom::ArcWord { attr, addr } => (0, Some(addr), None, 0, attr.text()),
+            Atom::ConfigWord { attr, addr } => (0, None, Some(addr), 0, attr.text()),
+            Atom::TokenWord { attr, offset } => (0, None, None, *offset, attr.text()),
+            Atom::Dir => (1, None, None, 0, String::new()),
+            Atom::Dist => (2, None, None, 0, String::new()),
+            Atom::SibDist => (3, None, None, 0, String::new()),
         }
     }
     key(a).cmp(&key(b))

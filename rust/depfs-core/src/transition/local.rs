@@ -211,25 +211,16 @@ impl LocalClassifier {
     }
 
     fn to_stored(&self) -> StoredLocal {
-        let parts = |w: &QuantizedWeights| {
-            let (width, rows, scales, bytes) = w.to_parts();
-            StoredWeights { width, rows, scales, bytes }
-        };
         StoredLocal {
             templates: self.set.to_text(),
-            move_w: parts(&self.move_w),
-            label_w: parts(&self.label_w),
+            move_w: StoredWeights::of(&self.move_w),
+            label_w: StoredWeights::of(&self.label_w),
         }
     }
 
     fn from_stored(st: StoredLocal, labels: &LabelSet) -> Result<LocalClassifier> {
         let set = TemplateSet::parse(&st.templates, Family::Config, DEFAULT_MAX_ATOMS)?;
-        let table = |w: StoredWeights, width: usize| -> Result<QuantizedWeights> {
-            if w.rows.len() != set.len() || w.width != width {
-                return Err(Error::InvalidArgument("weight blocks do not match the templates".into()));
-            }
-            QuantizedWeights::from_parts(w.width, &w.rows, w.scales, &w.bytes)
-        };
+        let table = |w: StoredWeights, width: usize| w.table(set.len(), width);
         Ok(LocalClassifier {
             feats: ConfigFeatures::compile(&set)?,
             move_w: table(st.move_w, N_KINDS)?,
@@ -421,6 +412,7 @@ impl Guide for Vote<'_> {
     }
 }
 
+/// Frozen weights inside a model file.
 #[derive(Serialize, Deserialize)]
 pub(crate) struct StoredWeights {
     width: usize,
@@ -428,6 +420,20 @@ pub(crate) struct StoredWeights {
     scales: Vec<f32>,
     #[serde(with = "serde_bytes")]
     bytes: Vec<u8>,
+}
+
+impl StoredWeights {
+    pub(crate) fn of(w: &QuantizedWeights) -> StoredWeights {
+        let (width, rows, scales, bytes) = w.to_parts();
+        StoredWeights { width, rows, scales, bytes }
+    }
+    /// The table, checked against the `n_templates` and `width` its reader expects.
+    pub(crate) fn table(self, n_templates: usize, width: usize) -> Result<QuantizedWeights> {
+        if self.rows.len() != n_templates || self.width != width {
+            return Err(Error::InvalidArgument("weight blocks do not match the templates".into()));
+        }
+        QuantizedWeights::from_parts(self.width, &self.rows, self.scales, &self.bytes)
+    }
 }
 
 #[derive(Serialize, Deserialize)]

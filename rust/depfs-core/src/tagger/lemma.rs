@@ -1,0 +1,149 @@
+//! Lemmas as edit-script classes (Chrupała 2008; UDPipe 1, Straka et al. 2016): the rule
+//! that turns a form into its lemma, so that a classifier can predict it for words it
+//! never saw ("walked" → strip "ed"; "studies" → strip "ies", append "y").
+//!
+//! A script is: a casing mode (`K` keep the form as it is, `L` lower-case it first), the
+//! text removed from and added at the start, and the text removed from and added at the
+//! end. It is read off the longest common substring of form and lemma (what both keep);
+//! a pair with nothing in common ("went" → "go") removes the whole form. Removed texts are
+//! stored, not just their lengths, so a script applies only to forms it fits. A script's
+//! class string joins its five fields with tabs (no CoNLL-U field holds a tab).
+
+/// One edit script; see the module comment.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Script {
+    pub lower: bool,
+    pub pre_del: String,
+    pub pre_add: String,
+    pub suf_del: String,
+    pub suf_add: String,
+}
+
+/// Longest common substring of `a` and `b` as (start in a, start in b, length), in chars.
+/// O(|a| · |b|), for words.
+fn longest_common(a: &[char], b: &[char]) -> (usize, usize, usize) {
+    let mut best = (0, 0, 0);
+    let mut prev = vec![0usize; b.len() + 1];
+    let mut cur = vec![0usize; b.len() + 1];
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            cur[j] = if a[i - 1] == b[j - 1] { prev[j - 1] + 1 } else { 0 };
+            if cur[j] > best.2 {
+                best = (i - cur[j], j - cur[j], cur[j]);
+            }
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    best
+}
+
+impl Script {
+    /// The script that turns `form` into `lemma`. Lower-cases first when the form has
+    /// capitals the lemma lacks ("The" → "the").
+    pub fn between(form: &str, lemma: &str) -> Script {
+        let lowered = form.to_lowercase();
+        let lower = lowered != form && lemma.to_lowercase() == lemma;
+        let f: Vec<char> = if lower { lowered.chars().collect() } else { form.chars().collect() };
+        let l: Vec<char> = lemma.chars().collect();
+        let (fa, la, len) = longest_common(&f, &l);
+        let s = |c: &[char]| c.iter().collect::<String>();
+        if len == 0 {
+            return Script {
+                lower,
+                pre_del: String::new(),
+                pre_add: String::new(),
+                suf_del: s(&f),
+                suf_add: s(&l),
+            };
+        }
+        Script {
+            lower,
+            pre_del: s(&f[..fa]),
+            pre_add: s(&l[..la]),
+            suf_del: s(&f[fa + len..]),
+            suf_add: s(&l[la + len..]),
+        }
+    }
+
+    /// The lemma of `form`, or None when the script does not fit it.
+    pub fn apply(&self, form: &str) -> Option<String> {
+        let lowered;
+        let f = if self.lower {
+            lowered = form.to_lowercase();
+            lowered.as_str()
+        } else {
+            form
+        };
+        let core = f.strip_prefix(self.pre_del.as_str())?;
+        let core = core.strip_suffix(self.suf_del.as_str())?;
+        let mut out = String::with_capacity(self.pre_add.len() + core.len() + self.suf_add.len());
+        out.push_str(&self.pre_add);
+        out.push_str(core);
+        out.push_str(&self.suf_add);
+        Some(out)
+    }
+
+    /// Whether the script applies to `form` (what [`Script::apply`] checks, without
+    /// building the lemma).
+    pub fn fits(&self, form: &str) -> bool {
+        if self.lower && form.chars().any(char::is_uppercase) {
+            return self.apply(form).is_some();
+        }
+        form.strip_prefix(self.pre_del.as_str()).is_some_and(|c| c.ends_with(self.suf_del.as_str()))
+    }
+
+    /// The class string (fields joined by tabs).
+    pub fn text(&self) -> String {
+        format!(
+            "{}\t{}\t{}\t{}\t{}",
+            if self.lower { "L" } else { "K" },
+            self.pre_del,
+            self.pre_add,
+            self.suf_del,
+            self.suf_add
+        )
+    }
+
+    /// Parses [`Script::text`]; None when the text is not a script.
+    pub fn from_text(text: &str) -> Option<Script> {
+        let mut parts = text.split('\t');
+        let lower = match parts.next()? {
+            "L" => true,
+            "K" => false,
+            _ => return None,
+        };
+        let mut next = || parts.next().map(str::to_string);
+        let script = Script { lower, pre_del: next()?, pre_add: next()?, suf_del: next()?, suf_add: next()? };
+        parts.next().is_none().then_some(script)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn scripts_of_common_cases() {
+        let s = Script::between("studies", "study");
+        assert_eq!((s.suf_del.as_str(), s.suf_add.as_str()), ("ies", "y"));
+        assert_eq!(s.apply("flies").as_deref(), Some("fly"));
+        assert_eq!(s.apply("walked"), None, "does not fit");
+        let s = Script::between("The", "the");
+        assert!(s.lower && s.suf_del.is_empty() && s.pre_del.is_empty());
+        assert_eq!(s.apply("A").as_deref(), Some("a"));
+        assert_eq!(Script::between("went", "go").apply("went").as_deref(), Some("go"));
+        assert_eq!(Script::between("unhappier", "happy").apply("unluckier").as_deref(), Some("lucky"));
+        let s = Script::between("Apple", "Apple");
+        assert_eq!(s.apply("Paris").as_deref(), Some("Paris"));
+    }
+
+    proptest! {
+        #[test]
+        fn a_script_rebuilds_its_own_lemma(form in "[a-zA-Zé'-]{0,9}", lemma in "[a-zA-Zé'-]{0,9}") {
+            let s = Script::between(&form, &lemma);
+            prop_assert_eq!(s.apply(&form), Some(lemma));
+            prop_assert_eq!(Script::from_text(&s.text()), Some(s));
+        }
+    }
+}

@@ -1,0 +1,703 @@
+//! A greedy left-to-right morphological tagger: UPOS, XPOS, FEATS and LEMMA.
+//!
+//! One averaged-perceptron classifier per column (Collins 2002), over token templates
+//! (the `token` family of the template language: attributes of the words at i±k and the
+//! columns already predicted). FEATS is predicted whole, as one class (UDPipe 1, Straka et
+//! al. 2016); LEMMA as an edit-script class ([`lemma`], Chrupała 2008). Each decision is
+//! restricted to the classes the tag dictionary allows ([`lexicon`]); a word with one
+//! candidate costs no feature at all. Strubell et al. 2015 (ACL; `../shared/papers/003_…`)
+//! test their prefix-margin inference on exactly such a tagger (their Table 1); the
+//! templates are ordered and each column keeps its own template set, so that a later
+//! model can walk them in order.
+//!
+//! Weights: a (feature, class) pair is hashed into its template's block (width 1), so a
+//! decision reads templates × candidates weights and the table holds only pairs that
+//! training met (sized by counting them). Training follows the tagger's own predictions
+//! for the columns to the left (as at tagging time), shuffles sentences each epoch with
+//! the one seeded [`Rng`], and is deterministic.
+
+pub mod features;
+pub mod lemma;
+pub mod lexicon;
+
+use serde::{Deserialize, Serialize};
+use std::collections::{HashMap, HashSet};
+use std::time::Instant;
+
+use crate::io::model::{filled_columns, load_model, save_model, wrong_kind, Model};
+use crate::templates::attrs::{SentAttrs, VocabHashes};
+use crate::templates::hash::{combine, hash_str};
+use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
+use crate::transition::local::StoredWeights;
+use crate::util::{map_chunks, Rng};
+use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
+use crate::{Error, Result, Treebank};
+use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
+use lemma::Script;
+use lexicon::{FormEntry, Lexicon, Seen};
+
+/// Model-file kind of a tagger.
+pub const MODEL_KIND: &str = "tagger";
+
+/// Options of [`TaggerTrainer::new`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaggerOptions {
+    pub seed: u64,
+    /// A form (or form and UPOS) seen this many times is known to the tag dictionary.
+    pub min_known: u32,
+    /// Upper bound on a weight block's rows (2^bits).
+    pub max_bits: u32,
+}
+
+impl Default for TaggerOptions {
+    fn default() -> Self {
+        TaggerOptions { seed: 1, min_known: 2, max_bits: 20 }
+    }
+}
+
+/// One column's classifier: its classes, their hash salts, its templates' weights.
+#[derive(Debug, Clone)]
+struct ColumnModel<W> {
+    column: usize,
+    set: TemplateSet,
+    feats: TokenFeatures,
+    classes: Vec<String>,
+    salts: Vec<u64>,
+    /// Per class: the history slots deciding it sets, and their values (not LEMMA,
+    /// whose value is the lemma the script makes of the form).
+    history: Vec<Vec<(usize, u64)>>,
+    /// Parsed scripts (LEMMA only).
+    scripts: Vec<Script>,
+    weights: W,
+}
+
+fn salt(column: usize, class: &str) -> u64 {
+    combine(hash_str(COLUMN_NAMES[column]), hash_str(class))
+}
+
+impl<W: WeightTable> ColumnModel<W> {
+    /// Score of class c given the templates' feature values. O(templates).
+    #[inline]
+    fn score(&self, feats: &[u64], c: u32) -> f32 {
+        let s = self.salts[c as usize];
+        feats.iter().enumerate().map(|(t, &f)| self.weights.get(t, combine(f, s))).sum()
+    }
+
+    /// The best-scoring candidate (first on ties). O(candidates · templates).
+    fn best(&self, feats: &[u64], cands: &[u32]) -> u32 {
+        let mut best = (cands[0], f32::NEG_INFINITY);
+        for &c in cands {
+            let s = self.score(feats, c);
+            if s > best.1 {
+                best = (c, s);
+            }
+        }
+        best.0
+    }
+}
+
+/// A word being tagged: its form and dictionary entry (and whether the entry was found
+/// for the lower-cased form, whose scripts then apply to the lower-cased form).
+struct Word<'a> {
+    form: &'a str,
+    entry: Option<(&'a FormEntry, bool)>,
+}
+
+/// What training and tagging share: the columns, the dictionary, the slot layout.
+#[derive(Debug, Clone)]
+struct Core<W> {
+    columns: Vec<ColumnModel<W>>,
+    lexicon: Lexicon,
+    slots: Slots,
+}
+
+/// Per-sentence buffers.
+#[derive(Default)]
+struct Scratch {
+    sent: SentAttrs,
+    hist: History,
+    feats: Vec<u64>,
+    all: Vec<u32>,
+}
+
+impl<W: WeightTable> Core<W> {
+    /// Candidates of column model `m` for `w` given its decided UPOS (every class when
+    /// the dictionary has none). Result in `out`.
+    fn candidates(&self, m: usize, w: &Word<'_>, upos: u32, out: &mut Vec<u32>) {
+        let cm = &self.columns[m];
+        let c = self.lexicon.candidates(cm.column, w.entry.map(|e| e.0), upos, w.form);
+        out.clear();
+        if c.is_empty() {
+            out.extend(0..cm.classes.len() as u32);
+        } else if cm.column == LEMMA {
+            // Only scripts that fit the form.
+            let form = lemma_form(w);
+            out.extend(c.iter().copied().filter(|&s| cm.scripts[s as usize].fits(&form)));
+            if out.is_empty() {
+                out.extend(c.iter().copied());
+            }
+        } else {
+            out.extend_from_slice(&c);
+        }
+    }
+
+    /// Decides every column of word i of the sentence in `sc` (history updated), calling
+    /// `learn(m, feats, cands, pred)` on each decision with more than one candidate (it
+    /// may return a corrected class to follow). Returns the class per column model.
+    fn decide_word(
+        &self,
+        w: &Word<'_>,
+        i: usize,
+        sc: &mut Scratch,
+        out: &mut [u32],
+        mut learn: impl FnMut(usize, &[u64], &[u32], u32),
+    ) {
+        let mut upos = 0;
+        let mut cands = std::mem::take(&mut sc.all);
+        for (m, cm) in self.columns.iter().enumerate() {
+            self.candidates(m, w, upos, &mut cands);
+            let pred = if cands.len() == 1 {
+                cands[0]
+            } else {
+                cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
+                let pred = cm.best(&sc.feats, &cands);
+                learn(m, &sc.feats, &cands, pred);
+                pred
+            };
+            out[m] = pred;
+            if cm.column == UPOS {
+                upos = pred;
+            }
+            self.record(m, w, i, pred, &mut sc.hist);
+        }
+        sc.all = cands;
+    }
+
+    /// Writes the history values of deciding class `c` with column model `m`.
+    fn record(&self, m: usize, w: &Word<'_>, i: usize, c: u32, hist: &mut History) {
+        let cm = &self.columns[m];
+        if cm.column == LEMMA {
+            if !self.slots.reads_lemma() {
+                return;
+            }
+            let lemma = apply_script(&cm.scripts[c as usize], w);
+            for (slot, v) in self.slots.history_values(LEMMA, &lemma) {
+                hist.set(i, slot, v);
+            }
+        } else {
+            for &(slot, v) in &cm.history[c as usize] {
+                hist.set(i, slot, v);
+            }
+        }
+    }
+}
+
+/// Hash of a word's ambiguity class: the UPOS classes its dictionary entry allows.
+fn ambig_hash(entry: Option<(&FormEntry, bool)>) -> u64 {
+    match entry {
+        Some((e, _)) if !e.upos.is_empty() => {
+            e.upos.iter().fold(hash_str("ambig"), |h, &u| combine(h, u as u64))
+        }
+        _ => hash_str("<unknown>"),
+    }
+}
+
+/// Starts sentence s in `sc`: form table, empty history, ambiguity classes.
+fn start_sentence(slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize, sc: &mut Scratch) {
+    sc.sent.fill(vh, tb, s);
+    let r = tb.sentences[s].range();
+    sc.hist.reset(r.len(), slots.predicted_attrs.len());
+    if slots.ambig {
+        sc.hist.set_ambig(tb.words.form[r].iter().map(|&f| ambig[f as usize]));
+    }
+}
+
+/// The form a lemma script applies to: lower-cased when the dictionary knew only that.
+fn lemma_form<'a>(w: &Word<'a>) -> std::borrow::Cow<'a, str> {
+    match w.entry {
+        Some((_, true)) => std::borrow::Cow::Owned(w.form.to_lowercase()),
+        _ => std::borrow::Cow::Borrowed(w.form),
+    }
+}
+
+/// The lemma a script makes of a word (the form itself when it does not fit).
+fn apply_script(s: &Script, w: &Word<'_>) -> String {
+    let form = lemma_form(w);
+    s.apply(&form).unwrap_or_else(|| form.into_owned())
+}
+
+/// The gold value of `column` for word `pos` of `tb` as a class string.
+fn gold_value(tb: &Treebank, column: usize, pos: usize) -> String {
+    let (w, v) = (&tb.words, &tb.vocabs);
+    match column {
+        UPOS => v.upos.str(w.upos[pos]).to_string(),
+        XPOS => v.xpos.str(w.xpos[pos]).to_string(),
+        FEATS => v.feats.str(w.feats[pos]).to_string(),
+        _ => Script::between(v.form.str(w.form[pos]), v.lemma.str(w.lemma[pos])).text(),
+    }
+}
+
+/// Trains a tagger epoch by epoch (see the module comment).
+pub struct TaggerTrainer {
+    core: Core<Weights>,
+    tb: Treebank,
+    vh: VocabHashes,
+    /// Ambiguity class of every form of the training treebank.
+    ambig: Vec<u64>,
+    /// gold[m][pos]: class of column model m for word pos (UNSET: none).
+    gold: Vec<Vec<u32>>,
+    rng: Rng,
+    epoch: usize,
+}
+
+/// Statistics of one training epoch.
+#[derive(Debug, Clone, Copy)]
+pub struct EpochStats {
+    pub epoch: usize,
+    /// Share of column decisions right (following its own predictions), 0..1.
+    pub train_accuracy: f64,
+    pub seconds: f64,
+}
+
+impl TaggerTrainer {
+    /// Prepares training on `train`: the columns it fills (of UPOS, XPOS, FEATS, LEMMA),
+    /// their classes, the tag dictionary, and weight blocks sized by the (feature, class)
+    /// pairs training meets. `sets[c]` holds column c's templates.
+    pub fn new(
+        train: &Treebank,
+        sets: [TemplateSet; N_COLUMNS],
+        opts: &TaggerOptions,
+    ) -> Result<TaggerTrainer> {
+        if train.n_words() == 0 {
+            return Err(Error::InvalidArgument("the training treebank has no words".into()));
+        }
+        let filled = filled_columns(train);
+        let active: Vec<usize> =
+            (0..N_COLUMNS).filter(|&c| filled.iter().any(|f| f == COLUMN_NAMES[c])).collect();
+        if !active.contains(&UPOS) {
+            return Err(Error::InvalidArgument(
+                "the training treebank leaves UPOS empty ('_'): there is nothing to learn tags from".into(),
+            ));
+        }
+        let n = train.n_words();
+        let mut slots = Slots::default();
+        let mut columns = Vec::new();
+        let mut gold = Vec::new();
+        for (c, set) in sets.into_iter().enumerate() {
+            if !active.contains(&c) {
+                continue;
+            }
+            if set.is_empty() {
+                return Err(Error::InvalidArgument(format!("no templates for {}", COLUMN_NAMES[c])));
+            }
+            // Classes in first-seen order (deterministic).
+            let (mut classes, mut ids) = (Vec::<String>::new(), HashMap::<String, u32>::new());
+            let g: Vec<u32> = (0..n)
+                .map(|pos| {
+                    let value = gold_value(train, c, pos);
+                    *ids.entry(value.clone()).or_insert_with(|| {
+                        classes.push(value);
+                        classes.len() as u32 - 1
+                    })
+                })
+                .collect();
+            gold.push(g);
+            let feats = TokenFeatures::compile(&set, &mut slots)?;
+            let salts = classes.iter().map(|k| salt(c, k)).collect();
+            let scripts = if c == LEMMA {
+                classes.iter().map(|k| Script::from_text(k).expect("built from a script")).collect()
+            } else {
+                Vec::new()
+            };
+            let weights = Weights::new(&vec![1usize; set.len()], 1)?;
+            columns.push(ColumnModel {
+                column: c,
+                set,
+                feats,
+                classes,
+                salts,
+                history: Vec::new(),
+                scripts,
+                weights,
+            });
+        }
+        for cm in &mut columns {
+            if cm.column != LEMMA {
+                cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
+            }
+        }
+        let class_of =
+            |c: usize, pos: usize| columns.iter().position(|cm| cm.column == c).map(|m| gold[m][pos]);
+        let words: Vec<Seen<'_>> = (0..n)
+            .map(|pos| Seen {
+                form: train.vocabs.form.str(train.words.form[pos]),
+                classes: std::array::from_fn(|c| class_of(c, pos)),
+            })
+            .collect();
+        let n_upos = columns[0].classes.len();
+        let lexicon = Lexicon::build(&words, n_upos, opts.min_known.max(1));
+        let vh = slots.vocab_hashes(train);
+        let ambig = train.vocabs.form.strings().iter().map(|f| ambig_hash(lexicon.entry(f))).collect();
+        let mut trainer = TaggerTrainer {
+            core: Core { columns, lexicon, slots },
+            tb: train.clone(),
+            vh,
+            ambig,
+            gold,
+            rng: Rng::new(opts.seed),
+            epoch: 0,
+        };
+        trainer.size_blocks(opts.max_bits)?;
+        Ok(trainer)
+    }
+
+    fn word(&self, pos: usize) -> Word<'_> {
+        let form = self.tb.vocabs.form.str(self.tb.words.form[pos]);
+        Word { form, entry: self.core.lexicon.entry(form) }
+    }
+
+    /// Sizes each template's block by the distinct (feature, gold class) pairs of the
+    /// decisions with more than one candidate, on gold history. O(words · templates).
+    fn size_blocks(&mut self, max_bits: u32) -> Result<()> {
+        let mut pairs: Vec<Vec<HashSet<u64>>> =
+            self.core.columns.iter().map(|cm| vec![HashSet::new(); cm.set.len()]).collect();
+        let mut sc = Scratch::default();
+        let mut cands = Vec::new();
+        for s in 0..self.tb.len() {
+            start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, &mut sc);
+            let meta = &self.tb.sentences[s];
+            for i in 1..=meta.len as usize {
+                let pos = meta.start as usize + i - 1;
+                let w = self.word(pos);
+                let upos = self.gold[0][pos];
+                for (m, cm) in self.core.columns.iter().enumerate() {
+                    let g = self.gold[m][pos];
+                    self.core.candidates(m, &w, upos, &mut cands);
+                    if cands.len() > 1 {
+                        cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
+                        for (t, &f) in sc.feats.iter().enumerate() {
+                            pairs[m][t].insert(combine(f, cm.salts[g as usize]));
+                        }
+                    }
+                    self.core.record(m, &w, i, g, &mut sc.hist);
+                }
+            }
+        }
+        for (m, cm) in self.core.columns.iter_mut().enumerate() {
+            // Wrong classes are updated too: room for twice the gold pairs.
+            let rows: Vec<usize> = pairs[m].iter().map(|p| rows_for(2 * p.len(), 6, max_bits)).collect();
+            cm.weights = Weights::new(&rows, 1)?;
+            cm.weights.start_averaging();
+        }
+        Ok(())
+    }
+
+    /// One pass over the shuffled training sentences, following the tagger's own
+    /// predictions. O(words · columns · candidates · templates).
+    pub fn epoch(&mut self) -> EpochStats {
+        let start = Instant::now();
+        self.epoch += 1;
+        let mut order: Vec<usize> = (0..self.tb.len()).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, self.rng.index(i + 1));
+        }
+        let mut sc = Scratch::default();
+        let mut decided = vec![0u32; self.core.columns.len()];
+        let (mut right, mut total) = (0usize, 0usize);
+        // Updates are collected per word and applied after it: deciding reads the weights.
+        let mut updates: Vec<(usize, Vec<u64>, u32, u32)> = Vec::new();
+        for &s in &order {
+            start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, &mut sc);
+            let meta = self.tb.sentences[s].clone();
+            for i in 1..=meta.len as usize {
+                let pos = meta.start as usize + i - 1;
+                let w = {
+                    let form = self.tb.vocabs.form.str(self.tb.words.form[pos]);
+                    Word { form, entry: self.core.lexicon.entry(form) }
+                };
+                let gold = &self.gold;
+                updates.clear();
+                self.core.decide_word(&w, i, &mut sc, &mut decided, |m, feats, cands, pred| {
+                    let g = gold[m][pos];
+                    if pred != g && cands.contains(&g) {
+                        updates.push((m, feats.to_vec(), g, pred));
+                    }
+                });
+                for (m, &d) in decided.iter().enumerate() {
+                    total += 1;
+                    right += (d == self.gold[m][pos]) as usize;
+                }
+                for (m, feats, g, pred) in updates.drain(..) {
+                    let cm = &mut self.core.columns[m];
+                    let (sg, sp) = (cm.salts[g as usize], cm.salts[pred as usize]);
+                    for (t, &f) in feats.iter().enumerate() {
+                        cm.weights.update(t, combine(f, sg), 0, 1.0);
+                        cm.weights.update(t, combine(f, sp), 0, -1.0);
+                    }
+                }
+                for cm in &mut self.core.columns {
+                    cm.weights.tick();
+                }
+            }
+        }
+        EpochStats {
+            epoch: self.epoch,
+            train_accuracy: right as f64 / total.max(1) as f64,
+            seconds: start.elapsed().as_secs_f64(),
+        }
+    }
+
+    /// The tagger as it stands: averaged, 8-bit weights.
+    pub fn model(&self) -> Tagger {
+        let columns = self
+            .core
+            .columns
+            .iter()
+            .map(|cm| ColumnModel {
+                column: cm.column,
+                set: cm.set.clone(),
+                feats: cm.feats.clone(),
+                classes: cm.classes.clone(),
+                salts: cm.salts.clone(),
+                history: cm.history.clone(),
+                scripts: cm.scripts.clone(),
+                weights: QuantizedWeights::quantize(&cm.weights.averaged()),
+            })
+            .collect();
+        Tagger {
+            core: Core { columns, lexicon: self.core.lexicon.clone(), slots: self.core.slots.clone() },
+            info: String::new(),
+        }
+    }
+}
+
+/// A trained tagger (8-bit weights).
+#[derive(Debug, Clone)]
+pub struct Tagger {
+    core: Core<QuantizedWeights>,
+    /// Free-form training information (JSON written by the Python layer).
+    pub info: String,
+}
+
+/// Per form of the treebank being tagged: dictionary entry and ambiguity class.
+struct FormTables<'a> {
+    entries: Vec<Option<(&'a FormEntry, bool)>>,
+    ambig: Vec<u64>,
+}
+
+/// Sentences per work chunk when tagging on several threads.
+const TAG_CHUNK: usize = 256;
+
+impl Tagger {
+    /// The columns this tagger predicts (CoNLL-U names, in decision order).
+    pub fn columns(&self) -> Vec<&'static str> {
+        self.core.columns.iter().map(|cm| COLUMN_NAMES[cm.column]).collect()
+    }
+    /// The templates of column `name` (e.g. "UPOS").
+    pub fn templates(&self, name: &str) -> Option<&TemplateSet> {
+        self.core.columns.iter().find(|cm| COLUMN_NAMES[cm.column] == name).map(|cm| &cm.set)
+    }
+    /// The classes of column `name` (LEMMA: edit scripts as text).
+    pub fn classes(&self, name: &str) -> Option<&[String]> {
+        self.core.columns.iter().find(|cm| COLUMN_NAMES[cm.column] == name).map(|cm| &cm.classes[..])
+    }
+    /// The input columns a tagger reads.
+    pub fn input_columns(&self) -> Vec<String> {
+        vec!["FORM".to_string()]
+    }
+
+    /// Decided classes of every word of sentences `range`, per column model. O(words ·
+    /// columns · candidates · templates).
+    fn decide(
+        &self,
+        tb: &Treebank,
+        vh: &VocabHashes,
+        forms: &FormTables<'_>,
+        range: std::ops::Range<usize>,
+        sc: &mut Scratch,
+    ) -> Vec<u32> {
+        let k = self.core.columns.len();
+        let mut out = Vec::new();
+        let mut decided = vec![0u32; k];
+        let entries = &forms.entries;
+        for s in range {
+            start_sentence(&self.core.slots, vh, &forms.ambig, tb, s, sc);
+            let meta = &tb.sentences[s];
+            for i in 1..=meta.len as usize {
+                let pos = meta.start as usize + i - 1;
+                let fid = tb.words.form[pos] as usize;
+                let w = Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid] };
+                self.core.decide_word(&w, i, sc, &mut decided, |_, _, _, _| {});
+                out.extend_from_slice(&decided);
+            }
+        }
+        out
+    }
+
+    /// A copy of `tb` with the predicted columns written (others untouched).
+    /// `threads` 0 = all cores.
+    pub fn tag(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+        let vh = self.core.slots.vocab_hashes(tb);
+        // The dictionary entry of every form of this treebank, looked up once.
+        let entries: Vec<Option<(&FormEntry, bool)>> =
+            tb.vocabs.form.strings().iter().map(|f| self.core.lexicon.entry(f)).collect();
+        let ambig = entries.iter().map(|&e| ambig_hash(e)).collect();
+        let forms = FormTables { entries, ambig };
+        let decided = map_chunks(threads, tb.len(), TAG_CHUNK, Scratch::default, |sc, range| {
+            self.decide(tb, &vh, &forms, range, sc)
+        })?;
+        let entries = forms.entries;
+        let mut out = tb.clone();
+        let k = self.core.columns.len();
+        for (m, cm) in self.core.columns.iter().enumerate() {
+            let ids = decided.iter().skip(m).step_by(k);
+            match cm.column {
+                LEMMA => {
+                    // A form mostly keeps one lemma: remember the last (script, id) per form.
+                    let mut last: Vec<Option<(u32, u32)>> = vec![None; tb.vocabs.form.len()];
+                    for (pos, &c) in ids.enumerate() {
+                        let fid = tb.words.form[pos] as usize;
+                        let id = match last[fid] {
+                            Some((s, id)) if s == c => id,
+                            _ => {
+                                let w = Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid] };
+                                let id = out.vocabs.lemma.intern(&apply_script(&cm.scripts[c as usize], &w));
+                                last[fid] = Some((c, id));
+                                id
+                            }
+                        };
+                        out.words.lemma[pos] = id;
+                    }
+                }
+                col => {
+                    let (vocab, column) = match col {
+                        UPOS => (&mut out.vocabs.upos, &mut out.words.upos),
+                        XPOS => (&mut out.vocabs.xpos, &mut out.words.xpos),
+                        _ => (&mut out.vocabs.feats, &mut out.words.feats),
+                    };
+                    let class_ids: Vec<u32> = cm.classes.iter().map(|c| vocab.intern(c)).collect();
+                    for (pos, &c) in ids.enumerate() {
+                        column[pos] = class_ids[c as usize];
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes the model file atomically, with `info`.
+    pub fn save(&self, path: &std::path::Path, info: &str) -> Result<()> {
+        let columns = self
+            .core
+            .columns
+            .iter()
+            .map(|cm| StoredColumn {
+                column: cm.column as u8,
+                templates: cm.set.to_text(),
+                classes: cm.classes.clone(),
+                weights: StoredWeights::of(&cm.weights),
+            })
+            .collect();
+        let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
+        save_model(path, self.input_columns(), info.to_string(), Model::Tagger(stored))
+    }
+
+    /// Reads a tagger model file; checks every size.
+    pub fn load(path: &std::path::Path) -> Result<Tagger> {
+        let file = load_model(path)?;
+        let info = file.info;
+        let st = match file.model {
+            Model::Tagger(st) => st,
+            other => return Err(wrong_kind(path, &other, MODEL_KIND)),
+        };
+        Tagger::from_stored(st, info).map_err(|e| Error::Model {
+            file: path.display().to_string(),
+            msg: format!("inconsistent tagger: {e}"),
+        })
+    }
+
+    fn from_stored(st: StoredTagger, info: String) -> Result<Tagger> {
+        let mut slots = Slots::default();
+        let mut columns = Vec::new();
+        let mut last = None;
+        for sc in st.columns {
+            let c = sc.column as usize;
+            if c >= N_COLUMNS || last.is_some_and(|l| l >= c) || (columns.is_empty() && c != UPOS) {
+                return Err(Error::InvalidArgument("columns out of order".into()));
+            }
+            last = Some(c);
+            let set = TemplateSet::parse(&sc.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
+            let feats = TokenFeatures::compile(&set, &mut slots)?;
+            let weights = sc.weights.table(set.len(), 1)?;
+            let scripts = if c == LEMMA {
+                sc.classes
+                    .iter()
+                    .map(|k| {
+                        Script::from_text(k).ok_or_else(|| Error::InvalidArgument("bad lemma script".into()))
+                    })
+                    .collect::<Result<Vec<_>>>()?
+            } else {
+                Vec::new()
+            };
+            if sc.classes.is_empty() {
+                return Err(Error::InvalidArgument("a column without classes".into()));
+            }
+            let salts = sc.classes.iter().map(|k| salt(c, k)).collect();
+            columns.push(ColumnModel {
+                column: c,
+                set,
+                feats,
+                classes: sc.classes,
+                salts,
+                history: Vec::new(),
+                scripts,
+                weights,
+            });
+        }
+        for cm in &mut columns {
+            if cm.column != LEMMA {
+                cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
+            }
+        }
+        let lexicon = st.lexicon;
+        let n_of =
+            |c: usize| columns.iter().find(|cm| cm.column == c).map_or(0, |cm| cm.classes.len() as u32);
+        let ok = |v: &[u32], c: usize| v.iter().all(|&x| x < n_of(c));
+        let mut good = lexicon.by_upos.len() == n_of(UPOS) as usize
+            && lexicon.scripts_by_upos.len() == n_of(UPOS) as usize;
+        for e in lexicon.forms.values() {
+            good &= ok(&e.upos, UPOS);
+            for (u, c) in &e.by_upos {
+                good &= *u < n_of(UPOS) && ok(&c[0], XPOS) && ok(&c[1], FEATS) && ok(&c[2], LEMMA);
+            }
+        }
+        for c in &lexicon.by_upos {
+            good &= ok(&c[0], XPOS) && ok(&c[1], FEATS);
+        }
+        for c in lexicon.scripts_by_upos.iter().chain(lexicon.scripts_by_suffix.values()) {
+            good &= ok(c, LEMMA);
+        }
+        if !good {
+            return Err(Error::InvalidArgument("the tag dictionary names classes the model lacks".into()));
+        }
+        Ok(Tagger { core: Core { columns, lexicon, slots }, info })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredColumn {
+    column: u8,
+    templates: String,
+    classes: Vec<String>,
+    weights: StoredWeights,
+}
+
+/// A tagger inside a model file.
+#[derive(Serialize, Deserialize)]
+pub struct StoredTagger {
+    columns: Vec<StoredColumn>,
+    lexicon: Lexicon,
+}
+
+#[cfg(test)]
+mod tests;

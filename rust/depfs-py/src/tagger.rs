@@ -1,0 +1,136 @@
+//! Python bindings of the tagger: model and epoch-by-epoch trainer. Conversion and
+//! error mapping only; long work releases the GIL.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use depfs_core::tagger::features::N_COLUMNS;
+use depfs_core::tagger::{Tagger, TaggerOptions, TaggerTrainer};
+use depfs_core::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::IntoPyResult;
+use crate::treebank::{parse_released, PyTreebank};
+
+/// A trained tagger (Rust side of `depfs.Tagger`).
+#[pyclass(name = "TaggerModel", module = "depfs._core", frozen)]
+pub struct PyTaggerModel {
+    pub inner: Tagger,
+}
+
+#[pymethods]
+impl PyTaggerModel {
+    /// The columns it predicts, in decision order (of UPOS, XPOS, FEATS, LEMMA).
+    #[getter]
+    fn columns(&self) -> Vec<&'static str> {
+        self.inner.columns()
+    }
+    /// Canonical text of the templates of `column`.
+    fn templates(&self, column: &str) -> Vec<String> {
+        self.inner
+            .templates(column)
+            .map_or_else(Vec::new, |s| s.templates.iter().map(|t| t.text.clone()).collect())
+    }
+    /// The classes of `column` (LEMMA: edit scripts, fields joined by tabs).
+    fn classes(&self, column: &str) -> Vec<String> {
+        self.inner.classes(column).map_or_else(Vec::new, <[String]>::to_vec)
+    }
+    /// CoNLL-U columns tagging needs.
+    #[getter]
+    fn input_columns(&self) -> Vec<String> {
+        self.inner.input_columns()
+    }
+    /// A copy of the treebank with the predicted columns written.
+    #[pyo3(signature = (treebank, threads = 1))]
+    fn tag(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
+        parse_released(py, treebank, |tb| self.inner.tag(tb, threads))
+    }
+    /// Writes the model file atomically, with training information `info` (JSON; the
+    /// model's own when None).
+    #[pyo3(signature = (path, info = None))]
+    fn save(&self, py: Python<'_>, path: PathBuf, info: Option<String>) -> PyResult<()> {
+        let info = info.unwrap_or_else(|| self.inner.info.clone());
+        py.detach(|| self.inner.save(&path, &info)).py_err(py)
+    }
+    /// Training information from the model file (JSON; empty when unknown).
+    #[getter]
+    fn info(&self) -> String {
+        self.inner.info.clone()
+    }
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<PyTaggerModel> {
+        let inner = py.detach(|| Tagger::load(&path)).py_err(py)?;
+        Ok(PyTaggerModel { inner })
+    }
+}
+
+/// Tagger training driven epoch by epoch from Python.
+#[pyclass(name = "TaggerTrainer", module = "depfs._core")]
+pub struct PyTaggerTrainer {
+    inner: TaggerTrainer,
+}
+
+#[pymethods]
+impl PyTaggerTrainer {
+    /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA).
+    #[new]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20))]
+    fn new(
+        py: Python<'_>,
+        train: PyRef<'_, PyTreebank>,
+        templates: Vec<String>,
+        seed: u64,
+        min_known: u32,
+        max_bits: u32,
+    ) -> PyResult<Self> {
+        let tb = Arc::clone(&train.inner);
+        drop(train);
+        let opts = TaggerOptions { seed, min_known, max_bits: max_bits.clamp(6, 26) };
+        let inner = py
+            .detach(|| {
+                let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS);
+                let sets: [TemplateSet; N_COLUMNS] = match templates.len() {
+                    1 => {
+                        let s = parse(&templates[0])?;
+                        [s.clone(), s.clone(), s.clone(), s]
+                    }
+                    N_COLUMNS => [
+                        parse(&templates[0])?,
+                        parse(&templates[1])?,
+                        parse(&templates[2])?,
+                        parse(&templates[3])?,
+                    ],
+                    n => {
+                        return Err(depfs_core::Error::InvalidArgument(format!(
+                            "{n} template sets: give one for every column or four (UPOS, XPOS, FEATS, LEMMA)"
+                        )))
+                    }
+                };
+                TaggerTrainer::new(&tb, sets, &opts)
+            })
+            .py_err(py)?;
+        Ok(PyTaggerTrainer { inner })
+    }
+    /// One training epoch: {epoch, train_accuracy, seconds}.
+    fn epoch<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let inner = &mut self.inner;
+        let r = py.detach(|| inner.epoch());
+        let d = PyDict::new(py);
+        d.set_item("epoch", r.epoch)?;
+        d.set_item("train_accuracy", r.train_accuracy)?;
+        d.set_item("seconds", r.seconds)?;
+        Ok(d)
+    }
+    /// The averaged model so far.
+    fn model(&self, py: Python<'_>) -> PyTaggerModel {
+        let inner = &self.inner;
+        PyTaggerModel { inner: py.detach(|| inner.model()) }
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyTaggerModel>()?;
+    m.add_class::<PyTaggerTrainer>()?;
+    Ok(())
+}

@@ -1,0 +1,180 @@
+"""The tagger: learns the synthetic grammar's columns, tags from FORM alone, keeps other
+columns, saves and loads, refuses damaged files, runs from the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import depfs
+import pytest
+from click.testing import CliRunner
+from depfs import Tagger, Treebank, evaluate
+from depfs.cli import main
+from depfs.datasets import synthetic, synthetic_conllu
+from depfs.errors import FormatError, ModelError
+
+SMALL = "form(i)\nsuffix:2(i)\nlower(i-1)\nupos(i-1)\nambig(i+1)\nupos(i) & suffix:3(i)\n"
+
+
+def blank(text: str, columns: tuple[int, ...] = (2, 3, 4, 5)) -> str:
+    """CoNLL-U text with the given columns (0-based: 2 LEMMA .. 5 FEATS) set to `_`."""
+    out = []
+    for line in text.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10:
+            for c in columns:
+                cols[c] = "_"
+        out.append("\t".join(cols))
+    return "\n".join(out) + "\n"
+
+
+@pytest.fixture(scope="module")
+def tagger() -> Tagger:
+    return fit_small()
+
+
+def fit_small() -> Tagger:
+    # min_known=50: the grammar's content words stay unknown, so the classifiers (not
+    # only the tag dictionary) are trained and tested.
+    return Tagger(SMALL, epochs=3, min_known=50).fit(synthetic(300, seed=0), dev=synthetic(40))
+
+
+def test_learns_every_column_and_keeps_the_best_epoch(tagger: Tagger) -> None:
+    assert tagger.columns_ == ["UPOS", "XPOS", "FEATS", "LEMMA"]
+    assert len(tagger.history_) == 3
+    row = tagger.history_[tagger.best_epoch_ - 1]
+    assert row["dev_accuracy"] == max(r["dev_accuracy"] for r in tagger.history_)
+    gold = synthetic(60, seed=2)
+    s = evaluate(gold, tagger.tag(Treebank.from_string(blank(synthetic_conllu(60, seed=2)))))
+    # The grammar is nearly unambiguous: a working tagger is almost perfect on new text.
+    assert min(s.upos, s.xpos, s.ufeats, s.lemmas) > 97.0, s
+
+
+def test_tags_from_form_only_and_keeps_other_columns(tagger: Tagger) -> None:
+    text = synthetic_conllu(30, seed=3)
+    from_gold = tagger.tag(Treebank.from_string(text)).to_string()
+    from_blank = tagger.tag(Treebank.from_string(blank(text))).to_string()
+    assert from_gold == from_blank
+    kept = [c for c in (0, 1, 6, 7, 8, 9)]
+    for a, b in zip(text.splitlines(), from_blank.splitlines()):
+        ca, cb = a.split("\t"), b.split("\t")
+        if len(ca) == 10:
+            assert [ca[i] for i in kept] == [cb[i] for i in kept]
+            assert "_" not in (cb[3], cb[4])
+        else:
+            assert a == b  # comments and blank lines untouched
+    assert tagger.tag(Treebank.from_string(text), threads=2).to_string() == from_gold
+
+
+def test_unknown_words_and_empty_input(tagger: Tagger) -> None:
+    text = "1\tzorbles\t_\t_\t_\t_\t0\troot\t_\t_\n2\tquixotically\t_\t_\t_\t_\t1\tdep\t_\t_\n\n"
+    out = tagger.tag(Treebank.from_string(text)).to_string().splitlines()
+    assert len(out) == 3  # two words and the blank line
+    for line in out[:2]:
+        cols = line.split("\t")
+        assert cols[3] != "_" and cols[2] != "_", line
+    # Empty input is the reader's one clear error, before any tagging.
+    with pytest.raises(FormatError, match="empty input"):
+        tagger.tag(Treebank.from_string(""))
+
+
+def test_plural_nouns_it_never_saw_get_their_lemma(tagger: Tagger) -> None:
+    # The grammar's plural nouns end in -s with the singular as lemma; an unseen one
+    # must go through the edit-script class (strip "s"), not be copied.
+    text = "1\tthe\t_\t_\t_\t_\t2\tdet\t_\t_\n2\tzebras\t_\t_\t_\t_\t3\tnsubj\t_\t_\n"
+    text += "3\tlaugh\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
+    cols = tagger.tag(Treebank.from_string(text)).to_string().splitlines()[1].split("\t")
+    assert (cols[2], cols[3]) == ("zebra", "NOUN")
+
+
+def test_save_load_same_tags_and_same_bytes(tagger: Tagger, tmp_path: Path) -> None:
+    path = tmp_path / "t.depfs"
+    tagger.save(path)
+    again = depfs.load(path)
+    assert isinstance(again, Tagger)
+    tb = Treebank.from_string(blank(synthetic_conllu(20, seed=4)))
+    assert again.tag(tb).to_string() == tagger.tag(tb).to_string()
+    # Same data, same seed: the same file, byte for byte.
+    other = fit_small()
+    other.save(tmp_path / "u.depfs")
+    assert (tmp_path / "u.depfs").read_bytes() == path.read_bytes()
+    info = depfs.model_info(path)
+    assert info["kind"] == "tagger" and info["input_columns"] == ["FORM"]
+
+
+def test_damaged_model_is_refused(tagger: Tagger, tmp_path: Path) -> None:
+    path = tmp_path / "t.depfs"
+    tagger.save(path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelError):
+        depfs.load(path)
+
+
+def test_columns_the_training_data_leaves_empty_are_not_learnt(tmp_path: Path) -> None:
+    no_xpos = Treebank.from_string(blank(synthetic_conllu(100, seed=0), columns=(4,)))
+    t = Tagger(SMALL, epochs=1).fit(no_xpos)
+    assert t.columns_ == ["UPOS", "FEATS", "LEMMA"]
+    text = synthetic_conllu(5, seed=5)
+    out = t.tag(Treebank.from_string(text)).to_string()
+
+    def xpos(t: str) -> list[str]:
+        return [line.split("\t")[4] for line in t.splitlines() if line.count("\t") == 9]
+
+    assert xpos(out) == xpos(text)
+    with pytest.raises(ValueError, match="UPOS"):
+        Tagger(SMALL).fit(Treebank.from_string(blank(synthetic_conllu(5), columns=(3,))))
+
+
+def test_token_templates_refuse_what_is_not_predicted_yet() -> None:
+    with pytest.raises(ValueError, match="right"):
+        Tagger("upos(i+1)").fit(synthetic(5))
+    with pytest.raises(ValueError):
+        Tagger("dist & form(i)").fit(synthetic(5))
+
+
+def test_cli_train_tag_eval(tmp_path: Path) -> None:
+    train, dev, test = (tmp_path / f"{n}.conllu" for n in ("train", "dev", "test"))
+    train.write_text(synthetic_conllu(200, seed=0))
+    dev.write_text(synthetic_conllu(30, seed=1))
+    test.write_text(synthetic_conllu(30, seed=2))
+    (tmp_path / "blank.conllu").write_text(blank(test.read_text()))
+    small = tmp_path / "small.txt"
+    small.write_text(SMALL)
+    model = tmp_path / "t.depfs"
+    r = CliRunner().invoke(
+        main,
+        [
+            "train",
+            "--parser",
+            "tagger",
+            "--train",
+            str(train),
+            "--dev",
+            str(dev),
+            "--out",
+            str(model),
+            "--epochs",
+            "2",
+            "--templates",
+            str(small),
+        ],
+    )
+    assert r.exit_code == 0, r.output
+    assert "dev UPOS" in r.output
+    out = tmp_path / "out.conllu"
+    blanked = str(tmp_path / "blank.conllu")
+    r = CliRunner().invoke(main, ["tag", str(model), blanked, "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(main, ["eval", str(test), str(out), "--json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    d = json.loads(r.output)
+    assert d["upos"] > 97 and d["lemmas"] > 97
+    r = CliRunner().invoke(
+        main,
+        ["train", "--parser", "tagger", "--order", "2", "--train", str(train), "--out", str(model)],
+    )
+    assert r.exit_code == 2 and "graph parser options" in r.output
