@@ -81,6 +81,12 @@ def test_hand_computed_scores():
         uas_correct_nopunct=6,  # all but "el"
         las_correct_nopunct=5,  # all but "el", "Dogs"
         label_correct_nopunct=6,  # all but "Dogs"
+        # Same tags and lemmas on both sides (tag scores: see the reference tests).
+        upos_correct=9,
+        xpos_correct=9,
+        ufeats_correct=9,
+        alltags_correct=9,
+        lemma_correct=9,
     )
     assert s.uas == pytest.approx(700 / 9)
     assert s.las_nopunct == pytest.approx(500 / 7)
@@ -164,6 +170,15 @@ def reference_scores(gold_text: str, system_text: str, full_labels: bool = False
     def label(deprel: str) -> str:
         return deprel if full_labels else deprel.split(":")[0]
 
+    universal = {
+        "PronType", "NumType", "Poss", "Reflex", "Foreign", "Abbr", "Gender", "Animacy",
+        "Number", "Case", "Definite", "Degree", "VerbForm", "Mood", "Tense", "Aspect", "Voice",
+        "Evident", "Polarity", "Person", "Polite",
+    }  # fmt: skip
+
+    def ufeats(feats: str) -> str:
+        return "|".join(sorted(f for f in feats.split("|") if f.split("=")[0] in universal))
+
     counts = dict.fromkeys(Scores.__dataclass_fields__, 0)
     gold, system = words(gold_text), words(system_text)
     assert len(gold) == len(system)
@@ -177,6 +192,12 @@ def reference_scores(gold_text: str, system_text: str, full_labels: bool = False
                 counts["uas_correct" + suffix] += head_ok
                 counts["las_correct" + suffix] += head_ok and label_ok
                 counts["label_correct" + suffix] += label_ok
+            tags = [g[3] == s[3], g[4] == s[4], ufeats(g[5]) == ufeats(s[5])]
+            counts["upos_correct"] += tags[0]
+            counts["xpos_correct"] += tags[1]
+            counts["ufeats_correct"] += tags[2]
+            counts["alltags_correct"] += all(tags)
+            counts["lemma_correct"] += g[2] == "_" or g[2] == s[2]
     return Scores(**counts)
 
 
@@ -212,6 +233,30 @@ def test_matches_reference_on_perturbed_synthetic(
     system_text = to_text(system, tmp_path_factory.mktemp("p"))
     expected = reference_scores(gold_text, system_text, full_labels)
     assert depfs.evaluate(gold, system, full_labels=full_labels) == expected
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 10_000), rate=st.floats(0, 1))
+def test_tag_scores_match_reference(seed: int, rate: float):
+    """Tags, features and lemmas changed at random: the same counts as the reference."""
+    import random
+
+    rng = random.Random(seed)
+    gold_text = synthetic_conllu(20, seed=seed)
+    lines = []
+    for line in gold_text.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10:
+            for c, new in ((2, "x"), (3, "X"), (4, "XX"), (5, rng.choice(["_", "Number=Sing"]))):
+                if rng.random() < rate:
+                    cols[c] = new
+            if rng.random() < rate:  # reordered features are the same UFeats
+                cols[5] = "|".join(reversed(cols[5].split("|")))
+        lines.append("\t".join(cols))
+    system_text = "\n".join(lines) + "\n"
+    expected = reference_scores(gold_text, system_text)
+    got = depfs.evaluate(Treebank.from_string(gold_text), Treebank.from_string(system_text))
+    assert got == expected
 
 
 # --------------------------------------------------------------------------- UD data

@@ -24,6 +24,7 @@ SHIPPED = [
     "labeler",
     "arc_eager",
     "nilsson_nugues",
+    "tagger",
 ]
 
 
