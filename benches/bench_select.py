@@ -122,6 +122,8 @@ def wrapper(args: argparse.Namespace) -> dict[str, Any]:
         on_step=lambda s: print(f"{s.template.text}  {s.score:.2f}  ({s.candidates})", flush=True),
     )
     header = f"python -m benches.bench_select wrapper --parser {args.parser} --pool {args.pool}"
+    if args.candidates:
+        header += f" --candidates {args.candidates} --rerank-every {args.rerank_every}"
     (OUT / f"select_{name}.txt").write_text(order_text(r.order, r.scores, r.metric, header))
     plot_curves(OUT / f"select_{name}.png", [("forward wrapper", r.scores)], r.metric, title=name)
     out = {

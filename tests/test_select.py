@@ -257,3 +257,35 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
     assert res.exit_code == 2 and "graph parser only" in res.output
     res = runner.invoke(main, [*args, "--out", str(tmp_path / "no" / "order.txt")])
     assert res.exit_code == 2 and "does not exist" in res.output
+
+
+@pytest.mark.parametrize(
+    "name, pool, family",
+    [("arc_eager_en_ewt", "arc_eager", "config"), ("first_order_en_ewt", "first_order", "arc")],
+)
+def test_shipped_orders_are_grouped_permutations_of_their_pool(
+    tmp_path: Path, name: str, pool: str, family: str
+) -> None:
+    from depfs.templates import template_set_text
+
+    path = tmp_path / f"{name}.txt"
+    path.write_text(template_set_text(name))
+    order, scores = read_order(path, family)
+    assert sorted(t.text for t in order) == sorted(t.text for t in TemplateSet.load(pool))
+    assert len(scores) == len(order)
+    groups = read_groups(path, family)[1]
+    assert [t.text for g in groups for t in g] == [t.text for t in order]
+
+
+def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
+    from depfs.select.groups import order_text
+
+    wide = TemplateSet.parse(
+        "#! max_atoms = 4\nupos(h) & upos(h+1) & upos(m) & upos(m-1)\nform(m)\n"
+    )
+    path = tmp_path / "order.txt"
+    path.write_text(order_text(list(wide), [1.0, 2.0], "uas"))
+    order, scores = read_order(path, "arc")
+    assert [t.text for t in order] == [t.text for t in wide] and scores == [1.0, 2.0]
+    path.write_text(groups_text([[order[0]], [order[1]]]))
+    assert [[t.text for t in g] for g in read_groups(path)[1]] == [[t.text] for t in wide]

@@ -25,6 +25,8 @@ SHIPPED = [
     "arc_eager",
     "nilsson_nugues",
     "tagger",
+    "arc_eager_en_ewt",
+    "first_order_en_ewt",
 ]
 
 

@@ -180,7 +180,9 @@ def wrapper_command(
 @click.option(
     "--k2", type=click.IntRange(1), help="Groups of the second (sibling) order file [default: K]."
 )
-@click.option("--family", type=click.Choice(["arc", "config"]), default="arc", show_default=True)
+@click.option(
+    "--family", type=click.Choice(["arc", "config", "token"]), default="arc", show_default=True
+)
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
 def groups_command(
     order_path: str, second_path: str | None, k: int, k2: int | None, family: str, out_path: str

@@ -25,11 +25,18 @@ _GROUP = re.compile(r"^#\s*group\s+(\d+)\s*$")
 _ORDER = re.compile(r"^#\s*order\s+([12])\s*$")
 
 
+def _max_atoms_line(templates: Sequence[Template]) -> list[str]:
+    """`#! max_atoms = N` when a template has more word atoms than the default 3."""
+    widest = max((sum(1 for a, _ in t.atoms if a) for t in templates), default=0)
+    return [f"#! max_atoms = {widest}"] if widest > 3 else []
+
+
 def order_text(
     order: Sequence[Template], scores: Sequence[float], metric: str, header: str = ""
 ) -> str:
-    """An order file: each template, then the dev score after its prefix."""
-    lines = [f"# {line}" for line in header.splitlines()]
+    """An order file: each template, then the dev score after its prefix (and a
+    `#! max_atoms = N` line when a template has more word atoms than the default 3)."""
+    lines = [f"# {line}" for line in header.splitlines()] + _max_atoms_line(order)
     for k, (t, s) in enumerate(zip(order, scores), 1):
         lines += [t.text, f"# score {k} {metric} {s:.2f}"]
     return "\n".join(lines) + "\n"
@@ -77,7 +84,7 @@ def groups_text(
     groups: Sequence[Sequence[Template]], second: Sequence[Sequence[Template]] = ()
 ) -> str:
     """A groups file: ``# group k`` before each group; sibling groups after ``# order 2``."""
-    lines: list[str] = []
+    lines = _max_atoms_line([t for g in (*groups, *second) for t in g])
     for g, ts in enumerate(groups, 1):
         lines.append(f"# group {g}")
         lines += [t.text for t in ts]
@@ -92,10 +99,12 @@ def groups_text(
 def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, list[TemplateSet]]:
     """The groups of a groups file by order (1, and 2 if it has ``# order 2``)."""
     out: dict[int, list[list[str]]] = {1: []}
-    order = 1
+    order, directive = 1, ""
     for n, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
         line = raw.strip()
-        if m := _ORDER.match(line):
+        if line.startswith("#!"):
+            directive = line  # applies to every group, as it would to the whole file
+        elif m := _ORDER.match(line):
             order = int(m.group(1))
             out.setdefault(order, [])
         elif _GROUP.match(line):
@@ -104,7 +113,11 @@ def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, 
             if not out[order]:
                 raise ValueError(f"{path}:{n}: template before the first '# group k' line")
             out[order][-1].append(line)
-    return {o: [TemplateSet.parse("\n".join(g), family) for g in gs] for o, gs in out.items() if gs}
+    return {
+        o: [TemplateSet.parse("\n".join([directive, *g]), family) for g in gs]
+        for o, gs in out.items()
+        if gs
+    }
 
 
 def write(path: str | os.PathLike[str], text: str) -> None:

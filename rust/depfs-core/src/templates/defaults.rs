@@ -13,6 +13,9 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("arc_eager", Family::Config, include_str!("sets/arc_eager.txt")),
     ("nilsson_nugues", Family::Config, include_str!("sets/nilsson_nugues.txt")),
     ("tagger", Family::Token, include_str!("sets/tagger.txt")),
+    // Learned orders (forward wrapper on en_ewt dev), grouped; see each file's header.
+    ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
+    ("first_order_en_ewt", Family::Arc, include_str!("sets/first_order_en_ewt.txt")),
 ];
 
 /// Names of the shipped sets.
