@@ -44,23 +44,25 @@ def blank(conllu: str) -> str:
     return "\n".join(out) + "\n"
 
 
-def udpipe(train_path: Path, test_blank: str) -> dict[str, float | str]:
-    from ufal.udpipe import (
-        InputFormat,
-        Model,
-        Pipeline,
-        ProcessingError,
-        Sentence,
-        Sentences,
-        Trainer,
-    )
+def udpipe_sentences(path: Path) -> object:
+    """A CoNLL-U file as UDPipe 1 training sentences."""
+    from ufal.udpipe import InputFormat, ProcessingError, Sentence, Sentences
 
     fmt = InputFormat.newConlluInputFormat()
-    fmt.setText(train_path.read_text(encoding="utf-8"))
+    fmt.setText(path.read_text(encoding="utf-8"))
     sents, s, err = Sentences(), Sentence(), ProcessingError()
     while fmt.nextSentence(s, err):
         sents.append(s)
         s = Sentence()
+    if err.occurred():
+        raise RuntimeError(f"{path}: {err.message}")
+    return sents
+
+
+def udpipe(train_path: Path, test_blank: str) -> dict[str, float | str]:
+    from ufal.udpipe import Model, Pipeline, ProcessingError, Sentences, Trainer
+
+    sents, err = udpipe_sentences(train_path), ProcessingError()
     t0 = time.perf_counter()
     model = Trainer.train(
         "morphodita_parsito", sents, Sentences(), "none", "none", "iterations=1", err

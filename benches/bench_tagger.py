@@ -26,7 +26,7 @@ from pathlib import Path
 import depfs
 from depfs import Tagger, Treebank, evaluate
 
-from .bench_arceager import data_dir
+from .bench_arceager import data_dir, udpipe_sentences
 
 OUT = Path("bench-results")
 
@@ -44,16 +44,11 @@ def blank_tags(conllu: str) -> str:
 
 
 def udpipe_model(train_path: Path, cache: Path) -> tuple[object, float | None]:
-    from ufal.udpipe import InputFormat, Model, ProcessingError, Sentence, Sentences, Trainer
+    from ufal.udpipe import Model, ProcessingError, Sentences, Trainer
 
     train_s = None
     if not cache.exists():
-        fmt = InputFormat.newConlluInputFormat()
-        fmt.setText(train_path.read_text(encoding="utf-8"))
-        sents, s, err = Sentences(), Sentence(), ProcessingError()
-        while fmt.nextSentence(s, err):
-            sents.append(s)
-            s = Sentence()
+        sents, err = udpipe_sentences(train_path), ProcessingError()
         t0 = time.perf_counter()
         model = Trainer.train(
             "morphodita_parsito", sents, Sentences(), "none", "iterations=1", "none", err

@@ -140,24 +140,23 @@ impl Lexicon {
         entry: Option<&'a FormEntry>,
         upos: u32,
         form: &str,
-    ) -> std::borrow::Cow<'a, [u32]> {
-        use std::borrow::Cow;
+    ) -> &'a [u32] {
         if column == UPOS {
-            return Cow::Borrowed(entry.map_or(&[][..], |e| &e.upos[..]));
+            return entry.map_or(&[], |e| &e.upos[..]);
         }
         let k = column - 1;
         if let Some((_, c)) = entry.and_then(|e| e.by_upos.iter().find(|(u, _)| *u == upos)) {
-            return Cow::Borrowed(&c[k][..]);
+            return &c[k];
         }
         if column != LEMMA {
-            return Cow::Borrowed(self.by_upos.get(upos as usize).map_or(&[][..], |c| &c[k][..]));
+            return self.by_upos.get(upos as usize).map_or(&[], |c| &c[k][..]);
         }
         let lower = form.to_lowercase();
         for k in (1..=MAX_SUFFIX).rev() {
             if let Some(c) = suffix_key(upos, &lower, k).and_then(|key| self.scripts_by_suffix.get(&key)) {
-                return Cow::Borrowed(&c[..]);
+                return c;
             }
         }
-        Cow::Borrowed(self.scripts_by_upos.get(upos as usize).map_or(&[][..], |c| &c[..]))
+        self.scripts_by_upos.get(upos as usize).map_or(&[], |c| &c[..])
     }
 }

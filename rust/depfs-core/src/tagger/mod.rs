@@ -71,6 +71,54 @@ struct ColumnModel<W> {
     weights: W,
 }
 
+impl<W> ColumnModel<W> {
+    /// Column `column` over `set` (its attributes added to `slots`) with `classes` and
+    /// `weights`; its history values are filled by [`fill_history`] once every column's
+    /// slots are known.
+    fn new(
+        column: usize,
+        set: TemplateSet,
+        classes: Vec<String>,
+        weights: W,
+        slots: &mut Slots,
+    ) -> Result<Self> {
+        if classes.is_empty() {
+            return Err(Error::InvalidArgument(format!("{} has no classes", COLUMN_NAMES[column])));
+        }
+        let scripts = if column == LEMMA {
+            classes
+                .iter()
+                .map(|k| {
+                    Script::from_text(k)
+                        .ok_or_else(|| Error::InvalidArgument(format!("bad lemma script {k:?}")))
+                })
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            Vec::new()
+        };
+        Ok(ColumnModel {
+            column,
+            feats: TokenFeatures::compile(&set, slots)?,
+            set,
+            salts: classes.iter().map(|k| salt(column, k)).collect(),
+            classes,
+            history: Vec::new(),
+            scripts,
+            weights,
+        })
+    }
+}
+
+/// The history values each class of every column (but LEMMA) sets, once `slots` holds
+/// every column's attributes.
+fn fill_history<W>(columns: &mut [ColumnModel<W>], slots: &Slots) {
+    for cm in columns {
+        if cm.column != LEMMA {
+            cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
+        }
+    }
+}
+
 fn salt(column: usize, class: &str) -> u64 {
     combine(hash_str(COLUMN_NAMES[column]), hash_str(class))
 }
@@ -127,6 +175,7 @@ impl<W: WeightTable> Core<W> {
         let cm = &self.columns[m];
         let c = self.lexicon.candidates(cm.column, w.entry.map(|e| e.0), upos, w.form);
         out.clear();
+        // O(candidates).
         if c.is_empty() {
             out.extend(0..cm.classes.len() as u32);
         } else if cm.column == LEMMA {
@@ -137,13 +186,13 @@ impl<W: WeightTable> Core<W> {
                 out.extend(c.iter().copied());
             }
         } else {
-            out.extend_from_slice(&c);
+            out.extend_from_slice(c);
         }
     }
 
     /// Decides every column of word i of the sentence in `sc` (history updated), calling
-    /// `learn(m, feats, cands, pred)` on each decision with more than one candidate (it
-    /// may return a corrected class to follow). Returns the class per column model.
+    /// `learn(m, feats, cands, pred)` on each decision with more than one candidate;
+    /// writes the class of each column model to `out`.
     fn decide_word(
         &self,
         w: &Word<'_>,
@@ -302,30 +351,11 @@ impl TaggerTrainer {
                 })
                 .collect();
             gold.push(g);
-            let feats = TokenFeatures::compile(&set, &mut slots)?;
-            let salts = classes.iter().map(|k| salt(c, k)).collect();
-            let scripts = if c == LEMMA {
-                classes.iter().map(|k| Script::from_text(k).expect("built from a script")).collect()
-            } else {
-                Vec::new()
-            };
+            // One row per block until `size_blocks` counts the pairs.
             let weights = Weights::new(&vec![1usize; set.len()], 1)?;
-            columns.push(ColumnModel {
-                column: c,
-                set,
-                feats,
-                classes,
-                salts,
-                history: Vec::new(),
-                scripts,
-                weights,
-            });
+            columns.push(ColumnModel::new(c, set, classes, weights, &mut slots)?);
         }
-        for cm in &mut columns {
-            if cm.column != LEMMA {
-                cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
-            }
-        }
+        fill_history(&mut columns, &slots);
         let class_of =
             |c: usize, pos: usize| columns.iter().position(|cm| cm.column == c).map(|m| gold[m][pos]);
         let words: Vec<Seen<'_>> = (0..n)
@@ -627,38 +657,10 @@ impl Tagger {
             }
             last = Some(c);
             let set = TemplateSet::parse(&sc.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
-            let feats = TokenFeatures::compile(&set, &mut slots)?;
             let weights = sc.weights.table(set.len(), 1)?;
-            let scripts = if c == LEMMA {
-                sc.classes
-                    .iter()
-                    .map(|k| {
-                        Script::from_text(k).ok_or_else(|| Error::InvalidArgument("bad lemma script".into()))
-                    })
-                    .collect::<Result<Vec<_>>>()?
-            } else {
-                Vec::new()
-            };
-            if sc.classes.is_empty() {
-                return Err(Error::InvalidArgument("a column without classes".into()));
-            }
-            let salts = sc.classes.iter().map(|k| salt(c, k)).collect();
-            columns.push(ColumnModel {
-                column: c,
-                set,
-                feats,
-                classes: sc.classes,
-                salts,
-                history: Vec::new(),
-                scripts,
-                weights,
-            });
+            columns.push(ColumnModel::new(c, set, sc.classes, weights, &mut slots)?);
         }
-        for cm in &mut columns {
-            if cm.column != LEMMA {
-                cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
-            }
-        }
+        fill_history(&mut columns, &slots);
         let lexicon = st.lexicon;
         let n_of =
             |c: usize| columns.iter().find(|cm| cm.column == c).map_or(0, |cm| cm.classes.len() as u32);
