@@ -8,6 +8,13 @@ handled by pseudo-projective parsing (Nivre & Nilsson 2005, HEAD encoding).
     parsed = parser.parse(test, threads=1)
     parser.save("en.depfs"); parser = depfs.load("en.depfs")
 
+Dynamic feature selection (Strubell et al. 2015; :mod:`depfs.dynamic.strubell2015`):
+``ArcEagerParser(dynamic=True)`` trains every prefix of an ordered template set (by
+default ``arc_eager_en_ewt``, the forward wrapper's order on en_ewt) so that a decision
+can stop once one move (or label) leads by a margin; ``parse(tb, margin=M)`` chooses M
+at parse time: a number, or ``"accurate"`` (the default) / ``"fast"``, presets chosen on
+the dev set given to ``fit``.
+
 Training many models on one treebank (the selection methods train hundreds): prepare it
 once, `prepared = TrainingSet(train)` (projectivised, label set, gold trees; vocabulary
 hashes and block sizes cached as models ask), then `fit(prepared)` for each model.
@@ -61,7 +68,7 @@ class ArcEagerParser(TrainableModel):
 
     def __init__(
         self,
-        templates: str | os.PathLike[str] = "arc_eager",
+        templates: Any = None,
         *,
         # Chosen on en_ewt dev: UAS rises to 88.93 at 17 epochs, then falls (88.87 at 20).
         epochs: int = 17,
@@ -72,8 +79,14 @@ class ArcEagerParser(TrainableModel):
         # Lifted labels r↑h seen fewer times in training become plain r: fewer label
         # columns, a faster parser; chosen on en_ewt dev (see the README).
         min_lifted_label_count: int = 20,
+        # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
+        # trained to reach, the unit of parse-time margins; 50 chosen on en_ewt dev.
+        dynamic: bool = False,
+        train_margin: float = 50.0,
     ) -> None:
         self.templates = templates
+        self.dynamic = dynamic
+        self.train_margin = train_margin
         self.epochs = epochs
         self.random_state = random_state
         self.explore_from = explore_from
@@ -82,22 +95,98 @@ class ArcEagerParser(TrainableModel):
         self.min_lifted_label_count = min_lifted_label_count
 
     def _trainer(self, train: _core.Treebank | TrainingSet) -> _core.ArcEagerTrainer:
+        default = "arc_eager_en_ewt" if self.dynamic else "arc_eager"
         return _core.ArcEagerTrainer(
             train,
-            resolve_templates(self.templates),
+            resolve_templates(default if self.templates is None else self.templates),
             seed=self.random_state,
             explore_from=self.explore_from,
             explore_p=self.explore_p,
             pseudo_projective=self.pseudo_projective,
             min_lifted_label_count=self.min_lifted_label_count,
+            prefix_margin=self.train_margin if self.dynamic else None,
         )
 
     @staticmethod
     def _params_of(model: _core.ArcEagerModel) -> dict[str, Any]:
+        presets = model.margin_presets
         return {
             "templates": "\n".join(model.templates),
             "pseudo_projective": model.pseudo_projective,
+            "dynamic": presets is not None,
+            **({"train_margin": presets["train"]} if presets else {}),
         }
+
+    @staticmethod
+    def _dev_scores(model: Any, dev: _core.Treebank) -> dict[str, float]:
+        """Dev scores of an epoch; a dynamic model parses at its training margin."""
+        from .evaluate import evaluate
+
+        presets = model.margin_presets
+        margin = None if presets is None else presets["train"]
+        scores = evaluate(dev, model.parse(dev, 1, False, margin))
+        return {"dev_uas": scores.uas, "dev_las": scores.las}
+
+    def fit(
+        self,
+        train: _core.Treebank | TrainingSet,
+        dev: _core.Treebank | None = None,
+        **kwargs: Any,
+    ) -> ArcEagerParser:
+        """As :meth:`TrainableModel.fit`; a dynamic model then sweeps margins on ``dev``
+        (``margin_curve_``) and keeps the ``accurate`` and ``fast`` presets chosen there
+        (without ``dev`` both are the training margin)."""
+        if self.dynamic and not (self.train_margin > 0 and self.train_margin < float("inf")):
+            raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
+        super().fit(train, dev, **kwargs)
+        self.margin_curve_: list[dict[str, float]] = []
+        if self.dynamic and dev is not None:
+            from .dynamic.strubell2015 import choose_presets, margin_sweep
+
+            points = margin_sweep(self.model_, dev)
+            presets = choose_presets(points)
+            self.model_ = self.model_.with_presets(presets["accurate"], presets["fast"])
+            self.margin_curve_ = [p.as_dict() for p in points]
+        return self
+
+    def _margin(self, margin: float | str | None) -> float | None:
+        """The numeric margin of `margin` (None: every template)."""
+        presets = self._model().margin_presets
+        if isinstance(margin, str) or (margin is None and presets is not None):
+            name = "accurate" if margin is None else margin
+            if name not in ("accurate", "fast"):
+                raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
+            if presets is None:
+                raise ValueError(
+                    f"margin {name!r} is a preset of dynamic models; this model was trained "
+                    "without dynamic=True (give a number)"
+                )
+            return float(presets[name])
+        if margin is not None and not (float(margin) >= 0):
+            raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
+        return None if margin is None else float(margin)
+
+    def parse(
+        self,
+        treebank: _core.Treebank,
+        threads: int = 1,
+        *,
+        allow_missing_tags: bool = False,
+        scores: bool = False,
+        margin: float | str | None = None,
+    ) -> _core.Treebank:
+        """As :meth:`TrainableModel.parse`, with the prefix-margin rule (Strubell et al.
+        2015) at ``margin``: a number, ``"accurate"`` or ``"fast"`` (a dynamic model's
+        presets; ``"accurate"`` is its default), ``float("inf")`` for every template.
+        An ordinary model parses with every template unless given a number."""
+        model = self._model()
+        check_columns(model, treebank, allow_missing_tags)
+        return model.parse(treebank, threads, scores, self._margin(margin))
+
+    @property
+    def margin_presets_(self) -> dict[str, float] | None:
+        """A dynamic model's margins: ``train``, ``accurate``, ``fast`` (None otherwise)."""
+        return self._model().margin_presets
 
     @property
     def labels_(self) -> list[str]:

@@ -12,7 +12,7 @@ from typing import Any, Callable, TypeVar
 import click
 
 from . import __version__
-from .cli_options import decoder_option, order_option, parser_option, seed_option
+from .cli_options import MarginType, decoder_option, order_option, parser_option, seed_option
 from .errors import DepfsError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -189,6 +189,13 @@ def _check_template_path(value: str | None) -> None:
     help="With --dev: keep the epoch with the best dev LAS (tagger: mean tag accuracy), "
     "or the last one.",
 )
+@click.option(
+    "--dynamic",
+    is_flag=True,
+    help="Arc-eager: prefix-margin dynamic feature selection (Strubell et al. 2015): "
+    "every prefix of an ordered template set trained [default set: arc_eager_en_ewt]; "
+    "parse with --margin.",
+)
 @seed_option
 @click.pass_context
 def train(
@@ -203,6 +210,7 @@ def train(
     arc_templates: str | None,
     max_bits: int,
     keep: str,
+    dynamic: bool,
     seed: int,
 ) -> None:
     """Train a parser (or a tagger) on a CoNLL-U file and write the model."""
@@ -220,6 +228,8 @@ def train(
     if parser_kind != "graph" and any(given.values()):
         names = ", ".join("--" + p.replace("_", "-") for p, g in given.items() if g)
         raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
+    if dynamic and parser_kind != "arc-eager":
+        raise click.UsageError(f"--dynamic: arc-eager only (this is --parser {parser_kind})")
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if arc_templates is not None and not arc_templates.strip():
@@ -235,7 +245,7 @@ def train(
         if parser_kind == "tagger":
             parser = Tagger(arc_templates or "tagger", random_state=seed)
         elif parser_kind == "arc-eager":
-            parser = ArcEagerParser(arc_templates or "arc_eager", random_state=seed)
+            parser = ArcEagerParser(arc_templates, random_state=seed, dynamic=dynamic)
         else:
             parser = GraphParser(
                 order=order,
@@ -265,6 +275,19 @@ def train(
             kept = parser.history_[parser.best_epoch_ - 1]
             label = parser._dev_label(kept).split(" ", 1)[1]
             click.echo(f"kept epoch {parser.best_epoch_} ({label})", err=True)
+        for row in getattr(parser, "margin_curve_", []):
+            click.echo(
+                f"  margin {row['margin']:g}: dev LAS {row['las']:.2f}, "
+                f"{row['move_templates']:.1f} templates per move decision",
+                err=True,
+            )
+        if dynamic and isinstance(parser, ArcEagerParser):
+            p = parser.margin_presets_ or {}
+            click.echo(
+                f"margins: accurate {p.get('accurate', 0):g}, fast {p.get('fast', 0):g}"
+                f" (trained at {p.get('train', 0):g})",
+                err=True,
+            )
         parser.save(out_path)
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
@@ -309,6 +332,14 @@ def train(
     is_flag=True,
     help="Write each word's margin (how far its head won) to MISC as Margin=x.",
 )
+@click.option(
+    "--margin",
+    type=MarginType(),
+    default=None,
+    help="Arc-eager: stop each decision once a move leads by this margin (Strubell et al. "
+    "2015): a number, 'accurate' or 'fast' (a dynamic model's presets; default "
+    "'accurate'), or 'inf' for every template.",
+)
 def parse(
     model: str,
     inputs: tuple[str, ...],
@@ -321,6 +352,7 @@ def parse(
     scheduler: str | None,
     workers: int | None,
     scores: bool,
+    margin: float | str | None,
 ) -> None:
     """Parse INPUTS (CoNLL-U files, gzipped or not; stdin when none) with MODEL.
 
@@ -336,6 +368,9 @@ def parse(
 
     if output == "-":
         output = None
+    kind = getattr(_model(model), "kind", None) if margin is not None else None
+    if margin is not None and kind != "arc-eager":
+        raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
             raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
@@ -348,7 +383,9 @@ def parse(
             raise click.UsageError(
                 "two inputs have the same file name: their outputs would collide"
             )
-        _parse_many(model, pairs, threads, batch_size, allow_missing_tags, scheduler, workers)
+        _parse_many(
+            model, pairs, threads, batch_size, allow_missing_tags, scheduler, workers, margin
+        )
         return
     if output is not None:
         _check_output(
@@ -363,6 +400,7 @@ def parse(
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
+            margin=margin,
             out=None if output else sys.stdout.buffer,
         )
     else:
@@ -374,6 +412,7 @@ def parse(
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
+            margin=margin,
         )
     for note in done.notes:
         click.echo(f"depfs: note: {note}", err=True)
@@ -437,6 +476,7 @@ def _parse_many(
     allow: bool,
     scheduler: str | None,
     workers: int | None,
+    margin: float | str | None = None,
 ) -> None:
     """Several files: one after the other here, or spread over a Dask cluster."""
     import concurrent.futures as cf
@@ -466,6 +506,7 @@ def _parse_many(
                     executor,
                     batch_size=batch_size,
                     allow_missing_tags=allow,
+                    margin=margin,
                     on_done=done,
                 )
             else:
@@ -480,6 +521,7 @@ def _parse_many(
                             threads=threads,
                             batch_size=batch_size,
                             allow_missing_tags=allow,
+                            margin=margin,
                         )
                     )
     finally:

@@ -32,3 +32,20 @@ decoder_option = click.option(
     help="Graph parser of order 1 (order 2 decodes with projective Eisner2).",
 )
 seed_option = click.option("--seed", type=SEED, default=1, show_default=True)
+
+
+class MarginType(click.ParamType):
+    """A prefix-margin: a number ≥ 0 (``inf`` for every template), or a preset name."""
+
+    name = "margin"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, float) or value in ("accurate", "fast"):
+            return value
+        try:
+            m = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is not a number, 'accurate' or 'fast'", param, ctx)
+        if not m >= 0:
+            self.fail(f"{value!r}: a margin is a number ≥ 0", param, ctx)
+        return m

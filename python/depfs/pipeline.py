@@ -59,6 +59,7 @@ def parse_stream(
     threads: int = 1,
     allow_missing_tags: bool = False,
     scores: bool = False,
+    margin: float | str | None = None,
     source: str = "<stdin>",
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`. The input's
@@ -70,7 +71,9 @@ def parse_stream(
         try:
             with warnings.catch_warnings(record=True) as notes:
                 warnings.simplefilter("always")
-                kw = {"scores": True} if scores else {}
+                kw: dict[str, Any] = {"scores": True} if scores else {}
+                if margin is not None:
+                    kw["margin"] = margin
                 parsed = model.parse(
                     tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw
                 )
@@ -94,6 +97,7 @@ def parse_file(
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
     scores: bool = False,
+    margin: float | str | None = None,
     out: BinaryIO | None = None,
 ) -> Parsed:
     """Parses `input_path` (CoNLL-U, gzipped or not) with the model at `model_path` into
@@ -120,6 +124,7 @@ def parse_file(
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
+            margin=margin,
             source=input_path,
         )
     done.output = output_path
@@ -133,6 +138,7 @@ def parse_files(
     *,
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
+    margin: float | str | None = None,
     on_done: Callable[[Parsed], None] | None = None,
 ) -> list[Parsed]:
     """Parses every (input, output) pair on `executor` (one thread per task: the
@@ -146,6 +152,7 @@ def parse_files(
             threads=1,
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
+            margin=margin,
         )
         for inp, out in pairs
     ]

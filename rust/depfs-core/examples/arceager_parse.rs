@@ -18,10 +18,12 @@ fn main() -> depfs_core::Result<()> {
         args.get(3).cloned().unwrap_or_else(|| format!("{dir}/en_ewt/test.conllu")),
         &ReadOptions::default(),
     )?;
+    // A fourth argument parses by the prefix-margin rule at that margin.
+    let margin: Option<f32> = args.get(4).and_then(|s| s.parse().ok());
     let t0 = Instant::now();
-    let mut out = model.parse(&tb, 1)?;
+    let mut out = model.parse_with(&tb, 1, false, margin)?.0;
     for _ in 1..reps {
-        out = model.parse(&tb, 1)?;
+        out = model.parse_with(&tb, 1, false, margin)?.0;
     }
     let secs = t0.elapsed().as_secs_f64() / reps as f64;
     let right = (0..tb.n_words()).filter(|&i| out.words.head[i] == tb.words.head[i]).count();

@@ -102,6 +102,8 @@ pub struct Weights {
     u: Vec<f64>,
     /// Step counter for averaging (starts at 1).
     c: f64,
+    /// Σ of squared gradients per weight (AdaGrad); empty unless started.
+    g2: Vec<f32>,
 }
 
 /// Rows for a block that will hold about `n_features` distinct features: the next
@@ -115,7 +117,7 @@ impl Weights {
     /// Zero weights with `rows[t]` rows (each a power of two) for template t.
     pub fn new(rows: &[usize], width: usize) -> Result<Weights> {
         let (layout, len) = Layout::new(rows, width)?;
-        Ok(Weights { layout, w: vec![0.0; len], u: Vec::new(), c: 1.0 })
+        Ok(Weights { layout, w: vec![0.0; len], u: Vec::new(), c: 1.0, g2: Vec::new() })
     }
 
     /// The same block size (2^bits rows) for each of `n_templates` templates.
@@ -152,6 +154,28 @@ impl Weights {
     pub fn start_averaging(&mut self) {
         self.u = vec![0.0; self.w.len()];
         self.c = 1.0;
+    }
+
+    /// Starts keeping the AdaGrad sums ([`Weights::update_adagrad`]).
+    pub fn start_adagrad(&mut self) {
+        self.g2 = vec![0.0; self.w.len()];
+    }
+
+    /// An AdaGrad step (Duchi, Hazan & Singer 2011) of w[row(t, f)][k] along `grad`:
+    /// w += grad / √(Σ grad²) over every gradient this weight has seen (learning rate
+    /// 1), so a weight moves by at most 1 per step whatever the gradient's size
+    /// (and the averaging sum, if on). Needs [`Weights::start_adagrad`].
+    #[inline]
+    pub fn update_adagrad(&mut self, t: usize, f: u64, k: usize, grad: f32) {
+        let i = self.row_start(t, f) + k;
+        self.g2[i] += grad * grad;
+        let step = grad / self.g2[i].sqrt();
+        self.update_at(i, step);
+    }
+
+    /// The AdaGrad sum of squared gradients of w[row(t, f)][k] (0 when not started).
+    pub fn adagrad_sum(&self, t: usize, f: u64, k: usize) -> f32 {
+        self.g2.get(self.row_start(t, f) + k).copied().unwrap_or(0.0)
     }
 
     /// Ends one training example (advances the averaging clock).
@@ -191,7 +215,7 @@ impl Weights {
         } else {
             self.w.iter().zip(&self.u).map(|(&w, &u)| (w as f64 - u / self.c) as f32).collect()
         };
-        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0 }
+        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0, g2: Vec::new() }
     }
 
     /// Raw parts for model files: (width, rows per template, weights).
@@ -421,7 +445,7 @@ impl QuantizedWeights {
             let (q, s) = self.raw_block(t);
             w.extend(q.iter().map(|&x| s * x as f32));
         }
-        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0 }
+        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0, g2: Vec::new() }
     }
 
     /// Raw parts for model files: (width, rows per template, scales, weights as bytes).

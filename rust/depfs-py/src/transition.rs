@@ -57,16 +57,66 @@ impl PyArcEagerModel {
     fn input_columns(&self) -> Vec<String> {
         self.inner.inputs.clone()
     }
-    /// Parses a treebank; with `scores`, each word's margin goes to MISC (`Margin=`).
-    #[pyo3(signature = (treebank, threads = 1, scores = false))]
+    /// Parses a treebank; with `scores`, each word's margin goes to MISC (`Margin=`);
+    /// with `margin`, by the prefix-margin rule at that margin (inf: every template).
+    #[pyo3(signature = (treebank, threads = 1, scores = false, margin = None))]
     fn parse(
         &self,
         py: Python<'_>,
         treebank: PyRef<'_, PyTreebank>,
         threads: usize,
         scores: bool,
+        margin: Option<f32>,
     ) -> PyResult<PyTreebank> {
-        parse_released(py, treebank, |tb| with_margins(self.inner.parse_scored(tb, threads, scores)))
+        parse_released(py, treebank, |tb| {
+            with_margins(self.inner.parse_with(tb, threads, scores, margin).map(|(t, m, _)| (t, m)))
+        })
+    }
+    /// [`parse`] by the prefix-margin rule at `margin`, and the templates it computed:
+    /// a dict of `move_templates`, `move_decisions`, `label_templates`, `label_decisions`.
+    #[pyo3(signature = (treebank, margin, threads = 1))]
+    fn parse_counted<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'py, PyTreebank>,
+        margin: f32,
+        threads: usize,
+    ) -> PyResult<(PyTreebank, Bound<'py, PyDict>)> {
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let (parsed, _, n) =
+            py.detach(|| self.inner.parse_with(&tb, threads, false, Some(margin))).py_err(py)?;
+        let d = PyDict::new(py);
+        d.set_item("move_templates", n.move_templates)?;
+        d.set_item("move_decisions", n.move_decisions)?;
+        d.set_item("label_templates", n.label_templates)?;
+        d.set_item("label_decisions", n.label_decisions)?;
+        Ok((PyTreebank::new(parsed), d))
+    }
+    /// Margin presets of a model trained by the prefix-margin rule: a dict of `train`,
+    /// `accurate`, `fast`; None for an ordinary model.
+    #[getter]
+    fn margin_presets<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let Some(p) = self.inner.dynamic else { return Ok(None) };
+        let d = PyDict::new(py);
+        d.set_item("train", p.train)?;
+        d.set_item("accurate", p.accurate)?;
+        d.set_item("fast", p.fast)?;
+        Ok(Some(d))
+    }
+    /// The same model with other `accurate` and `fast` margins (a dynamic model only).
+    fn with_presets(&self, accurate: f32, fast: f32) -> PyResult<PyArcEagerModel> {
+        let Some(p) = self.inner.dynamic else {
+            return Err(PyValueError::new_err("margin presets belong to a model trained with dynamic=True"));
+        };
+        if ![accurate, fast].iter().all(|m| m.is_finite() && *m >= 0.0) {
+            return Err(PyValueError::new_err(format!(
+                "margins must be finite and ≥ 0, got {accurate}, {fast}"
+            )));
+        }
+        let mut inner = self.inner.clone();
+        inner.dynamic = Some(depfs_core::transition::prefix_margin::MarginPresets { accurate, fast, ..p });
+        Ok(PyArcEagerModel { inner })
     }
     /// Writes the model file atomically, with training information `info` (JSON; the
     /// model's own when None).
@@ -185,7 +235,7 @@ pub struct PyArcEagerTrainer {
 #[pymethods]
 impl PyArcEagerTrainer {
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20))]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -196,6 +246,8 @@ impl PyArcEagerTrainer {
         explore_p: f64,
         pseudo_projective: bool,
         min_lifted_label_count: usize,
+        prefix_margin: Option<f32>,
+        prefix_all: bool,
     ) -> PyResult<Self> {
         let text = templates.to_string();
         let opts = TrainOptions {
@@ -204,6 +256,8 @@ impl PyArcEagerTrainer {
             explore_p,
             pseudo_projective,
             min_lifted_label_count,
+            prefix_margin,
+            prefix_all,
             ..TrainOptions::default()
         };
         let inner = match train {

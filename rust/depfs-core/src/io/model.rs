@@ -35,6 +35,7 @@ pub enum Model {
     ArcEager(crate::transition::parser::StoredArcEager),
     Ensemble(crate::transition::local::StoredEnsemble),
     Tagger(crate::tagger::StoredTagger),
+    ArcEagerDynamic(crate::transition::parser::StoredArcEagerDynamic),
 }
 
 impl Model {
@@ -45,6 +46,8 @@ impl Model {
             Model::ArcEager(_) => "arc-eager",
             Model::Ensemble(_) => "ensemble",
             Model::Tagger(_) => "tagger",
+            // A dynamic model is an arc-eager parser to every reader of the header.
+            Model::ArcEagerDynamic(_) => "arc-eager",
         }
     }
 }

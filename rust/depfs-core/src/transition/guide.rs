@@ -13,19 +13,22 @@
 //!   records every decision (DAgger, Ross et al. 2011, as He et al. 2013 use it);
 //! - [`WalkGuide`]: follows the oracle with probability `beta`, else a random valid
 //!   move, with no model at all (tests and error analysis);
-//! - [`MarginGuide`]: adds template scores in a given order and stops once the best
-//!   valid move leads every other valid move by a margin (the prefix-margin rule of
-//!   Strubell et al. 2015, Algorithm 1).
+//! - [`MarginGuide`]: adds template scores in order, computing each feature when its
+//!   template is reached, and stops once the best valid move leads every other valid
+//!   move by a margin (the prefix-margin rule of Strubell et al. 2015, Algorithm 1);
+//! - [`PrefixLearnGuide`]: trains every prefix of the templates (Strubell et al. 2015,
+//!   Algorithm 2) with dynamic-oracle exploration.
 //!
 //! The oracle is a guide's data, not a special loop; a new policy is a new guide.
 
 use super::oracle::{kind_costs, static_move, KindCosts};
 use super::parser::{apply_kind, best_kind, valid_mask, ArcEagerParser, LEFT, N_KINDS, REDUCE, RIGHT, SHIFT};
+use super::prefix_margin::PrefixCounts;
 use super::system::{Configuration, GoldTree, Move};
 use super::trajectories::OracleTrajectories;
 use super::trajectories::Trajectories;
 use crate::templates::attrs::{SentAttrs, VocabHashes};
-use crate::templates::config_feats::ExtractScratch;
+use crate::templates::config_feats::{ExtractScratch, LazyScratch};
 use crate::treebank::Treebank;
 use crate::util::Rng;
 use crate::weights::{RowAt, WeightTable, Weights};
@@ -64,6 +67,11 @@ pub struct Work {
     pub feats: Vec<u64>,
     pub label_scores: Vec<f32>,
     pub rows: Vec<RowAt>,
+    /// Lazy, template-by-template features (the prefix-margin rule).
+    pub lazy: LazyScratch,
+    /// Label columns an arc may carry; (gold, loss) classes of violating prefixes.
+    pub allowed: Vec<bool>,
+    pub violations: Vec<(u32, u32)>,
 }
 
 impl Work {
@@ -112,17 +120,7 @@ impl<W: WeightTable> Guide for ModelGuide<'_, W> {
         let scores = p.kind_scores_with(&w.feats, &mut w.rows);
         let kind = best_kind(&scores, valid)?;
         let label = if kind == LEFT || kind == RIGHT { p.model_label(c, kind, w) } else { 0 };
-        if let (Some(m), true) = (self.margins.as_deref_mut(), kind == LEFT || kind == RIGHT) {
-            use crate::templates::view::ConfigView;
-            let dependent = if kind == LEFT { c.stack(0) } else { c.queue(0) };
-            let rival = (0..N_KINDS)
-                .filter(|&k| k != kind && valid[k])
-                .map(|k| scores[k])
-                .fold(None, |a: Option<f32>, s| Some(a.map_or(s, |a| a.max(s))));
-            if let Some(d) = dependent {
-                m[d as usize] = rival.map_or(0.0, |r| scores[kind] - r);
-            }
-        }
+        record_margin(self.margins.as_deref_mut(), c, kind, &scores, valid);
         Some(Step { kind, label })
     }
 }
@@ -252,37 +250,124 @@ impl Guide for WalkGuide<'_> {
     }
 }
 
-/// The prefix-margin rule of Strubell et al. (2015, Algorithm 1): move scores are summed
-/// template by template in `order`; the decision stops as soon as the best valid move
-/// kind leads every other valid kind by at least `margin`, else it uses every template
-/// of `order`. Counts the templates used, for the average per decision.
+/// The prefix-margin rule of Strubell et al. (2015, Algorithm 1; see
+/// [`super::prefix_margin`]): move scores are summed template by template in the set's
+/// order, each feature computed when its template is reached, and the decision stops as
+/// soon as the best valid move kind leads every other valid kind by at least `margin`;
+/// an arc's label likewise over the label templates. An infinite margin uses every
+/// template: the same moves as [`ModelGuide`]. Counts the templates computed.
 pub struct MarginGuide<'a, W> {
     pub parser: &'a ArcEagerParser<W>,
     pub work: &'a mut Work,
-    /// Template indices of the parser's set, in the order they are added.
-    pub order: &'a [usize],
     pub margin: f32,
-    pub templates_used: u64,
-    pub decisions: u64,
+    pub counts: PrefixCounts,
+    /// As [`ModelGuide::margins`].
+    pub margins: Option<&'a mut Vec<f32>>,
 }
 
 impl<'a, W> MarginGuide<'a, W> {
-    pub fn new(parser: &'a ArcEagerParser<W>, work: &'a mut Work, order: &'a [usize], margin: f32) -> Self {
-        MarginGuide { parser, work, order, margin, templates_used: 0, decisions: 0 }
+    pub fn new(parser: &'a ArcEagerParser<W>, work: &'a mut Work, margin: f32) -> Self {
+        MarginGuide { parser, work, margin, counts: PrefixCounts::default(), margins: None }
     }
 }
 
 impl<W: WeightTable> Guide for MarginGuide<'_, W> {
     fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
         let (p, w) = (self.parser, &mut *self.work);
-        w.extract(p, c);
+        p.features().begin_lazy(&mut w.lazy);
         let margin = self.margin;
-        let (scores, used) = p.kind_scores_prefix(&w.feats, self.order, |acc| leads_by(acc, valid, margin));
-        self.templates_used += used as u64;
-        self.decisions += 1;
-        let kind = best_kind(&scores, valid)?;
-        let label = if kind == LEFT || kind == RIGHT { p.model_label(c, kind, w) } else { 0 };
+        let n = &mut self.counts;
+        // A forced move (one valid kind) needs no move scores; an arc still needs its label.
+        let (kind, scores) = if valid.iter().filter(|&&v| v).count() == 1 {
+            (valid.iter().position(|&v| v)?, [0f32; N_KINDS])
+        } else {
+            let (scores, used) = p.kind_scores_lazy(c, w, |acc| leads_by(acc, valid, margin));
+            (n.move_templates, n.move_decisions) = (n.move_templates + used as u64, n.move_decisions + 1);
+            (best_kind(&scores, valid)?, scores)
+        };
+        let mut label = 0;
+        if kind == LEFT || kind == RIGHT {
+            let (l, used) = p.label_lazy(c, kind, w, margin);
+            label = l;
+            if used > 0 {
+                (n.label_templates, n.label_decisions) =
+                    (n.label_templates + used as u64, n.label_decisions + 1);
+            }
+        }
+        record_margin(self.margins.as_deref_mut(), c, kind, &scores, valid);
         Some(Step { kind, label })
+    }
+}
+
+/// Prefix-margin training (Strubell et al. 2015, Algorithm 2; see
+/// [`super::prefix_margin`]) with dynamic-oracle exploration: every prefix learns
+/// until the best zero-cost move leads by the training `margin`; the loop follows
+/// that move, or when exploring the wrong move the test-time rule would choose, with
+/// probability `explore_p`.
+pub struct PrefixLearnGuide<'a> {
+    pub parser: &'a mut ArcEagerParser<Weights>,
+    pub work: &'a mut Work,
+    pub gold: &'a GoldTree,
+    pub margin: f32,
+    /// Train every prefix on every decision, not only those before the first that
+    /// meets the margin.
+    pub all_prefixes: bool,
+    pub explore: bool,
+    pub explore_p: f64,
+    pub rng: &'a mut Rng,
+    pub right: u64,
+    pub total: u64,
+}
+
+impl Guide for PrefixLearnGuide<'_> {
+    fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        let (p, w) = (&mut *self.parser, &mut *self.work);
+        let costs = kind_costs(c, self.gold);
+        let zero = zero_cost(&costs);
+        p.features().begin_lazy(&mut w.lazy);
+        let forced = valid.iter().filter(|&&v| v).count() == 1;
+        let (pred, target) = if forced {
+            let k = valid.iter().position(|&v| v)?;
+            (k, k)
+        } else {
+            let m = p.learn_moves_prefix(c, valid, &zero, w, self.margin, self.all_prefixes)?;
+            self.total += 1;
+            self.right += u64::from(zero[m.predicted]);
+            (m.predicted, m.target)
+        };
+        let follow =
+            if self.explore && !zero[pred] && self.rng.unit() < self.explore_p { pred } else { target };
+        let gold = gold_label(&costs, target);
+        if let Some(g) = gold {
+            p.learn_label_prefix(c, target, g, w, self.margin, self.all_prefixes);
+        }
+        let label = match (follow, gold) {
+            (k, Some(g)) if k == target => g,
+            (LEFT | RIGHT, _) => p.label_lazy(c, follow, w, self.margin).0,
+            _ => 0,
+        };
+        Some(Step { kind: follow, label })
+    }
+}
+
+/// Records in `margins` (by word position), for an arc move `kind`, how far its score
+/// led the best other valid move (0 without a rival).
+fn record_margin(
+    margins: Option<&mut Vec<f32>>,
+    c: &Configuration,
+    kind: usize,
+    scores: &[f32; N_KINDS],
+    valid: &[bool; N_KINDS],
+) {
+    use crate::templates::view::ConfigView;
+    let (Some(m), true) = (margins, kind == LEFT || kind == RIGHT) else { return };
+    let dependent = if kind == LEFT { c.stack(0) } else { c.queue(0) };
+    let rival = (0..N_KINDS)
+        .filter(|&k| k != kind && valid[k])
+        .map(|k| scores[k])
+        .fold(None, |a: Option<f32>, s| Some(a.map_or(s, |a| a.max(s))));
+    if let Some(d) = dependent {
+        m[d as usize] = rival.map_or(0.0, |r| scores[kind] - r);
     }
 }
 

@@ -2,6 +2,7 @@
 //! dynamic oracles (`oracle`), pseudo-projective transformation (`projective`), the
 //! one decision loop and its guides — model, learner, DAgger mixture, oracle walk,
 //! prefix-margin rule (`guide`) — the greedy parser and its trainer (`parser`),
+//! prefix-margin dynamic feature selection (`prefix_margin`, Strubell et al. 2015),
 //! trajectories as replayable move histories (`trajectories`), and local classifiers
 //! that keep their weights with their weighted ensembles (`local`).
 //!
@@ -13,6 +14,7 @@ pub mod guide;
 pub mod local;
 pub mod oracle;
 pub mod parser;
+pub mod prefix_margin;
 pub mod projective;
 pub mod system;
 pub mod training_set;

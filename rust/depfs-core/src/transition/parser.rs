@@ -16,7 +16,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::guide::{begin, run, LearnGuide, ModelGuide, Work};
+use super::guide::{begin, run, LearnGuide, MarginGuide, ModelGuide, PrefixLearnGuide, Work};
+use super::prefix_margin::{MarginPresets, PrefixCounts};
 use super::projective;
 use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
 use super::training_set::TrainingSet;
@@ -39,8 +40,8 @@ pub const RIGHT: usize = 3;
 pub const N_KINDS: usize = 4;
 pub const KIND_NAMES: [&str; N_KINDS] = ["SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC"];
 
-const LEFT_SALT: u64 = 0x6c65_6674_0000_0001;
-const RIGHT_SALT: u64 = 0x7269_6768_0000_0002;
+pub(super) const LEFT_SALT: u64 = 0x6c65_6674_0000_0001;
+pub(super) const RIGHT_SALT: u64 = 0x7269_6768_0000_0002;
 
 /// Training options. `Default` gives the settings used for the reported numbers.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,6 +66,13 @@ pub struct TrainOptions {
     pub label_max_bits: u32,
     /// At most this many templates (the first eligible ones in set order) score labels.
     pub label_max_templates: usize,
+    /// Train every prefix of the templates (in set order) with this margin
+    /// (Strubell et al. 2015; see [`super::prefix_margin`]); None: ordinary training.
+    pub prefix_margin: Option<f32>,
+    /// With `prefix_margin`: train every prefix on every decision (the hinge of each
+    /// prefix, 0 where it meets the margin), not only the prefixes before the first that
+    /// meets it (Algorithm 2).
+    pub prefix_all: bool,
 }
 
 impl Default for TrainOptions {
@@ -80,6 +88,8 @@ impl Default for TrainOptions {
             label_max_features: 40_000,
             label_max_bits: 15,
             label_max_templates: 64,
+            prefix_margin: None,
+            prefix_all: false,
         }
     }
 }
@@ -107,17 +117,22 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
     pub(crate) root_label: u32,
     pub(crate) fallback_label: u32,
     /// Labels seen on arcs from ROOT / on other arcs.
-    root_ok: Vec<bool>,
-    nonroot_ok: Vec<bool>,
-    move_w: W,
+    pub(super) root_ok: Vec<bool>,
+    pub(super) nonroot_ok: Vec<bool>,
+    pub(super) move_w: W,
     /// Indices (into the template set) of the templates that also score labels.
     pub label_templates: Vec<usize>,
-    label_w: W,
+    pub(super) label_w: W,
     /// `label_cols[d][c]`: the label scored by column c of a label row of direction d
     /// (0 = LEFT-ARC, 1 = RIGHT-ARC); `label_col_of[d][l]`: label l's column, or NONE.
-    label_cols: [Vec<u32>; 2],
-    label_col_of: [Vec<u32>; 2],
+    pub(super) label_cols: [Vec<u32>; 2],
+    pub(super) label_col_of: [Vec<u32>; 2],
+    /// Starting label scores of an arc by (direction, from ROOT) (see [`label_bias`]).
+    pub(super) label_bias: [Vec<f32>; 4],
     pub pseudo_projective: bool,
+    /// Margin presets of a model trained by the prefix-margin rule (None: an ordinary
+    /// model, which the rule can still parse with at a given margin).
+    pub dynamic: Option<MarginPresets>,
     /// The input columns parsing needs: read by the templates and filled in training
     /// (kept in the model file's container, not in the payload).
     pub inputs: Vec<String>,
@@ -127,7 +142,7 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
 
 /// Index of an arc move's direction in `label_cols` (LEFT 0, RIGHT 1).
 #[inline]
-fn dir_index(kind: usize) -> usize {
+pub(super) fn dir_index(kind: usize) -> usize {
     usize::from(kind == RIGHT)
 }
 
@@ -158,6 +173,29 @@ fn label_col_of(cols: &[Vec<u32>; 2], n_labels: usize) -> Option<[Vec<u32>; 2]> 
     Some([one(&cols[0])?, one(&cols[1])?])
 }
 
+/// Starting label scores of a label row of `width` columns, by direction d (0 LEFT-ARC,
+/// 1 RIGHT-ARC) and arc from ROOT r at index 2d + r: 0 for a column whose label such an
+/// arc may carry, a large negative number for the rest and the padding, so that the
+/// best column of the summed scores is an allowed one whenever there is one (the
+/// prefix-margin rule compares the two best columns without a mask).
+pub(super) fn label_bias(
+    cols: &[Vec<u32>; 2],
+    root_ok: &[bool],
+    nonroot_ok: &[bool],
+    width: usize,
+) -> [Vec<f32>; 4] {
+    std::array::from_fn(|i| {
+        let (dir, ok) = (i / 2, if i % 2 == 1 { root_ok } else { nonroot_ok });
+        let mut b = vec![super::prefix_margin::BARRED; width];
+        for (c, &l) in cols[dir].iter().enumerate() {
+            if ok.get(l as usize) == Some(&true) {
+                b[c] = 0.0;
+            }
+        }
+        b
+    })
+}
+
 /// An arc-eager parser inside a model file.
 #[derive(Serialize, Deserialize)]
 pub struct StoredArcEager {
@@ -179,6 +217,14 @@ pub struct StoredArcEager {
     label_w: Vec<u8>,
     label_cols: [Vec<u32>; 2],
     pseudo_projective: bool,
+}
+
+/// A model trained by the prefix-margin rule inside a model file: the parser and its
+/// margin presets (a variant of its own, so older files keep decoding).
+#[derive(Serialize, Deserialize)]
+pub struct StoredArcEagerDynamic {
+    parser: StoredArcEager,
+    presets: MarginPresets,
 }
 
 /// Model-file kind of an arc-eager model.
@@ -268,17 +314,32 @@ impl ArcEagerParser {
             pseudo_projective: self.pseudo_projective,
         };
         let (inputs, info) = (self.inputs.clone(), info.to_string());
-        crate::io::model::save_model(path, inputs, info, crate::io::model::Model::ArcEager(stored))
+        let model = match self.dynamic {
+            None => crate::io::model::Model::ArcEager(stored),
+            Some(presets) => {
+                crate::io::model::Model::ArcEagerDynamic(StoredArcEagerDynamic { parser: stored, presets })
+            }
+        };
+        crate::io::model::save_model(path, inputs, info, model)
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
     pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
         let file = crate::io::model::load_model(path)?;
         let (inputs, info) = (file.inputs, file.info);
-        let st = match file.model {
-            crate::io::model::Model::ArcEager(st) => st,
+        let (st, dynamic) = match file.model {
+            crate::io::model::Model::ArcEager(st) => (st, None),
+            crate::io::model::Model::ArcEagerDynamic(d) => (d.parser, Some(d.presets)),
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
+        if let Some(d) = dynamic {
+            if ![d.train, d.accurate, d.fast].iter().all(|m| m.is_finite() && *m >= 0.0) {
+                return Err(Error::Model {
+                    file: path.display().to_string(),
+                    msg: format!("bad margin presets {d:?}"),
+                });
+            }
+        }
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let set = Self::compile_set(&st.templates).map_err(|e| bad(format!("bad templates: {e}")))?;
         let feats = ConfigFeatures::compile(&set).map_err(|e| bad(format!("bad templates: {e}")))?;
@@ -309,6 +370,7 @@ impl ArcEagerParser {
         }
         let label_w = QuantizedWeights::from_parts(width, &st.label_rows, st.label_scales, &st.label_w)
             .map_err(|e| bad(e.to_string()))?;
+        let bias = label_bias(&st.label_cols, &st.root_ok, &st.nonroot_ok, width);
         Ok(ArcEagerParser {
             feats,
             labels: st.labels,
@@ -320,8 +382,10 @@ impl ArcEagerParser {
             label_templates: st.label_templates,
             label_w,
             label_cols: st.label_cols,
+            label_bias: bias,
             label_col_of,
             pseudo_projective: st.pseudo_projective,
+            dynamic,
             // Version-3 files: whatever the templates read.
             inputs: if inputs.is_empty() { crate::io::model::input_columns(&[&set]) } else { inputs },
             info,
@@ -355,11 +419,29 @@ impl ArcEagerParser<Weights> {
         gold: &GoldTree,
         explore: bool,
         explore_p: f64,
+        prefix_margin: Option<f32>,
+        all_prefixes: bool,
         rng: &mut Rng,
         c: &mut Configuration,
         work: &mut Work,
     ) -> (u64, u64) {
         begin(tb, vh, s, c, work);
+        if let Some(margin) = prefix_margin {
+            let mut g = PrefixLearnGuide {
+                parser: self,
+                work,
+                gold,
+                margin,
+                all_prefixes,
+                explore,
+                explore_p,
+                rng,
+                right: 0,
+                total: 0,
+            };
+            run(c, &mut g, |_, _| {});
+            return (g.right, g.total);
+        }
         let mut g = LearnGuide { parser: self, work, gold, explore, explore_p, rng, right: 0, total: 0 };
         run(c, &mut g, |_, _| {});
         (g.right, g.total)
@@ -438,7 +520,9 @@ impl<W: WeightTable> ArcEagerParser<W> {
             label_w,
             label_cols: self.label_cols.clone(),
             label_col_of: self.label_col_of.clone(),
+            label_bias: self.label_bias.clone(),
             pseudo_projective: self.pseudo_projective,
+            dynamic: self.dynamic,
             inputs: self.inputs.clone(),
             info: self.info.clone(),
         }
@@ -458,25 +542,6 @@ impl<W: WeightTable> ArcEagerParser<W> {
         let mut acc = [0f32; N_KINDS];
         self.move_w.add_template_rows(feats.iter().copied(), rows, &mut acc);
         acc
-    }
-
-    /// Move scores summed over the templates of `order` (indices into the set), one
-    /// at a time; after each template `stop` sees the running sums and may end the
-    /// sum there. Returns the sums and the number of templates added. O(|order|).
-    pub fn kind_scores_prefix(
-        &self,
-        feats: &[u64],
-        order: &[usize],
-        mut stop: impl FnMut(&[f32; N_KINDS]) -> bool,
-    ) -> ([f32; N_KINDS], usize) {
-        let mut acc = [0f32; N_KINDS];
-        for (used, &t) in order.iter().enumerate() {
-            self.move_w.add_row(t, feats[t], &mut acc);
-            if stop(&acc) {
-                return (acc, used + 1);
-            }
-        }
-        (acc, order.len())
     }
 
     /// Column scores of an arc move in direction `dir` (LEFT or RIGHT): column c
@@ -514,7 +579,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
 
     /// Best label of an arc move in direction `dir` from its column scores, for an
     /// arc from ROOT (`to_root`) or between words.
-    fn best_label(&self, scores: &[f32], dir: usize, to_root: bool) -> u32 {
+    pub(super) fn best_label(&self, scores: &[f32], dir: usize, to_root: bool) -> u32 {
         let ok = if to_root { &self.root_ok } else { &self.nonroot_ok };
         let cols = &self.label_cols[dir_index(dir)];
         let mut best: Option<usize> = None;
@@ -526,8 +591,10 @@ impl<W: WeightTable> ArcEagerParser<W> {
         best.map_or(if to_root { self.root_label } else { self.fallback_label }, |b| cols[b])
     }
 
-    /// Parses sentence `s` of `tb` (features from `vh`) with the [`ModelGuide`],
-    /// leaving the tree in `c`.
+    /// Parses sentence `s` of `tb` (features from `vh`) with the [`ModelGuide`], or
+    /// with a `margin` the prefix-margin rule ([`MarginGuide`]), leaving the tree in `c`
+    /// and adding the rule's template counts to `counts`.
+    #[allow(clippy::too_many_arguments)]
     fn parse_into(
         &self,
         tb: &Treebank,
@@ -536,9 +603,19 @@ impl<W: WeightTable> ArcEagerParser<W> {
         c: &mut Configuration,
         work: &mut Work,
         margins: Option<&mut Vec<f32>>,
+        margin: Option<f32>,
+        counts: &mut PrefixCounts,
     ) {
         begin(tb, vh, s, c, work);
-        run(c, &mut ModelGuide { parser: self, work, margins }, |_, _| {});
+        match margin {
+            None => run(c, &mut ModelGuide { parser: self, work, margins }, |_, _| {}),
+            Some(m) => {
+                let mut g = MarginGuide::new(self, work, m);
+                g.margins = margins;
+                run(c, &mut g, |_, _| {});
+                counts.add(&g.counts);
+            }
+        }
         c.finish(self.root_label, self.fallback_label);
     }
 
@@ -552,6 +629,23 @@ impl<W: WeightTable> ArcEagerParser<W> {
     /// treebank's words): how far the move that attached it led the best other valid
     /// move; 0 for a word attached without a scored decision.
     pub fn parse_scored(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
+        let (parsed, m, _) = self.parse_with(tb, threads, margins, None)?;
+        Ok((parsed, m))
+    }
+
+    /// [`Self::parse_scored`], with a `margin` by the prefix-margin rule (Strubell et
+    /// al. 2015, Algorithm 1; `f32::INFINITY` computes every template, the model's own
+    /// decisions); also returns the templates the rule computed.
+    pub fn parse_with(
+        &self,
+        tb: &Treebank,
+        threads: usize,
+        margins: bool,
+        margin: Option<f32>,
+    ) -> Result<(Treebank, Vec<f32>, PrefixCounts)> {
+        if let Some(m) = margin.filter(|m| m.is_nan() || *m < 0.0) {
+            return Err(Error::InvalidArgument(format!("a margin must be a number ≥ 0, got {m}")));
+        }
         let vh = VocabHashes::new(tb, &self.feats.attrs);
         let results = map_chunks(
             threads,
@@ -564,23 +658,26 @@ impl<W: WeightTable> ArcEagerParser<W> {
                         let n1 = tb.sentences[s].len as usize + 1;
                         m.clear();
                         m.resize(n1, 0.0);
-                        self.parse_into(tb, &vh, s, c, work, margins.then_some(&mut *m));
-                        (c.heads()[1..].to_vec(), c.labels()[1..].to_vec(), m[1..].to_vec())
+                        let mut counts = PrefixCounts::default();
+                        self.parse_into(tb, &vh, s, c, work, margins.then_some(&mut *m), margin, &mut counts);
+                        (c.heads()[1..].to_vec(), c.labels()[1..].to_vec(), m[1..].to_vec(), counts)
                     })
                     .collect()
             },
         )?;
         let mut flat = Vec::with_capacity(if margins { tb.n_words() } else { 0 });
+        let mut counts = PrefixCounts::default();
         let trees = results
             .into_iter()
-            .map(|(h, l, m)| {
+            .map(|(h, l, m, n)| {
                 if margins {
                     flat.extend(m);
                 }
+                counts.add(&n);
                 (h, l)
             })
             .collect();
-        Ok((trees_into(tb, trees, &self.labels, self.pseudo_projective), flat))
+        Ok((trees_into(tb, trees, &self.labels, self.pseudo_projective), flat, counts))
     }
 }
 
@@ -621,7 +718,7 @@ pub fn apply_kind(c: &mut Configuration, k: usize, label: u32) {
 /// Online training state; the caller (Python) drives the epochs, evaluating and
 /// reporting between them.
 pub struct Trainer {
-    parser: ArcEagerParser<Weights>,
+    pub(super) parser: ArcEagerParser<Weights>,
     train: Arc<TrainingSet>,
     vh: VocabHashes,
     order: Vec<usize>,
@@ -646,6 +743,12 @@ impl Trainer {
     pub fn on(set: TemplateSet, train: &Arc<TrainingSet>, opts: &TrainOptions) -> Result<Trainer> {
         if set.is_empty() {
             return Err(Error::InvalidArgument("the template set is empty".into()));
+        }
+        if opts.prefix_margin.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+            return Err(Error::InvalidArgument(format!(
+                "the prefix margin must be a positive number, got {:?}",
+                opts.prefix_margin
+            )));
         }
         if !(0.0..=1.0).contains(&opts.explore_p) {
             return Err(Error::InvalidArgument(format!(
@@ -687,17 +790,28 @@ impl Trainer {
             nonroot_ok: train.nonroot_ok.clone(),
             move_w: Weights::new(&move_rows, N_KINDS)?,
             label_w: Weights::new(&label_rows, label_width(&label_cols, LABEL_ROW_ALIGN))?,
+            label_bias: label_bias(
+                &label_cols,
+                &train.root_ok,
+                &train.nonroot_ok,
+                label_width(&label_cols, LABEL_ROW_ALIGN),
+            ),
             label_col_of: label_col_of(&label_cols, labels.labels.len())
                 .ok_or_else(|| Error::InvalidArgument("inconsistent label columns".into()))?,
             label_cols,
             labels: labels.labels.clone(),
             label_templates,
             pseudo_projective: opts.pseudo_projective,
+            dynamic: opts.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
             inputs: crate::io::model::needed_columns(&[&set_for_inputs], &train.treebank),
             info: String::new(),
         };
         parser.move_w.start_averaging();
         parser.label_w.start_averaging();
+        if opts.prefix_margin.is_some() {
+            parser.move_w.start_adagrad();
+            parser.label_w.start_adagrad();
+        }
         Ok(Trainer {
             parser,
             train: Arc::clone(train),
@@ -726,6 +840,8 @@ impl Trainer {
                 gold,
                 explore,
                 self.opts.explore_p,
+                self.opts.prefix_margin,
+                self.opts.prefix_all,
                 &mut self.rng,
                 &mut self.c,
                 &mut self.work,

@@ -174,23 +174,25 @@ fn replayed_features_are_the_features_the_model_scored() {
 fn the_margin_rule_is_the_model_at_an_infinite_margin_and_one_template_at_zero() {
     let tb = toy(3);
     let p = train(&tb, 2, 1);
-    let order: Vec<usize> = (0..p.n_templates()).rev().collect();
     let vh = VocabHashes::new(&tb, &p.features().attrs);
     let (mut c, mut work) = (Configuration::default(), Work::default());
-    let (mut used, mut decisions, mut forced) = (0, 0, 0);
+    let mut counts = super::prefix_margin::PrefixCounts::default();
+    let (mut forced, mut all) = (0, 0);
     let mut margin_moves = Vec::new();
     for s in 0..tb.len() {
         begin(&tb, &vh, s, &mut c, &mut work);
-        let mut g = MarginGuide::new(&p, &mut work, &order, f32::INFINITY);
+        let mut g = MarginGuide::new(&p, &mut work, f32::INFINITY);
         let mut moves = Vec::new();
         run(&mut c, &mut g, |c, m| {
-            forced += (super::parser::valid_mask(c).iter().filter(|&&v| v).count() == 1) as u64;
+            let n_valid = super::parser::valid_mask(c).iter().filter(|&&v| v).count();
+            forced += u64::from(n_valid == 1);
+            all += 1;
             moves.push(m.kind as u32 * 1000 + m.label)
         });
-        (used, decisions) = (used + g.templates_used, decisions + g.decisions);
+        counts.add(&g.counts);
         margin_moves.push(moves);
     }
-    // Same moves as the model (the model skips forced moves but makes the same ones).
+    // Same moves and labels as the model.
     let model: Vec<Vec<u32>> = (0..tb.len())
         .map(|s| {
             begin(&tb, &vh, s, &mut c, &mut work);
@@ -202,16 +204,97 @@ fn the_margin_rule_is_the_model_at_an_infinite_margin_and_one_template_at_zero()
         })
         .collect();
     assert_eq!(margin_moves, model);
-    // A forced move stops after one template (nothing to separate); the others use all.
-    assert!(forced > 0 && forced < decisions);
-    assert_eq!(used, forced + (decisions - forced) * p.n_templates() as u64);
-    // Margin 0: every decision stops after its first template.
-    for s in 0..tb.len() {
-        begin(&tb, &vh, s, &mut c, &mut work);
-        let mut g = MarginGuide::new(&p, &mut work, &order, 0.0);
-        run(&mut c, &mut g, |_, _| {});
-        assert_eq!(g.templates_used, g.decisions);
+    // A forced move computes no move score; every other decision uses all templates.
+    assert!(forced > 0 && forced < all);
+    assert_eq!(counts.move_decisions, all - forced);
+    assert_eq!(counts.move_templates, counts.move_decisions * p.n_templates() as u64);
+    assert!(counts.label_decisions > 0);
+    assert_eq!(counts.label_templates, counts.label_decisions * p.label_templates.len() as u64);
+    // Margin 0: every decision stops after its first template, labels too.
+    let (_, _, zero) = p.parse_with(&tb, 1, false, Some(0.0)).unwrap();
+    assert_eq!(zero.move_templates, zero.move_decisions);
+    assert_eq!(zero.label_templates, zero.label_decisions);
+    assert!(p.parse_with(&tb, 1, false, Some(-1.0)).is_err());
+    assert!(p.parse_with(&tb, 1, false, Some(f32::NAN)).is_err());
+}
+
+#[test]
+fn a_prefix_hinge_step_moves_template_j_once_per_violating_prefix_from_j_on() {
+    let tb = toy(1);
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let opts = TrainOptions { prefix_margin: Some(1.0), ..TrainOptions::default() };
+    let ts = Arc::new(super::TrainingSet::new(&tb, true, 20).unwrap());
+    let mut trainer = Trainer::on(set, &ts, &opts).unwrap();
+    let p = &mut trainer.parser;
+    let vh = VocabHashes::new(&tb, &p.features().attrs);
+    let (mut c, mut work) = (Configuration::default(), Work::default());
+    begin(&tb, &vh, 0, &mut c, &mut work);
+    // The first configuration of "The dog barks .": SHIFT and RIGHT-ARC (from ROOT) are
+    // valid, SHIFT alone has zero cost. All weights are zero, so every prefix violates
+    // the margin: template j's gradient is T − j towards SHIFT and away from RIGHT-ARC,
+    // one per violating prefix from j on. AdaGrad's first step is that gradient over its
+    // own size: ±1 on every template; the size shows in the sum of squared gradients.
+    let valid = valid_mask(&c);
+    assert_eq!(valid, [true, false, false, true]);
+    let gold = ts.golds[0].as_ref().unwrap();
+    let zero = super::guide::zero_cost(&super::kind_costs(&c, gold));
+    assert_eq!(zero, [true, false, false, false]);
+    p.features().begin_lazy(&mut work.lazy);
+    let m = p.learn_moves_prefix(&c, &valid, &zero, &mut work, 1.0, false).unwrap();
+    assert_eq!((m.target, m.predicted), (0, 0));
+    let mut feats = Vec::new();
+    p.features().extract(&c, &work.attrs, None, &mut work.scratch, &mut feats);
+    let t_count = p.n_templates();
+    let rows = |p: &ArcEagerParser<crate::weights::Weights>| -> Vec<[f32; N_KINDS]> {
+        let mut out = Vec::new();
+        for (t, &f) in feats.iter().enumerate() {
+            let mut acc = [0f32; N_KINDS];
+            p.move_weights().add_row(t, f, &mut acc);
+            out.push(acc);
+        }
+        out
+    };
+    let raw_per = rows(p);
+    for (j, row) in raw_per.iter().enumerate() {
+        let n = (t_count - j) as f32;
+        assert_eq!(*row, [1.0, 0.0, 0.0, -1.0], "template {j}");
+        let g2 = |k| p.move_weights().adagrad_sum(j, feats[j], k);
+        assert_eq!([g2(0), g2(1), g2(2), g2(3)], [n * n, 0.0, 0.0, n * n], "template {j}");
     }
+    // A second step: the first prefix now leads by T ≥ 1: no prefix violates, nothing moves.
+    p.features().begin_lazy(&mut work.lazy);
+    p.learn_moves_prefix(&c, &valid, &zero, &mut work, 1.0, false).unwrap();
+    assert_eq!(rows(p), raw_per);
+}
+
+#[test]
+fn prefix_training_makes_short_prefixes_decide_and_the_rule_stops_early() {
+    let tb = toy(4);
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let opts = TrainOptions { epochs: 4, prefix_margin: Some(10.0), ..TrainOptions::default() };
+    let dynamic = ArcEagerParser::train(set.clone(), &tb, &opts, |_| true).unwrap();
+    assert_eq!(dynamic.dynamic.map(|d| d.train), Some(10.0));
+    let ordinary = train(&tb, 4, 1);
+    let heads = |x: &Treebank| x.words.head.clone();
+    let (full, _, _) = dynamic.parse_with(&tb, 1, false, Some(f32::INFINITY)).unwrap();
+    let (fast, _, n) = dynamic.parse_with(&tb, 1, false, Some(10.0)).unwrap();
+    assert_eq!(heads(&full), heads(&tb), "the dynamic model learns the toy grammar");
+    assert_eq!(heads(&fast), heads(&tb), "and keeps it at the training margin");
+    let per = n.move_templates as f64 / n.move_decisions as f64;
+    assert!(per < 0.75 * set.len() as f64, "{per} templates per decision of {}", set.len());
+    // The ordinary model was never asked to decide on a prefix: at the same margin it
+    // computes more templates.
+    let (_, _, o) = ordinary.parse_with(&tb, 1, false, Some(10.0)).unwrap();
+    assert!(o.move_templates > n.move_templates, "{o:?} vs {n:?}");
+    // A dynamic model keeps its presets through its file; an ordinary one has none.
+    let mut d2 = dynamic.clone();
+    d2.dynamic = Some(super::prefix_margin::MarginPresets { train: 10.0, accurate: 4.0, fast: 2.0 });
+    let back = saved_and_loaded(&d2, "dynamic");
+    assert_eq!(back.dynamic, d2.dynamic);
+    assert_eq!(saved_and_loaded(&ordinary, "ordinary").dynamic, None);
+    let (again, _, _) = back.parse_with(&tb, 1, false, Some(4.0)).unwrap();
+    let (before, _, _) = d2.parse_with(&tb, 1, false, Some(4.0)).unwrap();
+    assert_eq!(heads(&again), heads(&before));
 }
 
 #[test]

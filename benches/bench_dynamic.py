@@ -1,0 +1,153 @@
+"""Prefix-margin dynamic feature selection (Strubell et al. 2015) on the arc-eager parser.
+
+Trains on en_ewt train (or --treebank), dev for the epochs kept and the presets, all in
+one process and one run: the full model trained the ordinary way on the shipped ordered
+set (`arc_eager_en_ewt`, 104 templates), the dynamic model on the same set, and the
+fixed-prefix baselines (one ordinary model per prefix length k). Then parses test on one
+thread — each model or margin best of --reps runs, CoNLL-U in memory (reading and
+writing excluded) — and prints a table in the style of Strubell et al. Table 2: LAS,
+UAS, templates per move decision and per label decision, words/s and the speed-up over
+the full model in the same run. Writes bench-results/dynamic_<treebank>.json and, with
+--plot, a Pareto plot (LAS against words/s).
+
+    python -m benches.bench_dynamic [--treebank en_ewt] [--reps 3] [--plot PNG]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import depfs
+from depfs import evaluate
+from depfs.arceager import ArcEagerParser, TrainingSet
+from depfs.dynamic.strubell2015 import margin_point
+from depfs.templates import TemplateSet
+
+from .bench_arceager import data_dir
+
+OUT = Path("bench-results")
+PREFIXES = (1, 5, 10, 20, 30, 40, 60)
+#: Parse-time margins, as fractions of the training margin (the presets come on top).
+FRACTIONS = (0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
+
+
+def timed(parse, test, reps: int) -> tuple[float, object]:
+    """Best wall time of `reps` parses of `test` (one thread), and the parse."""
+    best, out = float("inf"), None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = parse(test)
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--order", default="arc_eager_en_ewt", help="ordered template set")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--epochs", type=int, default=17)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--plot", default=None, help="PNG of LAS against words/s")
+    ap.add_argument("--no-prefixes", action="store_true", help="skip the fixed-prefix models")
+    args = ap.parse_args()
+    d = data_dir() / args.treebank
+    train, dev, test = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev", "test"))
+    prepared = TrainingSet(train)
+    order = TemplateSet.load(args.order)
+    words = test.n_words
+    rows: list[dict] = []
+
+    def add(name: str, parser: ArcEagerParser, margin, train_s: float, counts=None) -> None:
+        secs, parsed = timed(lambda tb: parser.parse(tb, 1, margin=margin), test, args.reps)
+        s = evaluate(test, parsed)
+        row = {
+            "model": name,
+            "margin": margin,
+            "las": s.las,
+            "uas": s.uas,
+            "move_templates": counts.move_templates if counts else None,
+            "label_templates": counts.label_templates if counts else None,
+            "words_per_s": words / secs,
+            "train_cpu_s": train_s,
+        }
+        rows.append(row)
+        print(
+            f"{name:<18} {str(margin):>10} LAS {s.las:6.2f} UAS {s.uas:6.2f} "
+            f"tmpl/move {row['move_templates'] or len(parser.templates_):6.2f} "
+            f"{row['words_per_s']:>11,.0f} words/s",
+            flush=True,
+        )
+
+    def fit(parser: ArcEagerParser) -> tuple[ArcEagerParser, float]:
+        t0 = time.process_time()
+        parser.fit(prepared, dev=dev)
+        return parser, time.process_time() - t0
+
+    full, full_s = fit(ArcEagerParser(order, epochs=args.epochs, random_state=args.seed))
+    add("full", full, None, full_s)
+    dyn, dyn_s = fit(
+        ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True)
+    )
+    presets = dyn.margin_presets_
+    margins = sorted(
+        {presets["accurate"], presets["fast"], *(f * presets["train"] for f in FRACTIONS)}
+    )
+    for m in margins:
+        name = {presets["accurate"]: "dynamic accurate", presets["fast"]: "dynamic fast"}.get(
+            m, "dynamic"
+        )
+        add(name, dyn, m, dyn_s, margin_point(dyn.model_, test, m))
+    if not args.no_prefixes:
+        for k in PREFIXES:
+            p, s = fit(ArcEagerParser(order[:k], epochs=args.epochs, random_state=args.seed))
+            add(f"fixed {k}", p, None, s)
+    base = rows[0]["words_per_s"]
+    for r in rows:
+        r["speedup"] = r["words_per_s"] / base
+    print(f"\n{'model':<18} {'m':>6} {'LAS':>6} {'UAS':>6} {'tmpl':>6} {'speed-up':>8}")
+    for r in rows:
+        t = r["move_templates"] if r["move_templates"] is not None else None
+        m = "" if r["margin"] is None else f"{r['margin']:.1f}"
+        print(
+            f"{r['model']:<18} {m:>6} {r['las']:6.2f} {r['uas']:6.2f} "
+            f"{'' if t is None else f'{t:.2f}':>6} {r['speedup']:7.2f}x"
+        )
+    print(f"training CPU s: full {full_s:.1f}, dynamic {dyn_s:.1f} ({dyn_s / full_s:.2f}x)")
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"dynamic_{args.treebank}.json").write_text(
+        json.dumps({"presets": presets, "curve": dyn.margin_curve_, "rows": rows}, indent=1)
+    )
+    if args.plot:
+        plot(rows, args.plot, args.treebank)
+
+
+def plot(rows: list[dict], path: str, treebank: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from depfs.files import atomic_stream
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for kind, style in (("dynamic", "o-"), ("fixed", "s--")):
+        pts = sorted((r["words_per_s"], r["las"]) for r in rows if r["model"].startswith(kind))
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=kind)
+    full = rows[0]
+    ax.plot([full["words_per_s"]], [full["las"]], "k*", markersize=12, label="full model")
+    ax.set_xscale("log")
+    ax.set_xlabel("words/s, one thread (log)")
+    ax.set_ylabel("LAS, test")
+    ax.set_title(f"Prefix-margin arc-eager parser, {treebank}")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    with atomic_stream(path) as f:
+        fig.savefig(f, format="png", dpi=110)
+
+
+if __name__ == "__main__":
+    main()

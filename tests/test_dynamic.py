@@ -1,0 +1,152 @@
+"""depfs.dynamic: the prefix-margin rule (Strubell et al. 2015) on the arc-eager parser —
+training switch, the parse-time margin knob, presets chosen on dev, model files, CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import depfs
+import pytest
+from depfs.arceager import ArcEagerParser
+from depfs.datasets import synthetic
+from depfs.dynamic.strubell2015 import MarginPoint, choose_presets, margin_point, margin_sweep
+
+ORDERED = """
+upos(QUEUE_0)
+upos(STACK_0)
+upos(STACK_0) & upos(QUEUE_0)
+form(QUEUE_0)
+upos(QUEUE_1)
+deprel(STACK_0 lc)
+form(STACK_0) & upos(QUEUE_0)
+upos(STACK_1) & upos(STACK_0)
+"""
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[depfs.Treebank, depfs.Treebank]:
+    return synthetic(300, seed=1), synthetic(80, seed=2)
+
+
+@pytest.fixture(scope="module")
+def dynamic(data: tuple[depfs.Treebank, depfs.Treebank]) -> ArcEagerParser:
+    train, dev = data
+    return ArcEagerParser(ORDERED, epochs=3, dynamic=True, train_margin=20.0).fit(train, dev=dev)
+
+
+def test_a_dynamic_model_keeps_presets_chosen_on_dev_and_parses_at_each(dynamic, data):
+    _, dev = data
+    p = dynamic.margin_presets_
+    assert p is not None and p["train"] == 20.0
+    assert 0 < p["fast"] <= p["accurate"] <= p["train"]
+    curve = dynamic.margin_curve_
+    assert [r["margin"] for r in curve] == sorted(r["margin"] for r in curve)
+    best = max(r["las"] for r in curve)
+    # The presets are what choose_presets makes of the curve.
+    at = {r["margin"]: r for r in curve}
+    assert at[p["accurate"]]["las"] >= best - 0.1 - 1e-9
+    assert at[p["fast"]]["las"] >= best - 1.0 - 1e-9
+    # The default margin is 'accurate'; 'fast' computes no more templates.
+    default = dynamic.parse(dev)
+    assert default.to_string() == dynamic.parse(dev, margin="accurate").to_string()
+    assert default.to_string() == dynamic.parse(dev, margin=p["accurate"]).to_string()
+    fast, slow = margin_point(dynamic.model_, dev, p["fast"]), margin_point(dynamic.model_, dev, 20)
+    assert fast.move_templates <= slow.move_templates
+    assert depfs.evaluate(dev, default).las == pytest.approx(at[p["accurate"]]["las"])
+
+
+def test_prefix_training_makes_short_prefixes_good_where_ordinary_training_does_not(data):
+    """The point of Algorithm 2: at the same small margin, a model trained on every prefix
+    is far more accurate than one trained only on the full template set."""
+    train, dev = data
+    dyn = ArcEagerParser(ORDERED, epochs=3, dynamic=True, train_margin=20.0).fit(train)
+    ordinary = ArcEagerParser(ORDERED, epochs=3).fit(train)
+    # The ordinary model's scores are on another scale: compare at equal templates per
+    # decision, finding the ordinary model's margin by bisection.
+    d = margin_point(dyn.model_, dev, 5.0)
+    lo, hi = 0.0, 1000.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if margin_point(ordinary.model_, dev, mid).move_templates < d.move_templates:
+            lo = mid
+        else:
+            hi = mid
+    o = margin_point(ordinary.model_, dev, hi)
+    assert o.move_templates >= d.move_templates
+    assert d.las > o.las + 2.0, (d, o)
+
+
+def test_margins_are_checked_and_an_ordinary_model_is_the_full_model_at_inf(data):
+    train, dev = data
+    ordinary = ArcEagerParser(ORDERED, epochs=2).fit(train)
+    full = ordinary.parse(dev).to_string()
+    assert ordinary.parse(dev, margin=float("inf")).to_string() == full
+    assert ordinary.margin_presets_ is None
+    with pytest.raises(ValueError, match="preset of dynamic models"):
+        ordinary.parse(dev, margin="fast")
+    with pytest.raises(ValueError, match="margin"):
+        ordinary.parse(dev, margin=-1.0)
+    with pytest.raises(ValueError, match="'accurate' or 'fast'"):
+        ordinary.parse(dev, margin="quick")
+    with pytest.raises(ValueError, match="give the margins"):
+        margin_sweep(ordinary.model_, dev)
+    with pytest.raises(ValueError, match="train_margin"):
+        ArcEagerParser(ORDERED, dynamic=True, train_margin=0.0).fit(train)
+
+
+def test_a_dynamic_model_file_keeps_its_presets(dynamic, data, tmp_path: Path):
+    _, dev = data
+    dynamic.save(tmp_path / "d.depfs")
+    back = depfs.load(tmp_path / "d.depfs")
+    assert isinstance(back, ArcEagerParser) and back.dynamic
+    assert back.margin_presets_ == dynamic.margin_presets_
+    for m in ("accurate", "fast", 7.5):
+        assert back.parse(dev, margin=m).to_string() == dynamic.parse(dev, margin=m).to_string()
+    assert depfs.model_info(tmp_path / "d.depfs")["kind"] == "arc-eager"
+
+
+def test_choose_presets_takes_the_cheapest_margin_within_each_loss():
+    def pt(m: float, las: float, t: float) -> MarginPoint:
+        return MarginPoint(m, las + 1, las, t, t)
+
+    points = [pt(2, 80.0, 1.5), pt(4, 84.5, 3.0), pt(6, 85.45, 6.0), pt(8, 85.5, 9.0)]
+    assert choose_presets(points) == {"accurate": 6, "fast": 4}
+    assert choose_presets([pt(3, 70.0, 2.0)]) == {"accurate": 3, "fast": 3}
+    with pytest.raises(ValueError):
+        choose_presets([])
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "depfs.cli", *args], capture_output=True, text=True, check=False
+    )
+
+
+def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_path: Path):
+    train, dev = data
+    train.write(tmp_path / "train.conllu")
+    dev.write(tmp_path / "dev.conllu")
+    (tmp_path / "order.txt").write_text(ORDERED)
+    model = tmp_path / "d.depfs"
+    r = _cli(
+        "train", "--parser", "arc-eager", "--dynamic", "--templates", str(tmp_path / "order.txt"),
+        "--train", str(tmp_path / "train.conllu"), "--dev", str(tmp_path / "dev.conllu"),
+        "--epochs", "2", "--out", str(model),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "margins: accurate" in r.stderr
+    outs = {}
+    for m in ("accurate", "fast", "inf", "3"):
+        out = tmp_path / f"out-{m}.conllu"
+        r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", m, "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        outs[m] = out.read_text()
+    loaded = depfs.load(model)
+    assert outs["fast"] == loaded.parse(dev, margin="fast").to_string()
+    assert outs["3"] == loaded.parse(dev, margin=3.0).to_string()
+    r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", "-2")
+    assert r.returncode == 2 and "margin" in r.stderr
+    r = _cli("train", "--parser", "graph", "--dynamic", "--train", "x", "--out", "y")
+    assert r.returncode == 2 and "--dynamic: arc-eager only" in r.stderr
