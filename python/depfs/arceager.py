@@ -141,30 +141,16 @@ class ArcEagerParser(TrainableModel):
         super().fit(train, dev, **kwargs)
         self.margin_curve_: list[dict[str, float]] = []
         if self.dynamic and dev is not None:
-            from .dynamic.strubell2015 import choose_presets, margin_sweep
+            from .dynamic.strubell2015 import fit_presets
 
-            points = margin_sweep(self.model_, dev)
-            presets = choose_presets(points)
-            self.model_ = self.model_.with_presets(presets["accurate"], presets["fast"])
-            self.margin_curve_ = [p.as_dict() for p in points]
+            self.model_, self.margin_curve_ = fit_presets(self.model_, dev)
         return self
 
     def _margin(self, margin: float | str | None) -> float | None:
         """The numeric margin of `margin` (None: every template)."""
-        presets = self._model().margin_presets
-        if isinstance(margin, str) or (margin is None and presets is not None):
-            name = "accurate" if margin is None else margin
-            if name not in ("accurate", "fast"):
-                raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
-            if presets is None:
-                raise ValueError(
-                    f"margin {name!r} is a preset of dynamic models; this model was trained "
-                    "without dynamic=True (give a number)"
-                )
-            return float(presets[name])
-        if margin is not None and not (float(margin) >= 0):
-            raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
-        return None if margin is None else float(margin)
+        from .dynamic.strubell2015 import resolve_margin
+
+        return resolve_margin(self._model().margin_presets, margin)
 
     def parse(
         self,

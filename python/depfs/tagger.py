@@ -11,8 +11,12 @@ they are when tagging.
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted
     tagger.save("en.tagger"); tagger = depfs.load("en.tagger")
 
-Strubell et al. (2015) run their prefix-margin inference on such a tagger; each column
-keeps its own ordered template set (``templates`` may give four, in column order).
+Dynamic feature selection (Strubell et al. 2015, who test it on such a tagger, their
+Table 1; :mod:`depfs.dynamic.strubell2015`): ``Tagger(dynamic=True)`` trains every
+prefix of each column's ordered template set (``templates`` may give four, in column
+order), so that a decision can stop once one class leads by a margin;
+``tag(tb, margin=M)`` chooses M at tagging time: a number, or ``"accurate"`` (the
+default) / ``"fast"``, presets chosen on dev.
 """
 
 from __future__ import annotations
@@ -51,11 +55,17 @@ class Tagger(TrainableModel):
         # are restricted to those seen); rarer ones train the unknown-word path.
         # Chosen on en_ewt dev (see the README).
         min_known: int = 2,
+        # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
+        # trained to reach, the unit of tagging-time margins.
+        dynamic: bool = False,
+        train_margin: float = 50.0,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
         self.random_state = random_state
         self.min_known = min_known
+        self.dynamic = dynamic
+        self.train_margin = train_margin
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -73,20 +83,34 @@ class Tagger(TrainableModel):
             raise TypeError(f"a tagger trains on a Treebank, got {type(train).__name__}")
         if self.min_known < 1:
             raise ValueError(f"min_known must be at least 1, got {self.min_known}")
+        if self.dynamic and not (0 < self.train_margin < float("inf")):
+            raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         return _core.TaggerTrainer(
-            train, self._template_texts(), seed=self.random_state, min_known=self.min_known
+            train,
+            self._template_texts(),
+            seed=self.random_state,
+            min_known=self.min_known,
+            prefix_margin=self.train_margin if self.dynamic else None,
         )
 
     @staticmethod
     def _params_of(model: _core.TaggerModel) -> dict[str, Any]:
         sets = ["\n".join(model.templates(c)) for c in model.columns]
-        return {"templates": sets[0] if len(set(sets)) == 1 else sets}
+        presets = model.margin_presets
+        return {
+            "templates": sets[0] if len(set(sets)) == 1 else sets,
+            "dynamic": presets is not None,
+            **({"train_margin": presets["train"]} if presets else {}),
+        }
 
     @staticmethod
     def _dev_scores(model: Any, dev: _core.Treebank) -> dict[str, float]:
+        """Dev scores of an epoch; a dynamic tagger tags at its training margin."""
         from .evaluate import evaluate
 
-        scores = evaluate(dev, model.tag(dev, 1))
+        presets = model.margin_presets
+        margin = None if presets is None else presets["train"]
+        scores = evaluate(dev, model.tag(dev, 1, margin))
         row = {
             _DEV_KEYS[c]: getattr(scores, _DEV_KEYS[c][4:]) for c in model.columns if c in _DEV_KEYS
         }
@@ -98,16 +122,41 @@ class Tagger(TrainableModel):
         shown = [f"{k[4:].upper()} {v:.2f}" for k, v in row.items() if k in _DEV_KEYS.values()]
         return "tagger dev " + " ".join(shown)
 
+    def fit(self, train: Any, dev: _core.Treebank | None = None, **kwargs: Any) -> Tagger:
+        """As :meth:`TrainableModel.fit`; a dynamic tagger then sweeps margins on ``dev``
+        (``margin_curve_``) and keeps the ``accurate`` and ``fast`` presets chosen there
+        (without ``dev`` both are the training margin)."""
+        super().fit(train, dev, **kwargs)
+        self.margin_curve_: list[dict[str, Any]] = []
+        if self.dynamic and dev is not None:
+            from .dynamic.strubell2015 import fit_presets
+
+            self.model_, self.margin_curve_ = fit_presets(self.model_, dev)
+        return self
+
     @property
     def columns_(self) -> list[str]:
         """The columns it predicts (those the training data fills)."""
         return list(self._model().columns)
 
-    def tag(self, treebank: _core.Treebank, threads: int = 1) -> _core.Treebank:
-        """A copy of ``treebank`` with the predicted columns written; other columns are
-        untouched (``threads=0``: all cores)."""
-        return self._model().tag(treebank, threads=threads)
+    @property
+    def margin_presets_(self) -> dict[str, float] | None:
+        """A dynamic tagger's margins: ``train``, ``accurate``, ``fast`` (None otherwise)."""
+        return self._model().margin_presets
 
-    def parse(self, treebank: _core.Treebank, threads: int = 1, **_: Any) -> _core.Treebank:
+    def tag(
+        self, treebank: _core.Treebank, threads: int = 1, *, margin: float | str | None = None
+    ) -> _core.Treebank:
+        """A copy of ``treebank`` with the predicted columns written; other columns are
+        untouched (``threads=0``: all cores). ``margin``: the prefix-margin rule (Strubell
+        et al. 2015) at a number, ``"accurate"`` or ``"fast"`` (a dynamic tagger's
+        presets; ``"accurate"`` is its default), ``float("inf")`` for every template; an
+        ordinary tagger uses every template unless given a number."""
+        from .dynamic.strubell2015 import resolve_margin
+
+        model = self._model()
+        return model.tag(treebank, threads, resolve_margin(model.margin_presets, margin))
+
+    def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:
         """Same as :meth:`tag` (a tagger in a pipeline where parsers are expected)."""
-        return self.tag(treebank, threads)
+        return self.tag(treebank, threads, margin=kw.get("margin"))

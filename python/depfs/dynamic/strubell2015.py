@@ -4,12 +4,14 @@ Strubell, Vilnis, Silverstein & McCallum (2015), *Learning Dynamic Feature Selec
 Fast Sequential Prediction* (ACL), §4 and §6. The rule itself (Algorithm 1: add
 templates in order, stop a decision once one class leads by the margin m) and its
 training (Algorithm 2: every prefix trained by the loss-augmented hinge until the gold
-class leads by m) run in Rust (``rust/depfs-core/src/transition/prefix_margin.rs``);
-``ArcEagerParser(dynamic=True)`` trains such a model. This module chooses the margins
-a user asks for by name, on dev:
+class leads by m) run in Rust (``rust/depfs-core/src/transition/prefix_margin.rs`` for the parser,
+``rust/depfs-core/src/tagger/prefix_margin.rs`` for the tagger's columns);
+``ArcEagerParser(dynamic=True)`` and ``Tagger(dynamic=True)`` train such models. This
+module measures margins and chooses the ones a user asks for by name, on dev:
 
-- ``accurate``: the cheapest margin (fewest templates per decision) whose dev LAS is
-  within 0.1 of the model's best margin;
+- ``accurate``: the cheapest margin (fewest templates per decision) whose dev score (a
+  parser's LAS, a tagger's mean accuracy over its columns) is within 0.1 of the
+  model's best margin;
 - ``fast``: the cheapest within 1.0.
 
 As in the paper, parse-time margins above the training margin are not useful (later
@@ -28,8 +30,11 @@ from .. import _core
 #: Margins swept on dev, as fractions of the training margin.
 SWEEP = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
-#: How far below the best dev LAS each preset may be (LAS points).
+#: How far below the best dev score each preset may be (LAS or accuracy points).
 PRESET_LOSS = {"accurate": 0.1, "fast": 1.0}
+
+#: The tagger's dev score of each column (an attribute of :class:`depfs.evaluate`'s scores).
+TAG_SCORES = {"UPOS": "upos", "XPOS": "xpos", "FEATS": "ufeats", "LEMMA": "lemmas"}
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,37 @@ class MarginPoint:
     label_templates: float
     """Templates per label decision (arc moves whose label needed scores)."""
 
+    @property
+    def score(self) -> float:
+        """What the presets are chosen by."""
+        return self.las
+
+    @property
+    def templates(self) -> float:
+        """What the presets minimise."""
+        return self.move_templates
+
     def as_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class TagMarginPoint:
+    """One margin's tagging of a treebank: accuracy and templates computed per decision."""
+
+    margin: float
+    accuracy: float
+    """Mean accuracy over the columns the tagger predicts (percent)."""
+    templates: float
+    """Templates per decision over every column (decisions with more than one candidate)."""
+    columns: dict[str, dict[str, float]]
+    """Per column: ``accuracy`` and ``templates`` per decision."""
+
+    @property
+    def score(self) -> float:
+        return self.accuracy
+
+    def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -63,27 +98,75 @@ def margin_point(model: Any, treebank: _core.Treebank, margin: float) -> MarginP
     )
 
 
+def tag_point(model: Any, treebank: _core.Treebank, margin: float) -> TagMarginPoint:
+    """Tags `treebank` (a copy) at `margin` (one thread) and scores it against itself."""
+    from ..evaluate import evaluate
+
+    tagged, n = model.tag_counted(treebank, float(margin), 1)
+    s = evaluate(treebank, tagged)
+    columns = {
+        c: {"accuracy": getattr(s, TAG_SCORES[c]), "templates": used / max(1, decided)}
+        for c, (used, decided) in n.items()
+    }
+    used, decided = (sum(v[i] for v in n.values()) for i in (0, 1))
+    return TagMarginPoint(
+        margin=float(margin),
+        accuracy=sum(c["accuracy"] for c in columns.values()) / max(1, len(columns)),
+        templates=used / max(1, decided),
+        columns=columns,
+    )
+
+
 def margin_sweep(
     model: Any, treebank: _core.Treebank, margins: Sequence[float] | None = None
-) -> list[MarginPoint]:
-    """:func:`margin_point` at each margin (default: :data:`SWEEP` × the training margin)."""
+) -> list[Any]:
+    """:func:`margin_point` (a tagger: :func:`tag_point`) at each margin (default:
+    :data:`SWEEP` × the training margin)."""
     if margins is None:
         presets = model.margin_presets
         if presets is None:
             raise ValueError("give the margins: this model was not trained with dynamic=True")
         margins = [f * presets["train"] for f in SWEEP]
-    return [margin_point(model, treebank, m) for m in margins]
+    point = tag_point if isinstance(model, _core.TaggerModel) else margin_point
+    return [point(model, treebank, m) for m in margins]
 
 
-def choose_presets(points: Sequence[MarginPoint]) -> dict[str, float]:
+def choose_presets(points: Sequence[MarginPoint | TagMarginPoint]) -> dict[str, float]:
     """The ``accurate`` and ``fast`` margins of a dev sweep (see the module doc): for
-    each, the margin with the fewest move templates per decision among those within its
-    :data:`PRESET_LOSS` of the best LAS."""
+    each, the margin with the fewest templates per decision (a parser's move
+    decisions) among those within its :data:`PRESET_LOSS` of the best score."""
     if not points:
         raise ValueError("no margins to choose from")
-    best = max(p.las for p in points)
+    best = max(p.score for p in points)
     chosen = {}
     for name, loss in PRESET_LOSS.items():
-        ok = [p for p in points if p.las >= best - loss - 1e-9]
-        chosen[name] = min(ok, key=lambda p: (p.move_templates, p.margin)).margin
+        ok = [p for p in points if p.score >= best - loss - 1e-9]
+        chosen[name] = min(ok, key=lambda p: (p.templates, p.margin)).margin
     return chosen
+
+
+def resolve_margin(presets: dict[str, float] | None, margin: float | str | None) -> float | None:
+    """The numeric margin a model with `presets` (None: an ordinary model) uses for
+    `margin`: a number, ``"accurate"`` or ``"fast"``, or None (a dynamic model's
+    ``accurate``; an ordinary model's every template, None)."""
+    if isinstance(margin, str) or (margin is None and presets is not None):
+        name = "accurate" if margin is None else margin
+        if name not in ("accurate", "fast"):
+            raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
+        if presets is None:
+            raise ValueError(
+                f"margin {name!r} is a preset of dynamic models; this model was trained "
+                "without dynamic=True (give a number)"
+            )
+        return float(presets[name])
+    if margin is not None and not (float(margin) >= 0):
+        raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
+    return None if margin is None else float(margin)
+
+
+def fit_presets(model: Any, dev: _core.Treebank) -> tuple[Any, list[dict[str, Any]]]:
+    """A dynamic `model` with presets chosen by a :func:`margin_sweep` on `dev`, and the
+    sweep (one dict per margin)."""
+    points = margin_sweep(model, dev)
+    presets = choose_presets(points)
+    return model.with_presets(presets["accurate"], presets["fast"]), [p.as_dict() for p in points]

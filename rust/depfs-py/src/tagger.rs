@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::errors::IntoPyResult;
+use crate::transition::{other_presets, presets_dict};
 use crate::treebank::{parse_released, PyTreebank};
 
 /// A trained tagger (Rust side of `depfs.Tagger`).
@@ -41,10 +42,50 @@ impl PyTaggerModel {
     fn input_columns(&self) -> Vec<String> {
         self.inner.input_columns()
     }
-    /// A copy of the treebank with the predicted columns written.
-    #[pyo3(signature = (treebank, threads = 1))]
-    fn tag(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, threads: usize) -> PyResult<PyTreebank> {
-        parse_released(py, treebank, |tb| self.inner.tag(tb, threads))
+    /// A copy of the treebank with the predicted columns written; with `margin`, each
+    /// decision by the prefix-margin rule at that margin.
+    #[pyo3(signature = (treebank, threads = 1, margin = None))]
+    fn tag(
+        &self,
+        py: Python<'_>,
+        treebank: PyRef<'_, PyTreebank>,
+        threads: usize,
+        margin: Option<f32>,
+    ) -> PyResult<PyTreebank> {
+        parse_released(py, treebank, |tb| Ok(self.inner.tag_with(tb, threads, margin)?.0))
+    }
+    /// [`tag`] by the prefix-margin rule at `margin`, and the templates it computed per
+    /// column: a dict of column name to (templates, decisions).
+    #[pyo3(signature = (treebank, margin, threads = 1))]
+    fn tag_counted<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'py, PyTreebank>,
+        margin: f32,
+        threads: usize,
+    ) -> PyResult<(PyTreebank, Bound<'py, PyDict>)> {
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let (tagged, n) = py.detach(|| self.inner.tag_with(&tb, threads, Some(margin))).py_err(py)?;
+        let d = PyDict::new(py);
+        for (c, name) in depfs_core::tagger::features::COLUMN_NAMES.iter().enumerate() {
+            if self.inner.columns().contains(name) {
+                d.set_item(*name, (n.templates[c], n.decisions[c]))?;
+            }
+        }
+        Ok((PyTreebank::new(tagged), d))
+    }
+    /// Margin presets of a tagger trained by the prefix-margin rule: a dict of `train`,
+    /// `accurate`, `fast`; None for an ordinary tagger.
+    #[getter]
+    fn margin_presets<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        presets_dict(py, self.inner.dynamic)
+    }
+    /// The same tagger with other `accurate` and `fast` margins (a dynamic one only).
+    fn with_presets(&self, accurate: f32, fast: f32) -> PyResult<PyTaggerModel> {
+        let mut inner = self.inner.clone();
+        inner.dynamic = Some(other_presets(self.inner.dynamic, accurate, fast)?);
+        Ok(PyTaggerModel { inner })
     }
     /// Writes the model file atomically, with training information `info` (JSON; the
     /// model's own when None).
@@ -75,7 +116,7 @@ pub struct PyTaggerTrainer {
 impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA).
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20, prefix_margin = None))]
     fn new(
         py: Python<'_>,
         train: PyRef<'_, PyTreebank>,
@@ -83,10 +124,11 @@ impl PyTaggerTrainer {
         seed: u64,
         min_known: u32,
         max_bits: u32,
+        prefix_margin: Option<f32>,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
-        let opts = TaggerOptions { seed, min_known, max_bits: max_bits.clamp(6, 26) };
+        let opts = TaggerOptions { seed, min_known, max_bits: max_bits.clamp(6, 26), prefix_margin };
         let inner = py
             .detach(|| {
                 let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS);

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use depfs_core::transition::local::{Ensemble, LocalClassifier, LocalOptions};
 use depfs_core::transition::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
+use depfs_core::transition::prefix_margin::MarginPresets;
 use depfs_core::transition::projective::{deprojectivize, projectivize};
 use depfs_core::transition::trajectories::oracle_trajectories;
 use depfs_core::transition::trajectories::Trajectories;
@@ -97,25 +98,12 @@ impl PyArcEagerModel {
     /// `accurate`, `fast`; None for an ordinary model.
     #[getter]
     fn margin_presets<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let Some(p) = self.inner.dynamic else { return Ok(None) };
-        let d = PyDict::new(py);
-        d.set_item("train", p.train)?;
-        d.set_item("accurate", p.accurate)?;
-        d.set_item("fast", p.fast)?;
-        Ok(Some(d))
+        presets_dict(py, self.inner.dynamic)
     }
     /// The same model with other `accurate` and `fast` margins (a dynamic model only).
     fn with_presets(&self, accurate: f32, fast: f32) -> PyResult<PyArcEagerModel> {
-        let Some(p) = self.inner.dynamic else {
-            return Err(PyValueError::new_err("margin presets belong to a model trained with dynamic=True"));
-        };
-        if ![accurate, fast].iter().all(|m| m.is_finite() && *m >= 0.0) {
-            return Err(PyValueError::new_err(format!(
-                "margins must be finite and ≥ 0, got {accurate}, {fast}"
-            )));
-        }
         let mut inner = self.inner.clone();
-        inner.dynamic = Some(depfs_core::transition::prefix_margin::MarginPresets { accurate, fast, ..p });
+        inner.dynamic = Some(other_presets(self.inner.dynamic, accurate, fast)?);
         Ok(PyArcEagerModel { inner })
     }
     /// Writes the model file atomically, with training information `info` (JSON; the
@@ -521,6 +509,28 @@ fn arceager_oracle_trajectories<'py>(
     d.set_item("followed", t.followed.into_pyarray(py))?;
     d.set_item("oracle", t.oracle.into_pyarray(py))?;
     Ok(d)
+}
+
+/// Margin presets as a dict of `train`, `accurate`, `fast` (None for an ordinary model).
+pub(crate) fn presets_dict(py: Python<'_>, p: Option<MarginPresets>) -> PyResult<Option<Bound<'_, PyDict>>> {
+    let Some(p) = p else { return Ok(None) };
+    let d = PyDict::new(py);
+    d.set_item("train", p.train)?;
+    d.set_item("accurate", p.accurate)?;
+    d.set_item("fast", p.fast)?;
+    Ok(Some(d))
+}
+
+/// `p` with other `accurate` and `fast` margins (an error for an ordinary model's None).
+pub(crate) fn other_presets(p: Option<MarginPresets>, accurate: f32, fast: f32) -> PyResult<MarginPresets> {
+    let Some(p) = p else {
+        return Err(PyValueError::new_err("margin presets belong to a model trained with dynamic=True"));
+    };
+    let new = MarginPresets { accurate, fast, ..p };
+    if !new.is_valid() {
+        return Err(PyValueError::new_err(format!("margins must be finite and ≥ 0, got {accurate}, {fast}")));
+    }
+    Ok(new)
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

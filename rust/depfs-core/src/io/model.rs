@@ -36,6 +36,7 @@ pub enum Model {
     Ensemble(crate::transition::local::StoredEnsemble),
     Tagger(crate::tagger::StoredTagger),
     ArcEagerDynamic(crate::transition::parser::StoredArcEagerDynamic),
+    TaggerDynamic(crate::tagger::StoredTaggerDynamic),
 }
 
 impl Model {
@@ -48,6 +49,7 @@ impl Model {
             Model::Tagger(_) => "tagger",
             // A dynamic model is an arc-eager parser to every reader of the header.
             Model::ArcEagerDynamic(_) => "arc-eager",
+            Model::TaggerDynamic(_) => "tagger",
         }
     }
 }

@@ -19,6 +19,7 @@
 pub mod features;
 pub mod lemma;
 pub mod lexicon;
+pub mod prefix_margin;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
@@ -29,12 +30,14 @@ use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
+use crate::transition::prefix_margin::MarginPresets;
 use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
 use lexicon::{FormEntry, Lexicon, Seen};
+use prefix_margin::{PrefixScratch, TagCounts};
 
 /// Model-file kind of a tagger.
 pub const MODEL_KIND: &str = "tagger";
@@ -47,11 +50,14 @@ pub struct TaggerOptions {
     pub min_known: u32,
     /// Upper bound on a weight block's rows (2^bits).
     pub max_bits: u32,
+    /// Train every prefix of each column's templates (in set order) with this margin
+    /// (Strubell et al. 2015; see [`prefix_margin`]); None: ordinary training.
+    pub prefix_margin: Option<f32>,
 }
 
 impl Default for TaggerOptions {
     fn default() -> Self {
-        TaggerOptions { seed: 1, min_known: 2, max_bits: 20 }
+        TaggerOptions { seed: 1, min_known: 2, max_bits: 20, prefix_margin: None }
     }
 }
 
@@ -166,6 +172,16 @@ struct Scratch {
     hist: History,
     feats: Vec<u64>,
     all: Vec<u32>,
+    prefix: PrefixScratch,
+}
+
+/// How a column decision adds its templates.
+#[derive(Debug, Clone, Copy)]
+enum Rule {
+    /// Every template (ordinary inference).
+    All,
+    /// The prefix-margin rule at this margin (Algorithm 1).
+    Margin(f32),
 }
 
 impl<W: WeightTable> Core<W> {
@@ -190,15 +206,19 @@ impl<W: WeightTable> Core<W> {
         }
     }
 
-    /// Decides every column of word i of the sentence in `sc` (history updated), calling
-    /// `learn(m, feats, cands, pred)` on each decision with more than one candidate;
-    /// writes the class of each column model to `out`.
+    /// Decides every column of word i of the sentence in `sc` (history updated) by
+    /// `rule` (training by the prefix hinge is [`Core::learn_word`]), calling
+    /// `learn(m, feats, cands, pred)` on each decision with more than one candidate
+    /// under [`Rule::All`]; writes the class of each column model to `out` and the
+    /// templates the margin rule added to `counts`.
     fn decide_word(
         &self,
         w: &Word<'_>,
         i: usize,
         sc: &mut Scratch,
         out: &mut [u32],
+        rule: Rule,
+        counts: &mut TagCounts,
         mut learn: impl FnMut(usize, &[u64], &[u32], u32),
     ) {
         let mut upos = 0;
@@ -207,6 +227,11 @@ impl<W: WeightTable> Core<W> {
             self.candidates(m, w, upos, &mut cands);
             let pred = if cands.len() == 1 {
                 cands[0]
+            } else if let Rule::Margin(margin) = rule {
+                let (pred, used) = cm.best_by_margin(&sc.sent, &sc.hist, i, &cands, margin, &mut sc.prefix);
+                counts.templates[cm.column] += used as u64;
+                counts.decisions[cm.column] += 1;
+                pred
             } else {
                 cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
                 let pred = cm.best(&sc.feats, &cands);
@@ -238,6 +263,39 @@ impl<W: WeightTable> Core<W> {
                 hist.set(i, slot, v);
             }
         }
+    }
+}
+
+impl Core<Weights> {
+    /// Decides every column of word i (whose form is `form`) as [`Core::decide_word`]
+    /// with [`Rule::Margin`] at `margin`, training each decision with more than one
+    /// candidate by the prefix hinge (Algorithm 2) towards `gold(m)` on the way.
+    fn learn_word(
+        &mut self,
+        form: &str,
+        i: usize,
+        sc: &mut Scratch,
+        out: &mut [u32],
+        gold: impl Fn(usize) -> u32,
+        margin: f32,
+    ) {
+        let w = Word { form, entry: self.lexicon.entry(form) };
+        let mut upos = 0;
+        let mut cands = std::mem::take(&mut sc.all);
+        for m in 0..self.columns.len() {
+            self.candidates(m, &w, upos, &mut cands);
+            let pred = if cands.len() == 1 {
+                cands[0]
+            } else {
+                self.columns[m].learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), margin, &mut sc.prefix)
+            };
+            out[m] = pred;
+            if self.columns[m].column == UPOS {
+                upos = pred;
+            }
+            self.record(m, &w, i, pred, &mut sc.hist);
+        }
+        sc.all = cands;
     }
 }
 
@@ -297,6 +355,8 @@ pub struct TaggerTrainer {
     gold: Vec<Vec<u32>>,
     rng: Rng,
     epoch: usize,
+    /// The margin every prefix is trained to (None: ordinary training).
+    prefix_margin: Option<f32>,
 }
 
 /// Statistics of one training epoch.
@@ -319,6 +379,12 @@ impl TaggerTrainer {
     ) -> Result<TaggerTrainer> {
         if train.n_words() == 0 {
             return Err(Error::InvalidArgument("the training treebank has no words".into()));
+        }
+        if opts.prefix_margin.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+            return Err(Error::InvalidArgument(format!(
+                "the prefix margin must be a positive number, got {:?}",
+                opts.prefix_margin
+            )));
         }
         let filled = filled_columns(train);
         let active: Vec<usize> =
@@ -376,6 +442,7 @@ impl TaggerTrainer {
             gold,
             rng: Rng::new(opts.seed),
             epoch: 0,
+            prefix_margin: opts.prefix_margin,
         };
         trainer.size_blocks(opts.max_bits)?;
         Ok(trainer)
@@ -418,6 +485,9 @@ impl TaggerTrainer {
             let rows: Vec<usize> = pairs[m].iter().map(|p| rows_for(2 * p.len(), 6, max_bits)).collect();
             cm.weights = Weights::new(&rows, 1)?;
             cm.weights.start_averaging();
+            if self.prefix_margin.is_some() {
+                cm.weights.start_adagrad();
+            }
         }
         Ok(())
     }
@@ -441,18 +511,29 @@ impl TaggerTrainer {
             let meta = self.tb.sentences[s].clone();
             for i in 1..=meta.len as usize {
                 let pos = meta.start as usize + i - 1;
-                let w = {
-                    let form = self.tb.vocabs.form.str(self.tb.words.form[pos]);
-                    Word { form, entry: self.core.lexicon.entry(form) }
-                };
+                let form = self.tb.vocabs.form.str(self.tb.words.form[pos]);
                 let gold = &self.gold;
                 updates.clear();
-                self.core.decide_word(&w, i, &mut sc, &mut decided, |m, feats, cands, pred| {
-                    let g = gold[m][pos];
-                    if pred != g && cands.contains(&g) {
-                        updates.push((m, feats.to_vec(), g, pred));
-                    }
-                });
+                if let Some(margin) = self.prefix_margin {
+                    self.core.learn_word(form, i, &mut sc, &mut decided, |m| gold[m][pos], margin);
+                } else {
+                    let w = Word { form, entry: self.core.lexicon.entry(form) };
+                    let all = &mut TagCounts::default();
+                    self.core.decide_word(
+                        &w,
+                        i,
+                        &mut sc,
+                        &mut decided,
+                        Rule::All,
+                        all,
+                        |m, feats, cands, pred| {
+                            let g = gold[m][pos];
+                            if pred != g && cands.contains(&g) {
+                                updates.push((m, feats.to_vec(), g, pred));
+                            }
+                        },
+                    );
+                }
                 for (m, &d) in decided.iter().enumerate() {
                     total += 1;
                     right += (d == self.gold[m][pos]) as usize;
@@ -497,6 +578,7 @@ impl TaggerTrainer {
         Tagger {
             core: Core { columns, lexicon: self.core.lexicon.clone(), slots: self.core.slots.clone() },
             info: String::new(),
+            dynamic: self.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
         }
     }
 }
@@ -507,6 +589,9 @@ pub struct Tagger {
     core: Core<QuantizedWeights>,
     /// Free-form training information (JSON written by the Python layer).
     pub info: String,
+    /// Margin presets of a tagger trained by the prefix-margin rule (None: an ordinary
+    /// tagger, which the rule can still tag with at a given margin).
+    pub dynamic: Option<MarginPresets>,
 }
 
 /// Per form of the treebank being tagged: dictionary entry and ambiguity class.
@@ -545,6 +630,8 @@ impl Tagger {
         forms: &FormTables<'_>,
         range: std::ops::Range<usize>,
         sc: &mut Scratch,
+        rule: Rule,
+        counts: &mut TagCounts,
     ) -> Vec<u32> {
         let k = self.core.columns.len();
         let mut out = Vec::new();
@@ -557,7 +644,7 @@ impl Tagger {
                 let pos = meta.start as usize + i - 1;
                 let fid = tb.words.form[pos] as usize;
                 let w = Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid] };
-                self.core.decide_word(&w, i, sc, &mut decided, |_, _, _, _| {});
+                self.core.decide_word(&w, i, sc, &mut decided, rule, counts, |_, _, _, _| {});
                 out.extend_from_slice(&decided);
             }
         }
@@ -567,15 +654,38 @@ impl Tagger {
     /// A copy of `tb` with the predicted columns written (others untouched).
     /// `threads` 0 = all cores.
     pub fn tag(&self, tb: &Treebank, threads: usize) -> Result<Treebank> {
+        Ok(self.tag_with(tb, threads, None)?.0)
+    }
+
+    /// [`Self::tag`], with a `margin` by the prefix-margin rule (Strubell et al. 2015,
+    /// Algorithm 1; [`prefix_margin`]), and the templates that rule computed.
+    pub fn tag_with(
+        &self,
+        tb: &Treebank,
+        threads: usize,
+        margin: Option<f32>,
+    ) -> Result<(Treebank, TagCounts)> {
+        if let Some(m) = margin.filter(|m| m.is_nan() || *m < 0.0) {
+            return Err(Error::InvalidArgument(format!("a margin must be a number ≥ 0, got {m}")));
+        }
+        let rule = margin.map_or(Rule::All, Rule::Margin);
         let vh = self.core.slots.vocab_hashes(tb);
         // The dictionary entry of every form of this treebank, looked up once.
         let entries: Vec<Option<(&FormEntry, bool)>> =
             tb.vocabs.form.strings().iter().map(|f| self.core.lexicon.entry(f)).collect();
         let ambig = entries.iter().map(|&e| ambig_hash(e)).collect();
         let forms = FormTables { entries, ambig };
-        let decided = map_chunks(threads, tb.len(), TAG_CHUNK, Scratch::default, |sc, range| {
-            self.decide(tb, &vh, &forms, range, sc)
+        let chunks = map_chunks(threads, tb.len(), TAG_CHUNK, Scratch::default, |sc, range| {
+            let mut counts = TagCounts::default();
+            let decided = self.decide(tb, &vh, &forms, range, sc, rule, &mut counts);
+            vec![(decided, counts)]
         })?;
+        let mut counts = TagCounts::default();
+        let mut decided = Vec::with_capacity(tb.n_words() * self.core.columns.len());
+        for (d, c) in chunks {
+            decided.extend(d);
+            counts.add(&c);
+        }
         let entries = forms.entries;
         let mut out = tb.clone();
         let k = self.core.columns.len();
@@ -612,7 +722,7 @@ impl Tagger {
                 }
             }
         }
-        Ok(out)
+        Ok((out, counts))
     }
 
     /// Writes the model file atomically, with `info`.
@@ -629,21 +739,30 @@ impl Tagger {
             })
             .collect();
         let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
-        save_model(path, self.input_columns(), info.to_string(), Model::Tagger(stored))
+        let model = match self.dynamic {
+            None => Model::Tagger(stored),
+            Some(presets) => Model::TaggerDynamic(StoredTaggerDynamic { tagger: stored, presets }),
+        };
+        save_model(path, self.input_columns(), info.to_string(), model)
     }
 
     /// Reads a tagger model file; checks every size.
     pub fn load(path: &std::path::Path) -> Result<Tagger> {
         let file = load_model(path)?;
         let info = file.info;
-        let st = match file.model {
-            Model::Tagger(st) => st,
+        let (st, dynamic) = match file.model {
+            Model::Tagger(st) => (st, None),
+            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets)),
             other => return Err(wrong_kind(path, &other, MODEL_KIND)),
         };
-        Tagger::from_stored(st, info).map_err(|e| Error::Model {
-            file: path.display().to_string(),
-            msg: format!("inconsistent tagger: {e}"),
-        })
+        let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
+        if let Some(p) = dynamic.filter(|p| !p.is_valid()) {
+            return Err(bad(format!("bad margin presets {p:?}")));
+        }
+        let mut tagger =
+            Tagger::from_stored(st, info).map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
+        tagger.dynamic = dynamic;
+        Ok(tagger)
     }
 
     fn from_stored(st: StoredTagger, info: String) -> Result<Tagger> {
@@ -682,7 +801,7 @@ impl Tagger {
         if !good {
             return Err(Error::InvalidArgument("the tag dictionary names classes the model lacks".into()));
         }
-        Ok(Tagger { core: Core { columns, lexicon, slots }, info })
+        Ok(Tagger { core: Core { columns, lexicon, slots }, info, dynamic: None })
     }
 }
 
@@ -699,6 +818,14 @@ struct StoredColumn {
 pub struct StoredTagger {
     columns: Vec<StoredColumn>,
     lexicon: Lexicon,
+}
+
+/// A tagger trained by the prefix-margin rule inside a model file: the tagger and its
+/// margin presets (a variant of its own, so older files keep decoding).
+#[derive(Serialize, Deserialize)]
+pub struct StoredTaggerDynamic {
+    tagger: StoredTagger,
+    presets: MarginPresets,
 }
 
 #[cfg(test)]

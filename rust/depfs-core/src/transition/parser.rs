@@ -333,7 +333,7 @@ impl ArcEagerParser {
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
         if let Some(d) = dynamic {
-            if ![d.train, d.accurate, d.fast].iter().all(|m| m.is_finite() && *m >= 0.0) {
+            if !d.is_valid() {
                 return Err(Error::Model {
                     file: path.display().to_string(),
                     msg: format!("bad margin presets {d:?}"),

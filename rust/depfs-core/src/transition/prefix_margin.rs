@@ -60,6 +60,13 @@ pub struct MarginPresets {
     pub fast: f32,
 }
 
+impl MarginPresets {
+    /// Whether every margin is a finite number ≥ 0 (a model file's are checked).
+    pub fn is_valid(&self) -> bool {
+        [self.train, self.accurate, self.fast].iter().all(|m| m.is_finite() && *m >= 0.0)
+    }
+}
+
 /// Templates computed by the prefix-margin rule: for move decisions (configurations
 /// with more than one valid move kind) and for label decisions (arc moves whose label
 /// needed scores).
@@ -132,6 +139,23 @@ impl<W: WeightTable> ArcEagerParser<W> {
             }
         }
         (acc, n)
+    }
+
+    /// Prefetches the rows of the first label templates of both arc directions that
+    /// `valid` allows, at the start of a move decision: the label stage of an arc move
+    /// then finds them in the cache instead of waiting for a miss after the move's own.
+    /// O(LOOKAHEAD) features (computed anyway by most decisions) and prefetches.
+    pub(crate) fn prefetch_labels_ahead(&self, c: &Configuration, valid: &[bool; N_KINDS], w: &mut Work) {
+        let weights = self.label_weights();
+        for (i, &t) in self.label_templates.iter().take(LOOKAHEAD).enumerate() {
+            let f = self.features().feature(t, c, &w.attrs, &mut w.lazy);
+            for (kind, salt) in [(LEFT, LEFT_SALT), (super::parser::RIGHT, RIGHT_SALT)] {
+                if valid[kind] {
+                    let at = weights.row_start(i, combine(f, salt));
+                    weights.prefetch_rows(&[RowAt { start: at, template: i }]);
+                }
+            }
+        }
     }
 
     /// The label of an arc move of kind `dir` from `c` by the prefix-margin rule: label

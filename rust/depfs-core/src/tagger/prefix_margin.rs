@@ -1,0 +1,180 @@
+//! Prefix-margin dynamic feature selection for the tagger's columns.
+//!
+//! Strubell, Vilnis, Silverstein & McCallum (2015), *Learning Dynamic Feature Selection
+//! for Fast Sequential Prediction* (ACL), §4 and §6.1 (their Table 1 is a greedy POS
+//! tagger). Each column's templates are added in their set order (the forward
+//! wrapper's, §4.5.2); the i-th prefix score of a class is the sum of the first i
+//! templates' weights for it. The same rules as the arc-eager parser's
+//! ([`crate::transition::prefix_margin`]):
+//!
+//! - **Inference (Algorithm 1)**: add one template at a time, each feature computed
+//!   when its template is reached, and stop as soon as the best candidate leads every
+//!   other candidate by the margin m; a decision that never does uses every template.
+//! - **Training (§4.4, Algorithm 2)**: prefixes are added until the gold class leads
+//!   by m (i*); each prefix i < i* contributes the loss-augmented hinge gradient
+//!   Φ(y_loss(P_i)) − Φ(y) to each of its templates, so template j receives one update
+//!   per violating prefix i ≥ j, by the averaged AdaGrad step (learning rate 1, no ℓ2)
+//!   the parser uses. Training follows the class Algorithm 1 picks at the training
+//!   margin, as tagging will.
+//!
+//! Cost per decision: O(i · candidates) weight reads for a decision stopped after i
+//! templates; in training O(i* · candidates) reads and O(i*²)-free updates (suffix
+//! sums, O(i* · loss classes)).
+
+use super::features::{History, N_COLUMNS};
+use super::ColumnModel;
+use crate::templates::attrs::SentAttrs;
+use crate::templates::hash::combine;
+use crate::weights::{WeightTable, Weights};
+
+/// Templates the prefix-margin rule computed, per column (decisions with more than one
+/// candidate only).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TagCounts {
+    pub templates: [u64; N_COLUMNS],
+    pub decisions: [u64; N_COLUMNS],
+}
+
+impl TagCounts {
+    pub fn add(&mut self, o: &TagCounts) {
+        for c in 0..N_COLUMNS {
+            self.templates[c] += o.templates[c];
+            self.decisions[c] += o.decisions[c];
+        }
+    }
+}
+
+/// Buffers of one prefix-margin decision.
+#[derive(Default)]
+pub(super) struct PrefixScratch {
+    /// Running prefix score of each candidate.
+    scores: Vec<f32>,
+    /// Feature value of each template added.
+    feats: Vec<u64>,
+    /// Loss class of each violating prefix, in order.
+    losses: Vec<u32>,
+    /// Per-class gradient of the template being updated (suffix sums).
+    delta: Vec<(u32, f32)>,
+}
+
+/// Index of the best score (first on ties) and whether it leads every other by
+/// `margin` (a single candidate always leads). O(candidates).
+fn best_and_lead(scores: &[f32], margin: f32) -> (usize, bool) {
+    let (mut best, mut second) = (0, f32::NEG_INFINITY);
+    for (k, &s) in scores.iter().enumerate().skip(1) {
+        if s > scores[best] {
+            second = scores[best];
+            best = k;
+        } else if s > second {
+            second = s;
+        }
+    }
+    (best, scores[best] - second >= margin)
+}
+
+impl<W: WeightTable> ColumnModel<W> {
+    /// The candidate of `cands` that Algorithm 1 chooses at word i with `margin`, and
+    /// the templates it added. O(templates added · candidates).
+    pub(super) fn best_by_margin(
+        &self,
+        sent: &SentAttrs,
+        hist: &History,
+        i: usize,
+        cands: &[u32],
+        margin: f32,
+        ps: &mut PrefixScratch,
+    ) -> (u32, usize) {
+        ps.scores.clear();
+        ps.scores.resize(cands.len(), 0.0);
+        let n = self.feats.len();
+        for t in 0..n {
+            let f = self.feats.feature(t, sent, hist, i);
+            for (s, &c) in ps.scores.iter_mut().zip(cands) {
+                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+            }
+            let (best, leads) = best_and_lead(&ps.scores, margin);
+            if leads {
+                return (cands[best], t + 1);
+            }
+        }
+        (cands[best_and_lead(&ps.scores, margin).0], n)
+    }
+}
+
+impl ColumnModel<Weights> {
+    /// One prefix-hinge step (Algorithm 2) at word i for the decision among `cands`
+    /// whose gold class is `gold` (no update when `gold` is not a candidate). Returns
+    /// the class Algorithm 1 picks at `margin` with the weights before the step.
+    /// O(i* · candidates).
+    pub(super) fn learn_prefix(
+        &mut self,
+        sent: &SentAttrs,
+        hist: &History,
+        i: usize,
+        cands: &[u32],
+        gold: u32,
+        margin: f32,
+        ps: &mut PrefixScratch,
+    ) -> u32 {
+        let g = cands.iter().position(|&c| c == gold);
+        ps.scores.clear();
+        ps.scores.resize(cands.len(), 0.0);
+        ps.feats.clear();
+        ps.losses.clear();
+        let mut predicted = None;
+        for t in 0..self.feats.len() {
+            let f = self.feats.feature(t, sent, hist, i);
+            ps.feats.push(f);
+            for (s, &c) in ps.scores.iter_mut().zip(cands) {
+                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+            }
+            let (best, leads) = best_and_lead(&ps.scores, margin);
+            if leads && predicted.is_none() {
+                predicted = Some(cands[best]);
+            }
+            let Some(g) = g else {
+                if predicted.is_some() {
+                    break;
+                }
+                continue;
+            };
+            // The loss-augmented class: the best rival of the gold class.
+            let rival = (0..cands.len())
+                .filter(|&k| k != g)
+                .max_by(|&a, &b| ps.scores[a].total_cmp(&ps.scores[b]).then(b.cmp(&a)));
+            let Some(rival) = rival.filter(|&r| ps.scores[g] - ps.scores[r] < margin) else { break };
+            ps.losses.push(cands[rival]);
+        }
+        let predicted = predicted.unwrap_or_else(|| cands[best_and_lead(&ps.scores, margin).0]);
+        // Template j's gradient sums the violating prefixes i ≥ j: a suffix sum.
+        ps.delta.clear();
+        for j in (0..ps.losses.len()).rev() {
+            for (class, d) in [(gold, 1.0), (ps.losses[j], -1.0)] {
+                match ps.delta.iter_mut().find(|(c, _)| *c == class) {
+                    Some(e) => e.1 += d,
+                    None => ps.delta.push((class, d)),
+                }
+            }
+            for &(class, d) in &ps.delta {
+                if d != 0.0 {
+                    self.weights.update_adagrad(j, combine(ps.feats[j], self.salts[class as usize]), 0, d);
+                }
+            }
+        }
+        predicted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_best_score_leads_only_by_its_distance_to_the_second() {
+        assert_eq!(best_and_lead(&[1.0, 5.0, 2.0], 3.0), (1, true));
+        assert_eq!(best_and_lead(&[1.0, 5.0, 2.5], 3.0), (1, false));
+        assert_eq!(best_and_lead(&[4.0, 4.0], 0.0), (0, true), "first on ties");
+        assert_eq!(best_and_lead(&[4.0, 4.0], 0.1), (0, false));
+        assert_eq!(best_and_lead(&[7.0], 1e30), (0, true), "one candidate always leads");
+    }
+}
