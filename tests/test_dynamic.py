@@ -11,7 +11,13 @@ import depfs
 import pytest
 from depfs.arceager import ArcEagerParser
 from depfs.datasets import synthetic
-from depfs.dynamic.strubell2015 import MarginPoint, choose_presets, margin_point, margin_sweep
+from depfs.dynamic.strubell2015 import (
+    MarginPoint,
+    choose_presets,
+    margin_point,
+    margin_sweep,
+    tag_point,
+)
 
 ORDERED = """
 upos(QUEUE_0)
@@ -149,4 +155,112 @@ def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_pa
     r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", "-2")
     assert r.returncode == 2 and "margin" in r.stderr
     r = _cli("train", "--parser", "graph", "--dynamic", "--train", "x", "--out", "y")
-    assert r.returncode == 2 and "--dynamic: arc-eager only" in r.stderr
+    assert r.returncode == 2 and "--dynamic: arc-eager or tagger only" in r.stderr
+
+
+# The tagger: the same rule on each column decision.
+
+TAG_ORDER = "form(i)\nsuffix:2(i)\nupos(i-1)\nlower(i-1)\nambig(i+1)\nupos(i) & suffix:3(i)\n"
+
+
+@pytest.fixture(scope="module")
+def dynamic_tagger(data: tuple[depfs.Treebank, depfs.Treebank]) -> depfs.Tagger:
+    train, dev = data
+    # min_known=50: the grammar's content words stay unknown, so the classifiers (not
+    # only the tag dictionary) decide.
+    return depfs.Tagger(TAG_ORDER, epochs=3, min_known=50, dynamic=True, train_margin=20.0).fit(
+        train, dev=dev
+    )
+
+
+def test_a_dynamic_tagger_keeps_presets_chosen_on_dev_and_tags_at_each(dynamic_tagger, data):
+    _, dev = data
+    p = dynamic_tagger.margin_presets_
+    assert p is not None and p["train"] == 20.0
+    assert 0 < p["fast"] <= p["accurate"] <= p["train"]
+    curve = dynamic_tagger.margin_curve_
+    at = {r["margin"]: r for r in curve}
+    best = max(r["accuracy"] for r in curve)
+    assert at[p["accurate"]]["accuracy"] >= best - 0.1 - 1e-9
+    assert at[p["fast"]]["accuracy"] >= best - 1.0 - 1e-9
+    default = dynamic_tagger.tag(dev).to_string()
+    assert default == dynamic_tagger.tag(dev, margin="accurate").to_string()
+    assert default == dynamic_tagger.tag(dev, margin=p["accurate"]).to_string()
+    # Fewer templates at a smaller margin; every column counted.
+    small, large = (tag_point(dynamic_tagger.model_, dev, m) for m in (1.0, 20.0))
+    assert small.templates < large.templates <= len(TAG_ORDER.split("\n")) - 1
+    assert set(small.columns) == {"UPOS", "XPOS", "FEATS", "LEMMA"}
+    assert at[p["accurate"]]["accuracy"] > 95.0, at
+
+
+def test_prefix_training_makes_a_tagger_good_on_short_prefixes(data):
+    """Algorithm 2 for the tagger: at equal templates per decision, the dynamic tagger
+    is more accurate than an ordinary one stopped by the same rule."""
+    train, dev = data
+    dyn = depfs.Tagger(TAG_ORDER, epochs=3, min_known=50, dynamic=True, train_margin=20.0)
+    ordinary = depfs.Tagger(TAG_ORDER, epochs=3, min_known=50).fit(train)
+    d = tag_point(dyn.fit(train).model_, dev, 2.0)
+    lo, hi = 0.0, 1000.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if tag_point(ordinary.model_, dev, mid).templates < d.templates:
+            lo = mid
+        else:
+            hi = mid
+    o = tag_point(ordinary.model_, dev, hi)
+    assert o.templates >= d.templates
+    assert d.accuracy > o.accuracy + 1.0, (d, o)
+    # Short prefixes alone are good: ≥ 95% with about two of the six templates. Training
+    # the full prefix only (the same hinge and steps) does not get there: best 83% at
+    # ≤ 2.1 templates per decision on this data.
+    curve = [tag_point(dyn.model_, dev, m) for m in range(1, 11)]
+    assert max(p.accuracy for p in curve if p.templates <= 2.1) >= 95.0, curve
+
+
+def test_tagger_margins_are_checked_and_inf_is_every_template(data):
+    train, dev = data
+    ordinary = depfs.Tagger(TAG_ORDER, epochs=2, min_known=50).fit(train)
+    assert ordinary.tag(dev, margin=float("inf")).to_string() == ordinary.tag(dev).to_string()
+    assert ordinary.margin_presets_ is None
+    with pytest.raises(ValueError, match="preset of dynamic models"):
+        ordinary.tag(dev, margin="fast")
+    with pytest.raises(ValueError, match="margin"):
+        ordinary.tag(dev, margin=-1.0)
+    with pytest.raises(ValueError, match="train_margin"):
+        depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=float("nan")).fit(train)
+
+
+def test_a_dynamic_tagger_file_keeps_its_presets(dynamic_tagger, data, tmp_path: Path):
+    _, dev = data
+    dynamic_tagger.save(tmp_path / "t.depfs")
+    back = depfs.load(tmp_path / "t.depfs")
+    assert isinstance(back, depfs.Tagger) and back.margin_presets_ == dynamic_tagger.margin_presets_
+    for m in ("accurate", "fast", 3.5):
+        assert back.tag(dev, margin=m).to_string() == dynamic_tagger.tag(dev, margin=m).to_string()
+    assert depfs.model_info(tmp_path / "t.depfs")["kind"] == "tagger"
+
+
+def test_cli_trains_a_dynamic_tagger_and_tags_with_the_margin_knob(data, tmp_path: Path):
+    train, dev = data
+    train.write(tmp_path / "train.conllu")
+    dev.write(tmp_path / "dev.conllu")
+    (tmp_path / "order.txt").write_text(TAG_ORDER)
+    model = tmp_path / "t.depfs"
+    r = _cli(
+        "train", "--parser", "tagger", "--dynamic", "--templates", str(tmp_path / "order.txt"),
+        "--train", str(tmp_path / "train.conllu"), "--dev", str(tmp_path / "dev.conllu"),
+        "--epochs", "2", "--out", str(model),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "margins: accurate" in r.stderr and "templates per decision" in r.stderr
+    loaded = depfs.load(model)
+    for m in ("fast", "2.5"):
+        out = tmp_path / f"out-{m}.conllu"
+        r = _cli("tag", str(model), str(tmp_path / "dev.conllu"), "--margin", m, "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        want = loaded.tag(dev, margin=m if m == "fast" else float(m)).to_string()
+        assert out.read_text() == want
+    plain = tmp_path / "plain.depfs"
+    depfs.Tagger(TAG_ORDER, epochs=1).fit(train).save(plain)
+    r = _cli("tag", str(plain), str(tmp_path / "dev.conllu"), "--margin", "fast")
+    assert r.returncode != 0 and "preset of dynamic models" in r.stderr

@@ -192,9 +192,9 @@ def _check_template_path(value: str | None) -> None:
 @click.option(
     "--dynamic",
     is_flag=True,
-    help="Arc-eager: prefix-margin dynamic feature selection (Strubell et al. 2015): "
-    "every prefix of an ordered template set trained [default set: arc_eager_en_ewt]; "
-    "parse with --margin.",
+    help="Arc-eager or tagger: prefix-margin dynamic feature selection (Strubell et al. "
+    "2015): every prefix of an ordered template set trained [default set: arc_eager_en_ewt, "
+    "tagger]; parse (tag) with --margin.",
 )
 @seed_option
 @click.pass_context
@@ -228,8 +228,8 @@ def train(
     if parser_kind != "graph" and any(given.values()):
         names = ", ".join("--" + p.replace("_", "-") for p, g in given.items() if g)
         raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
-    if dynamic and parser_kind != "arc-eager":
-        raise click.UsageError(f"--dynamic: arc-eager only (this is --parser {parser_kind})")
+    if dynamic and parser_kind == "graph":
+        raise click.UsageError("--dynamic: arc-eager or tagger only (this is --parser graph)")
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if arc_templates is not None and not arc_templates.strip():
@@ -243,7 +243,7 @@ def train(
         dev_tb = read_conllu(dev_path) if dev_path else None
         parser: TrainableModel
         if parser_kind == "tagger":
-            parser = Tagger(arc_templates or "tagger", random_state=seed)
+            parser = Tagger(arc_templates or "tagger", random_state=seed, dynamic=dynamic)
         elif parser_kind == "arc-eager":
             parser = ArcEagerParser(arc_templates, random_state=seed, dynamic=dynamic)
         else:
@@ -276,12 +276,14 @@ def train(
             label = parser._dev_label(kept).split(" ", 1)[1]
             click.echo(f"kept epoch {parser.best_epoch_} ({label})", err=True)
         for row in getattr(parser, "margin_curve_", []):
-            click.echo(
-                f"  margin {row['margin']:g}: dev LAS {row['las']:.2f}, "
-                f"{row['move_templates']:.1f} templates per move decision",
-                err=True,
-            )
-        if dynamic and isinstance(parser, ArcEagerParser):
+            if "las" in row:
+                score, per = f"dev LAS {row['las']:.2f}", f"{row['move_templates']:.1f}"
+                per += " templates per move decision"
+            else:
+                score = f"dev accuracy {row['accuracy']:.2f}"
+                per = f"{row['templates']:.1f} templates per decision"
+            click.echo(f"  margin {row['margin']:g}: {score}, {per}", err=True)
+        if dynamic and isinstance(parser, (ArcEagerParser, Tagger)):
             p = parser.margin_presets_ or {}
             click.echo(
                 f"margins: accurate {p.get('accurate', 0):g}, fast {p.get('fast', 0):g}"
@@ -436,8 +438,22 @@ def parse(
     show_default=True,
     help="Sentences read, tagged and written at a time.",
 )
+@click.option(
+    "--margin",
+    type=MarginType(),
+    default=None,
+    help="Stop each column decision once a class leads by this margin (Strubell et al. "
+    "2015): a number, 'accurate' or 'fast' (a dynamic tagger's presets; default "
+    "'accurate'), or 'inf' for every template.",
+)
 def tag(
-    model: str, input: str | None, output: str | None, threads: int, force: bool, batch_size: int
+    model: str,
+    input: str | None,
+    output: str | None,
+    threads: int,
+    force: bool,
+    batch_size: int,
+    margin: float | str | None,
 ) -> None:
     """Tag INPUT (CoNLL-U, gzipped or not; stdin when none) with the tagger MODEL: UPOS,
     XPOS, FEATS and LEMMA predicted (those the tagger learnt), other columns kept."""
@@ -461,11 +477,12 @@ def tag(
             output,
             threads=threads,
             batch_size=batch_size,
+            margin=margin,
             out=None if output else sys.stdout.buffer,
         )
     else:
         tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
-        parse_stream(_model(model), [tb], sys.stdout.buffer, threads=threads)
+        parse_stream(_model(model), [tb], sys.stdout.buffer, threads=threads, margin=margin)
 
 
 def _parse_many(
