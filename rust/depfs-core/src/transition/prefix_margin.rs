@@ -119,20 +119,23 @@ impl<W: WeightTable> ArcEagerParser<W> {
         let weights = self.move_weights();
         // Rows are read one template at a time, so each would wait for its cache miss:
         // the next LOOKAHEAD templates' features are computed and their rows prefetched
-        // ahead, so the misses overlap. A decision that stops after i templates computes
-        // at most i + LOOKAHEAD features and reads i rows.
+        // ahead, so the misses overlap; `ring` keeps those features until their turn
+        // (slot t % LOOKAHEAD holds template t's). A decision that stops after i
+        // templates computes at most i + LOOKAHEAD features, each once, and reads i rows.
         let ahead = |t: usize, w: &mut Work| {
-            if t < n {
-                let f = self.features().feature(t, c, &w.attrs, &mut w.lazy);
-                weights.prefetch_rows(&[RowAt { start: weights.row_start(t, f), template: t }]);
-            }
+            let f = self.features().feature(t, c, &w.attrs, &mut w.lazy);
+            weights.prefetch_rows(&[RowAt { start: weights.row_start(t, f), template: t }]);
+            f
         };
-        for t in 0..LOOKAHEAD.min(n) {
-            ahead(t, w);
+        let mut ring = [0u64; LOOKAHEAD];
+        for (t, slot) in ring.iter_mut().enumerate().take(n) {
+            *slot = ahead(t, w);
         }
         for t in 0..n {
-            ahead(t + LOOKAHEAD, w);
-            let f = self.features().feature(t, c, &w.attrs, &mut w.lazy);
+            let f = ring[t % LOOKAHEAD];
+            if t + LOOKAHEAD < n {
+                ring[t % LOOKAHEAD] = ahead(t + LOOKAHEAD, w);
+            }
             weights.add_row(t, f, &mut acc);
             if stop(&acc) {
                 return (acc, t + 1);
@@ -177,20 +180,23 @@ impl<W: WeightTable> ArcEagerParser<W> {
         w.label_scores.extend_from_slice(&self.label_bias[2 * dir_index(dir) + usize::from(to_root)]);
         let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
         let (lt, weights) = (&self.label_templates, self.label_weights());
-        // As for moves: a few label rows prefetched ahead of the one being added.
+        // As for moves: a few label rows prefetched ahead of the one being added, their
+        // features kept in `ring` until their turn.
         let ahead = |i: usize, w: &mut Work| {
-            if let Some(&t) = lt.get(i) {
-                let f = combine(self.features().feature(t, c, &w.attrs, &mut w.lazy), salt);
-                weights.prefetch_rows(&[RowAt { start: weights.row_start(i, f), template: i }]);
-            }
+            let f = combine(self.features().feature(lt[i], c, &w.attrs, &mut w.lazy), salt);
+            weights.prefetch_rows(&[RowAt { start: weights.row_start(i, f), template: i }]);
+            f
         };
-        for i in 0..LOOKAHEAD {
-            ahead(i, w);
+        let mut ring = [0u64; LOOKAHEAD];
+        for (i, slot) in ring.iter_mut().enumerate().take(lt.len()) {
+            *slot = ahead(i, w);
         }
         let mut used = 0;
-        for (i, &t) in lt.iter().enumerate() {
-            ahead(i + LOOKAHEAD, w);
-            let f = combine(self.features().feature(t, c, &w.attrs, &mut w.lazy), salt);
+        for i in 0..lt.len() {
+            let f = ring[i % LOOKAHEAD];
+            if i + LOOKAHEAD < lt.len() {
+                ring[i % LOOKAHEAD] = ahead(i + LOOKAHEAD, w);
+            }
             weights.add_row(i, f, &mut w.label_scores);
             used = i + 1;
             if column_leads_by(&w.label_scores, margin) {
