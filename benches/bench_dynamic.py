@@ -1,4 +1,5 @@
-"""Prefix-margin dynamic feature selection (Strubell et al. 2015) on the arc-eager parser.
+"""Prefix-margin dynamic feature selection (Strubell et al. 2015) on the arc-eager parser
+and the tagger.
 
 Trains on en_ewt train (or --treebank), dev for the epochs kept and the presets, all in
 one process and one run: the full model trained the ordinary way on the shipped ordered
@@ -10,7 +11,14 @@ UAS, templates per move decision and per label decision, words/s and the speed-u
 the full model in the same run. Writes bench-results/dynamic_<treebank>.json and, with
 --plot, a Pareto plot (LAS against words/s).
 
-    python -m benches.bench_dynamic [--treebank en_ewt] [--reps 3] [--plot PNG]
+With --parser tagger the same for the tagger (Strubell et al. Table 1): the full tagger
+trained the ordinary way on the shipped `tagger` set (50 templates per column), the
+dynamic tagger on the same order, fixed prefixes of 1, 5, 10, 20, 30 and 40 templates;
+UPOS and the mean accuracy of the four columns, templates per column decision, tokens/s
+(all four columns).
+
+    python -m benches.bench_dynamic [--parser arc-eager|tagger] [--treebank en_ewt]
+                                    [--reps 3] [--plot PNG]
 """
 
 from __future__ import annotations
@@ -23,10 +31,11 @@ from pathlib import Path
 import depfs
 from depfs import evaluate
 from depfs.arceager import ArcEagerParser, TrainingSet
-from depfs.dynamic.strubell2015 import margin_point
+from depfs.dynamic.strubell2015 import margin_point, tag_point
 from depfs.templates import TemplateSet
 
 from .bench_arceager import data_dir
+from .bench_tagger import blank_tags
 
 OUT = Path("bench-results")
 PREFIXES = (1, 5, 10, 20, 30, 40, 60)
@@ -46,18 +55,22 @@ def timed(parse, test, reps: int) -> tuple[float, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--parser", choices=("arc-eager", "tagger"), default="arc-eager")
     ap.add_argument("--treebank", default="en_ewt")
-    ap.add_argument("--order", default="arc_eager_en_ewt", help="ordered template set")
+    ap.add_argument("--order", default=None, help="ordered template set [arc_eager_en_ewt, tagger]")
     ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--epochs", type=int, default=17)
+    ap.add_argument("--epochs", type=int, default=None, help="[arc-eager 17, tagger 10]")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--plot", default=None, help="PNG of LAS against words/s")
     ap.add_argument("--no-prefixes", action="store_true", help="skip the fixed-prefix models")
     args = ap.parse_args()
     d = data_dir() / args.treebank
     train, dev, test = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev", "test"))
+    if args.parser == "tagger":
+        return bench_tagger(args, train, dev, test)
+    args.epochs = args.epochs or 17
     prepared = TrainingSet(train)
-    order = TemplateSet.load(args.order)
+    order = TemplateSet.load(args.order or "arc_eager_en_ewt")
     words = test.n_words
     rows: list[dict] = []
 
@@ -125,7 +138,89 @@ def main() -> None:
         plot(rows, args.plot, args.treebank)
 
 
-def plot(rows: list[dict], path: str, treebank: str) -> None:
+TAGGER_PREFIXES = (1, 5, 10, 20, 30, 40)
+
+
+def bench_tagger(args: argparse.Namespace, train, dev, test) -> None:
+    """The tagger's table (see the module doc)."""
+    from depfs import Tagger
+
+    epochs = args.epochs or 10
+    order = TemplateSet.load(args.order or "tagger")
+    blank = depfs.Treebank.from_string(blank_tags(test.to_string()))
+    words = test.n_words
+    rows: list[dict] = []
+
+    def add(name: str, tagger: Tagger, margin, train_s: float, point=None) -> None:
+        secs, tagged = timed(lambda tb: tagger.tag(tb, 1, margin=margin), blank, args.reps)
+        s = evaluate(test, tagged)
+        row = {
+            "model": name,
+            "margin": margin,
+            "upos": s.upos,
+            "accuracy": (s.upos + s.xpos + s.ufeats + s.lemmas) / 4,
+            "templates": point.templates if point else None,
+            "upos_templates": point.columns["UPOS"]["templates"] if point else None,
+            "words_per_s": words / secs,
+            "train_cpu_s": train_s,
+        }
+        rows.append(row)
+        print(
+            f"{name:<18} {str(margin):>10} UPOS {s.upos:6.2f} mean {row['accuracy']:6.2f} "
+            f"tmpl {row['templates'] or len(tagger.model_.templates('UPOS')):6.2f} "
+            f"{row['words_per_s']:>11,.0f} tokens/s",
+            flush=True,
+        )
+
+    def fit(tagger: Tagger) -> tuple[Tagger, float]:
+        t0 = time.process_time()
+        tagger.fit(train, dev=dev)
+        return tagger, time.process_time() - t0
+
+    full, full_s = fit(Tagger(order, epochs=epochs, random_state=args.seed))
+    add("full", full, None, full_s)
+    dyn, dyn_s = fit(Tagger(order, epochs=epochs, random_state=args.seed, dynamic=True))
+    presets = dyn.margin_presets_
+    margins = sorted(
+        {presets["accurate"], presets["fast"], *(f * presets["train"] for f in FRACTIONS)}
+    )
+    for m in margins:
+        name = {presets["accurate"]: "dynamic accurate", presets["fast"]: "dynamic fast"}.get(
+            m, "dynamic"
+        )
+        add(name, dyn, m, dyn_s, tag_point(dyn.model_, test, m))
+    if not args.no_prefixes:
+        for k in TAGGER_PREFIXES:
+            t, s = fit(Tagger(order[:k], epochs=epochs, random_state=args.seed))
+            add(f"fixed {k}", t, None, s)
+    base = rows[0]["words_per_s"]
+    for r in rows:
+        r["speedup"] = r["words_per_s"] / base
+    print(f"\n{'model':<18} {'m':>6} {'UPOS':>6} {'mean':>6} {'tmpl':>6} {'speed-up':>8}")
+    for r in rows:
+        t = r["templates"]
+        m = "" if r["margin"] is None else f"{r['margin']:.1f}"
+        print(
+            f"{r['model']:<18} {m:>6} {r['upos']:6.2f} {r['accuracy']:6.2f} "
+            f"{'' if t is None else f'{t:.2f}':>6} {r['speedup']:7.2f}x"
+        )
+    print(f"training CPU s: full {full_s:.1f}, dynamic {dyn_s:.1f} ({dyn_s / full_s:.2f}x)")
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"dynamic_tagger_{args.treebank}.json").write_text(
+        json.dumps({"presets": presets, "curve": dyn.margin_curve_, "rows": rows}, indent=1)
+    )
+    if args.plot:
+        plot(rows, args.plot, args.treebank, score="upos", what="tagger", unit="tokens")
+
+
+def plot(
+    rows: list[dict],
+    path: str,
+    treebank: str,
+    score: str = "las",
+    what: str = "arc-eager parser",
+    unit: str = "words",
+) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -134,14 +229,14 @@ def plot(rows: list[dict], path: str, treebank: str) -> None:
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for kind, style in (("dynamic", "o-"), ("fixed", "s--")):
-        pts = sorted((r["words_per_s"], r["las"]) for r in rows if r["model"].startswith(kind))
+        pts = sorted((r["words_per_s"], r[score]) for r in rows if r["model"].startswith(kind))
         ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=kind)
     full = rows[0]
-    ax.plot([full["words_per_s"]], [full["las"]], "k*", markersize=12, label="full model")
+    ax.plot([full["words_per_s"]], [full[score]], "k*", markersize=12, label="full model")
     ax.set_xscale("log")
-    ax.set_xlabel("words/s, one thread (log)")
-    ax.set_ylabel("LAS, test")
-    ax.set_title(f"Prefix-margin arc-eager parser, {treebank}")
+    ax.set_xlabel(f"{unit}/s, one thread (log)")
+    ax.set_ylabel(f"{score.upper()}, test")
+    ax.set_title(f"Prefix-margin {what}, {treebank}")
     ax.grid(alpha=0.3)
     ax.legend()
     fig.tight_layout()

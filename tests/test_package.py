@@ -20,3 +20,22 @@ def test_parsers_and_loader_are_top_level():
     assert depfs.ArcEagerParser is ArcEagerParser
     assert depfs.GraphParser is GraphParser
     assert callable(depfs.load)
+
+
+def test_the_demo_runs_on_synthetic_data_and_shows_the_margin_knob() -> None:
+    import os
+
+    env = {**os.environ, "DEPFS_DATA": "/nonexistent"}
+    r = subprocess.run(
+        [sys.executable, "-m", "depfs.demo"], capture_output=True, text=True, env=env, check=False
+    )
+    assert r.returncode == 0, r.stderr
+    assert "synthetic grammar" in r.stdout
+    rows = [
+        line.split()
+        for line in r.stdout.splitlines()
+        if line.strip().startswith(("fast", "accurate", "inf"))
+    ]
+    assert [row[0] for row in rows] == ["fast", "accurate", "inf"], r.stdout
+    las = {row[0]: float(row[2]) for row in rows}
+    assert min(las.values()) > 90.0, r.stdout

@@ -1,7 +1,8 @@
 """`python -m depfs.demo` (what `make demo` runs).
 
 Statistics of a treebank, the scores of a seeded, perturbed copy of it against the
-original, then a briefly trained graph parser. Uses UD English-EWT dev when
+original, a briefly trained graph parser, then the prefix-margin knob (Strubell et al.
+2015) of a dynamic arc-eager parser: one model parsed at three margins. Uses UD English-EWT dev when
 `DEPFS_DATA` (or ../shared/data/ud) has it, else the synthetic treebank.
 """
 
@@ -51,6 +52,7 @@ def main() -> None:
         )
     print("(LAS-P: LAS without punctuation)")
     graph_demo()
+    margin_demo()
 
 
 def graph_demo() -> None:
@@ -77,6 +79,40 @@ def graph_demo() -> None:
         f"UAS {s.uas:.2f} LAS {s.las:.2f}; trained in {t_train:.0f}s, "
         f"parsed {test.n_words / t_parse:,.0f} words/s (1 thread)"
     )
+
+
+def margin_demo() -> None:
+    """A dynamic arc-eager parser (shipped en_ewt template order) parsed at its `fast` and
+    `accurate` presets, its training margin and every template (inf)."""
+    from .arceager import ArcEagerParser
+    from .dynamic.strubell2015 import margin_point
+
+    if ud_available("en_ewt", "train") and ud_available("en_ewt", "dev"):
+        from .treebank import read_conllu
+
+        train, test = read_conllu(ud_path("en_ewt", "train")), read_conllu(ud_path("en_ewt", "dev"))
+        what = "en_ewt train -> dev"
+    else:
+        train, test = synthetic(2000, seed=0), synthetic(500, seed=1)
+        what = "synthetic 2000 -> 500 sentences"
+    print(f"\ndynamic arc-eager parser (arc_eager_en_ewt order, 8 epochs, {what}):")
+    t0 = time.perf_counter()
+    parser = ArcEagerParser("arc_eager_en_ewt", epochs=8, dynamic=True).fit(train, dev=test)
+    print(f"trained in {time.perf_counter() - t0:.0f}s; presets {parser.margin_presets_}")
+    print(f"{'margin':>14} {'LAS':>6} {'templates/move':>15} {'words/s':>10}")
+    presets = parser.margin_presets_ or {}
+    for name in ("fast", "accurate", "train", "inf"):
+        m = float("inf") if name == "inf" else presets[name]
+        t0 = time.perf_counter()
+        parsed = parser.parse(
+            test, threads=1, margin=name if name in presets and name != "train" else m
+        )
+        speed = test.n_words / (time.perf_counter() - t0)
+        point = margin_point(parser.model_, test, m)
+        s = evaluate(test, parsed)
+        print(f"{name + f' ({m:g})':>14} {s.las:6.2f} {point.move_templates:15.1f} {speed:10,.0f}")
+    print("(a margin above the training margin only adds templates trained on hard cases)")
+    print("(the knob: depfs parse MODEL --margin fast|accurate|NUMBER)")
 
 
 if __name__ == "__main__":
