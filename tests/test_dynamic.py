@@ -228,6 +228,10 @@ def test_tagger_margins_are_checked_and_inf_is_every_template(data):
         ordinary.tag(dev, margin=-1.0)
     with pytest.raises(ValueError, match="train_margin"):
         depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=float("nan")).fit(train)
+    with pytest.raises(ValueError, match="l2"):
+        depfs.Tagger(TAG_ORDER, dynamic=True, l2=-0.1).fit(train)
+    with pytest.raises(ValueError, match="l2"):
+        ArcEagerParser(ORDERED, dynamic=True, l2=1.5).fit(train)
 
 
 def test_a_dynamic_tagger_file_keeps_its_presets(dynamic_tagger, data, tmp_path: Path):

@@ -104,6 +104,10 @@ pub struct Weights {
     c: f64,
     /// Σ of squared gradients per weight (AdaGrad); empty unless started.
     g2: Vec<f32>,
+    /// ℓ2 strength of AdaGrad steps (0: none).
+    l2: f32,
+    /// Step counter at each weight's last ℓ2 decay; empty unless l2 > 0.
+    last: Vec<u32>,
 }
 
 /// Rows for a block that will hold about `n_features` distinct features: the next
@@ -117,7 +121,15 @@ impl Weights {
     /// Zero weights with `rows[t]` rows (each a power of two) for template t.
     pub fn new(rows: &[usize], width: usize) -> Result<Weights> {
         let (layout, len) = Layout::new(rows, width)?;
-        Ok(Weights { layout, w: vec![0.0; len], u: Vec::new(), c: 1.0, g2: Vec::new() })
+        Ok(Weights {
+            layout,
+            w: vec![0.0; len],
+            u: Vec::new(),
+            c: 1.0,
+            g2: Vec::new(),
+            l2: 0.0,
+            last: Vec::new(),
+        })
     }
 
     /// The same block size (2^bits rows) for each of `n_templates` templates.
@@ -156,18 +168,51 @@ impl Weights {
         self.c = 1.0;
     }
 
-    /// Starts keeping the AdaGrad sums ([`Weights::update_adagrad`]).
-    pub fn start_adagrad(&mut self) {
+    /// Starts keeping the AdaGrad sums ([`Weights::update_adagrad`]), with ℓ2
+    /// strength `l2` per step (0: none).
+    pub fn start_adagrad(&mut self, l2: f32) {
         self.g2 = vec![0.0; self.w.len()];
+        self.l2 = l2;
+        if self.l2 > 0.0 {
+            self.last = vec![0; self.w.len()];
+        }
+    }
+
+    /// Applies the ℓ2 decay weight i owes since its last one: w ← w·(1 − η·λ)^Δt with
+    /// η its current AdaGrad rate, Δt the steps since (lazy: only touched weights pay,
+    /// when touched, and every weight at [`Weights::flush_l2`]).
+    #[inline]
+    fn decay(&mut self, i: usize) {
+        let now = self.c as u32;
+        let dt = now - self.last[i];
+        if dt > 0 && self.g2[i] > 0.0 && self.w[i] != 0.0 {
+            let keep = (1.0 - (self.l2 / self.g2[i].sqrt()).min(1.0)).powi(dt as i32);
+            let w = self.w[i];
+            self.update_at(i, w * keep - w);
+        }
+        self.last[i] = now;
+    }
+
+    /// Brings every weight's ℓ2 decay up to date (end of an epoch). O(weights).
+    pub fn flush_l2(&mut self) {
+        if self.l2 > 0.0 {
+            for i in 0..self.w.len() {
+                self.decay(i);
+            }
+        }
     }
 
     /// An AdaGrad step (Duchi, Hazan & Singer 2011) of w[row(t, f)][k] along `grad`:
     /// w += grad / √(Σ grad²) over every gradient this weight has seen (learning rate
     /// 1), so a weight moves by at most 1 per step whatever the gradient's size
-    /// (and the averaging sum, if on). Needs [`Weights::start_adagrad`].
+    /// (and the averaging sum, if on); with ℓ2, the weight's decay is brought up to
+    /// date first. Needs [`Weights::start_adagrad`].
     #[inline]
     pub fn update_adagrad(&mut self, t: usize, f: u64, k: usize, grad: f32) {
         let i = self.row_start(t, f) + k;
+        if self.l2 > 0.0 {
+            self.decay(i);
+        }
         self.g2[i] += grad * grad;
         let step = grad / self.g2[i].sqrt();
         self.update_at(i, step);
@@ -215,7 +260,15 @@ impl Weights {
         } else {
             self.w.iter().zip(&self.u).map(|(&w, &u)| (w as f64 - u / self.c) as f32).collect()
         };
-        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0, g2: Vec::new() }
+        Weights {
+            layout: self.layout.clone(),
+            w,
+            u: Vec::new(),
+            c: 1.0,
+            g2: Vec::new(),
+            l2: 0.0,
+            last: Vec::new(),
+        }
     }
 
     /// Raw parts for model files: (width, rows per template, weights).
@@ -445,7 +498,15 @@ impl QuantizedWeights {
             let (q, s) = self.raw_block(t);
             w.extend(q.iter().map(|&x| s * x as f32));
         }
-        Weights { layout: self.layout.clone(), w, u: Vec::new(), c: 1.0, g2: Vec::new() }
+        Weights {
+            layout: self.layout.clone(),
+            w,
+            u: Vec::new(),
+            c: 1.0,
+            g2: Vec::new(),
+            l2: 0.0,
+            last: Vec::new(),
+        }
     }
 
     /// Raw parts for model files: (width, rows per template, scales, weights as bytes).
@@ -622,6 +683,37 @@ impl TemplateCounts {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn l2_decays_a_weight_by_its_own_rate_for_every_step_since_its_last() {
+        let mut w = Weights::new(&[8], 1).unwrap();
+        w.start_adagrad(0.01);
+        w.update_adagrad(0, 3, 0, 2.0); // g2 = 4, step 2/2 = 1
+        assert_eq!(w.get(0, 3), 1.0);
+        for _ in 0..10 {
+            w.tick();
+        }
+        w.flush_l2(); // 10 steps at rate 1/√4: × (1 − 0.005)^10
+        let want = 0.995f32.powi(10);
+        assert!((w.get(0, 3) - want).abs() < 1e-6, "{} vs {want}", w.get(0, 3));
+        w.flush_l2(); // nothing more is owed
+        assert!((w.get(0, 3) - want).abs() < 1e-6);
+        // The next step first pays the decay owed since the flush.
+        for _ in 0..5 {
+            w.tick();
+        }
+        w.update_adagrad(0, 3, 0, 0.0);
+        assert!((w.get(0, 3) - want * 0.995f32.powi(5)).abs() < 1e-6);
+        // Without ℓ2 nothing decays.
+        let mut plain = Weights::new(&[8], 1).unwrap();
+        plain.start_adagrad(0.0);
+        plain.update_adagrad(0, 3, 0, 2.0);
+        for _ in 0..10 {
+            plain.tick();
+        }
+        plain.flush_l2();
+        assert_eq!(plain.get(0, 3), 1.0);
+    }
 
     #[test]
     fn blocks_are_separate_and_sized() {

@@ -116,7 +116,8 @@ pub struct PyTaggerTrainer {
 impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA).
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20, prefix_margin = None))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         train: PyRef<'_, PyTreebank>,
@@ -125,10 +126,12 @@ impl PyTaggerTrainer {
         min_known: u32,
         max_bits: u32,
         prefix_margin: Option<f32>,
+        prefix_l2: f32,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
-        let opts = TaggerOptions { seed, min_known, max_bits: max_bits.clamp(6, 26), prefix_margin };
+        let opts =
+            TaggerOptions { seed, min_known, max_bits: max_bits.clamp(6, 26), prefix_margin, prefix_l2 };
         let inner = py
             .detach(|| {
                 let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS);

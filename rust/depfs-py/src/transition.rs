@@ -223,7 +223,7 @@ pub struct PyArcEagerTrainer {
 #[pymethods]
 impl PyArcEagerTrainer {
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false))]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -236,6 +236,7 @@ impl PyArcEagerTrainer {
         min_lifted_label_count: usize,
         prefix_margin: Option<f32>,
         prefix_all: bool,
+        prefix_l2: f32,
     ) -> PyResult<Self> {
         let text = templates.to_string();
         let opts = TrainOptions {
@@ -246,6 +247,7 @@ impl PyArcEagerTrainer {
             min_lifted_label_count,
             prefix_margin,
             prefix_all,
+            prefix_l2,
             ..TrainOptions::default()
         };
         let inner = match train {

@@ -53,11 +53,13 @@ pub struct TaggerOptions {
     /// Train every prefix of each column's templates (in set order) with this margin
     /// (Strubell et al. 2015; see [`prefix_margin`]); None: ordinary training.
     pub prefix_margin: Option<f32>,
+    /// With `prefix_margin`: ℓ2 strength of the AdaGrad steps, per word (0: none).
+    pub prefix_l2: f32,
 }
 
 impl Default for TaggerOptions {
     fn default() -> Self {
-        TaggerOptions { seed: 1, min_known: 2, max_bits: 20, prefix_margin: None }
+        TaggerOptions { seed: 1, min_known: 2, max_bits: 20, prefix_margin: None, prefix_l2: 0.0 }
     }
 }
 
@@ -211,6 +213,7 @@ impl<W: WeightTable> Core<W> {
     /// `learn(m, feats, cands, pred)` on each decision with more than one candidate
     /// under [`Rule::All`]; writes the class of each column model to `out` and the
     /// templates the margin rule added to `counts`.
+    #[allow(clippy::too_many_arguments)]
     fn decide_word(
         &self,
         w: &Word<'_>,
@@ -282,14 +285,14 @@ impl Core<Weights> {
         let w = Word { form, entry: self.lexicon.entry(form) };
         let mut upos = 0;
         let mut cands = std::mem::take(&mut sc.all);
-        for m in 0..self.columns.len() {
+        for (m, slot) in out.iter_mut().enumerate().take(self.columns.len()) {
             self.candidates(m, &w, upos, &mut cands);
             let pred = if cands.len() == 1 {
                 cands[0]
             } else {
                 self.columns[m].learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), margin, &mut sc.prefix)
             };
-            out[m] = pred;
+            *slot = pred;
             if self.columns[m].column == UPOS {
                 upos = pred;
             }
@@ -357,6 +360,8 @@ pub struct TaggerTrainer {
     epoch: usize,
     /// The margin every prefix is trained to (None: ordinary training).
     prefix_margin: Option<f32>,
+    /// ℓ2 strength of prefix training.
+    prefix_l2: f32,
 }
 
 /// Statistics of one training epoch.
@@ -385,6 +390,9 @@ impl TaggerTrainer {
                 "the prefix margin must be a positive number, got {:?}",
                 opts.prefix_margin
             )));
+        }
+        if !(0.0..1.0).contains(&opts.prefix_l2) {
+            return Err(Error::InvalidArgument(format!("l2 must be in [0, 1), got {}", opts.prefix_l2)));
         }
         let filled = filled_columns(train);
         let active: Vec<usize> =
@@ -443,6 +451,7 @@ impl TaggerTrainer {
             rng: Rng::new(opts.seed),
             epoch: 0,
             prefix_margin: opts.prefix_margin,
+            prefix_l2: opts.prefix_l2,
         };
         trainer.size_blocks(opts.max_bits)?;
         Ok(trainer)
@@ -486,7 +495,7 @@ impl TaggerTrainer {
             cm.weights = Weights::new(&rows, 1)?;
             cm.weights.start_averaging();
             if self.prefix_margin.is_some() {
-                cm.weights.start_adagrad();
+                cm.weights.start_adagrad(self.prefix_l2);
             }
         }
         Ok(())
@@ -550,6 +559,9 @@ impl TaggerTrainer {
                     cm.weights.tick();
                 }
             }
+        }
+        for cm in &mut self.core.columns {
+            cm.weights.flush_l2();
         }
         EpochStats {
             epoch: self.epoch,
@@ -623,6 +635,7 @@ impl Tagger {
 
     /// Decided classes of every word of sentences `range`, per column model. O(words ·
     /// columns · candidates · templates).
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         tb: &Treebank,

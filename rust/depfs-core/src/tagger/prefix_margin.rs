@@ -106,6 +106,7 @@ impl ColumnModel<Weights> {
     /// whose gold class is `gold` (no update when `gold` is not a candidate). Returns
     /// the class Algorithm 1 picks at `margin` with the weights before the step.
     /// O(i* · candidates).
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn learn_prefix(
         &mut self,
         sent: &SentAttrs,

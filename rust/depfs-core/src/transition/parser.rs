@@ -73,6 +73,9 @@ pub struct TrainOptions {
     /// prefix, 0 where it meets the margin), not only the prefixes before the first that
     /// meets it (Algorithm 2).
     pub prefix_all: bool,
+    /// With `prefix_margin`: ℓ2 strength of the AdaGrad steps, per decision (Strubell
+    /// et al. §4.4 add an ℓ2 term; 0: none).
+    pub prefix_l2: f32,
 }
 
 impl Default for TrainOptions {
@@ -90,6 +93,7 @@ impl Default for TrainOptions {
             label_max_templates: 64,
             prefix_margin: None,
             prefix_all: false,
+            prefix_l2: 0.0,
         }
     }
 }
@@ -750,6 +754,9 @@ impl Trainer {
                 opts.prefix_margin
             )));
         }
+        if !(0.0..1.0).contains(&opts.prefix_l2) {
+            return Err(Error::InvalidArgument(format!("l2 must be in [0, 1), got {}", opts.prefix_l2)));
+        }
         if !(0.0..=1.0).contains(&opts.explore_p) {
             return Err(Error::InvalidArgument(format!(
                 "explore_p must be in [0, 1], got {}",
@@ -809,8 +816,8 @@ impl Trainer {
         parser.move_w.start_averaging();
         parser.label_w.start_averaging();
         if opts.prefix_margin.is_some() {
-            parser.move_w.start_adagrad();
-            parser.label_w.start_adagrad();
+            parser.move_w.start_adagrad(opts.prefix_l2);
+            parser.label_w.start_adagrad(opts.prefix_l2);
         }
         Ok(Trainer {
             parser,
@@ -849,6 +856,8 @@ impl Trainer {
             right += r;
             total += t;
         }
+        self.parser.move_w.flush_l2();
+        self.parser.label_w.flush_l2();
         self.epoch += 1;
         EpochReport {
             epoch: self.epoch,
