@@ -7,6 +7,7 @@ from ._core import __version__
 from .arceager import ArcEagerParser
 from .evaluate import Scores, Stats, evaluate, stats
 from .graph import GraphParser
+from .jackknifing import jackknife
 from .models import load, model_info
 from .tagger import Tagger
 from .treebank import Sentence, Treebank, margins, read_conllu
@@ -15,4 +16,4 @@ __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "margins", "read_conllu"]
 __all__ += ["ArcEagerParser", "GraphParser", "Tagger", "load", "model_info", "templates"]
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
-__all__ += ["decode"]
+__all__ += ["decode", "jackknife"]

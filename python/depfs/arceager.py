@@ -8,6 +8,13 @@ handled by pseudo-projective parsing (Nivre & Nilsson 2005, HEAD encoding).
     parsed = parser.parse(test, threads=1)
     parser.save("en.depfs"); parser = depfs.load("en.depfs")
 
+A parser can carry the tagger that tags its input (the tag-then-parse pipeline):
+``ArcEagerParser(tagger=depfs.Tagger().fit(train)).fit(jackknifed_train)`` (the tagger is
+used as given, not trained; train the parser on jackknifed tags, :func:`depfs.jackknife`),
+or ``parser.tagger_ = tagger`` on a fitted or loaded parser. ``save`` stores the tagger
+inside the model file and ``depfs.load`` gives it back as ``tagger_``; ``parse`` then
+tags input that leaves the parser's tag columns empty first (``tag=True``: always).
+
 Dynamic feature selection (Strubell et al. 2015; :mod:`depfs.dynamic.strubell2015`):
 ``ArcEagerParser(dynamic=True)`` trains every prefix of an ordered template set (by
 default ``arc_eager_en_ewt``, the forward wrapper's order on en_ewt) so that a decision
@@ -88,7 +95,11 @@ class ArcEagerParser(TrainableModel):
         dynamic: bool = False,
         train_margin: float = 50.0,
         l2: float = ARC_EAGER_L2,
+        # A fitted depfs.Tagger that tags untagged input first and is saved inside the
+        # model file (``tagger_``); it is used as it is, not trained by ``fit``.
+        tagger: Any = None,
     ) -> None:
+        self.tagger = tagger
         self.templates = templates
         self.dynamic = dynamic
         self.train_margin = train_margin
@@ -167,13 +178,15 @@ class ArcEagerParser(TrainableModel):
         allow_missing_tags: bool = False,
         scores: bool = False,
         margin: float | str | None = None,
+        tag: bool | None = None,
     ) -> _core.Treebank:
         """As :meth:`TrainableModel.parse`, with the prefix-margin rule (Strubell et al.
         2015) at ``margin``: a number, ``"accurate"`` or ``"fast"`` (a dynamic model's
         presets; ``"accurate"`` is its default), ``float("inf")`` for every template.
         An ordinary model parses with every template unless given a number."""
         model = self._model()
-        check_columns(model, treebank, allow_missing_tags)
+        treebank, tagger = self._tag_first(treebank, threads, tag)
+        check_columns(model, treebank, allow_missing_tags, tagger)
         return model.parse(treebank, threads, scores, self._margin(margin))
 
     @property

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -34,6 +35,11 @@ class TrainableModel:
 
     epochs: int
     model_: Any
+    tagger_: Any = None
+    """A parser's tagger (a fitted :class:`depfs.Tagger`), which tags input that leaves
+    empty the tag columns the parser reads before parsing it, and is saved inside the
+    parser's model file; None: no tagger. The ``tagger`` constructor argument sets it in
+    ``fit``; assigning it on a fitted or loaded parser adds, replaces or removes one."""
 
     # ---------- what a subclass provides ----------
 
@@ -86,6 +92,11 @@ class TrainableModel:
         if keep not in ("best", "last"):
             raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
         best: tuple[float, int, Any] | None = None  # (dev score, epoch, model)
+        tagger = getattr(self, "tagger", None)
+        if tagger is not None:
+            _check_tagger(tagger)
+            if dev is not None:  # dev scores (and the epoch kept) are the pipeline's
+                dev = tagger.tag(dev)
         trainer = self._trainer(train)
         self.history_: list[HistoryRow] = []
         bar = _progress(self.epochs, f"{self.kind} epochs") if progress else None
@@ -112,6 +123,8 @@ class TrainableModel:
             self.model_, self.best_epoch_ = best[2], best[1]
         else:
             self.model_, self.best_epoch_ = trainer.model(), len(self.history_)
+        if tagger is not None:
+            self.tagger_ = tagger
         self._fitted(trainer)
         return self
 
@@ -135,23 +148,62 @@ class TrainableModel:
         *,
         allow_missing_tags: bool = False,
         scores: bool = False,
+        tag: bool | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
         Input that leaves empty (``_`` on most words) a column the model was trained on,
-        e.g. untagged text, raises :class:`depfs.errors.MissingColumnsError` unless
-        ``allow_missing_tags``: the parse would be silently bad. With ``scores``, each
-        word's margin (how far its head won; see :func:`depfs.margins`) goes to MISC as
-        ``Margin=x``."""
+        e.g. untagged text, is tagged first by the parser's ``tagger_`` when it has one
+        (with a :class:`TaggedWarning`; ``tag=True``: always, overwriting the columns the
+        tagger predicts; ``tag=False``: never); otherwise it raises
+        :class:`depfs.errors.MissingColumnsError` unless ``allow_missing_tags``: the parse
+        would be silently bad. With ``scores``, each word's margin (how far its head won;
+        see :func:`depfs.margins`) goes to MISC as ``Margin=x``."""
         model = self._model()
-        check_columns(model, treebank, allow_missing_tags)
+        treebank, tagger = self._tag_first(treebank, threads, tag)
+        check_columns(model, treebank, allow_missing_tags, tagger)
         return model.parse(treebank, threads=threads, scores=scores)
+
+    def tagger_needed(self, treebank: _core.Treebank) -> bool:
+        """Whether ``treebank`` leaves empty a column this parser reads that its
+        ``tagger_`` predicts (the rule of ``parse(tag=None)``)."""
+        if self.tagger_ is None:
+            return False
+        filled = set(treebank.filled_columns())
+        predicted = set(self.tagger_.columns_)
+        return any(c in predicted and c not in filled for c in self._model().input_columns)
+
+    def _tag_first(
+        self, treebank: _core.Treebank, threads: int, tag: bool | None
+    ) -> tuple[_core.Treebank, Any]:
+        """``treebank`` tagged by ``tagger_`` as ``parse(tag=...)`` says, and the tagger
+        used (None when it was not tagged)."""
+        if tag is None:
+            tag = self.tagger_needed(treebank)
+            if tag:
+                warnings.warn(TaggedWarning(tagged_note(self.tagger_)), stacklevel=3)
+        if not tag:
+            return treebank, None
+        if self.tagger_ is None:
+            raise ValueError(f"tag=True: this {type(self).__name__} has no tagger_")
+        return self.tagger_.tag(treebank, threads), self.tagger_
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically (format-versioned, checksummed), with what
         training did (:meth:`training_info`; a loaded model keeps its file's)."""
         info = self.training_info()
-        self._model().save(Path(path), json.dumps(info) if info else None)
+        text = json.dumps(info) if info else None
+        if self.tagger_ is None:
+            self._model().save(Path(path), text)
+            return
+        _check_tagger(self.tagger_)
+        tagger_info = self.tagger_.training_info()
+        self._model().save(
+            Path(path),
+            text,
+            self.tagger_._model(),
+            json.dumps(tagger_info) if tagger_info else None,
+        )
 
     def training_info(self) -> dict[str, Any]:
         """What `depfs info` shows of a model trained here: the constructor's arguments,
@@ -162,7 +214,7 @@ class TrainableModel:
         params: dict[str, Any] = {}
         for name in inspect.signature(type(self).__init__).parameters:
             v = getattr(self, name, None)
-            if name == "self":
+            if name in ("self", "tagger"):  # the tagger's own information is kept with it
                 continue
             if isinstance(v, str) and "\n" in v:
                 v = f"<{len(v.splitlines())} lines of template text>"
@@ -178,12 +230,43 @@ class TrainableModel:
         }
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Reads a model file of this class's kind."""
-        model = cls._core_model.load(Path(path))
+    def from_model(cls, model: Any) -> Any:
+        """A fitted instance of this class around a Rust model of its kind."""
         parser = cls(**cls._params_of(model))
         parser.model_ = model
         return parser
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Any:
+        """Reads a model file of this class's kind."""
+        parser = cls.from_model(cls._core_model.load(Path(path)))
+        if cls.kind in ("graph", "arc-eager"):
+            embedded = _core.TaggerModel.load_embedded(Path(path))
+            if embedded is not None:
+                from .tagger import Tagger
+
+                parser.tagger_ = Tagger.from_model(embedded)
+        return parser
+
+
+class TaggedWarning(UserWarning):
+    """Untagged input was tagged by the parser's own tagger before parsing."""
+
+
+def tagged_note(tagger: Any) -> str:
+    """What :class:`TaggedWarning` and ``depfs parse`` say when a parser's own tagger tags."""
+    return (
+        "the input leaves tag columns empty: tagged first by the model's own tagger "
+        f"({', '.join(tagger.columns_)} predicted)"
+    )
+
+
+def _check_tagger(tagger: Any) -> None:
+    from .tagger import Tagger
+
+    if not isinstance(tagger, Tagger):
+        raise TypeError(f"tagger must be a fitted depfs.Tagger, got {type(tagger).__name__}")
+    tagger._model()  # a clear error when it is not fitted
 
 
 def _progress(total: int, label: str) -> Any:
@@ -194,18 +277,31 @@ def _progress(total: int, label: str) -> Any:
     return bar
 
 
-def check_columns(model: Any, treebank: _core.Treebank, allow_missing_tags: bool) -> None:
-    """Raises MissingColumnsError when `treebank` leaves empty a column `model` needs."""
+def check_columns(
+    model: Any, treebank: _core.Treebank, allow_missing_tags: bool, tagger: Any = None
+) -> None:
+    """Raises MissingColumnsError when `treebank` leaves empty a column `model` needs
+    (`tagger`: the tagger that tagged it, named in the message)."""
     if allow_missing_tags:
         return
     filled = set(treebank.filled_columns())
     missing = [c for c in model.input_columns if c not in filled]
-    if missing:
-        from .errors import MissingColumnsError
+    if not missing:
+        return
+    from .errors import MissingColumnsError
 
+    problem = (
+        f"the input leaves {', '.join(missing)} empty ('_' on most words), and the model "
+        f"was trained with {', '.join(model.input_columns)}: a parse would be silently bad. "
+    )
+    if tagger is not None:
         raise MissingColumnsError(
-            f"the input leaves {', '.join(missing)} empty ('_' on most words), and the model "
-            f"was trained with {', '.join(model.input_columns)}: a parse would be silently bad. "
-            "Tag the input first (the columns of the training data), or allow it anyway "
-            "(allow_missing_tags=True, --allow-missing-tags)"
+            problem.replace("the input leaves", "the input, once tagged, leaves")
+            + f"The tagger predicts only {', '.join(tagger.columns_)}; use a tagger trained "
+            "on data with those columns, or allow it anyway (--allow-missing-tags)"
         )
+    raise MissingColumnsError(
+        problem + "Tag the input first (depfs parse --tagger TAGGER, or a parser trained "
+        "with depfs train --tagger; in Python parser.tagger_), or allow it anyway "
+        "(allow_missing_tags=True, --allow-missing-tags)"
+    )

@@ -196,6 +196,14 @@ def _check_template_path(value: str | None) -> None:
     "2015): every prefix of an ordered template set trained [default set: arc_eager_en_ewt, "
     "tagger]; parse (tag) with --margin.",
 )
+@click.option(
+    "--tagger",
+    "tagger_path",
+    type=click.Path(dir_okay=False),
+    help="Graph, arc-eager: a tagger model stored inside the parser's model file, so that "
+    "depfs parse tags untagged input first. The parser trains on the tags of --train as "
+    "they are (predicted tags: depfs jackknife); --dev is tagged by it.",
+)
 @seed_option
 @click.pass_context
 def train(
@@ -211,6 +219,7 @@ def train(
     max_bits: int,
     keep: str,
     dynamic: bool,
+    tagger_path: str | None,
     seed: int,
 ) -> None:
     """Train a parser (or a tagger) on a CoNLL-U file and write the model."""
@@ -230,6 +239,8 @@ def train(
         raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
     if dynamic and parser_kind == "graph":
         raise click.UsageError("--dynamic: arc-eager or tagger only (this is --parser graph)")
+    if tagger_path is not None and parser_kind == "tagger":
+        raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if arc_templates is not None and not arc_templates.strip():
@@ -239,13 +250,18 @@ def train(
     if not out_dir.is_dir():
         raise click.UsageError(f"{out_path}: the folder {out_dir} does not exist")
     try:
+        from .pipeline import _tagger
+
+        own_tagger = None if tagger_path is None else _tagger(tagger_path)
         train_tb = read_conllu(train_path)
         dev_tb = read_conllu(dev_path) if dev_path else None
         parser: TrainableModel
         if parser_kind == "tagger":
             parser = Tagger(arc_templates or "tagger", random_state=seed, dynamic=dynamic)
         elif parser_kind == "arc-eager":
-            parser = ArcEagerParser(arc_templates, random_state=seed, dynamic=dynamic)
+            parser = ArcEagerParser(
+                arc_templates, random_state=seed, dynamic=dynamic, tagger=own_tagger
+            )
         else:
             parser = GraphParser(
                 order=order,
@@ -253,6 +269,7 @@ def train(
                 arc_templates=arc_templates or "first_order",
                 max_bits=max_bits,
                 random_state=seed,
+                tagger=own_tagger,
             )
         if epochs is not None:
             parser.epochs = epochs
@@ -293,7 +310,8 @@ def train(
         parser.save(out_path)
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
-    click.echo(f"wrote {out_path}", err=True)
+    inside = f" (with the tagger {tagger_path} inside)" if tagger_path else ""
+    click.echo(f"wrote {out_path}{inside}", err=True)
 
 
 @main.command()
@@ -342,6 +360,13 @@ def train(
     "2015): a number, 'accurate' or 'fast' (a dynamic model's presets; default "
     "'accurate'), or 'inf' for every template.",
 )
+@click.option(
+    "--tagger",
+    "tagger_path",
+    type=click.Path(dir_okay=False),
+    help="Tag each batch with this tagger model first, then parse (untagged input). Tags "
+    "already in the input are overwritten in the columns the tagger predicts.",
+)
 def parse(
     model: str,
     inputs: tuple[str, ...],
@@ -355,21 +380,30 @@ def parse(
     workers: int | None,
     scores: bool,
     margin: float | str | None,
+    tagger_path: str | None,
 ) -> None:
     """Parse INPUTS (CoNLL-U files, gzipped or not; stdin when none) with MODEL.
 
     A file is streamed: read, parsed and written BATCH_SIZE sentences at a time, the
     output the same bytes as a whole-file parse; an output file appears only once
     complete. Several inputs go to --out-dir, one after the other or, with --scheduler,
-    spread over a Dask cluster (each worker loads the model once)."""
+    spread over a Dask cluster (each worker loads the model once).
+
+    With --tagger, each batch is tagged, then parsed. A MODEL trained with a tagger
+    inside (depfs train --tagger) tags input that leaves its tag columns empty first,
+    and says so in a note; tagged input is parsed with its own tags."""
     import os
     import sys
 
     from . import Treebank
-    from .pipeline import _model, parse_file, parse_stream
+    from .pipeline import _model, _tagger, parse_file, parse_stream
 
     if output == "-":
         output = None
+    if tagger_path is not None:
+        if getattr(_model(model), "kind", None) == "tagger":
+            raise click.UsageError(f"--tagger: {model} is a tagger itself (depfs tag)")
+        _tagger(tagger_path)  # refused here, before any work, when it is not a tagger
     kind = getattr(_model(model), "kind", None) if margin is not None else None
     if margin is not None and kind != "arc-eager":
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
@@ -386,7 +420,15 @@ def parse(
                 "two inputs have the same file name: their outputs would collide"
             )
         _parse_many(
-            model, pairs, threads, batch_size, allow_missing_tags, scheduler, workers, margin
+            model,
+            pairs,
+            threads,
+            batch_size,
+            allow_missing_tags,
+            scheduler,
+            workers,
+            margin,
+            tagger_path,
         )
         return
     if output is not None:
@@ -404,6 +446,7 @@ def parse(
             scores=scores,
             margin=margin,
             out=None if output else sys.stdout.buffer,
+            tagger_path=tagger_path,
         )
     else:
         tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
@@ -415,6 +458,7 @@ def parse(
             allow_missing_tags=allow_missing_tags,
             scores=scores,
             margin=margin,
+            tagger=None if tagger_path is None else _tagger(tagger_path),
         )
     for note in done.notes:
         click.echo(f"depfs: note: {note}", err=True)
@@ -485,6 +529,86 @@ def tag(
         parse_stream(_model(model), [tb], sys.stdout.buffer, threads=threads, margin=margin)
 
 
+@main.command()
+@click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The jackknifed file (- for stdout; gzip when it ends in .gz).",
+)
+@click.option(
+    "--folds",
+    type=int,
+    default=10,
+    show_default=True,
+    help="Contiguous blocks of sentences; each is tagged by a tagger trained on the others.",
+)
+@click.option("--templates", default="tagger", show_default=True, help="Tagger templates.")
+@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--threads", type=Threads(), default=1, show_default=True, help="0 = all cores.")
+@click.option("--force", is_flag=True, help="Allow an output path that is the input.")
+@seed_option
+def jackknife(
+    train_path: str,
+    output: str,
+    folds: int,
+    templates: str,
+    epochs: int,
+    threads: int,
+    force: bool,
+    seed: int,
+) -> None:
+    """Write --train with UPOS, XPOS, FEATS and LEMMA predicted by jackknifing: fold k of
+    --folds is tagged by a tagger trained on the other folds, so a parser trained on the
+    output sees the tags it will see at parse time (Strubell et al. 2015: 10 folds).
+    Other columns and comments are kept byte for byte."""
+    import gzip
+
+    from . import read_conllu
+    from .files import atomic_stream
+    from .jackknifing import fold_bounds, jackknife
+
+    if folds < 2:
+        raise ValueError(f"--folds {folds}: at least 2 folds are needed")
+    _check_template_path(templates)
+    if output != "-":
+        _check_output(output, {"the input": train_path}, force)
+    treebank = read_conllu(train_path)
+    try:
+        fold_bounds(len(treebank), folds)  # too many folds: refused before any training
+    except ValueError as e:
+        raise ValueError(f"{train_path}: --folds {folds}: {e}") from None
+    with click.progressbar(length=folds * epochs, label=f"fold 1/{folds}", file=sys.stderr) as bar:
+
+        def report(fold: int, row: dict[str, float]) -> None:
+            bar.label = f"fold {fold}/{folds}"
+            bar.update(1)
+
+        tagged = jackknife(
+            treebank,
+            folds,
+            templates=templates,
+            epochs=epochs,
+            random_state=seed,
+            threads=threads,
+            on_epoch=report,
+        )
+    data = tagged.to_string().encode("utf-8")
+    if output == "-":
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        with atomic_stream(output) as f:
+            if output.endswith(".gz"):
+                with gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as gz:
+                    gz.write(data)
+            else:
+                f.write(data)
+        click.echo(f"wrote {output} ({len(tagged)} sentences, {folds} folds)", err=True)
+
+
 def _parse_many(
     model: str,
     pairs: list[tuple[str, str]],
@@ -494,6 +618,7 @@ def _parse_many(
     scheduler: str | None,
     workers: int | None,
     margin: float | str | None = None,
+    tagger_path: str | None = None,
 ) -> None:
     """Several files: one after the other here, or spread over a Dask cluster."""
     import concurrent.futures as cf
@@ -525,6 +650,7 @@ def _parse_many(
                     allow_missing_tags=allow,
                     margin=margin,
                     on_done=done,
+                    tagger_path=tagger_path,
                 )
             else:
                 from .pipeline import parse_file
@@ -539,6 +665,7 @@ def _parse_many(
                             batch_size=batch_size,
                             allow_missing_tags=allow,
                             margin=margin,
+                            tagger_path=tagger_path,
                         )
                     )
     finally:
@@ -664,6 +791,15 @@ def info_command(model: str, as_json: bool) -> None:
     click.echo("  templates:     " + ", ".join(f"{n} {k}" for k, n in d["templates"].items()))
     if d["labels"] is not None:
         click.echo(f"  labels:        {d['labels']}")
+    if d.get("tagger"):
+        tg = d["tagger"]
+        tt = tg["training"].get("train", {})
+        source = f"; trained on {tt['file']}" if tt.get("file") else ""
+        n = ", ".join(f"{k} {v}" for k, v in tg["templates"].items())
+        click.echo(
+            f"  tagger inside: predicts {', '.join(tg['columns'])} ({n} templates{source}); "
+            "tags input that leaves the tag columns empty before parsing"
+        )
     if not t:
         click.echo("  training:      not recorded (file written before format version 5)")
         return

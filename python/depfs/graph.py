@@ -40,6 +40,8 @@ class GraphParser(TrainableModel):
     training): 10 for first order (UAS 87.53 at 6, 87.69 at 10, 87.71 at 11) and 8 for second
     order (88.58 / 88.54 / 88.60 at 6 / 7 / 8). ``cost_augmented`` decodes training sentences
     with +1 on every non-gold arc (dev UAS 87.69 vs 86.80 without, first order, 10 epochs).
+    ``tagger``: a fitted :class:`depfs.Tagger` that tags untagged input first and is saved
+    inside the model file (``tagger_``; see :class:`depfs.ArcEagerParser`).
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
@@ -62,7 +64,9 @@ class GraphParser(TrainableModel):
         mira_c: float = 1.0,
         cost_augmented: bool = True,
         random_state: int = 1,
+        tagger: Any = None,
     ) -> None:
+        self.tagger = tagger
         self.order = order
         self.decoder = decoder
         self.epochs = epochs if epochs is not None else self.DEFAULT_EPOCHS.get(order, 10)
@@ -114,6 +118,7 @@ class GraphParser(TrainableModel):
         *,
         allow_missing_tags: bool = False,
         scores: bool = False,
+        tag: bool | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
@@ -129,7 +134,7 @@ class GraphParser(TrainableModel):
                 stacklevel=2,
             )
         return super().parse(
-            treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores
+            treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
         )
 
     def arc_scores(

@@ -38,9 +38,12 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     """What a model file holds: kind, format version, size on disk, the input columns it
     needs, its templates and labels, and what training did (``training``: the
     constructor's arguments, training data size and file, epochs with dev scores, the
-    epoch kept; empty for files written before format version 5)."""
+    epoch kept; empty for files written before format version 5), and ``tagger``: the
+    tagger stored inside a parser's file (its columns, templates and training; None
+    when there is none)."""
     version, kind = _core.model_file_header(path)
-    m = load(path).model_
+    loaded = load(path)
+    m = loaded.model_
     if kind == "graph":
         templates = {
             "arc": len(m.arc_templates),
@@ -54,6 +57,7 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     else:
         templates = {f"member {i + 1}": len(t) for i, t in enumerate(m.member_templates)}
     labels = getattr(m, "labels", None)
+    tagger = getattr(loaded, "tagger_", None)
     return {
         "path": os.fspath(path),
         "kind": kind,
@@ -63,4 +67,14 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         "templates": templates,
         "labels": len(labels) if labels is not None else None,
         "training": json.loads(m.info) if m.info else {},
+        "tagger": None if tagger is None else _tagger_info(tagger._model()),
+    }
+
+
+def _tagger_info(t: Any) -> dict[str, Any]:
+    """What `model_info` says of a tagger stored inside a parser's model file."""
+    return {
+        "columns": list(t.columns),
+        "templates": {c: len(t.templates(c)) for c in t.columns},
+        "training": json.loads(t.info) if t.info else {},
     }

@@ -7,6 +7,11 @@ Workers keep each model they load (one load per worker and model file), so a lis
 files can be spread over a `concurrent.futures.Executor` — a Dask cluster's included —
 with :func:`parse_files`; a file is the unit of work, so a lost worker's files are
 simply parsed again.
+
+Tag-then-parse: with a tagger (``tagger_path``, or a tagger inside the parser's model
+file), each batch is tagged, then parsed. A tagger given explicitly tags every input,
+overwriting the columns it predicts; a parser's own tagger tags only input that leaves
+the parser's tag columns empty (decided on the first batch, said in the notes).
 """
 
 from __future__ import annotations
@@ -40,6 +45,17 @@ def _model(path: str) -> Any:
     return _MODELS[key]
 
 
+def _tagger(path: str) -> Any:
+    """The tagger at `path` (loaded once per process); another kind of model is refused."""
+    from ._core import model_kind
+    from .errors import ModelError
+
+    kind = model_kind(path)
+    if kind != "tagger":
+        raise ModelError(f"{path}: not a tagger model (it holds a model of kind {kind!r})")
+    return _model(path)
+
+
 @dataclass
 class Parsed:
     """What parsing one file did."""
@@ -61,19 +77,34 @@ def parse_stream(
     scores: bool = False,
     margin: float | str | None = None,
     source: str = "<stdin>",
+    tagger: Any = None,
 ) -> Parsed:
-    """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`. The input's
-    columns are checked on the first batch only (see :data:`CHECK_SENTENCES`)."""
+    """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
+    `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. A parser with a tagger
+    inside (``tagger_``) tags the input first when its first batch leaves the parser's
+    tag columns empty. The input's columns are checked on the first batch only (see
+    :data:`CHECK_SENTENCES`)."""
+    from .base import check_columns, tagged_note
     from .errors import MissingColumnsError
 
     done = Parsed(source, None)
-    for tb in batches:
+    own = getattr(model, "tagger_", None)
+    for i, tb in enumerate(batches):
+        if i == 0 and tagger is None and own is not None and model.tagger_needed(tb):
+            tagger = own
+            done.notes.append(tagged_note(own))
         try:
+            if tagger is not None:
+                tb = tagger.tag(tb, threads)
+                if not allow_missing_tags:
+                    check_columns(model.model_, tb, False, tagger)
             with warnings.catch_warnings(record=True) as notes:
                 warnings.simplefilter("always")
                 kw: dict[str, Any] = {"scores": True} if scores else {}
                 if margin is not None:
                     kw["margin"] = margin
+                if own is not None:
+                    kw["tag"] = False  # decided above, once per input
                 parsed = model.parse(
                     tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw
                 )
@@ -99,13 +130,15 @@ def parse_file(
     scores: bool = False,
     margin: float | str | None = None,
     out: BinaryIO | None = None,
+    tagger_path: str | None = None,
 ) -> Parsed:
     """Parses `input_path` (CoNLL-U, gzipped or not) with the model at `model_path` into
     `output_path` (gzip when it ends in .gz; written atomically), or into the binary
-    stream `out`."""
+    stream `out`; with `tagger_path`, each batch is first tagged by that tagger."""
     from .files import atomic_stream
 
     model = _model(model_path)
+    tagger = None if tagger_path is None else _tagger(tagger_path)
     reader = _core.ConlluBatches(input_path, sentences=batch_size)
     first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
     batches = itertools.chain([first] if first is not None else [], reader)
@@ -126,6 +159,7 @@ def parse_file(
             scores=scores,
             margin=margin,
             source=input_path,
+            tagger=tagger,
         )
     done.output = output_path
     return done
@@ -140,9 +174,11 @@ def parse_files(
     allow_missing_tags: bool = False,
     margin: float | str | None = None,
     on_done: Callable[[Parsed], None] | None = None,
+    tagger_path: str | None = None,
 ) -> list[Parsed]:
     """Parses every (input, output) pair on `executor` (one thread per task: the
-    executor's workers are the parallelism), in completion order."""
+    executor's workers are the parallelism), in completion order; with `tagger_path`,
+    tagged first (each worker loads the tagger once too)."""
     futures = [
         executor.submit(
             parse_file,
@@ -153,6 +189,7 @@ def parse_files(
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
             margin=margin,
+            tagger_path=tagger_path,
         )
         for inp, out in pairs
     ]

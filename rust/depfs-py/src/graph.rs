@@ -104,11 +104,21 @@ impl PyGraphModel {
 
     /// Writes the model file atomically, with training information `info` (JSON; the
     /// model's own when None).
-    #[pyo3(signature = (path, info = None))]
-    fn save(&self, py: Python<'_>, path: PathBuf, info: Option<String>) -> PyResult<()> {
+    /// With `tagger`, the tagger that tags the parser's input is stored inside, with its
+    /// training information `tagger_info` (its own when None).
+    #[pyo3(signature = (path, info = None, tagger = None, tagger_info = None))]
+    fn save(
+        &self,
+        py: Python<'_>,
+        path: PathBuf,
+        info: Option<String>,
+        tagger: Option<PyRef<'_, crate::tagger::PyTaggerModel>>,
+        tagger_info: Option<String>,
+    ) -> PyResult<()> {
         let m = &self.inner;
         let info = info.unwrap_or_else(|| m.info.clone());
-        py.detach(|| m.save_with_info(&path, &info)).py_err(py)
+        let tagger = tagger.map(|t| t.inner.to_file(&tagger_info.unwrap_or_else(|| t.inner.info.clone())));
+        py.detach(|| m.save_with_tagger(&path, &info, tagger)).py_err(py)
     }
     /// Training information from the model file (JSON; empty when unknown).
     #[getter]

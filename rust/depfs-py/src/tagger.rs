@@ -104,6 +104,12 @@ impl PyTaggerModel {
         let inner = py.detach(|| Tagger::load(&path)).py_err(py)?;
         Ok(PyTaggerModel { inner })
     }
+    /// The tagger stored inside the parser model file at `path` (None when it holds none).
+    #[staticmethod]
+    fn load_embedded(py: Python<'_>, path: PathBuf) -> PyResult<Option<PyTaggerModel>> {
+        let inner = py.detach(|| Tagger::load_embedded(&path)).py_err(py)?;
+        Ok(inner.map(|inner| PyTaggerModel { inner }))
+    }
 }
 
 /// Tagger training driven epoch by epoch from Python.

@@ -57,6 +57,17 @@ impl GraphModel {
 
     /// [`Self::save`] with other training information.
     pub fn save_with_info(&self, path: &Path, info: &str) -> Result<()> {
+        self.save_with_tagger(path, info, None)
+    }
+
+    /// [`Self::save_with_info`], with the tagger that tags the parser's input stored
+    /// inside (`tagger`: its model file payload, [`crate::tagger::Tagger::to_file`]).
+    pub fn save_with_tagger(
+        &self,
+        path: &Path,
+        info: &str,
+        tagger: Option<container::ModelFile>,
+    ) -> Result<()> {
         let file = GraphFile {
             payload_version: PAYLOAD_VERSION,
             config: self.config.clone(),
@@ -70,7 +81,8 @@ impl GraphModel {
             length_dict: self.length_dict.entries(),
             train_digest: self.train_digest,
         };
-        container::save_model(path, self.inputs.clone(), info.to_string(), container::Model::Graph(file))
+        let model = container::with_tagger(container::Model::Graph(file), tagger);
+        container::save_model(path, self.inputs.clone(), info.to_string(), model)
     }
 
     /// Reads a model written by [`GraphModel::save`]; any inconsistency is an

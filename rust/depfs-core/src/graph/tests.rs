@@ -424,3 +424,47 @@ fn version_4_files_load_and_version_5_keeps_info() {
     assert_eq!(a.words.head, b.words.head);
     assert_eq!(GraphModel::load(&v5).unwrap().info, model.info);
 }
+
+/// A parser file with a tagger inside: the parser loads as before, the tagger comes back
+/// (found by the payload's variant), a file without one has none, and a tagger file
+/// that claims to hold another tagger is refused.
+#[test]
+fn a_tagger_inside_a_parser_file_round_trips() {
+    use crate::io::model::{embedded_tagger, load_model, save_version, ModelFile};
+    use crate::tagger::{Tagger, TaggerOptions, TaggerTrainer};
+    let tb = toy(30, 4);
+    let model =
+        train(&tb, small_templates(), GraphConfig { epochs: 1, ..Default::default() }, |_, _| {}).unwrap();
+    let set = TemplateSet::parse("form(i)\nsuffix:2(i)", Family::Token, 3).unwrap();
+    let sets = [set.clone(), set.clone(), set.clone(), set];
+    let mut trainer = TaggerTrainer::new(&tb, sets, &TaggerOptions::default()).unwrap();
+    trainer.epoch();
+    let tagger = trainer.model();
+    let dir = tempfile::tempdir().unwrap();
+    let (with, without) = (dir.path().join("with.depfs"), dir.path().join("without.depfs"));
+    model.save_with_tagger(&with, "{}", Some(tagger.to_file("tagger info"))).unwrap();
+    model.save(&without).unwrap();
+    assert_eq!(crate::io::model::peek_kind(&with).unwrap(), "graph");
+    let back = GraphModel::load(&with).unwrap();
+    assert_eq!(back.parse(&tb, 1).unwrap().words.head, model.parse(&tb, 1).unwrap().words.head);
+    let inside = Tagger::load_embedded(&with).unwrap().expect("the tagger inside");
+    assert_eq!(inside.info, "tagger info");
+    assert_eq!(
+        inside.tag_with(&tb, 1, None).unwrap().0.words.upos,
+        tagger.tag_with(&tb, 1, None).unwrap().0.words.upos
+    );
+    assert!(Tagger::load_embedded(&without).unwrap().is_none());
+    assert!(embedded_tagger(&without).unwrap().is_none());
+    // A tagger holding a tagger is no file depfs writes: refused, not loaded.
+    let odd = dir.path().join("odd.depfs");
+    let loaded = load_model(&with).unwrap();
+    let t = loaded.tagger.unwrap();
+    let nested = ModelFile {
+        inputs: vec![],
+        info: String::new(),
+        model: crate::io::model::with_tagger(t.model, Some(tagger.to_file(""))),
+    };
+    save_version(&odd, 5, "tagger", &nested).unwrap();
+    let err = Tagger::load(&odd).unwrap_err().to_string();
+    assert!(err.contains("odd.depfs") && err.contains("cannot hold a tagger"), "{err}");
+}

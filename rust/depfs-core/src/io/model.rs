@@ -7,7 +7,9 @@
 //! | payload length u64 | CRC-32 of the payload u32 | payload (postcard-encoded serde value).
 //! Version 4 payloads are a [`ModelFile`]: the input columns the model reads, then the
 //! [`Model`] enum (new kinds — tagger, template subsets, policies, rerankers — are new
-//! variants at its end, so every older file still decodes). Version 3 payloads are the
+//! variants at its end, so every older file still decodes; a parser stored with the
+//! tagger that tags its input is [`Model::WithTagger`], whose header kind is the
+//! parser's, and [`load_model`] hands the two back apart). Version 3 payloads are the
 //! bare graph or arc-eager struct named by the kind, and still load (and parse
 //! byte-identically). A truncated, corrupted, foreign or unknown-version file gives one
 //! `Error::Model`.
@@ -37,6 +39,21 @@ pub enum Model {
     Tagger(crate::tagger::StoredTagger),
     ArcEagerDynamic(crate::transition::parser::StoredArcEagerDynamic),
     TaggerDynamic(crate::tagger::StoredTaggerDynamic),
+    /// A parser with the tagger that tags its input first (`depfs train --tagger`).
+    WithTagger(Box<WithTagger>),
+}
+
+/// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
+/// before the variant's fields); [`embedded_tagger`] peeks at it.
+const WITH_TAGGER_VARIANT: u32 = 6;
+
+/// A parser model and the tagger that tags its input: the file's kind is the parser's.
+#[derive(Serialize, Deserialize)]
+pub struct WithTagger {
+    /// A graph or arc-eager model (never a tagger, never another `WithTagger`).
+    pub parser: Model,
+    /// The tagger with its own input columns and training information.
+    pub tagger: ModelFile,
 }
 
 impl Model {
@@ -50,6 +67,7 @@ impl Model {
             // A dynamic model is an arc-eager parser to every reader of the header.
             Model::ArcEagerDynamic(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
+            Model::WithTagger(w) => w.parser.kind(),
         }
     }
 }
@@ -72,12 +90,14 @@ pub(crate) struct ModelFileV4 {
     pub(crate) model: Model,
 }
 
-/// A model file as read: its container version and payload.
+/// A model file as read: its container version and payload. A parser stored with its
+/// tagger comes apart: `model` is the parser, `tagger` the tagger's file.
 pub struct Loaded {
     pub version: u32,
     pub inputs: Vec<String>,
     pub info: String,
     pub model: Model,
+    pub tagger: Option<ModelFile>,
 }
 
 /// The CoNLL-U columns the templates of `sets` read, in column order.
@@ -159,7 +179,11 @@ pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
 /// Reads any model file this build knows: version 5 or 4, or a version-3 graph or
 /// arc-eager file (its `inputs` are then empty: the caller takes its templates').
 pub fn load_model(path: &Path) -> Result<Loaded> {
-    let c = read_container(path)?;
+    decode(path, read_container(path)?)
+}
+
+/// The payload of a checked container.
+fn decode(path: &Path, c: Container) -> Result<Loaded> {
     let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));
     if c.version >= 4 {
         let f: ModelFile = if c.version >= 5 {
@@ -174,7 +198,8 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
                 format!("header says {:?}, payload holds {:?}", c.kind, f.model.kind()),
             ));
         }
-        return Ok(Loaded { version: c.version, inputs: f.inputs, info: f.info, model: f.model });
+        let (model, tagger) = split_tagger(path, f.model)?;
+        return Ok(Loaded { version: c.version, inputs: f.inputs, info: f.info, model, tagger });
     }
     let model = match c.kind.as_str() {
         "graph" => Model::Graph(postcard::from_bytes(&c.payload).map_err(decode_err)?),
@@ -186,7 +211,52 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
             ))
         }
     };
-    Ok(Loaded { version: c.version, inputs: Vec::new(), info: String::new(), model })
+    Ok(Loaded { version: c.version, inputs: Vec::new(), info: String::new(), model, tagger: None })
+}
+
+/// `parser` with `tagger` inside when there is one (the kind stays the parser's).
+pub fn with_tagger(parser: Model, tagger: Option<ModelFile>) -> Model {
+    match tagger {
+        None => parser,
+        Some(tagger) => Model::WithTagger(Box::new(WithTagger { parser, tagger })),
+    }
+}
+
+/// A model and the tagger stored with it; refuses a combination no depfs writes.
+fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)> {
+    let Model::WithTagger(w) = model else { return Ok((model, None)) };
+    let WithTagger { parser, tagger } = *w;
+    if !matches!(parser, Model::Graph(_) | Model::ArcEager(_) | Model::ArcEagerDynamic(_)) {
+        return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
+    }
+    if !matches!(tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_)) {
+        return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
+    }
+    Ok((parser, Some(tagger)))
+}
+
+/// The tagger stored inside the parser model file at `path`, if any. The payload is
+/// decoded only when its variant says a tagger is there.
+pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
+    let c = read_container(path)?;
+    if c.version < 5 || c.kind == "tagger" {
+        return Ok(None);
+    }
+    if payload_variant(&c.payload) != Some(WITH_TAGGER_VARIANT) {
+        return Ok(None);
+    }
+    Ok(decode(path, c)?.tagger)
+}
+
+/// The [`Model`] variant index of a version-5 payload (None when it does not decode).
+fn payload_variant(payload: &[u8]) -> Option<u32> {
+    #[derive(Deserialize)]
+    struct Head {
+        _inputs: Vec<String>,
+        _info: String,
+        variant: u32,
+    }
+    postcard::take_from_bytes::<Head>(payload).ok().map(|(h, _)| h.variant)
 }
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {

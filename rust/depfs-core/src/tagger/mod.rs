@@ -25,7 +25,9 @@ use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
-use crate::io::model::{filled_columns, load_model, save_model, wrong_kind, Model};
+use crate::io::model::{
+    embedded_tagger, filled_columns, load_model, save_model, wrong_kind, Model, ModelFile,
+};
 use crate::templates::attrs::{SentAttrs, VocabHashes};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
@@ -740,6 +742,13 @@ impl Tagger {
 
     /// Writes the model file atomically, with `info`.
     pub fn save(&self, path: &std::path::Path, info: &str) -> Result<()> {
+        let f = self.to_file(info);
+        save_model(path, f.inputs, f.info, f.model)
+    }
+
+    /// The model file's payload, with `info` (also what a parser's file holds of its
+    /// tagger).
+    pub fn to_file(&self, info: &str) -> ModelFile {
         let columns = self
             .core
             .columns
@@ -756,12 +765,22 @@ impl Tagger {
             None => Model::Tagger(stored),
             Some(presets) => Model::TaggerDynamic(StoredTaggerDynamic { tagger: stored, presets }),
         };
-        save_model(path, self.input_columns(), info.to_string(), model)
+        ModelFile { inputs: self.input_columns(), info: info.to_string(), model }
     }
 
     /// Reads a tagger model file; checks every size.
     pub fn load(path: &std::path::Path) -> Result<Tagger> {
         let file = load_model(path)?;
+        Tagger::from_file(path, ModelFile { inputs: file.inputs, info: file.info, model: file.model })
+    }
+
+    /// The tagger stored inside the parser model file at `path` (None when it holds none).
+    pub fn load_embedded(path: &std::path::Path) -> Result<Option<Tagger>> {
+        embedded_tagger(path)?.map(|f| Tagger::from_file(path, f)).transpose()
+    }
+
+    /// The tagger of a model file's payload read from `path`; checks every size.
+    fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
         let (st, dynamic) = match file.model {
             Model::Tagger(st) => (st, None),

@@ -298,6 +298,17 @@ impl ArcEagerParser {
 
     /// [`Self::save`] with other training information.
     pub fn save_with_info(&self, path: &std::path::Path, info: &str) -> Result<()> {
+        self.save_with_tagger(path, info, None)
+    }
+
+    /// [`Self::save_with_info`], with the tagger that tags the parser's input stored
+    /// inside (`tagger`: its model file payload, [`crate::tagger::Tagger::to_file`]).
+    pub fn save_with_tagger(
+        &self,
+        path: &std::path::Path,
+        info: &str,
+        tagger: Option<crate::io::model::ModelFile>,
+    ) -> Result<()> {
         let (_, move_rows, move_scales, move_w) = self.move_w.to_parts();
         let (_, label_rows, label_scales, label_w) = self.label_w.to_parts();
         let stored = StoredArcEager {
@@ -324,7 +335,7 @@ impl ArcEagerParser {
                 crate::io::model::Model::ArcEagerDynamic(StoredArcEagerDynamic { parser: stored, presets })
             }
         };
-        crate::io::model::save_model(path, inputs, info, model)
+        crate::io::model::save_model(path, inputs, info, crate::io::model::with_tagger(model, tagger))
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.

@@ -1,0 +1,361 @@
+"""Tag-then-parse: `depfs parse --tagger`, a tagger inside the parser's model file
+(`depfs train --tagger`, `tagger=`, `tagger_`), older model files, and jackknifed tags
+(`depfs jackknife`, `depfs.jackknife`)."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import depfs
+import depfs.pipeline
+import pytest
+from click.testing import CliRunner
+from depfs import ArcEagerParser, Tagger, Treebank
+from depfs.cli import main
+from depfs.datasets import synthetic, synthetic_conllu
+from depfs.errors import MissingColumnsError, ModelError
+from depfs.jackknifing import fold_bounds
+from small_models import AE_SET, small_graph
+from test_tagger import SMALL, blank
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+@pytest.fixture(scope="module")
+def tagger() -> Tagger:
+    return Tagger(SMALL, epochs=2).fit(synthetic(200, seed=0))
+
+
+@pytest.fixture(scope="module")
+def parser() -> ArcEagerParser:
+    return ArcEagerParser(AE_SET, epochs=2).fit(synthetic(200, seed=1))
+
+
+@pytest.fixture()
+def files(tmp_path: Path, tagger: Tagger, parser: ArcEagerParser) -> dict[str, Path]:
+    """A tagger and a parser (without a tagger) on disk, and an untagged input of 60
+    sentences whose tagging is not perfect (a test that the tags came from the tagger)."""
+    f = {"tagger": tmp_path / "t.depfs", "parser": tmp_path / "p.depfs"}
+    tagger.save(f["tagger"])
+    parser.save(f["parser"])
+    f["gold"] = tmp_path / "gold.conllu"
+    f["gold"].write_text(synthetic_conllu(60, seed=9))
+    f["untagged"] = tmp_path / "untagged.conllu"
+    f["untagged"].write_text(blank(f["gold"].read_text()))
+    return f
+
+
+def by_hand(tagger: Tagger, parser: ArcEagerParser, path: Path) -> str:
+    """Tag, then parse, the whole file in two steps."""
+    tagged = tagger.tag(depfs.read_conllu(path))
+    return parser.parse(tagged, tag=False).to_string()
+
+
+def test_parse_with_tagger_is_tag_then_parse_by_hand(
+    files: dict[str, Path],
+    tagger: Tagger,
+    parser: ArcEagerParser,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Batches of 7 sentences from the first on (it is 1000 sentences otherwise).
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    expected = by_hand(tagger, parser, files["untagged"])
+    assert (
+        expected
+        != parser.parse(depfs.read_conllu(files["untagged"]), allow_missing_tags=True).to_string()
+    )
+    for batch in ("7", "5000"):  # tagged per streamed batch: the same bytes
+        out = tmp_path / f"out{batch}.conllu"
+        args = ["parse", str(files["parser"]), str(files["untagged"]), "-o", str(out)]
+        res = CliRunner().invoke(
+            main, [*args, "--tagger", str(files["tagger"]), "--batch-size", batch]
+        )
+        assert res.exit_code == 0, res.output
+        assert out.read_text() == expected
+    # Input that has tags: the tagger's overwrite them (the same parse as from blank).
+    out = tmp_path / "from_gold.conllu"
+    args = ["parse", str(files["parser"]), str(files["gold"]), "-o", str(out)]
+    res = CliRunner().invoke(main, [*args, "--tagger", str(files["tagger"])])
+    assert res.exit_code == 0 and out.read_text() == expected
+    # stdin, and several files (--out-dir): the same path.
+    untagged = files["untagged"].read_text()
+    res = CliRunner().invoke(
+        main, ["parse", str(files["parser"]), "--tagger", str(files["tagger"])], input=untagged
+    )
+    assert res.exit_code == 0 and res.stdout == expected
+    outdir = tmp_path / "many"
+    outdir.mkdir()
+    res = CliRunner().invoke(
+        main,
+        ["parse", str(files["parser"]), str(files["untagged"]), "--out-dir", str(outdir)]
+        + ["--tagger", str(files["tagger"])],
+    )
+    assert res.exit_code == 0, res.output
+    assert (outdir / "untagged.conllu").read_text() == expected
+
+
+def test_parse_with_tagger_on_a_dask_cluster(files: dict[str, Path], tmp_path: Path) -> None:
+    pytest.importorskip("distributed")
+    outdir = tmp_path / "there"
+    outdir.mkdir()
+    args = ["parse", str(files["parser"]), str(files["untagged"]), "--out-dir", str(outdir)]
+    args += ["--tagger", str(files["tagger"]), "--scheduler", "local", "--workers", "1"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    expected = by_hand(depfs.load(files["tagger"]), depfs.load(files["parser"]), files["untagged"])
+    assert (outdir / "untagged.conllu").read_text() == expected
+
+
+def test_untagged_input_without_a_tagger_points_at_tagger(files: dict[str, Path]) -> None:
+    res = CliRunner().invoke(main, ["parse", str(files["parser"]), str(files["untagged"])])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert res.output.startswith("depfs: error: ") and "untagged.conllu" in res.output
+    assert "depfs parse --tagger TAGGER" in res.output and "--allow-missing-tags" in res.output
+
+
+def test_tagger_option_errors_are_one_line(files: dict[str, Path], tmp_path: Path) -> None:
+    cases = [
+        (
+            [
+                "parse",
+                str(files["parser"]),
+                str(files["untagged"]),
+                "--tagger",
+                str(files["parser"]),
+            ],
+            "not a tagger model",
+        ),
+        (
+            [
+                "parse",
+                str(files["parser"]),
+                str(files["untagged"]),
+                "--tagger",
+                str(tmp_path / "no"),
+            ],
+            "no",
+        ),
+    ]
+    for args, needle in cases:
+        res = CliRunner().invoke(main, args)
+        assert res.exit_code == 2, res.output
+        assert res.output.count("\n") == 1 and res.output.startswith("depfs: error: ")
+        assert needle in res.output and "Traceback" not in res.output
+    # A tagger whose training data had no XPOS cannot feed a parser that reads XPOS.
+    no_xpos = Treebank.from_string(blank(synthetic_conllu(100, seed=0), columns=(4,)))
+    Tagger(SMALL, epochs=1).fit(no_xpos).save(tmp_path / "t_no_xpos.depfs")
+    p = ArcEagerParser("xpos(QUEUE_0)\nupos(STACK_0)", epochs=1).fit(synthetic(50))
+    p.save(tmp_path / "xpos.depfs")
+    args = ["parse", str(tmp_path / "xpos.depfs"), str(files["untagged"])]
+    res = CliRunner().invoke(main, [*args, "--tagger", str(tmp_path / "t_no_xpos.depfs")])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "XPOS" in res.output and "predicts only UPOS, FEATS, LEMMA" in res.output
+
+
+def test_tagger_inside_round_trips_and_tags_untagged_input_first(
+    files: dict[str, Path], tagger: Tagger, parser: ArcEagerParser, tmp_path: Path
+) -> None:
+    assert parser.tagger_ is None
+    model = tmp_path / "with.depfs"
+    piped = ArcEagerParser(AE_SET, epochs=2, tagger=tagger).fit(synthetic(200, seed=1))
+    assert piped.tagger_ is tagger
+    piped.save(model)
+    # The same parser, byte for byte, with the tagger's file inside; kind unchanged.
+    assert model.stat().st_size > files["parser"].stat().st_size
+    assert depfs.model_info(model)["kind"] == "arc-eager"
+    back = depfs.load(model)
+    assert isinstance(back, ArcEagerParser) and isinstance(back.tagger_, Tagger)
+    assert back.tagger_.columns_ == ["UPOS", "XPOS", "FEATS", "LEMMA"]
+    untagged = depfs.read_conllu(files["untagged"])
+    assert back.tagger_.tag(untagged).to_string() == tagger.tag(untagged).to_string()
+    expected = by_hand(tagger, parser, files["untagged"])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert back.parse(untagged).to_string() == expected
+    assert any(isinstance(w.message, depfs.base.TaggedWarning) for w in caught)
+    # Tagged input keeps its own tags (no tagging, no warning); tag=True retags it.
+    gold = depfs.read_conllu(files["gold"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert back.parse(gold).to_string() == parser.parse(gold).to_string()
+    assert back.parse(gold, tag=True).to_string() == expected
+    # The CLI: tags first and says so in a note; info shows the tagger.
+    out = tmp_path / "out.conllu"
+    res = CliRunner().invoke(main, ["parse", str(model), str(files["untagged"]), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert out.read_text() == expected
+    assert "note: the input leaves tag columns empty: tagged first" in res.output
+    res = CliRunner().invoke(main, ["parse", str(model), str(files["gold"]), "-o", str(out)])
+    assert res.exit_code == 0 and "tagged first" not in res.output
+    info = CliRunner().invoke(main, ["info", str(model)])
+    assert "tagger inside: predicts UPOS, XPOS, FEATS, LEMMA" in info.output, info.output
+    d = json.loads(CliRunner().invoke(main, ["info", str(model), "--json"]).output)
+    assert d["tagger"]["columns"] == ["UPOS", "XPOS", "FEATS", "LEMMA"]
+    assert d["tagger"]["training"]["train"]["sentences"] == 200
+    assert depfs.model_info(files["parser"])["tagger"] is None
+    # Removing it: a plain parser again, which refuses untagged input.
+    back.tagger_ = None
+    back.save(tmp_path / "plain.depfs")
+    assert depfs.load(tmp_path / "plain.depfs").tagger_ is None
+    with pytest.raises(MissingColumnsError, match="--tagger"):
+        back.parse(untagged)
+
+
+def test_graph_parser_holds_a_tagger_too(tagger: Tagger, tmp_path: Path) -> None:
+    g = small_graph(epochs=1)
+    g.tagger = tagger
+    g.fit(synthetic(60, seed=3))
+    g.save(tmp_path / "g.depfs")
+    back = depfs.load(tmp_path / "g.depfs")
+    assert isinstance(back.tagger_, Tagger)
+    untagged = Treebank.from_string(blank(synthetic_conllu(10, seed=4)))
+    assert back.parse(untagged, tag=True).to_string() == g.parse(tagger.tag(untagged)).to_string()
+
+
+def test_cli_train_with_tagger_stores_it(files: dict[str, Path], tmp_path: Path) -> None:
+    train = tmp_path / "train.conllu"
+    train.write_text(synthetic_conllu(100, seed=1))
+    ae = tmp_path / "ae.txt"
+    ae.write_text(AE_SET)
+    model = tmp_path / "m.depfs"
+    base = ["train", "--parser", "arc-eager", "--train", str(train), "--out", str(model)]
+    base += ["--epochs", "1", "--templates", str(ae)]
+    res = CliRunner().invoke(main, [*base, "--tagger", str(files["tagger"])])
+    assert res.exit_code == 0, res.output
+    assert "with the tagger" in res.output
+    assert isinstance(depfs.load(model).tagger_, Tagger)
+    res = CliRunner().invoke(main, [*base, "--tagger", str(files["parser"])])
+    assert res.exit_code == 2 and "not a tagger model" in res.output
+    res = CliRunner().invoke(
+        main,
+        ["train", "--parser", "tagger", "--train", str(train), "--out", str(model)]
+        + ["--tagger", str(files["tagger"])],
+    )
+    assert res.exit_code == 2 and "--tagger" in res.output
+
+
+def test_damaged_parser_with_tagger_is_refused(tagger: Tagger, tmp_path: Path) -> None:
+    model = tmp_path / "with.depfs"
+    ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(synthetic(40)).save(model)
+    data = model.read_bytes()
+    for damaged in (data[: len(data) - 10], data[:-1] + bytes([data[-1] ^ 0x40])):
+        model.write_bytes(damaged)
+        with pytest.raises(ModelError):
+            depfs.load(model)
+        res = CliRunner().invoke(main, ["info", str(model)])
+        assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+
+
+@pytest.mark.parametrize("name", ["arceager_v5", "arceager", "graph1"])
+def test_older_model_files_load_without_a_tagger(name: str) -> None:
+    """Files written before parsers could hold a tagger (format 5 by commit 0930bb7,
+    format 3 on 2026-11-23) load, have no tagger and parse as they did."""
+    parser = depfs.load(DATA / f"{name}.depfs")
+    assert parser.tagger_ is None
+    expected = (DATA / "expected" / f"{name}.conllu").read_text(encoding="utf-8")
+    assert parser.parse(depfs.read_conllu(DATA / "input.conllu")).to_string() == expected
+    assert depfs.model_info(DATA / f"{name}.depfs")["tagger"] is None
+
+
+# ---------- jackknifing ----------
+
+
+def lemma(i: int) -> str:
+    return "L" + "".join("abcdefghij"[int(d)] for d in str(i))
+
+
+def planted(n: int, seed: int = 0) -> str:
+    """Synthetic text where sentence i's first word is `zqI` with UPOS `UI`, XPOS `XI`,
+    lemma `lemma(I)` (letters, so no edit script of another form makes it): tags no
+    other sentence has. One sentence also gets a multiword-token line, and every
+    sentence a comment of its own."""
+    out, i = [], -1
+    for line in synthetic_conllu(n, seed=seed).splitlines():
+        cols = line.split("\t")
+        if line.startswith("# sent_id"):
+            i += 1
+            out.append(line)
+            out.append(f"# note = sentence {i}")
+            continue
+        if len(cols) == 10 and cols[0] == "1":
+            cols[1:5] = [f"zq{i}", lemma(i), f"U{i}", f"X{i}"]
+            if i == 3:
+                out.append("1-2\tzqmw\t_\t_\t_\t_\t_\t_\t_\t_")
+        out.append("\t".join(cols))
+    return "\n".join(out) + "\n"
+
+
+def test_fold_bounds_are_contiguous_and_near_equal() -> None:
+    b = fold_bounds(23, 4)
+    assert b == [(0, 5), (5, 11), (11, 17), (17, 23)]
+    for n, k in ((10, 10), (100, 7), (12543, 10)):
+        b = fold_bounds(n, k)
+        assert len(b) == k and b[0][0] == 0 and b[-1][1] == n
+        assert all(x[1] == y[0] for x, y in zip(b, b[1:]))
+        assert max(e - s for s, e in b) - min(e - s for s, e in b) <= 1
+
+
+def test_jackknife_tags_each_sentence_with_a_tagger_that_never_saw_it() -> None:
+    text = planted(30)
+    tb = Treebank.from_string(text)
+    out = depfs.jackknife(tb, folds=5, templates=SMALL, epochs=2)
+    assert len(out) == 30
+    for i, (before, after) in enumerate(zip(tb, out)):
+        assert before.upos[0] == f"U{i}"
+        # A tagger that saw sentence i would know zq{i}: U{i}, X{i}, its lemma.
+        assert after.upos[0] != f"U{i}" and after.xpos[0] != f"X{i}", (i, after.upos)
+        assert after.lemmas[0] != lemma(i)
+        assert after.forms == before.forms
+    # ... while a tagger trained on all of it does know them (the check can fail).
+    full = Tagger(SMALL, epochs=2).fit(tb).tag(tb)
+    assert sum(s.upos[0] == f"U{i}" for i, s in enumerate(full)) >= 25
+    # Every other column, comment and multiword-token line is kept byte for byte.
+    kept = (0, 1, 6, 7, 8, 9)
+    a_lines, b_lines = text.splitlines(), out.to_string().splitlines()
+    assert len(a_lines) == len(b_lines)
+    changed = 0
+    for a, b in zip(a_lines, b_lines):
+        ca, cb = a.split("\t"), b.split("\t")
+        if len(ca) == 10 and ca[0].isdigit():
+            assert [ca[c] for c in kept] == [cb[c] for c in kept]
+            changed += ca[2:6] != cb[2:6]
+        else:
+            assert a == b
+    assert changed >= 30  # at least the planted words got predicted tags
+    # Deterministic: the same call, the same bytes.
+    again = depfs.jackknife(tb, folds=5, templates=SMALL, epochs=2)
+    assert again.to_string() == out.to_string()
+
+
+def test_jackknife_fold_counts_that_cannot_work_are_clean_errors() -> None:
+    tb = synthetic(6)
+    for k in (1, 0, -3):
+        with pytest.raises(ValueError, match="at least 2"):
+            depfs.jackknife(tb, folds=k)
+    with pytest.raises(ValueError, match="7 folds for 6 sentences"):
+        depfs.jackknife(tb, folds=7)
+
+
+def test_cli_jackknife(tmp_path: Path) -> None:
+    train = tmp_path / "train.conllu"
+    train.write_text(planted(24))
+    small = tmp_path / "small.txt"
+    small.write_text(SMALL)
+    out = tmp_path / "jk.conllu"
+    args = ["jackknife", "--train", str(train), "-o", str(out), "--templates", str(small)]
+    res = CliRunner().invoke(main, [*args, "--folds", "4", "--epochs", "2"])
+    assert res.exit_code == 0, res.output
+    assert "wrote" in res.output and "fold 4/4" in res.output
+    api = depfs.jackknife(depfs.read_conllu(train), 4, templates=SMALL, epochs=2)
+    assert out.read_text() == api.to_string()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["jk.conllu", "small.txt", "train.conllu"]
+    for folds, needle in (("1", "at least 2 folds"), ("25", "25 folds for 24 sentences")):
+        res = CliRunner().invoke(main, [*args, "--folds", folds])
+        assert res.exit_code == 2, res.output
+        assert res.output.count("\n") == 1 and res.output.startswith("depfs: error: ")
+        assert needle in res.output
+    res = CliRunner().invoke(main, ["jackknife", "--train", str(train), "-o", str(train)])
+    assert res.exit_code == 2 and "--force" in res.output
