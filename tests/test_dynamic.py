@@ -268,3 +268,23 @@ def test_cli_trains_a_dynamic_tagger_and_tags_with_the_margin_knob(data, tmp_pat
     depfs.Tagger(TAG_ORDER, epochs=1).fit(train).save(plain)
     r = _cli("tag", str(plain), str(tmp_path / "dev.conllu"), "--margin", "fast")
     assert r.returncode != 0 and "preset of dynamic models" in r.stderr
+
+
+def test_the_stagewise_baseline_freezes_each_template_after_its_stage(data):
+    """Strubell et al. §6.1: template k is trained only in stage k. At margin 0 every
+    decision stops after the first template, so a stagewise tagger over the whole order
+    tags as one trained on the first template alone: later stages never touch it."""
+    train, dev = data
+    first = TAG_ORDER.split("\n")[0]
+    whole = depfs.Tagger(TAG_ORDER, epochs=1, min_known=50, dynamic=True, stagewise=True)
+    alone = depfs.Tagger(first, epochs=1, min_known=50, dynamic=True, stagewise=True)
+    whole.fit(train)
+    assert len(whole.history_) == 6  # one epoch per template
+    assert (
+        whole.tag(dev, margin=0.0).to_string() == alone.fit(train).tag(dev, margin=0.0).to_string()
+    )
+    # Algorithm 2 trains the first template in every epoch, with the others.
+    joint = depfs.Tagger(TAG_ORDER, epochs=6, min_known=50, dynamic=True).fit(train)
+    assert joint.tag(dev, margin=0.0).to_string() != whole.tag(dev, margin=0.0).to_string()
+    with pytest.raises(ValueError, match="dynamic=True"):
+        depfs.Tagger(TAG_ORDER, stagewise=True).fit(train)

@@ -99,9 +99,10 @@ class TrainableModel:
                 dev = tagger.tag(dev)
         trainer = self._trainer(train)
         self.history_: list[HistoryRow] = []
-        bar = _progress(self.epochs, f"{self.kind} epochs") if progress else None
+        n_epochs = self._n_epochs()
+        bar = _progress(n_epochs, f"{self.kind} epochs") if progress else None
         try:
-            for _ in range(self.epochs):
+            for _ in range(n_epochs):
                 row: HistoryRow = {k: float(v) for k, v in trainer.epoch().items()}
                 if dev is not None:
                     model = trainer.model()
@@ -127,6 +128,10 @@ class TrainableModel:
             self.tagger_ = tagger
         self._fitted(trainer)
         return self
+
+    def _n_epochs(self) -> int:
+        """Hook: the trainer's epochs in all (a stagewise tagger's run per template)."""
+        return self.epochs
 
     def _fitted(self, trainer: Any) -> None:
         """Hook: learned attributes a subclass reads off the finished trainer."""

@@ -61,6 +61,9 @@ class Tagger(TrainableModel):
         dynamic: bool = False,
         train_margin: float = 50.0,
         l2: float = 3e-4,
+        # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
+        # template in order trained alone for `epochs` epochs, then frozen.
+        stagewise: bool = False,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -69,6 +72,7 @@ class Tagger(TrainableModel):
         self.dynamic = dynamic
         self.train_margin = train_margin
         self.l2 = l2
+        self.stagewise = stagewise
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -81,14 +85,16 @@ class Tagger(TrainableModel):
             return [resolve_templates(x, "token") for x in t]
         return [resolve_templates(t, "token")]
 
-    def _trainer(self, train: Any) -> _core.TaggerTrainer:
+    def _trainer(self, train: Any) -> Any:
         if not isinstance(train, _core.Treebank):
             raise TypeError(f"a tagger trains on a Treebank, got {type(train).__name__}")
         if self.min_known < 1:
             raise ValueError(f"min_known must be at least 1, got {self.min_known}")
         if self.dynamic and not (0 < self.train_margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
-        return _core.TaggerTrainer(
+        if self.stagewise and not self.dynamic:
+            raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
+        trainer = _core.TaggerTrainer(
             train,
             self._template_texts(),
             seed=self.random_state,
@@ -96,6 +102,14 @@ class Tagger(TrainableModel):
             prefix_margin=self.train_margin if self.dynamic else None,
             prefix_l2=self.l2,
         )
+        return _Stagewise(trainer, self.epochs) if self.stagewise else trainer
+
+    def _n_epochs(self) -> int:
+        if not self.stagewise:
+            return self.epochs
+        from .templates import TemplateSet
+
+        return self.epochs * max(len(TemplateSet.parse(t, "token")) for t in self._template_texts())
 
     @staticmethod
     def _params_of(model: _core.TaggerModel) -> dict[str, Any]:
@@ -164,3 +178,18 @@ class Tagger(TrainableModel):
     def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:
         """Same as :meth:`tag` (a tagger in a pipeline where parsers are expected)."""
         return self.tag(treebank, threads, margin=kw.get("margin"))
+
+
+class _Stagewise:
+    """A tagger trainer driven stagewise: epoch e trains template e // per_stage."""
+
+    def __init__(self, trainer: _core.TaggerTrainer, per_stage: int) -> None:
+        self.trainer, self.per_stage, self.done = trainer, per_stage, 0
+
+    def epoch(self) -> dict[str, float]:
+        self.trainer.set_stage(self.done // self.per_stage)
+        self.done += 1
+        return self.trainer.epoch()
+
+    def model(self) -> _core.TaggerModel:
+        return self.trainer.model()

@@ -193,10 +193,33 @@ impl Weights {
         self.last[i] = now;
     }
 
+    /// Fixes template t's weights at their average so far, for good: later averages
+    /// see them unchanged (the stagewise baseline freezes a template this way).
+    /// O(block).
+    pub fn freeze_template(&mut self, t: usize) {
+        if self.u.is_empty() {
+            return;
+        }
+        for i in self.layout.block_range(t) {
+            // As `averaged` computes it, so a frozen weight is exactly its average.
+            self.w[i] = (self.w[i] as f64 - self.u[i] / self.c) as f32;
+            self.u[i] = 0.0;
+        }
+    }
+
     /// Brings every weight's ℓ2 decay up to date (end of an epoch). O(weights).
     pub fn flush_l2(&mut self) {
+        self.flush_l2_range(0..self.w.len());
+    }
+
+    /// The same for template t's block only (the others stay as they are).
+    pub fn flush_l2_template(&mut self, t: usize) {
+        self.flush_l2_range(self.layout.block_range(t));
+    }
+
+    fn flush_l2_range(&mut self, range: Range<usize>) {
         if self.l2 > 0.0 {
-            for i in 0..self.w.len() {
+            for i in range {
                 self.decay(i);
             }
         }

@@ -173,6 +173,12 @@ impl PyTaggerTrainer {
         d.set_item("seconds", r.seconds)?;
         Ok(d)
     }
+    /// Stagewise baseline (Strubell et al. §6.1): from the next epoch on train only
+    /// template `stage` of each column, earlier ones frozen; None: every prefix.
+    #[pyo3(signature = (stage))]
+    fn set_stage(&mut self, py: Python<'_>, stage: Option<usize>) -> PyResult<()> {
+        self.inner.set_stage(stage).py_err(py)
+    }
     /// The averaged model so far.
     fn model(&self, py: Python<'_>) -> PyTaggerModel {
         let inner = &self.inner;

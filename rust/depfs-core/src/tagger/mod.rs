@@ -283,16 +283,18 @@ impl Core<Weights> {
         out: &mut [u32],
         gold: impl Fn(usize) -> u32,
         margin: f32,
+        stage: Option<usize>,
     ) {
         let w = Word { form, entry: self.lexicon.entry(form) };
         let mut upos = 0;
         let mut cands = std::mem::take(&mut sc.all);
         for (m, slot) in out.iter_mut().enumerate().take(self.columns.len()) {
             self.candidates(m, &w, upos, &mut cands);
-            let pred = if cands.len() == 1 {
-                cands[0]
-            } else {
-                self.columns[m].learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), margin, &mut sc.prefix)
+            let cm = &mut self.columns[m];
+            let pred = match stage {
+                _ if cands.len() == 1 => cands[0],
+                None => cm.learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), margin, &mut sc.prefix),
+                Some(s) => cm.learn_stage(&sc.sent, &sc.hist, i, &cands, gold(m), margin, s, &mut sc.prefix),
             };
             *slot = pred;
             if self.columns[m].column == UPOS {
@@ -364,6 +366,9 @@ pub struct TaggerTrainer {
     prefix_margin: Option<f32>,
     /// ℓ2 strength of prefix training.
     prefix_l2: f32,
+    /// With `prefix_margin`: the stagewise baseline's current template (None: every
+    /// prefix trained, Algorithm 2).
+    stage: Option<usize>,
 }
 
 /// Statistics of one training epoch.
@@ -454,6 +459,7 @@ impl TaggerTrainer {
             epoch: 0,
             prefix_margin: opts.prefix_margin,
             prefix_l2: opts.prefix_l2,
+            stage: None,
         };
         trainer.size_blocks(opts.max_bits)?;
         Ok(trainer)
@@ -503,6 +509,25 @@ impl TaggerTrainer {
         Ok(())
     }
 
+    /// Trains only template `stage` of each column (the last one where a column has
+    /// fewer) from the next epoch on, earlier ones frozen: the stagewise baseline of
+    /// Strubell et al. §6.1 (a prefix-margin trainer only). None: back to Algorithm 2.
+    pub fn set_stage(&mut self, stage: Option<usize>) -> Result<()> {
+        if stage.is_some() && self.prefix_margin.is_none() {
+            return Err(Error::InvalidArgument("stagewise training needs a prefix margin".into()));
+        }
+        // Templates before the new stage are done: frozen at their average.
+        let before = self.stage.unwrap_or(0);
+        for cm in &mut self.core.columns {
+            let n = cm.feats.len();
+            for t in before.min(n)..stage.unwrap_or(0).min(n) {
+                cm.weights.freeze_template(t);
+            }
+        }
+        self.stage = stage;
+        Ok(())
+    }
+
     /// One pass over the shuffled training sentences, following the tagger's own
     /// predictions. O(words · columns · candidates · templates).
     pub fn epoch(&mut self) -> EpochStats {
@@ -526,7 +551,7 @@ impl TaggerTrainer {
                 let gold = &self.gold;
                 updates.clear();
                 if let Some(margin) = self.prefix_margin {
-                    self.core.learn_word(form, i, &mut sc, &mut decided, |m| gold[m][pos], margin);
+                    self.core.learn_word(form, i, &mut sc, &mut decided, |m| gold[m][pos], margin, self.stage);
                 } else {
                     let w = Word { form, entry: self.core.lexicon.entry(form) };
                     let all = &mut TagCounts::default();
@@ -563,7 +588,11 @@ impl TaggerTrainer {
             }
         }
         for cm in &mut self.core.columns {
-            cm.weights.flush_l2();
+            match self.stage {
+                None => cm.weights.flush_l2(),
+                // Frozen templates stay as they are.
+                Some(s) => cm.weights.flush_l2_template(s.min(cm.feats.len() - 1)),
+            }
         }
         EpochStats {
             epoch: self.epoch,

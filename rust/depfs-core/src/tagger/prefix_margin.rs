@@ -166,6 +166,53 @@ impl ColumnModel<Weights> {
     }
 }
 
+impl ColumnModel<Weights> {
+    /// One step of the stagewise baseline (Strubell et al. §6.1) at stage `stage`: the
+    /// prefix of templates 0..=stage scores the candidates (earlier templates frozen) and
+    /// only template `stage` is moved, by the same hinge and step as
+    /// [`Self::learn_prefix`], when the gold class does not lead that prefix by
+    /// `margin`. Returns the class Algorithm 1 picks at `margin` within the prefix.
+    /// O(stage · candidates).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn learn_stage(
+        &mut self,
+        sent: &SentAttrs,
+        hist: &History,
+        i: usize,
+        cands: &[u32],
+        gold: u32,
+        margin: f32,
+        stage: usize,
+        ps: &mut PrefixScratch,
+    ) -> u32 {
+        let last = stage.min(self.feats.len() - 1);
+        ps.scores.clear();
+        ps.scores.resize(cands.len(), 0.0);
+        let mut predicted = None;
+        let mut f = 0;
+        for t in 0..=last {
+            f = self.feats.feature(t, sent, hist, i);
+            for (s, &c) in ps.scores.iter_mut().zip(cands) {
+                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+            }
+            let (best, leads) = best_and_lead(&ps.scores, margin);
+            if leads && predicted.is_none() {
+                predicted = Some(cands[best]);
+            }
+        }
+        if let Some(g) = cands.iter().position(|&c| c == gold) {
+            let rival = (0..cands.len())
+                .filter(|&k| k != g)
+                .max_by(|&a, &b| ps.scores[a].total_cmp(&ps.scores[b]).then(b.cmp(&a)));
+            if let Some(r) = rival.filter(|&r| ps.scores[g] - ps.scores[r] < margin) {
+                self.weights.update_adagrad(last, combine(f, self.salts[gold as usize]), 0, 1.0);
+                self.weights.update_adagrad(last, combine(f, self.salts[cands[r] as usize]), 0, -1.0);
+            }
+        }
+        predicted.unwrap_or_else(|| cands[best_and_lead(&ps.scores, margin).0])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
