@@ -19,6 +19,7 @@
 pub mod features;
 pub mod lemma;
 pub mod lexicon;
+#[allow(clippy::too_many_arguments)]
 pub mod prefix_margin;
 
 use serde::{Deserialize, Serialize};
@@ -213,6 +214,7 @@ impl<W: WeightTable> Core<W> {
     /// `learn(m, feats, cands, pred)` on each decision with more than one candidate
     /// under [`Rule::All`]; writes the class of each column model to `out` and the
     /// templates the margin rule added to `counts`.
+    #[allow(clippy::too_many_arguments)]
     fn decide_word(
         &self,
         w: &Word<'_>,
@@ -272,6 +274,7 @@ impl Core<Weights> {
     /// Decides every column of word i (whose form is `form`) as [`Core::decide_word`]
     /// with [`Rule::Margin`] at `margin`, training each decision with more than one
     /// candidate by the prefix hinge (Algorithm 2) towards `gold(m)` on the way.
+    #[allow(clippy::needless_range_loop)] // m indexes columns, out and gold alike
     fn learn_word(
         &mut self,
         form: &str,
@@ -329,10 +332,12 @@ fn lemma_form<'a>(w: &Word<'a>) -> std::borrow::Cow<'a, str> {
     }
 }
 
-/// The lemma a script makes of a word (the form itself when it does not fit).
+/// The lemma a script makes of a word (the form itself when it does not fit, or when it
+/// would leave nothing: "strip -", learnt from `--` → `-`, on the form `-`; an empty
+/// LEMMA is not CoNLL-U).
 fn apply_script(s: &Script, w: &Word<'_>) -> String {
     let form = lemma_form(w);
-    s.apply(&form).unwrap_or_else(|| form.into_owned())
+    s.apply(&form).filter(|l| !l.is_empty()).unwrap_or_else(|| form.into_owned())
 }
 
 /// The gold value of `column` for word `pos` of `tb` as a class string.
@@ -625,6 +630,7 @@ impl Tagger {
 
     /// Decided classes of every word of sentences `range`, per column model. O(words ·
     /// columns · candidates · templates).
+    #[allow(clippy::too_many_arguments)]
     fn decide(
         &self,
         tb: &Treebank,
