@@ -48,12 +48,13 @@ pub enum Model {
 const WITH_TAGGER_VARIANT: u32 = 6;
 
 /// A parser model and the tagger that tags its input: the file's kind is the parser's.
+/// The tagger comes first, so that [`embedded_tagger`] decodes it without the parser.
 #[derive(Serialize, Deserialize)]
 pub struct WithTagger {
-    /// A graph or arc-eager model (never a tagger, never another `WithTagger`).
-    pub parser: Model,
     /// The tagger with its own input columns and training information.
     pub tagger: ModelFile,
+    /// A graph or arc-eager model (never a tagger, never another `WithTagger`).
+    pub parser: Model,
 }
 
 impl Model {
@@ -218,14 +219,14 @@ fn decode(path: &Path, c: Container) -> Result<Loaded> {
 pub fn with_tagger(parser: Model, tagger: Option<ModelFile>) -> Model {
     match tagger {
         None => parser,
-        Some(tagger) => Model::WithTagger(Box::new(WithTagger { parser, tagger })),
+        Some(tagger) => Model::WithTagger(Box::new(WithTagger { tagger, parser })),
     }
 }
 
 /// A model and the tagger stored with it; refuses a combination no depfs writes.
 fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)> {
     let Model::WithTagger(w) = model else { return Ok((model, None)) };
-    let WithTagger { parser, tagger } = *w;
+    let WithTagger { tagger, parser } = *w;
     if !matches!(parser, Model::Graph(_) | Model::ArcEager(_) | Model::ArcEagerDynamic(_)) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }
@@ -235,28 +236,41 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
     Ok((parser, Some(tagger)))
 }
 
-/// The tagger stored inside the parser model file at `path`, if any. The payload is
-/// decoded only when its variant says a tagger is there.
+/// The tagger stored inside the parser model file at `path`, if any (checksum checked).
+/// Only the payload's head and the tagger are decoded, never the parser's weights.
 pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
-    let c = read_container(path)?;
-    if c.version < 5 || c.kind == "tagger" {
-        return Ok(None);
-    }
-    if payload_variant(&c.payload) != Some(WITH_TAGGER_VARIANT) {
-        return Ok(None);
-    }
-    Ok(decode(path, c)?.tagger)
-}
-
-/// The [`Model`] variant index of a version-5 payload (None when it does not decode).
-fn payload_variant(payload: &[u8]) -> Option<u32> {
     #[derive(Deserialize)]
     struct Head {
         _inputs: Vec<String>,
         _info: String,
         variant: u32,
     }
-    postcard::take_from_bytes::<Head>(payload).ok().map(|(h, _)| h.variant)
+    /// A [`ModelFile`] holding a [`Model::WithTagger`], up to its tagger.
+    #[derive(Deserialize)]
+    struct TaggerFirst {
+        _inputs: Vec<String>,
+        _info: String,
+        _variant: u32,
+        tagger: ModelFile,
+    }
+    let c = read_container(path)?;
+    if c.version < 5 || c.kind == "tagger" {
+        return Ok(None);
+    }
+    match postcard::take_from_bytes::<Head>(&c.payload) {
+        Ok((h, _)) if h.variant == WITH_TAGGER_VARIANT => {}
+        // Another model, or a payload that does not decode (reported by its loader).
+        _ => return Ok(None),
+    }
+    let (head, _) = postcard::take_from_bytes::<TaggerFirst>(&c.payload)
+        .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
+    if !matches!(head.tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_)) {
+        return Err(model_err(
+            path,
+            format!("the tagger inside holds a {:?} model", head.tagger.model.kind()),
+        ));
+    }
+    Ok(Some(head.tagger))
 }
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {

@@ -19,6 +19,7 @@
 pub mod features;
 pub mod lemma;
 pub mod lexicon;
+#[allow(clippy::too_many_arguments)]
 pub mod prefix_margin;
 
 use serde::{Deserialize, Serialize};
@@ -275,6 +276,7 @@ impl Core<Weights> {
     /// Decides every column of word i (whose form is `form`) as [`Core::decide_word`]
     /// with [`Rule::Margin`] at `margin`, training each decision with more than one
     /// candidate by the prefix hinge (Algorithm 2) towards `gold(m)` on the way.
+    #[allow(clippy::needless_range_loop)] // m indexes columns, out and gold alike
     fn learn_word(
         &mut self,
         form: &str,
@@ -334,10 +336,12 @@ fn lemma_form<'a>(w: &Word<'a>) -> std::borrow::Cow<'a, str> {
     }
 }
 
-/// The lemma a script makes of a word (the form itself when it does not fit).
+/// The lemma a script makes of a word (the form itself when it does not fit, or when it
+/// would leave nothing: "strip -", learnt from `--` → `-`, on the form `-`; an empty
+/// LEMMA is not CoNLL-U).
 fn apply_script(s: &Script, w: &Word<'_>) -> String {
     let form = lemma_form(w);
-    s.apply(&form).unwrap_or_else(|| form.into_owned())
+    s.apply(&form).filter(|l| !l.is_empty()).unwrap_or_else(|| form.into_owned())
 }
 
 /// The gold value of `column` for word `pos` of `tb` as a class string.
