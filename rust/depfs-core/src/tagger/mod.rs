@@ -19,7 +19,6 @@
 pub mod features;
 pub mod lemma;
 pub mod lexicon;
-#[allow(clippy::too_many_arguments)]
 pub mod prefix_margin;
 
 use serde::{Deserialize, Serialize};
@@ -275,8 +274,9 @@ impl<W: WeightTable> Core<W> {
 impl Core<Weights> {
     /// Decides every column of word i (whose form is `form`) as [`Core::decide_word`]
     /// with [`Rule::Margin`] at `margin`, training each decision with more than one
-    /// candidate by the prefix hinge (Algorithm 2) towards `gold(m)` on the way.
-    #[allow(clippy::needless_range_loop)] // m indexes columns, out and gold alike
+    /// candidate by the prefix hinge (Algorithm 2) towards `gold(m)` on the way; with
+    /// a `stage`, by the stagewise baseline's step instead.
+    #[allow(clippy::too_many_arguments)]
     fn learn_word(
         &mut self,
         form: &str,
@@ -555,7 +555,15 @@ impl TaggerTrainer {
                 let gold = &self.gold;
                 updates.clear();
                 if let Some(margin) = self.prefix_margin {
-                    self.core.learn_word(form, i, &mut sc, &mut decided, |m| gold[m][pos], margin, self.stage);
+                    self.core.learn_word(
+                        form,
+                        i,
+                        &mut sc,
+                        &mut decided,
+                        |m| gold[m][pos],
+                        margin,
+                        self.stage,
+                    );
                 } else {
                     let w = Word { form, entry: self.core.lexicon.entry(form) };
                     let all = &mut TagCounts::default();
