@@ -289,3 +289,35 @@ def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
     assert [t.text for t in order] == [t.text for t in wide] and scores == [1.0, 2.0]
     path.write_text(groups_text([[order[0]], [order[1]]]))
     assert [[t.text for t in g] for g in read_groups(path)[1]] == [[t.text] for t in wide]
+
+
+TAG_POOL = "lower(i+1)\nsuffix:2(i)\nform(i)\nshape(i-2)"
+
+
+def test_the_tagger_wrapper_orders_token_templates_by_mean_accuracy(
+    data: tuple[str, str], tmp_path
+):
+    with cf.ThreadPoolExecutor(1) as ex:
+        r = forward_wrapper(TAG_POOL, *data, parser="tagger", epochs=2, executor=ex, limit=2)
+    assert r.metric == "accuracy"
+    # The word itself (or its suffix) comes first: the next word's form or a shape two
+    # words back says little about a word's tags.
+    assert r.order[0].text in ("form(i)", "suffix:2(i)"), r.order
+    assert r.scores[0] > 60.0 and r.steps[0].dev_las is None
+    one = evaluate_candidate(
+        Candidate("tagger", tuple(TemplateSet.parse("form(i)", "token")), epochs=2), *data
+    )
+    assert one.score("accuracy") == one.dev_accuracy and one.dev_upos is not None
+    assert 0 < one.evaluations_per_word <= 4  # one template, at most four column decisions
+    with pytest.raises(ValueError, match="metric 'las' does not apply to the tagger"):
+        forward_wrapper(TAG_POOL, *data, parser="tagger", metric="las")
+    # The CLI writes an order file of token templates with accuracy scores.
+    out = tmp_path / "order.txt"
+    res = CliRunner().invoke(
+        main,
+        ["select", "wrapper", "--parser", "tagger", "--pool", TAG_POOL, "--train", data[0],
+         "--dev", data[1], "--limit", "1", "--epochs", "2", "--workers", "1", "--out", str(out)],
+    )  # fmt: skip
+    assert res.exit_code == 0, res.output
+    order, scores = read_order(out, "token")
+    assert [t.text for t in order] == [r.order[0].text] and len(scores) == 1

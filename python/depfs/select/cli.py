@@ -25,7 +25,7 @@ def _templates(value: str, family: str) -> TemplateSet:
 
 
 @select.command("wrapper")
-@parser_option("arc-eager")
+@parser_option("arc-eager", tagger=True)
 @click.option("--pool", required=True, help="Templates to order: set name, file or text.")
 @click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
@@ -36,7 +36,9 @@ def _templates(value: str, family: str) -> TemplateSet:
 @decoder_option
 @click.option("--base", help="Templates always present (graph order 2: the arc templates).")
 @click.option(
-    "--metric", type=click.Choice(["las", "uas"]), help="[default: las arc-eager, uas graph]"
+    "--metric",
+    type=click.Choice(["las", "uas", "accuracy", "upos"]),
+    help="[default: las arc-eager, uas graph, accuracy tagger (mean over its columns)]",
 )
 @click.option(
     "--max-length", type=click.IntRange(1), help="Train only on sentences of at most N words."
@@ -80,14 +82,19 @@ def wrapper_command(
     seed: int,
 ) -> None:
     """Order templates by forward selection on dev (a rerun with the same log resumes)."""
-    from .engine import dask_executor
+    from .engine import FAMILY, PARSER_METRICS, dask_executor
     from .groups import order_text
     from .plot import plot_curves
     from .wrapper import forward_wrapper, planned_evaluations
 
-    if parser_kind == "arc-eager" and (order != 1 or decoder != "eisner"):
+    if parser_kind != "graph" and (order != 1 or decoder != "eisner"):
         raise click.UsageError("--order and --decoder apply to the graph parser only")
-    family = "config" if parser_kind == "arc-eager" else "arc"
+    if metric is not None and metric not in PARSER_METRICS[parser_kind]:
+        raise click.UsageError(
+            f"--metric {metric}: the {parser_kind} is scored by "
+            + " or ".join(PARSER_METRICS[parser_kind])
+        )
+    family = FAMILY[parser_kind]
     pool_set = _templates(pool, family)
     base_set = _templates(base, family) if base else None
     log_path = log_path or out_path + ".jsonl"

@@ -28,8 +28,16 @@ from typing import Any
 
 from ..templates import Template, TemplateSet
 
-PARSERS = ("arc-eager", "graph")
-METRICS = ("las", "uas")
+PARSERS = ("arc-eager", "graph", "tagger")
+METRICS = ("las", "uas", "accuracy", "upos")
+#: The metrics of each family (the first is its default).
+PARSER_METRICS = {
+    "arc-eager": ("las", "uas"),
+    "graph": ("uas", "las"),
+    "tagger": ("accuracy", "upos"),
+}
+#: The template family each parser reads.
+FAMILY = {"arc-eager": "config", "graph": "arc", "tagger": "token"}
 
 
 @dataclass(frozen=True)
@@ -50,7 +58,7 @@ class Candidate:
 
     def __post_init__(self) -> None:
         if self.parser not in PARSERS:
-            raise ValueError(f"unknown parser {self.parser!r} (arc-eager or graph)")
+            raise ValueError(f"unknown parser {self.parser!r} (arc-eager, graph or tagger)")
 
     def key(self) -> str:
         """Canonical identity: what was trained, on which options (not where or when)."""
@@ -76,16 +84,23 @@ class Result:
     """One evaluated candidate, as logged."""
 
     key: str
-    dev_uas: float
-    dev_las: float
+    dev_uas: float | None
+    """A parser's dev scores (None for a tagger)."""
+    dev_las: float | None
     evaluations_per_word: float
     cpu_seconds: float
     seed: int
     start: float
     end: float
+    dev_accuracy: float | None = None
+    """A tagger's dev scores: the mean accuracy of the columns it predicts, and UPOS."""
+    dev_upos: float | None = None
 
     def score(self, metric: str) -> float:
-        return self.dev_las if metric == "las" else self.dev_uas
+        s = getattr(self, f"dev_{metric}", None) if metric in METRICS else None
+        if s is None:
+            raise ValueError(f"this result has no {metric!r} score")
+        return float(s)
 
 
 # ---------------------------------------------------------------------------------------
@@ -122,7 +137,8 @@ def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
     Template evaluations per word: for the graph parser, the arc-template
     evaluations of scoring dev with the length dictionary (sibling templates for
     order 2 count one per scored sibling part); for arc-eager, templates times the
-    parser's decisions on dev, per word."""
+    parser's decisions on dev, per word; for the tagger, templates times its column
+    decisions with more than one candidate, per word."""
     from .. import evaluate
     from ..arceager import ArcEagerParser
     from ..graph import GraphParser
@@ -134,6 +150,28 @@ def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
         return TemplateSet(ts, ts[0].family if ts else None).text  # keeps a max_atoms line
 
     full = text(cand.base + cand.templates)
+    if cand.parser == "tagger":
+        from ..dynamic.strubell2015 import TAG_SCORES
+        from ..tagger import Tagger
+
+        tagger = Tagger(full, epochs=cand.epochs, random_state=cand.seed)
+        tagger.fit(_treebank(train, cand.max_length))
+        # Every template (margin inf), counted.
+        tagged, counts = tagger.model_.tag_counted(dev_tb, float("inf"), 1)
+        s = evaluate(dev_tb, tagged)
+        columns = [getattr(s, TAG_SCORES[c]) for c in counts]
+        return Result(
+            key=cand.key(),
+            dev_uas=None,
+            dev_las=None,
+            evaluations_per_word=sum(u for u, _ in counts.values()) / max(dev_tb.n_words, 1),
+            cpu_seconds=time.process_time() - cpu0,
+            seed=cand.seed,
+            start=start,
+            end=time.time(),
+            dev_accuracy=sum(columns) / max(len(columns), 1),
+            dev_upos=s.upos,
+        )
     if cand.parser == "arc-eager":
         model: Any = ArcEagerParser(full, epochs=cand.epochs, random_state=cand.seed)
         model.fit(_training_set(train, cand.max_length))
@@ -189,7 +227,7 @@ class Log:
         for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
             try:
                 d = json.loads(line)
-                r = Result(**{k: d[k] for k in Result.__dataclass_fields__})
+                r = Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
             except (ValueError, KeyError, TypeError) as err:
                 raise ValueError(f"{self.path}:{n}: not a selection log line ({err})") from None
             self.results[r.key] = r

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..templates import Template, TemplateSet
-from .engine import METRICS, Candidate, Engine, Log, Result
+from .engine import FAMILY, PARSER_METRICS, Candidate, Engine, Log, Result
 
 
 @dataclass
@@ -33,8 +33,8 @@ class Step:
 
     template: Template
     score: float
-    dev_uas: float
-    dev_las: float
+    dev_uas: float | None
+    dev_las: float | None
     evaluations_per_word: float
     candidates: int
 
@@ -107,17 +107,22 @@ def forward_wrapper(
 ) -> WrapperResult:
     """Orders `pool` by forward selection on `dev` (paths; workers read them once).
 
-    `parser` "arc-eager" (configuration templates) or "graph" (arc templates; with
-    ``order=2`` the pool is sibling templates and `base` the arc templates). `metric`
-    defaults to LAS for arc-eager and UAS for the graph parser. `limit` stops after that
+    `parser` "arc-eager" (configuration templates), "graph" (arc templates; with
+    ``order=2`` the pool is sibling templates and `base` the arc templates) or "tagger"
+    (token templates, one order for every column). `metric` defaults to LAS for
+    arc-eager, UAS for the graph parser and, for the tagger, ``accuracy`` (the mean
+    over the columns it predicts; or ``upos``). `limit` stops after that
     many templates. `candidates` turns on the cheaper variant (see the module doc).
     `per_cost` picks the best gain per unit of template cost instead of the best score.
     `executor` is any Executor (you own it); else a process pool of `workers`.
     `log` is a JSONL file: rerunning with it evaluates nothing twice."""
-    family = "config" if parser == "arc-eager" else "arc"
-    metric = metric or ("las" if parser == "arc-eager" else "uas")
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric {metric!r} (las or uas)")
+    if parser not in PARSER_METRICS:
+        raise ValueError(f"unknown parser {parser!r} (arc-eager, graph or tagger)")
+    family = FAMILY[parser]
+    metric = metric or PARSER_METRICS[parser][0]
+    if metric not in PARSER_METRICS[parser]:
+        allowed = " or ".join(PARSER_METRICS[parser])
+        raise ValueError(f"metric {metric!r} does not apply to the {parser} ({allowed})")
     for name, v in [
         ("epochs", epochs),
         ("limit", limit),
