@@ -110,7 +110,11 @@ def test_a_dynamic_model_file_keeps_its_presets(dynamic, data, tmp_path: Path):
     assert back.margin_presets_ == dynamic.margin_presets_
     for m in ("accurate", "fast", 7.5):
         assert back.parse(dev, margin=m).to_string() == dynamic.parse(dev, margin=m).to_string()
-    assert depfs.model_info(tmp_path / "d.depfs")["kind"] == "arc-eager"
+    info = depfs.model_info(tmp_path / "d.depfs")
+    assert info["kind"] == "arc-eager" and info["margin_presets"] == dynamic.margin_presets_
+    r = _cli("info", str(tmp_path / "d.depfs"))
+    p = dynamic.margin_presets_
+    assert f"margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}" in r.stdout
 
 
 def test_choose_presets_takes_the_cheapest_margin_within_each_loss():
@@ -241,7 +245,8 @@ def test_a_dynamic_tagger_file_keeps_its_presets(dynamic_tagger, data, tmp_path:
     assert isinstance(back, depfs.Tagger) and back.margin_presets_ == dynamic_tagger.margin_presets_
     for m in ("accurate", "fast", 3.5):
         assert back.tag(dev, margin=m).to_string() == dynamic_tagger.tag(dev, margin=m).to_string()
-    assert depfs.model_info(tmp_path / "t.depfs")["kind"] == "tagger"
+    info = depfs.model_info(tmp_path / "t.depfs")
+    assert info["kind"] == "tagger" and info["margin_presets"] == dynamic_tagger.margin_presets_
 
 
 def test_cli_trains_a_dynamic_tagger_and_tags_with_the_margin_knob(data, tmp_path: Path):

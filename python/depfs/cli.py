@@ -791,6 +791,12 @@ def info_command(model: str, as_json: bool) -> None:
     click.echo("  templates:     " + ", ".join(f"{n} {k}" for k, n in d["templates"].items()))
     if d["labels"] is not None:
         click.echo(f"  labels:        {d['labels']}")
+    if d.get("margin_presets"):
+        p = d["margin_presets"]
+        click.echo(
+            f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; "
+            f"trained at {p['train']:g} (prefix-margin model: depfs parse/tag --margin)"
+        )
     if d.get("tagger"):
         tg = d["tagger"]
         tt = tg["training"].get("train", {})

@@ -68,6 +68,8 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         "labels": len(labels) if labels is not None else None,
         "training": json.loads(m.info) if m.info else {},
         "tagger": None if tagger is None else _tagger_info(tagger._model()),
+        # A prefix-margin model's margins (Strubell et al. 2015): train, accurate, fast.
+        "margin_presets": getattr(m, "margin_presets", None),
     }
 
 
