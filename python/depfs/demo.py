@@ -9,6 +9,7 @@ original, a briefly trained graph parser, then the prefix-margin knob (Strubell 
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from .datasets import perturb, synthetic, ud_available, ud_path
 from .evaluate import evaluate, stats
@@ -55,18 +56,21 @@ def main() -> None:
     margin_demo()
 
 
-def graph_demo() -> None:
-    """Trains the first-order graph parser briefly and scores it."""
-    from .graph import GraphParser
-
+def _train_test() -> tuple[Any, Any, str]:
+    """en_ewt train and dev when UD is there, else synthetic treebanks; and which."""
     if ud_available("en_ewt", "train") and ud_available("en_ewt", "dev"):
         from .treebank import read_conllu
 
         train, test = read_conllu(ud_path("en_ewt", "train")), read_conllu(ud_path("en_ewt", "dev"))
-        what = "en_ewt train -> dev"
-    else:
-        train, test = synthetic(2000, seed=0), synthetic(500, seed=1)
-        what = "synthetic 2000 -> 500 sentences"
+        return train, test, "en_ewt train -> dev"
+    return synthetic(2000, seed=0), synthetic(500, seed=1), "synthetic 2000 -> 500 sentences"
+
+
+def graph_demo() -> None:
+    """Trains the first-order graph parser briefly and scores it."""
+    from .graph import GraphParser
+
+    train, test, what = _train_test()
     print(f"\ngraph parser (first order, Eisner, 2 epochs, {what}):")
     t0 = time.perf_counter()
     parser = GraphParser(epochs=2, max_bits=18).fit(train)
@@ -87,14 +91,7 @@ def margin_demo() -> None:
     from .arceager import ArcEagerParser
     from .dynamic.strubell2015 import margin_point
 
-    if ud_available("en_ewt", "train") and ud_available("en_ewt", "dev"):
-        from .treebank import read_conllu
-
-        train, test = read_conllu(ud_path("en_ewt", "train")), read_conllu(ud_path("en_ewt", "dev"))
-        what = "en_ewt train -> dev"
-    else:
-        train, test = synthetic(2000, seed=0), synthetic(500, seed=1)
-        what = "synthetic 2000 -> 500 sentences"
+    train, test, what = _train_test()
     print(f"\ndynamic arc-eager parser (arc_eager_en_ewt order, 8 epochs, {what}):")
     t0 = time.perf_counter()
     parser = ArcEagerParser("arc_eager_en_ewt", epochs=8, dynamic=True).fit(train, dev=test)

@@ -396,15 +396,7 @@ impl TaggerTrainer {
         if train.n_words() == 0 {
             return Err(Error::InvalidArgument("the training treebank has no words".into()));
         }
-        if opts.prefix_margin.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
-            return Err(Error::InvalidArgument(format!(
-                "the prefix margin must be a positive number, got {:?}",
-                opts.prefix_margin
-            )));
-        }
-        if !(0.0..1.0).contains(&opts.prefix_l2) {
-            return Err(Error::InvalidArgument(format!("l2 must be in [0, 1), got {}", opts.prefix_l2)));
-        }
+        crate::transition::prefix_margin::check_training(opts.prefix_margin, opts.prefix_l2)?;
         let filled = filled_columns(train);
         let active: Vec<usize> =
             (0..N_COLUMNS).filter(|&c| filled.iter().any(|f| f == COLUMN_NAMES[c])).collect();

@@ -73,6 +73,24 @@ fn best_and_lead(scores: &[f32], margin: f32) -> (usize, bool) {
 }
 
 impl<W: WeightTable> ColumnModel<W> {
+    /// Adds template t's weight for each candidate to `scores`, computing its feature
+    /// at word i (returned). O(candidates).
+    fn add_template(
+        &self,
+        t: usize,
+        sent: &SentAttrs,
+        hist: &History,
+        i: usize,
+        cands: &[u32],
+        scores: &mut [f32],
+    ) -> u64 {
+        let f = self.feats.feature(t, sent, hist, i);
+        for (s, &c) in scores.iter_mut().zip(cands) {
+            *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+        }
+        f
+    }
+
     /// The candidate of `cands` that Algorithm 1 chooses at word i with `margin`, and
     /// the templates it added. O(templates added · candidates).
     pub(super) fn best_by_margin(
@@ -88,10 +106,7 @@ impl<W: WeightTable> ColumnModel<W> {
         ps.scores.resize(cands.len(), 0.0);
         let n = self.feats.len();
         for t in 0..n {
-            let f = self.feats.feature(t, sent, hist, i);
-            for (s, &c) in ps.scores.iter_mut().zip(cands) {
-                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
-            }
+            self.add_template(t, sent, hist, i, cands, &mut ps.scores);
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads {
                 return (cands[best], t + 1);
@@ -124,11 +139,8 @@ impl ColumnModel<Weights> {
         ps.losses.clear();
         let mut predicted = None;
         for t in 0..self.feats.len() {
-            let f = self.feats.feature(t, sent, hist, i);
+            let f = self.add_template(t, sent, hist, i, cands, &mut ps.scores);
             ps.feats.push(f);
-            for (s, &c) in ps.scores.iter_mut().zip(cands) {
-                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
-            }
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads && predicted.is_none() {
                 predicted = Some(cands[best]);
@@ -191,10 +203,7 @@ impl ColumnModel<Weights> {
         let mut predicted = None;
         let mut f = 0;
         for t in 0..=last {
-            f = self.feats.feature(t, sent, hist, i);
-            for (s, &c) in ps.scores.iter_mut().zip(cands) {
-                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
-            }
+            f = self.add_template(t, sent, hist, i, cands, &mut ps.scores);
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads && predicted.is_none() {
                 predicted = Some(cands[best]);

@@ -759,15 +759,7 @@ impl Trainer {
         if set.is_empty() {
             return Err(Error::InvalidArgument("the template set is empty".into()));
         }
-        if opts.prefix_margin.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
-            return Err(Error::InvalidArgument(format!(
-                "the prefix margin must be a positive number, got {:?}",
-                opts.prefix_margin
-            )));
-        }
-        if !(0.0..1.0).contains(&opts.prefix_l2) {
-            return Err(Error::InvalidArgument(format!("l2 must be in [0, 1), got {}", opts.prefix_l2)));
-        }
+        super::prefix_margin::check_training(opts.prefix_margin, opts.prefix_l2)?;
         if !(0.0..=1.0).contains(&opts.explore_p) {
             return Err(Error::InvalidArgument(format!(
                 "explore_p must be in [0, 1], got {}",

@@ -38,6 +38,7 @@ use super::parser::{best_kind, dir_index, ArcEagerParser, LEFT, LEFT_SALT, N_KIN
 use super::system::Configuration;
 use crate::templates::hash::combine;
 use crate::weights::{RowAt, WeightTable, Weights};
+use crate::{Error, Result};
 
 /// The starting score of a label column an arc may not carry: far below any sum of
 /// weights, far above −∞ (so that differences stay finite).
@@ -65,6 +66,20 @@ impl MarginPresets {
     pub fn is_valid(&self) -> bool {
         [self.train, self.accurate, self.fast].iter().all(|m| m.is_finite() && *m >= 0.0)
     }
+}
+
+/// Checks the options of prefix-margin training (the parser's and the tagger's): a
+/// margin, if any, positive and finite; an ℓ2 strength in [0, 1).
+pub fn check_training(margin: Option<f32>, l2: f32) -> Result<()> {
+    if margin.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+        return Err(Error::InvalidArgument(format!(
+            "the prefix margin must be a positive number, got {margin:?}"
+        )));
+    }
+    if !(0.0..1.0).contains(&l2) {
+        return Err(Error::InvalidArgument(format!("l2 must be in [0, 1), got {l2}")));
+    }
+    Ok(())
 }
 
 /// Templates computed by the prefix-margin rule: for move decisions (configurations
