@@ -261,7 +261,11 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
 
 @pytest.mark.parametrize(
     "name, pool, family",
-    [("arc_eager_en_ewt", "arc_eager", "config"), ("first_order_en_ewt", "first_order", "arc")],
+    [
+        ("arc_eager_en_ewt", "arc_eager", "config"),
+        ("first_order_en_ewt", "first_order", "arc"),
+        ("tagger_en_ewt", "tagger", "token"),
+    ],
 )
 def test_shipped_orders_are_grouped_permutations_of_their_pool(
     tmp_path: Path, name: str, pool: str, family: str

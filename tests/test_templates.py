@@ -27,6 +27,7 @@ SHIPPED = [
     "tagger",
     "arc_eager_en_ewt",
     "first_order_en_ewt",
+    "tagger_en_ewt",
 ]
 
 

@@ -194,7 +194,7 @@ def _check_template_path(value: str | None) -> None:
     is_flag=True,
     help="Arc-eager or tagger: prefix-margin dynamic feature selection (Strubell et al. "
     "2015): every prefix of an ordered template set trained [default set: arc_eager_en_ewt, "
-    "tagger]; parse (tag) with --margin.",
+    "tagger_en_ewt]; parse (tag) with --margin.",
 )
 @click.option(
     "--tagger",
@@ -257,7 +257,7 @@ def train(
         dev_tb = read_conllu(dev_path) if dev_path else None
         parser: TrainableModel
         if parser_kind == "tagger":
-            parser = Tagger(arc_templates or "tagger", random_state=seed, dynamic=dynamic)
+            parser = Tagger(arc_templates, random_state=seed, dynamic=dynamic)
         elif parser_kind == "arc-eager":
             parser = ArcEagerParser(
                 arc_templates, random_state=seed, dynamic=dynamic, tagger=own_tagger

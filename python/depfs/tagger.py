@@ -47,7 +47,9 @@ class Tagger(TrainableModel):
 
     def __init__(
         self,
-        templates: str | os.PathLike[str] | Sequence[str] = "tagger",
+        # Default: the shipped `tagger` set; a dynamic tagger walks `tagger_en_ewt`,
+        # the forward wrapper's order of it.
+        templates: str | os.PathLike[str] | Sequence[str] | None = None,
         *,
         epochs: int = 10,
         random_state: int = 1,
@@ -76,6 +78,8 @@ class Tagger(TrainableModel):
 
     def _template_texts(self) -> list[str]:
         t = self.templates
+        if t is None:
+            t = "tagger_en_ewt" if self.dynamic else "tagger"
         if isinstance(t, (list, tuple)):
             if len(t) != len(COLUMNS):
                 raise ValueError(

@@ -16,6 +16,7 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     // Learned orders (forward wrapper on en_ewt dev), grouped; see each file's header.
     ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
     ("first_order_en_ewt", Family::Arc, include_str!("sets/first_order_en_ewt.txt")),
+    ("tagger_en_ewt", Family::Token, include_str!("sets/tagger_en_ewt.txt")),
 ];
 
 /// Names of the shipped sets.
