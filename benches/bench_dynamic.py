@@ -15,9 +15,9 @@ the full model in the same run. Writes bench-results/dynamic_<treebank>.json and
 With --parser tagger the same for the tagger (Strubell et al. Table 1): the full tagger
 trained the ordinary way on the shipped order `tagger_en_ewt` (the wrapper's order of the
 50 `tagger` templates, used by every column), the dynamic tagger on the same order, the
-stagewise baseline (§6.1: each template trained alone for one epoch, then frozen) and fixed prefixes of 1, 5, 10, 20, 30 and 40 templates;
-UPOS and the mean accuracy of the four columns, templates per column decision, tokens/s
-(all four columns).
+stagewise baseline (§6.1: each template trained alone for one epoch, then frozen) and
+fixed prefixes of 1, 5, 10, 20, 30 and 40 templates; UPOS and the mean accuracy of the
+four columns, templates per column decision, tokens/s (all four columns).
 
     python -m benches.bench_dynamic [--parser arc-eager|tagger] [--treebank en_ewt]
                                     [--reps 3] [--plot PNG]
