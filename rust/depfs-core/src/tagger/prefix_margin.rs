@@ -25,7 +25,7 @@ use super::features::{History, N_COLUMNS};
 use super::ColumnModel;
 use crate::templates::attrs::SentAttrs;
 use crate::templates::hash::combine;
-use crate::weights::{WeightTable, Weights};
+use crate::weights::{RowAt, WeightTable, Weights};
 
 /// Templates the prefix-margin rule computed, per column (decisions with more than one
 /// candidate only).
@@ -105,8 +105,27 @@ impl<W: WeightTable> ColumnModel<W> {
         ps.scores.clear();
         ps.scores.resize(cands.len(), 0.0);
         let n = self.feats.len();
+        // Each template's weights are one random read per candidate: the next
+        // template's feature is computed and its reads prefetched while this one's
+        // are added, so the cache misses overlap (a decision stopped after i templates
+        // computes i + 1 features).
+        let ahead = |t: usize| {
+            let f = self.feats.feature(t, sent, hist, i);
+            for &c in cands {
+                let start = self.weights.row_start(t, combine(f, self.salts[c as usize]));
+                self.weights.prefetch_rows(&[RowAt { start, template: t }]);
+            }
+            f
+        };
+        let mut next = if n > 0 { ahead(0) } else { 0 };
         for t in 0..n {
-            self.add_template(t, sent, hist, i, cands, &mut ps.scores);
+            let f = next;
+            if t + 1 < n {
+                next = ahead(t + 1);
+            }
+            for (s, &c) in ps.scores.iter_mut().zip(cands) {
+                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+            }
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads {
                 return (cands[best], t + 1);
