@@ -249,12 +249,13 @@ def plot(
 
     fig, ax = plt.subplots(figsize=(6, 4))
     for kind, style in (("dynamic", "o-"), ("fixed", "s--"), ("stagewise", "^:")):
-        pts = sorted((r["words_per_s"], r[score]) for r in rows if r["model"].startswith(kind))
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=kind)
+        pts = sorted((r["speedup"], r[score]) for r in rows if r["model"].startswith(kind))
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=kind)
     full = rows[0]
-    ax.plot([full["words_per_s"]], [full[score]], "k*", markersize=12, label="full model")
+    ax.plot([1.0], [full[score]], "k*", markersize=12, label="full model")
     ax.set_xscale("log")
-    ax.set_xlabel(f"{unit}/s, one thread (log)")
+    ax.set_xlabel(f"speed-up over the full model ({unit}/s, one thread, paired; log)")
     ax.set_ylabel(f"{score.upper()}, test")
     ax.set_title(f"Prefix-margin {what}, {treebank}")
     ax.grid(alpha=0.3)
