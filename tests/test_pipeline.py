@@ -190,6 +190,13 @@ def test_tagger_inside_round_trips_and_tags_untagged_input_first(
     assert "note: the input leaves tag columns empty: tagged first" in res.output
     res = CliRunner().invoke(main, ["parse", str(model), str(files["gold"]), "-o", str(out)])
     assert res.exit_code == 0 and "tagged first" not in res.output
+    # depfs tag uses the tagger inside a parser's file; a parser without one is refused.
+    tagged = tmp_path / "tagged.conllu"
+    res = CliRunner().invoke(main, ["tag", str(model), str(files["untagged"]), "-o", str(tagged)])
+    assert res.exit_code == 0, res.output
+    assert tagged.read_text() == tagger.tag(untagged).to_string()
+    res = CliRunner().invoke(main, ["tag", str(files["parser"]), str(files["untagged"])])
+    assert res.exit_code == 2 and "no tagger inside" in res.output, res.output
     info = CliRunner().invoke(main, ["info", str(model)])
     assert "tagger inside: predicts UPOS, XPOS, FEATS, LEMMA" in info.output, info.output
     d = json.loads(CliRunner().invoke(main, ["info", str(model), "--json"]).output)

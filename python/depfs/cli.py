@@ -499,19 +499,21 @@ def tag(
     batch_size: int,
     margin: float | str | None,
 ) -> None:
-    """Tag INPUT (CoNLL-U, gzipped or not; stdin when none) with the tagger MODEL: UPOS,
-    XPOS, FEATS and LEMMA predicted (those the tagger learnt), other columns kept."""
+    """Tag INPUT (CoNLL-U, gzipped or not; stdin when none) with the tagger MODEL (a tagger
+    file, or a parser's with a tagger inside): UPOS, XPOS, FEATS and LEMMA predicted (those
+    the tagger learnt), other columns kept."""
     import sys
 
     from . import Treebank
-    from ._core import model_kind
-    from .pipeline import _model, parse_file, parse_stream
+    from .errors import ModelError
+    from .pipeline import _tagger, parse_file, parse_stream
 
     if output == "-":
         output = None
-    kind = model_kind(model)
-    if kind != "tagger":
-        raise click.UsageError(f"{model} holds a {kind} model: depfs tag needs a tagger")
+    try:
+        tagger = _tagger(model)
+    except ModelError as e:
+        raise click.UsageError(f"{e}: depfs tag needs a tagger") from None
     if output is not None:
         _check_output(output, {"the model": model, "the input": input}, force)
     if input is not None:
@@ -523,10 +525,11 @@ def tag(
             batch_size=batch_size,
             margin=margin,
             out=None if output else sys.stdout.buffer,
+            tag_only=True,
         )
     else:
         tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
-        parse_stream(_model(model), [tb], sys.stdout.buffer, threads=threads, margin=margin)
+        parse_stream(tagger, [tb], sys.stdout.buffer, threads=threads, margin=margin)
 
 
 @main.command()

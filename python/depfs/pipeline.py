@@ -46,14 +46,20 @@ def _model(path: str) -> Any:
 
 
 def _tagger(path: str) -> Any:
-    """The tagger at `path` (loaded once per process); another kind of model is refused."""
+    """The tagger at `path` (loaded once per process): a tagger model file, or a parser's
+    with a tagger inside; another model is refused."""
     from ._core import model_kind
     from .errors import ModelError
 
     kind = model_kind(path)
-    if kind != "tagger":
-        raise ModelError(f"{path}: not a tagger model (it holds a model of kind {kind!r})")
-    return _model(path)
+    if kind == "tagger":
+        return _model(path)
+    inside = getattr(_model(path), "tagger_", None)
+    if inside is None:
+        raise ModelError(
+            f"{path}: not a tagger model (it holds a model of kind {kind!r} with no tagger inside)"
+        )
+    return inside
 
 
 @dataclass
@@ -131,13 +137,15 @@ def parse_file(
     margin: float | str | None = None,
     out: BinaryIO | None = None,
     tagger_path: str | None = None,
+    tag_only: bool = False,
 ) -> Parsed:
     """Parses `input_path` (CoNLL-U, gzipped or not) with the model at `model_path` into
     `output_path` (gzip when it ends in .gz; written atomically), or into the binary
-    stream `out`; with `tagger_path`, each batch is first tagged by that tagger."""
+    stream `out`; with `tagger_path`, each batch is first tagged by that tagger. With
+    `tag_only`, only tags, with the tagger at `model_path` (a parser's own included)."""
     from .files import atomic_stream
 
-    model = _model(model_path)
+    model = _tagger(model_path) if tag_only else _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     reader = _core.ConlluBatches(input_path, sentences=batch_size)
     first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
