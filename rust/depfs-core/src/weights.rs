@@ -121,15 +121,22 @@ impl Weights {
     /// Zero weights with `rows[t]` rows (each a power of two) for template t.
     pub fn new(rows: &[usize], width: usize) -> Result<Weights> {
         let (layout, len) = Layout::new(rows, width)?;
-        Ok(Weights {
-            layout,
-            w: vec![0.0; len],
-            u: Vec::new(),
-            c: 1.0,
-            g2: Vec::new(),
-            l2: 0.0,
-            last: Vec::new(),
-        })
+        Ok(Weights::plain(layout, vec![0.0; len]))
+    }
+
+    /// Weights `w` laid out by `layout`, with no training state.
+    fn plain(layout: Layout, w: Vec<f32>) -> Weights {
+        Weights { layout, w, u: Vec::new(), c: 1.0, g2: Vec::new(), l2: 0.0, last: Vec::new() }
+    }
+
+    /// The average of weight i over all steps so far (w − u/c; w itself when not
+    /// averaging).
+    #[inline]
+    fn average_at(&self, i: usize) -> f32 {
+        match self.u.get(i) {
+            Some(&u) => (self.w[i] as f64 - u / self.c) as f32,
+            None => self.w[i],
+        }
     }
 
     /// The same block size (2^bits rows) for each of `n_templates` templates.
@@ -201,8 +208,7 @@ impl Weights {
             return;
         }
         for i in self.layout.block_range(t) {
-            // As `averaged` computes it, so a frozen weight is exactly its average.
-            self.w[i] = (self.w[i] as f64 - self.u[i] / self.c) as f32;
+            self.w[i] = self.average_at(i);
             self.u[i] = 0.0;
         }
     }
@@ -278,20 +284,8 @@ impl Weights {
 
     /// The averaged weights w − u / c (a copy without averaging sums).
     pub fn averaged(&self) -> Weights {
-        let w = if self.u.is_empty() {
-            self.w.clone()
-        } else {
-            self.w.iter().zip(&self.u).map(|(&w, &u)| (w as f64 - u / self.c) as f32).collect()
-        };
-        Weights {
-            layout: self.layout.clone(),
-            w,
-            u: Vec::new(),
-            c: 1.0,
-            g2: Vec::new(),
-            l2: 0.0,
-            last: Vec::new(),
-        }
+        let w = (0..self.w.len()).map(|i| self.average_at(i)).collect();
+        Weights::plain(self.layout.clone(), w)
     }
 
     /// Raw parts for model files: (width, rows per template, weights).
@@ -521,15 +515,7 @@ impl QuantizedWeights {
             let (q, s) = self.raw_block(t);
             w.extend(q.iter().map(|&x| s * x as f32));
         }
-        Weights {
-            layout: self.layout.clone(),
-            w,
-            u: Vec::new(),
-            c: 1.0,
-            g2: Vec::new(),
-            l2: 0.0,
-            last: Vec::new(),
-        }
+        Weights::plain(self.layout.clone(), w)
     }
 
     /// Raw parts for model files: (width, rows per template, scales, weights as bytes).

@@ -72,6 +72,16 @@ fn best_and_lead(scores: &[f32], margin: f32) -> (usize, bool) {
     (best, scores[best] - second >= margin)
 }
 
+/// The loss-augmented class of a prefix whose gold candidate is `g`: its best rival
+/// (the first one on ties), when the gold score does not lead it by `margin`; None
+/// when the hinge is 0. O(candidates).
+fn violating_rival(scores: &[f32], g: usize, margin: f32) -> Option<usize> {
+    (0..scores.len())
+        .filter(|&k| k != g)
+        .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)))
+        .filter(|&r| scores[g] - scores[r] < margin)
+}
+
 impl<W: WeightTable> ColumnModel<W> {
     /// Adds template t's weight for each candidate to `scores`, computing its feature
     /// at word i (returned). O(candidates).
@@ -170,11 +180,7 @@ impl ColumnModel<Weights> {
                 }
                 continue;
             };
-            // The loss-augmented class: the best rival of the gold class.
-            let rival = (0..cands.len())
-                .filter(|&k| k != g)
-                .max_by(|&a, &b| ps.scores[a].total_cmp(&ps.scores[b]).then(b.cmp(&a)));
-            let Some(rival) = rival.filter(|&r| ps.scores[g] - ps.scores[r] < margin) else { break };
+            let Some(rival) = violating_rival(&ps.scores, g, margin) else { break };
             ps.losses.push(cands[rival]);
         }
         let predicted = predicted.unwrap_or_else(|| cands[best_and_lead(&ps.scores, margin).0]);
@@ -195,9 +201,7 @@ impl ColumnModel<Weights> {
         }
         predicted
     }
-}
 
-impl ColumnModel<Weights> {
     /// One step of the stagewise baseline (Strubell et al. §6.1) at stage `stage`: the
     /// prefix of templates 0..=stage scores the candidates (earlier templates frozen) and
     /// only template `stage` is moved, by the same hinge and step as
@@ -229,10 +233,7 @@ impl ColumnModel<Weights> {
             }
         }
         if let Some(g) = cands.iter().position(|&c| c == gold) {
-            let rival = (0..cands.len())
-                .filter(|&k| k != g)
-                .max_by(|&a, &b| ps.scores[a].total_cmp(&ps.scores[b]).then(b.cmp(&a)));
-            if let Some(r) = rival.filter(|&r| ps.scores[g] - ps.scores[r] < margin) {
+            if let Some(r) = violating_rival(&ps.scores, g, margin) {
                 self.weights.update_adagrad(last, combine(f, self.salts[gold as usize]), 0, 1.0);
                 self.weights.update_adagrad(last, combine(f, self.salts[cands[r] as usize]), 0, -1.0);
             }
