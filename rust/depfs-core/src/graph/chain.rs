@@ -52,7 +52,7 @@ pub struct OpenSentence {
     /// out by a lock).
     pub scores: Vec<f64>,
     /// Arcs to score in one [`GraphModel::add_group`] call.
-    todo: Vec<bool>,
+    pub(crate) todo: Vec<bool>,
     /// UPOS hashes for the length dictionary.
     upos: SentAttrs,
 }
@@ -111,7 +111,7 @@ impl<W: WeightTable> GraphModel<W> {
             self.length_dict.fill_mask(&o.upos, &mut o.open);
         } else {
             o.open.clear();
-            o.open.resize(n1 * n1, true);
+            o.open.extend((0..n1 * n1).map(|i| i / n1 != 0 && i / n1 != i % n1));
         }
         o.reset();
     }

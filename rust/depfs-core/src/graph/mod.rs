@@ -19,6 +19,7 @@
 //! group are the same loop over fewer templates.
 
 pub mod chain;
+pub mod dynfs;
 pub mod lengthdict;
 pub mod score;
 pub mod stored;
@@ -32,6 +33,7 @@ use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, QuantizedWeights, TemplateCounts, WeightTable, Weights};
 use crate::{Error, Result, Treebank, WordStrs};
 pub use chain::{DecodeWs, OpenSentence};
+pub use dynfs::{Decider, DynRun, DynStats, Dynfs};
 pub use lengthdict::{LengthDict, PruneStats};
 use score::Split;
 use serde::{Deserialize, Serialize};
@@ -187,6 +189,8 @@ pub struct GraphModel<W = QuantizedWeights> {
     pub inputs: Vec<String>,
     /// Training information kept in the model file (JSON from the Python layer).
     pub info: String,
+    /// Dynamic feature selection (He et al. 2013): template groups and lock/add policy.
+    pub dynfs: Option<Dynfs>,
 }
 
 /// Vocabulary hashes of one treebank for a model's template sets (build once per treebank).
@@ -330,9 +334,18 @@ impl GraphModel<Weights> {
             train_digest: 0,
             inputs: Vec::new(),
             info: String::new(),
+            dynfs: None,
         })
     }
 
+    /// Averages and quantizes the weights into a parse-ready model.
+    fn frozen(&self) -> GraphModel {
+        let q = |w: &Weights| QuantizedWeights::quantize(&w.averaged());
+        self.with_weights(q(&self.arc_w), q(&self.sib_w), q(&self.lab_w))
+    }
+}
+
+impl<W> GraphModel<W> {
     /// The same parser with other weight tables (e.g. frozen ones).
     pub(crate) fn with_weights<V>(&self, arc_w: V, sib_w: V, lab_w: V) -> GraphModel<V> {
         GraphModel {
@@ -350,13 +363,8 @@ impl GraphModel<Weights> {
             train_digest: self.train_digest,
             inputs: self.inputs.clone(),
             info: self.info.clone(),
+            dynfs: self.dynfs.clone(),
         }
-    }
-
-    /// Averages and quantizes the weights into a parse-ready model.
-    fn frozen(&self) -> GraphModel {
-        let q = |w: &Weights| QuantizedWeights::quantize(&w.averaged());
-        self.with_weights(q(&self.arc_w), q(&self.sib_w), q(&self.lab_w))
     }
 }
 
@@ -539,8 +547,18 @@ impl<W: WeightTable> GraphModel<W> {
     /// words): its head's first-order score minus the best score of another head, after
     /// decoding ([`MARGIN_NO_RIVAL`] when the length dictionary left no other head).
     pub fn parse_scored(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
+        self.with_chunks(tb, |t| self.parse_exact(t, threads, margins))
+    }
+
+    /// Runs `parse` on `tb`, sentences longer than [`MAX_EXACT_WORDS`] cut into chunks
+    /// parsed as sentences of their own and joined into one tree again.
+    fn with_chunks(
+        &self,
+        tb: &Treebank,
+        mut parse: impl FnMut(&Treebank) -> Result<(Treebank, Vec<f32>)>,
+    ) -> Result<(Treebank, Vec<f32>)> {
         if long_sentences(tb) == 0 {
-            return self.parse_exact(tb, threads, margins);
+            return parse(tb);
         }
         // Long sentences become chunks (sentences of their own), parsed with the rest.
         let mut chunks = Treebank::new();
@@ -557,7 +575,7 @@ impl<W: WeightTable> GraphModel<W> {
             }
         }
         // The chunks hold the words in their order: their margins are the sentence's.
-        let (parsed, flat) = self.parse_exact(&chunks, threads, margins)?;
+        let (parsed, flat) = parse(&chunks)?;
         let mut out = tb.clone();
         let mut root_of: Vec<Option<i32>> = vec![None; tb.len()];
         for (c, &(s, first)) in pieces.iter().enumerate() {
@@ -586,11 +604,19 @@ impl<W: WeightTable> GraphModel<W> {
         let parses = map_chunks(threads, tb.len(), PARSE_BATCH, Scratch::default, |sc, ss| {
             self.parse_batch(tb, &prep, &ss.collect::<Vec<usize>>(), sc, margins)
         })?;
+        let parses = parses.into_iter().collect::<Result<Vec<_>>>()?;
+        let flat = if margins {
+            parses.iter().flat_map(|p| p.margins.iter().skip(1).copied()).collect()
+        } else {
+            Vec::new()
+        };
+        Ok((self.write_parses(tb, parses), flat))
+    }
+
+    /// A copy of `tb` with the heads and labels of `parses` (one per sentence).
+    fn write_parses(&self, tb: &Treebank, parses: Vec<SentenceParse>) -> Treebank {
         let mut out = tb.clone();
-        let mut flat = Vec::with_capacity(if margins { tb.n_words() } else { 0 });
         for (s, p) in parses.into_iter().enumerate() {
-            let p = p?;
-            flat.extend(p.margins.iter().skip(1));
             let start = out.sentences[s].start as usize;
             for m in 1..p.heads.len() {
                 out.words.head[start + m - 1] = p.heads[m];
@@ -598,7 +624,7 @@ impl<W: WeightTable> GraphModel<W> {
                 out.set_deprel(start + m - 1, label);
             }
         }
-        Ok((out, flat))
+        out
     }
 }
 

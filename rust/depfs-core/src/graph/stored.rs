@@ -49,6 +49,13 @@ pub struct GraphFile {
     train_digest: u64,
 }
 
+/// A graph parser with its dynamic feature selection.
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsFile {
+    graph: GraphFile,
+    dynfs: super::Dynfs,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -81,7 +88,13 @@ impl GraphModel {
             length_dict: self.length_dict.entries(),
             train_digest: self.train_digest,
         };
-        let model = container::with_tagger(container::Model::Graph(file), tagger);
+        let model = match &self.dynfs {
+            None => container::Model::Graph(file),
+            Some(d) => {
+                container::Model::GraphDynfs(Box::new(GraphDynfsFile { graph: file, dynfs: d.clone() }))
+            }
+        };
+        let model = container::with_tagger(model, tagger);
         container::save_model(path, self.inputs.clone(), info.to_string(), model)
     }
 
@@ -90,8 +103,9 @@ impl GraphModel {
     pub fn load(path: &Path) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let file = container::load_model(path)?;
-        let f = match file.model {
-            container::Model::Graph(f) => f,
+        let (f, dynfs) = match file.model {
+            container::Model::Graph(f) => (f, None),
+            container::Model::GraphDynfs(d) => (d.graph, Some(d.dynfs)),
             other => return Err(container::wrong_kind(path, &other, KIND)),
         };
         if f.payload_version != PAYLOAD_VERSION {
@@ -131,6 +145,10 @@ impl GraphModel {
         if lab_w.width() != m.labels.len().max(1) {
             return Err(bad("label weights do not match the label set".into()));
         }
+        if let Some(d) = &dynfs {
+            d.check(m.arc.len()).map_err(|e| bad(e.to_string()))?;
+        }
+        m.dynfs = dynfs;
         Ok(m.with_weights(arc_w, sib_w, lab_w))
     }
 }

@@ -468,3 +468,132 @@ fn a_tagger_inside_a_parser_file_round_trips() {
     let err = Tagger::load(&odd).unwrap_err().to_string();
     assert!(err.contains("odd.depfs") && err.contains("cannot hold a tagger"), "{err}");
 }
+
+/// A toy model with random arc weights: trees are far from gold, so the rounds of
+/// dynamic feature selection have something to decide.
+fn noisy_model(seed: u64) -> (Treebank, GraphModel) {
+    let tb = toy(30, 11);
+    let m = train(
+        &tb,
+        small_templates(),
+        GraphConfig { epochs: 1, prune: false, ..Default::default() },
+        |_, _| {},
+    )
+    .unwrap();
+    let arc = QuantizedWeights::quantize(&random_weights(&m.arc, 6, seed));
+    let model = m.with_weights(arc, m.sib_w.clone(), m.lab_w.clone());
+    (tb, model)
+}
+
+fn spec(threshold: f32) -> Dynfs {
+    let groups = vec![vec![0], vec![2, 1], vec![3]];
+    Dynfs { weights: vec![0.0; dynfs::n_features(groups.len())], groups, threshold }
+}
+
+#[test]
+fn dynfs_that_never_locks_is_the_full_parse() {
+    let (tb, model) = noisy_model(5);
+    let full = model.parse(&tb, 1).unwrap();
+    let sp = spec(1.0); // w · ψ = 0 is never > 1
+    let run = model
+        .parse_dynfs(&tb, &sp, Decider::Linear { weights: &sp.weights, threshold: 1.0 }, false, 1)
+        .unwrap();
+    assert_eq!(run.parsed.words.head, full.words.head);
+    assert_eq!(run.parsed.words.deprel, full.words.deprel);
+    let st = run.stats;
+    assert_eq!(st.locks, 0);
+    assert_eq!(st.evaluated, st.full, "every arc gets every group");
+    assert_eq!(st.sentences, tb.len() as u64);
+    assert_eq!(st.rounds, 3 * tb.len() as u64);
+    // Threads and batches do not change the result.
+    let run2 = model
+        .parse_dynfs(&tb, &sp, Decider::Linear { weights: &sp.weights, threshold: 1.0 }, false, 2)
+        .unwrap();
+    assert_eq!(run2.parsed.words.head, full.words.head);
+}
+
+#[test]
+fn dynfs_that_always_locks_stops_after_the_first_group() {
+    let (tb, model) = noisy_model(6);
+    let sp = spec(-1.0); // w · ψ = 0 is always > -1
+    let run = model
+        .parse_dynfs(&tb, &sp, Decider::Linear { weights: &sp.weights, threshold: -1.0 }, false, 1)
+        .unwrap();
+    let st = run.stats;
+    assert_eq!(st.evaluated * 4, st.full, "one template of four on every arc");
+    assert_eq!(st.rounds, tb.len() as u64);
+    assert_eq!(st.early, tb.len() as u64);
+    // The tree is the non-projective tree of the first group's scores.
+    let prep = model.prepare(&tb);
+    let (mut sc, mut ws) = (Scratch::default(), DecodeWs::default());
+    for s in 0..tb.len() {
+        let scores = model.arc_scores(&tb, &prep, s, Some(&[0]), false, None, &mut sc).unwrap();
+        let heads = ws.first(DecoderKind::Cle, &scores, tb.heads(s).len() + 1).unwrap();
+        let start = tb.sentences[s].start as usize;
+        assert_eq!(&heads[1..], &run.parsed.words.head[start..start + heads.len() - 1], "sentence {s}");
+    }
+}
+
+#[test]
+fn the_expert_locks_only_gold_arcs_and_records_its_states() {
+    let (tb, model) = noisy_model(7);
+    let sp = spec(0.0);
+    let never = model
+        .parse_dynfs(&tb, &sp, Decider::Linear { weights: &sp.weights, threshold: 1.0 }, false, 1)
+        .unwrap();
+    let expert = model.parse_dynfs(&tb, &sp, Decider::Expert, true, 1).unwrap();
+    let (uas_never, _) = crate::eval::attachment(&tb, &never.parsed).unwrap();
+    let (uas_expert, _) = crate::eval::attachment(&tb, &expert.parsed).unwrap();
+    assert!(uas_expert > uas_never + 5.0, "expert {uas_expert} vs full {uas_never}");
+    assert!(expert.stats.evaluated < expert.stats.full);
+    let st = expert.stats;
+    assert!(st.locks > 0 && st.locks < st.decisions);
+    assert_eq!(expert.labels.len() as u64, st.decisions);
+    assert_eq!(expert.rows.len(), expert.labels.len() * dynfs::n_features(3));
+    assert_eq!(expert.labels.iter().filter(|&&l| l == 1).count() as u64, st.locks);
+    // Without recording: the same parse, no rows.
+    let quiet = model.parse_dynfs(&tb, &sp, Decider::Expert, false, 1).unwrap();
+    assert_eq!(quiet.parsed.words.head, expert.parsed.words.head);
+    assert!(quiet.rows.is_empty());
+}
+
+#[test]
+fn dynfs_specs_and_models_are_checked_and_round_trip() {
+    let (tb, mut model) = noisy_model(8);
+    let bad = |groups: Vec<Vec<u32>>, n_w: usize| Dynfs { groups, weights: vec![0.0; n_w], threshold: 0.0 };
+    assert!(bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4).is_err(), "template 3 in no group");
+    assert!(bad(vec![vec![0, 1], vec![1, 2, 3]], dynfs::n_features(2)).check(4).is_err(), "in two groups");
+    assert!(bad(vec![vec![0, 1, 2, 9]], dynfs::n_features(1)).check(4).is_err(), "out of range");
+    assert!(bad(vec![vec![0, 1], vec![], vec![2, 3]], dynfs::n_features(3)).check(4).is_err(), "empty");
+    assert!(bad(vec![vec![0, 1], vec![2, 3]], 3).check(4).is_err(), "weights");
+    assert!(bad(vec![vec![0, 1], vec![2, 3]], dynfs::n_features(2)).check(4).is_ok());
+    let wrong = bad(vec![vec![0, 1], vec![2, 3]], dynfs::n_features(2));
+    assert!(model
+        .parse_dynfs(&tb, &wrong, Decider::Linear { weights: &[0.0; 3], threshold: 0.0 }, false, 1)
+        .is_err());
+
+    let mut sp = spec(0.25);
+    sp.weights[3] = 2.0;
+    model.dynfs = Some(sp.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.depfs");
+    model.save(&path).unwrap();
+    let back = GraphModel::load(&path).unwrap();
+    assert_eq!(back.dynfs, Some(sp));
+    assert_eq!(crate::io::model::peek_kind(&path).unwrap(), "graph");
+}
+
+#[test]
+fn a_policy_that_locks_before_the_last_group_skips_exactly_that_group() {
+    let (tb, model) = noisy_model(9);
+    let mut sp = spec(0.5);
+    // Only the one-hot of "next group = 3" (index 2) pushes w · ψ over the threshold.
+    sp.weights[dynfs::BASE_FEATURES + 2] = 1.0;
+    let run = model
+        .parse_dynfs(&tb, &sp, Decider::Linear { weights: &sp.weights, threshold: 0.5 }, false, 1)
+        .unwrap();
+    let st = run.stats;
+    assert_eq!(st.evaluated * 4, st.full * 3, "groups 1 and 2 (three templates of four) on every arc");
+    assert_eq!(st.rounds, 2 * tb.len() as u64);
+    assert_eq!(st.locks + st.propagated, tb.n_words() as u64);
+}

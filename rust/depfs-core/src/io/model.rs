@@ -41,6 +41,8 @@ pub enum Model {
     TaggerDynamic(crate::tagger::StoredTaggerDynamic),
     /// A parser with the tagger that tags its input first (`depfs train --tagger`).
     WithTagger(Box<WithTagger>),
+    /// A graph parser with dynamic feature selection (He et al. 2013).
+    GraphDynfs(Box<crate::graph::stored::GraphDynfsFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -69,6 +71,7 @@ impl Model {
             Model::ArcEagerDynamic(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
+            Model::GraphDynfs(_) => "graph",
         }
     }
 }
@@ -227,7 +230,10 @@ pub fn with_tagger(parser: Model, tagger: Option<ModelFile>) -> Model {
 fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)> {
     let Model::WithTagger(w) = model else { return Ok((model, None)) };
     let WithTagger { tagger, parser } = *w;
-    if !matches!(parser, Model::Graph(_) | Model::ArcEager(_) | Model::ArcEagerDynamic(_)) {
+    if !matches!(
+        parser,
+        Model::Graph(_) | Model::GraphDynfs(_) | Model::ArcEager(_) | Model::ArcEagerDynamic(_)
+    ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }
     if !matches!(tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_)) {

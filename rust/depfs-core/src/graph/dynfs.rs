@@ -1,0 +1,678 @@
+//! Dynamic feature selection for graph-based parsing: He, Daumé III & Eisner (2013),
+//! *Dynamic Feature Selection for Dependency Parsing* (EMNLP), §4.2 (Algorithm 1) and
+//! §5.4 (the policy's features). DAgger (Algorithm 2) is in Python
+//! (`depfs.dynamic.he2013`); this module runs one policy — the expert or a linear
+//! classifier — over sentences and records the states it visits with the expert's
+//! action.
+//!
+//! A sentence runs through the open chain ([`super::chain`]): the length dictionary
+//! prunes arcs, group T₁ is added to every arc left, non-projective decoding (CLE)
+//! gives a tree. Then, round after round, each unlocked arc of the current tree, in
+//! descending score order, goes to the policy, which
+//! * *locks* it: the modifier's other heads, arcs crossing it, arcs that would close a
+//!   cycle with the locked arcs and, for a ROOT arc, every other ROOT arc are ruled out
+//!   — never an arc of the current tree (their footnote 5) — and a modifier left with
+//!   one head is locked in turn (footnote 3); or
+//! * *adds* the next group to every arc still open into that modifier.
+//!
+//! Scores of groups already added are never recomputed. The last group is decoded
+//! with projective Eisner (FAIL: the previous non-projective tree stays); a sentence
+//! stops as soon as every modifier is locked. Sentences of a batch run their rounds
+//! in lockstep, so a group's weight blocks are read for all of them at once.
+//!
+//! One first-order weight table serves every round: the rounds decode the model's own
+//! scores with CLE, then with Eisner. (The paper keeps a separately trained
+//! non-projective model for the early rounds; sharing one table means a group's scores
+//! are computed once and serve every later round.)
+
+use super::chain::OpenSentence;
+use super::score::{self, Split};
+use super::{gold_heads, DecoderKind, GraphModel, Prepared, Scratch, SentenceParse};
+use crate::util::map_chunks;
+use crate::weights::WeightTable;
+use crate::{Error, Result, Treebank};
+use serde::{Deserialize, Serialize};
+
+/// Sentences run in lockstep (see the module comment).
+const BATCH: usize = 32;
+
+/// Policy features before the per-group ones (see [`policy_features`]).
+pub const BASE_FEATURES: usize = 12;
+
+/// Number of policy features for `k` groups.
+pub fn n_features(k: usize) -> usize {
+    BASE_FEATURES + 2 * k
+}
+
+/// A model's dynamic feature selection: its template groups and lock/add policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Dynfs {
+    /// Arc template groups T₁ … T_K: indices into the model's arc set, each template
+    /// in exactly one group.
+    pub groups: Vec<Vec<u32>>,
+    /// The linear classifier over [`policy_features`]: lock when w · ψ > threshold.
+    pub weights: Vec<f32>,
+    /// Default lock/add boundary (a parse-time knob: higher = fewer locks, slower and
+    /// more accurate).
+    pub threshold: f32,
+}
+
+impl Dynfs {
+    /// An error unless the groups partition `n_arc` templates and the weights fit them.
+    pub fn check(&self, n_arc: usize) -> Result<()> {
+        let bad = |m: String| Err(Error::InvalidArgument(format!("dynfs: {m}")));
+        if self.groups.is_empty() || self.groups.iter().any(|g| g.is_empty()) {
+            return bad("every group needs a template".into());
+        }
+        let mut seen = vec![false; n_arc];
+        for &t in self.groups.iter().flatten() {
+            match seen.get_mut(t as usize) {
+                None => return bad(format!("template index {t} out of range ({n_arc} arc templates)")),
+                Some(true) => return bad(format!("template {t} is in two groups")),
+                Some(s) => *s = true,
+            }
+        }
+        if let Some(t) = seen.iter().position(|s| !s) {
+            return bad(format!("arc template {t} is in no group"));
+        }
+        if self.weights.len() != n_features(self.groups.len()) {
+            return bad(format!(
+                "{} policy weights for {} groups (expected {})",
+                self.weights.len(),
+                self.groups.len(),
+                n_features(self.groups.len())
+            ));
+        }
+        if !self.threshold.is_finite() || self.weights.iter().any(|w| !w.is_finite()) {
+            return bad("policy weights and threshold must be finite".into());
+        }
+        Ok(())
+    }
+}
+
+/// Who decides lock or add.
+#[derive(Debug, Clone, Copy)]
+pub enum Decider<'a> {
+    /// He et al. §5.3: lock exactly the gold arcs (needs gold heads; adds otherwise).
+    Expert,
+    /// The linear policy: lock when w · ψ > threshold.
+    Linear { weights: &'a [f32], threshold: f32 },
+}
+
+/// What a run of Algorithm 1 did (sums over sentences).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct DynStats {
+    pub sentences: u64,
+    /// Arcs left by the length dictionary.
+    pub arcs: u64,
+    /// Template evaluations on those arcs (arcs × templates, group by group).
+    pub evaluated: u64,
+    /// What the full model evaluates on the same arcs: arcs × all templates.
+    pub full: u64,
+    /// Policy decisions, and how many locked.
+    pub decisions: u64,
+    pub locks: u64,
+    /// Modifiers locked by propagation (one head left).
+    pub propagated: u64,
+    /// Rounds run (a round: add a group, decode), summed over sentences.
+    pub rounds: u64,
+    /// Sentences whose projective round found no tree (the non-projective tree stays).
+    pub fails: u64,
+    /// Sentences done before the last group (every modifier locked).
+    pub early: u64,
+}
+
+impl DynStats {
+    fn add(&mut self, o: &DynStats) {
+        self.sentences += o.sentences;
+        self.arcs += o.arcs;
+        self.evaluated += o.evaluated;
+        self.full += o.full;
+        self.decisions += o.decisions;
+        self.locks += o.locks;
+        self.propagated += o.propagated;
+        self.rounds += o.rounds;
+        self.fails += o.fails;
+        self.early += o.early;
+    }
+}
+
+/// A run over a treebank: the parse, its statistics and, when asked, the policy's
+/// states (`rows`, [`n_features`] floats each) with the expert's action (1 = lock).
+pub struct DynRun {
+    pub parsed: Treebank,
+    pub stats: DynStats,
+    pub rows: Vec<f32>,
+    pub labels: Vec<u8>,
+}
+
+/// One sentence's state between rounds.
+#[derive(Debug, Default)]
+struct DynSent {
+    /// Score of each arc before the last group added to it.
+    prev: Vec<f64>,
+    heads: Vec<i32>,
+    locked: Vec<bool>,
+    /// Heads still possible for each modifier.
+    alive: Vec<u32>,
+    gold: Option<Vec<i32>>,
+    /// Still running rounds.
+    running: bool,
+    rows: Vec<f32>,
+    labels: Vec<u8>,
+    stats: DynStats,
+}
+
+/// Per-thread buffers.
+#[derive(Default)]
+pub struct DynScratch {
+    base: Scratch,
+    sents: Vec<DynSent>,
+    order: Vec<usize>,
+    psi: Vec<f32>,
+    stack: Vec<(usize, usize)>,
+    desc: Vec<usize>,
+}
+
+fn sigmoid(x: f64) -> f64 {
+    1.0 / (1.0 + (-x).exp())
+}
+
+/// He et al. §5.4: the meta-features of tree arc h → m before group `next` (0-based,
+/// ≥ 1) is added, into `out` ([`n_features`]`(k)` floats):
+/// 0 bias; 1 σ(score); 2 σ(score before the last group); 3 σ(score) − σ(best rival)
+/// (1 without a rival); 4 score − best rival, clipped to ±20 and scaled to ±1;
+/// 5 heads left for m (/20, at most 1); 6 ROOT arc; 7–11 distance |h − m| in 1, 2,
+/// 3–4, 5–8, > 8; then the next group one-hot (k) and feature 3 times that one-hot (k).
+fn policy_features(
+    o: &OpenSentence,
+    d: &DynSent,
+    h: usize,
+    m: usize,
+    next: usize,
+    k: usize,
+    out: &mut Vec<f32>,
+) {
+    let n1 = o.n1();
+    let row = &o.scores[m * n1..(m + 1) * n1];
+    let s = row[h];
+    let rival = (0..n1).filter(|&g| g != h && g != m).map(|g| row[g]).fold(f64::NEG_INFINITY, f64::max);
+    let (margin, raw) = if rival.is_finite() {
+        (sigmoid(s) - sigmoid(rival), ((s - rival).clamp(-20.0, 20.0)) / 20.0)
+    } else {
+        (1.0, 1.0)
+    };
+    out.clear();
+    out.resize(n_features(k), 0.0);
+    out[0] = 1.0;
+    out[1] = sigmoid(s) as f32;
+    out[2] = sigmoid(d.prev[m * n1 + h]) as f32;
+    out[3] = margin as f32;
+    out[4] = raw as f32;
+    out[5] = (d.alive[m] as f32 / 20.0).min(1.0);
+    out[6] = if h == 0 { 1.0 } else { 0.0 };
+    let dist = h.abs_diff(m);
+    out[7 + [0, 0, 1, 2, 2, 3, 3, 3, 3].get(dist).copied().unwrap_or(4)] = 1.0;
+    out[BASE_FEATURES + next] = 1.0;
+    out[BASE_FEATURES + k + next] = margin as f32;
+}
+
+impl<W: WeightTable> GraphModel<W> {
+    /// Parses `tb` with dynamic feature selection (Algorithm 1) under `spec`, deciding
+    /// with `decider`; with `record`, keeps every decision's features and the expert's
+    /// action (sentences with a complete gold tree only). First order only. Sentences
+    /// over [`super::MAX_EXACT_WORDS`] words are parsed in chunks, as by
+    /// [`GraphModel::parse`].
+    pub fn parse_dynfs(
+        &self,
+        tb: &Treebank,
+        spec: &Dynfs,
+        decider: Decider<'_>,
+        record: bool,
+        threads: usize,
+    ) -> Result<DynRun> {
+        if self.config.order != 1 {
+            return Err(Error::InvalidArgument(
+                "dynamic feature selection is built for first-order models".into(),
+            ));
+        }
+        spec.check(self.arc.len())?;
+        if let Decider::Linear { weights, threshold } = decider {
+            if weights.len() != n_features(spec.groups.len()) || !threshold.is_finite() {
+                return Err(Error::InvalidArgument(format!(
+                    "dynfs: the policy needs {} finite weights and a finite threshold",
+                    n_features(spec.groups.len())
+                )));
+            }
+        }
+        let groups: Vec<Vec<usize>> =
+            spec.groups.iter().map(|g| g.iter().map(|&t| t as usize).collect()).collect();
+        let splits: Vec<Split> = groups.iter().map(|g| Split::new(&self.arc, g)).collect();
+        let mut stats = DynStats::default();
+        let (mut rows, mut labels) = (Vec::new(), Vec::new());
+        let (parsed, _) = self.with_chunks(tb, |t| {
+            let prep = self.prepare(t);
+            let parts = map_chunks(threads, t.len(), BATCH, DynScratch::default, |sc, ss| {
+                let ss: Vec<usize> = ss.collect();
+                self.dynfs_batch(t, &prep, &ss, &groups, &splits, decider, record, sc)
+            })?;
+            let mut parses = Vec::with_capacity(parts.len());
+            for p in parts {
+                let (parse, st, r, l) = p?;
+                stats.add(&st);
+                rows.extend(r);
+                labels.extend(l);
+                parses.push(parse);
+            }
+            Ok((self.write_parses(t, parses), Vec::new()))
+        })?;
+        Ok(DynRun { parsed, stats, rows, labels })
+    }
+
+    /// Algorithm 1 on sentences `ss`, in lockstep. Per sentence: its parse, statistics,
+    /// recorded states and actions.
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn dynfs_batch(
+        &self,
+        tb: &Treebank,
+        prep: &Prepared,
+        ss: &[usize],
+        groups: &[Vec<usize>],
+        splits: &[Split],
+        decider: Decider<'_>,
+        record: bool,
+        sc: &mut DynScratch,
+    ) -> Vec<Result<(SentenceParse, DynStats, Vec<f32>, Vec<u8>)>> {
+        let k = groups.len();
+        let total: u64 = groups.iter().map(|g| g.len() as u64).sum();
+        sc.base.prepare_batch(ss.len());
+        if sc.sents.len() < ss.len() {
+            sc.sents.resize_with(ss.len(), DynSent::default);
+        }
+        // Round 1: open every sentence, T₁ on every arc the dictionary leaves.
+        for (i, &s) in ss.iter().enumerate() {
+            let o = &mut sc.base.batch[i];
+            self.open_sentence(tb, prep, s, o);
+            o.todo.clone_from(&o.open);
+            let d = &mut sc.sents[i];
+            let n1 = o.n1();
+            d.prev.clear();
+            d.prev.resize(n1 * n1, 0.0);
+            d.locked.clear();
+            d.locked.resize(n1, false);
+            d.gold = gold_heads(tb, s);
+            d.running = true;
+            d.rows.clear();
+            d.labels.clear();
+            d.stats = DynStats { sentences: 1, ..DynStats::default() };
+        }
+        self.score_round(
+            &mut sc.base.batch[..ss.len()],
+            &mut sc.sents[..ss.len()],
+            &splits[0],
+            groups[0].len(),
+        );
+        let first = if k == 1 { DecoderKind::Eisner } else { DecoderKind::Cle };
+        let mut out: Vec<Option<Error>> = (0..ss.len()).map(|_| None).collect();
+        for (i, &s) in ss.iter().enumerate() {
+            let (o, d) = (&mut sc.base.batch[i], &mut sc.sents[i]);
+            let heads = match sc.base.decode.first(first, &o.scores, o.n1()) {
+                Ok(h) => Ok(h),
+                // The dictionary may leave no tree (no word may attach to ROOT): open
+                // every arc and score T₁ again.
+                Err(Error::NoSpanningTree(_)) => {
+                    self.open_pruned(tb, prep, s, false, o);
+                    o.todo.clone_from(&o.open);
+                    d.stats.evaluated = 0;
+                    self.score_round(
+                        std::slice::from_mut(o),
+                        std::slice::from_mut(d),
+                        &splits[0],
+                        groups[0].len(),
+                    );
+                    sc.base.decode.first(first, &o.scores, o.n1())
+                }
+                Err(e) => Err(e),
+            };
+            match heads {
+                Ok(h) => d.heads = h,
+                Err(e) => {
+                    out[i] = Some(e);
+                    d.running = false;
+                    continue;
+                }
+            }
+            let n1 = o.n1();
+            d.alive.clear();
+            d.alive.extend((0..n1).map(|m| {
+                if m == 0 {
+                    0
+                } else {
+                    o.scores[m * n1..(m + 1) * n1]
+                        .iter()
+                        .enumerate()
+                        .filter(|&(h, v)| h != m && v.is_finite())
+                        .count() as u32
+                }
+            }));
+            d.stats.arcs = d.alive.iter().map(|&a| a as u64).sum();
+            d.stats.full = d.stats.arcs * total;
+            d.stats.rounds = 1;
+            // Modifiers with one head left are decided already.
+            for m in 1..n1 {
+                if d.alive[m] == 1 && !d.locked[m] {
+                    let h = d.heads[m] as usize;
+                    d.stats.propagated += 1;
+                    lock(o, d, h, m, &mut sc.stack, &mut sc.desc);
+                }
+            }
+            if k == 1 || d.locked[1..].iter().all(|&l| l) {
+                d.running = false;
+                d.stats.early += u64::from(k > 1);
+            }
+        }
+        for next in 1..k {
+            let mut any = false;
+            for i in 0..ss.len() {
+                if !sc.sents[i].running {
+                    continue;
+                }
+                let added = decide_round(
+                    &mut sc.base.batch[i],
+                    &mut sc.sents[i],
+                    next,
+                    k,
+                    decider,
+                    record,
+                    &mut sc.order,
+                    &mut sc.psi,
+                    &mut sc.stack,
+                    &mut sc.desc,
+                );
+                if added == 0 {
+                    sc.sents[i].running = false;
+                    sc.sents[i].stats.early += 1;
+                } else {
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+            self.score_round(
+                &mut sc.base.batch[..ss.len()],
+                &mut sc.sents[..ss.len()],
+                &splits[next],
+                groups[next].len(),
+            );
+            let last = next == k - 1;
+            for i in 0..ss.len() {
+                let (o, d) = (&sc.base.batch[i], &mut sc.sents[i]);
+                if !d.running {
+                    continue;
+                }
+                d.stats.rounds += 1;
+                let kind = if last { DecoderKind::Eisner } else { DecoderKind::Cle };
+                match sc.base.decode.first(kind, &o.scores, o.n1()) {
+                    Ok(h) => d.heads = h,
+                    // FAIL: no tree left (only possible in the projective round).
+                    Err(Error::NoSpanningTree(_)) => d.stats.fails += 1,
+                    Err(e) => {
+                        out[i] = Some(e);
+                        d.running = false;
+                    }
+                }
+                if last {
+                    d.running = false;
+                }
+            }
+        }
+        ss.iter()
+            .enumerate()
+            .map(|(i, &s)| {
+                if let Some(e) = out[i].take() {
+                    return Err(e);
+                }
+                let heads = std::mem::take(&mut sc.sents[i].heads);
+                let labels = self.label(tb, prep, s, &heads, &mut sc.base);
+                let d = &mut sc.sents[i];
+                Ok((
+                    SentenceParse { heads, labels, margins: Vec::new() },
+                    d.stats,
+                    std::mem::take(&mut d.rows),
+                    std::mem::take(&mut d.labels),
+                ))
+            })
+            .collect()
+    }
+
+    /// Adds one group to the arcs each running sentence marked in `todo`, all
+    /// sentences in one scoring call. O(a · |group|) for a arcs.
+    fn score_round(&self, os: &mut [OpenSentence], ds: &mut [DynSent], split: &Split, group_len: usize) {
+        let mut items = Vec::with_capacity(os.len());
+        for (o, d) in os.iter_mut().zip(ds.iter_mut()) {
+            if !d.running {
+                continue;
+            }
+            let n = o.todo.iter().zip(&o.open).filter(|&(&t, &op)| t && op).count();
+            for (t, &op) in o.todo.iter_mut().zip(&o.open) {
+                *t &= op;
+            }
+            d.stats.evaluated += (n * group_len) as u64;
+            items.push(score::ToScore { sent: &o.arc, mask: Some(&o.todo), out: &mut o.scores });
+        }
+        score::add_arc_scores_batch(&self.arc, &self.arc_w, &mut items, split, None);
+    }
+}
+
+/// One round of decisions on sentence `o`: each unlocked arc of the current tree, in
+/// descending score order, is locked or marked for group `next`. Returns the number
+/// of modifiers marked. O(n log n + decisions · n + locks · n²).
+#[allow(clippy::too_many_arguments)]
+fn decide_round(
+    o: &mut OpenSentence,
+    d: &mut DynSent,
+    next: usize,
+    k: usize,
+    decider: Decider<'_>,
+    record: bool,
+    order: &mut Vec<usize>,
+    psi: &mut Vec<f32>,
+    stack: &mut Vec<(usize, usize)>,
+    desc: &mut Vec<usize>,
+) -> usize {
+    let n1 = o.n1();
+    o.todo.clear();
+    o.todo.resize(n1 * n1, false);
+    order.clear();
+    order.extend((1..n1).filter(|&m| !d.locked[m]));
+    let score = |m: usize| o.scores[m * n1 + d.heads[m] as usize];
+    order.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
+    let mut added = 0;
+    for &m in order.iter() {
+        if d.locked[m] {
+            continue; // locked by propagation earlier in this round
+        }
+        let h = d.heads[m] as usize;
+        let gold = d.gold.as_ref().map(|g| g[m] == h as i32);
+        let lock_it = match decider {
+            Decider::Expert => gold.unwrap_or(false),
+            Decider::Linear { weights, threshold } => {
+                policy_features(o, d, h, m, next, k, psi);
+                weights.iter().zip(psi.iter()).map(|(w, x)| w * x).sum::<f32>() > threshold
+            }
+        };
+        if record {
+            if let Some(g) = gold {
+                if matches!(decider, Decider::Expert) {
+                    policy_features(o, d, h, m, next, k, psi);
+                }
+                d.rows.extend_from_slice(psi);
+                d.labels.push(u8::from(g));
+            }
+        }
+        d.stats.decisions += 1;
+        if lock_it {
+            d.stats.locks += 1;
+            lock(o, d, h, m, stack, desc);
+        } else {
+            added += 1;
+            for g in 0..n1 {
+                let i = m * n1 + g;
+                if o.open[i] {
+                    o.todo[i] = true;
+                    d.prev[i] = o.scores[i];
+                }
+            }
+        }
+    }
+    added
+}
+
+/// Locks tree arc h → m and propagates: rules out m's other heads, arcs crossing
+/// h → m, arcs that would close a cycle through the locked arcs and, for a ROOT arc,
+/// the other ROOT arcs, never an arc of the current tree; a modifier left with one
+/// head is locked in turn. O(n²) per lock (the crossing arcs).
+fn lock(
+    o: &mut OpenSentence,
+    d: &mut DynSent,
+    h: usize,
+    m: usize,
+    stack: &mut Vec<(usize, usize)>,
+    desc: &mut Vec<usize>,
+) {
+    let n1 = o.n1();
+    stack.clear();
+    stack.push((h, m));
+    while let Some((h, m)) = stack.pop() {
+        if d.locked[m] {
+            continue;
+        }
+        d.locked[m] = true;
+        o.lock(m, h);
+        d.alive[m] = 1;
+        let mut rule_out = |o: &mut OpenSentence, d: &mut DynSent, hh: usize, mm: usize| {
+            if mm == 0 || hh == mm || d.heads[mm] == hh as i32 || !o.scores[mm * n1 + hh].is_finite() {
+                return;
+            }
+            o.remove(mm, hh);
+            d.alive[mm] -= 1;
+            if d.alive[mm] == 1 && !d.locked[mm] {
+                d.stats.propagated += 1;
+                stack.push((d.heads[mm] as usize, mm));
+            }
+        };
+        // Arcs with one end strictly inside (a, b) and the other outside [a, b].
+        let (a, b) = (h.min(m), h.max(m));
+        for x in a + 1..b {
+            for y in (0..a).chain(b + 1..n1) {
+                rule_out(o, d, y, x);
+                rule_out(o, d, x, y);
+            }
+        }
+        // A cycle: an arc from m's locked subtree to the top of h's locked chain.
+        let mut top = h;
+        while top != 0 && d.locked[top] {
+            top = d.heads[top] as usize;
+        }
+        if top != 0 {
+            desc.clear();
+            desc.push(m);
+            let mut i = 0;
+            while i < desc.len() {
+                let x = desc[i];
+                desc.extend((1..n1).filter(|&y| d.locked[y] && d.heads[y] == x as i32));
+                i += 1;
+            }
+            for j in 0..desc.len() {
+                rule_out(o, d, desc[j], top);
+            }
+        }
+        if h == 0 {
+            for mm in 1..n1 {
+                if mm != m {
+                    rule_out(o, d, 0, mm);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::{CleWorkspace, EisnerWorkspace};
+    use crate::util::Rng;
+
+    /// Locks random arcs of the CLE tree of random scores, one by one: the tree's arcs
+    /// stay, the locked arcs are the only heads of their words, no arc left crosses a
+    /// locked arc or closes a cycle with locked arcs (outside the tree), at most one
+    /// ROOT arc is left once a ROOT arc is locked, and CLE still finds a tree that
+    /// keeps every locked arc; so does Eisner when it finds one.
+    #[test]
+    fn locks_rule_out_exactly_the_conflicting_arcs() {
+        let mut rng = Rng::new(3);
+        let (mut cle, mut eisner) = (CleWorkspace::default(), EisnerWorkspace::default());
+        let (mut stack, mut desc) = (Vec::new(), Vec::new());
+        for trial in 0..300 {
+            let n1 = 2 + (rng.next_u64() % 12) as usize;
+            let mut o = OpenSentence::default();
+            o.arc.n1 = n1;
+            o.open = (0..n1 * n1).map(|i| i / n1 != 0 && i / n1 != i % n1).collect();
+            o.scores = (0..n1 * n1)
+                .map(|i| if o.open[i] { (rng.next_u64() % 1000) as f64 / 100.0 } else { 0.0 })
+                .collect();
+            let heads = cle.decode(&o.scores, n1, true).unwrap();
+            let mut d = DynSent {
+                prev: vec![0.0; n1 * n1],
+                heads: heads.clone(),
+                locked: vec![false; n1],
+                alive: (0..n1).map(|m| if m == 0 { 0 } else { n1 as u32 - 1 }).collect(),
+                ..DynSent::default()
+            };
+            for m in 1..n1 {
+                if rng.next_u64() % 3 == 0 && !d.locked[m] {
+                    lock(&mut o, &mut d, heads[m] as usize, m, &mut stack, &mut desc);
+                }
+            }
+            let alive = |h: usize, m: usize| o.scores[m * n1 + h].is_finite();
+            for m in 1..n1 {
+                assert!(alive(heads[m] as usize, m), "trial {trial}: tree arc into {m} removed");
+                let left = (0..n1).filter(|&h| h != m && alive(h, m)).count();
+                assert_eq!(left as u32, d.alive[m], "trial {trial}: alive count of {m}");
+                if d.locked[m] {
+                    assert_eq!(left, 1, "trial {trial}: locked {m} has other heads");
+                }
+            }
+            for lm in (1..n1).filter(|&m| d.locked[m]) {
+                let lh = heads[lm] as usize;
+                let (a, b) = (lh.min(lm), lh.max(lm));
+                for m in 1..n1 {
+                    for h in (0..n1).filter(|&h| h != m && alive(h, m) && heads[m] != h as i32) {
+                        let inside = |x: usize| a < x && x < b;
+                        let outside = |x: usize| x < a || x > b;
+                        assert!(
+                            !(inside(h) && outside(m) || inside(m) && outside(h)),
+                            "trial {trial}: {h}->{m} crosses locked {lh}->{lm}"
+                        );
+                        // Following locked heads up from h must not reach m.
+                        let mut x = h;
+                        while x != 0 && d.locked[x] {
+                            x = heads[x] as usize;
+                            assert_ne!(x, m, "trial {trial}: {h}->{m} closes a cycle");
+                        }
+                        if lh == 0 && h == 0 {
+                            assert_eq!(m, lm, "trial {trial}: a second ROOT arc is left");
+                        }
+                    }
+                }
+            }
+            let again = cle.decode(&o.scores, n1, true).unwrap();
+            let keeps = |t: &[i32]| (1..n1).filter(|&m| d.locked[m]).all(|m| t[m] == heads[m]);
+            assert!(keeps(&again), "trial {trial}");
+            if let Ok(p) = eisner.decode(&o.scores, n1, true) {
+                assert!(keeps(&p), "trial {trial}");
+            }
+        }
+    }
+}
