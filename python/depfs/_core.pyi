@@ -134,6 +134,22 @@ class GraphModel:
     ) -> None: ...
     @property
     def info(self) -> str: ...
+    @property
+    def dynfs(self) -> tuple[list[list[int]], list[float], float] | None: ...
+    def with_dynfs(
+        self, groups: list[list[int]], weights: list[float], threshold: float
+    ) -> GraphModel: ...
+    def run_dynfs(
+        self,
+        treebank: Treebank,
+        *,
+        groups: list[list[int]] | None = None,
+        weights: list[float] | None = None,
+        threshold: float | None = None,
+        expert: bool = False,
+        record: bool = False,
+        threads: int = 1,
+    ) -> tuple[Treebank, dict[str, Any], npt.NDArray[np.float32], npt.NDArray[np.uint8]]: ...
     def parse(self, treebank: Treebank, threads: int = 1, scores: bool = False) -> Treebank: ...
     def arc_scores(
         self,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -197,6 +198,33 @@ def _check_template_path(value: str | None) -> None:
     "tagger_en_ewt]; parse (tag) with --margin.",
 )
 @click.option(
+    "--dynfs",
+    is_flag=True,
+    help="Graph: dynamic feature selection (He, Daumé & Eisner 2013): the full model, then "
+    "fold parsers and a lock/add policy trained by DAgger (needs --dev); parse uses it "
+    "(--no-dynfs: the full model).",
+)
+@click.option(
+    "--groups",
+    "groups_path",
+    default=None,
+    help="With --dynfs: the template groups, a groups file (depfs select groups) or set "
+    "name [default: first_order_en_ewt]; its templates are the model's arc templates.",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(2),
+    default=4,
+    show_default=True,
+    help="With --dynfs: DAgger folds (a parser trained on the other folds for each).",
+)
+@click.option(
+    "--dagger-iterations",
+    type=click.IntRange(1),
+    default=None,
+    help="With --dynfs: DAgger iterations, visiting the folds in turn [default: 2 x folds].",
+)
+@click.option(
     "--tagger",
     "tagger_path",
     type=click.Path(dir_okay=False),
@@ -219,6 +247,10 @@ def train(
     max_bits: int,
     keep: str,
     dynamic: bool,
+    dynfs: bool,
+    groups_path: str | None,
+    folds: int,
+    dagger_iterations: int | None,
     tagger_path: str | None,
     seed: int,
 ) -> None:
@@ -239,6 +271,26 @@ def train(
         raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
     if dynamic and parser_kind == "graph":
         raise click.UsageError("--dynamic: arc-eager or tagger only (this is --parser graph)")
+    dynfs_given = [
+        f"--{p.replace('_', '-')}"
+        for p in ("groups_path", "folds", "dagger_iterations")
+        if ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
+    ]
+    if dynfs_given and not dynfs:
+        names = ", ".join(n.replace("-path", "") for n in dynfs_given)
+        raise click.UsageError(f"{names}: options of --dynfs")
+    if dynfs:
+        if parser_kind != "graph":
+            raise click.UsageError(f"--dynfs: graph parser only (this is --parser {parser_kind})")
+        if order != 1:
+            raise click.UsageError(
+                "--dynfs: first order only for now (second-order rounds are not built yet)"
+            )
+        if arc_templates is not None:
+            raise click.UsageError("--dynfs: the arc templates are the groups' (--groups)")
+        if dev_path is None:
+            raise click.UsageError("--dynfs: the policy is chosen on --dev: give one")
+        _check_template_path(groups_path)
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if order == 2 and decoder == "cle":
@@ -270,6 +322,10 @@ def train(
                 max_bits=max_bits,
                 random_state=seed,
                 tagger=own_tagger,
+                dynfs=dynfs,
+                groups=groups_path or "first_order_en_ewt",
+                folds=folds,
+                dagger_iterations=dagger_iterations,
             )
         if epochs is not None:
             parser.epochs = epochs
@@ -286,12 +342,30 @@ def train(
                     err=True,
                 )
 
-            parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
+            if isinstance(parser, GraphParser) and dynfs:
+                parser.fit(
+                    train_tb,
+                    dev=dev_tb,
+                    keep=keep,
+                    on_epoch=report,
+                    report=lambda line: click.echo(line, err=True),
+                )
+            else:
+                parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
             parser.train_info_["file"] = train_path
         if dev_tb is not None:
             kept = parser.history_[parser.best_epoch_ - 1]
             label = parser._dev_label(kept).split(" ", 1)[1]
             click.echo(f"kept epoch {parser.best_epoch_} ({label})", err=True)
+        r = getattr(parser, "dynfs_result_", None)
+        if r is not None:
+            click.echo(
+                f"dynfs: policy of DAgger iteration {r.iteration}, threshold {r.threshold:g}: "
+                f"dev UAS {r.dev_uas:.2f} (full model {r.full_dev_uas:.2f}) at "
+                f"{r.dev_cost:.1f}% of the templates; expert {r.expert_dev_uas:.2f} at "
+                f"{r.expert_dev_cost:.1f}% ({r.seconds:.0f}s)",
+                err=True,
+            )
         for row in getattr(parser, "margin_curve_", []):
             if "las" in row:
                 score, per = f"dev LAS {row['las']:.2f}", f"{row['move_templates']:.1f}"
@@ -361,6 +435,18 @@ def train(
     "'accurate'), or 'inf' for every template.",
 )
 @click.option(
+    "--no-dynfs",
+    is_flag=True,
+    help="A graph model trained with --dynfs: parse with the full model instead.",
+)
+@click.option(
+    "--policy-threshold",
+    type=float,
+    default=None,
+    help="A graph model trained with --dynfs: the lock/add boundary of its policy (higher: "
+    "fewer locks, slower, more accurate) [default: the one chosen on dev].",
+)
+@click.option(
     "--tagger",
     "tagger_path",
     type=click.Path(dir_okay=False),
@@ -380,6 +466,8 @@ def parse(
     workers: int | None,
     scores: bool,
     margin: float | str | None,
+    no_dynfs: bool,
+    policy_threshold: float | None,
     tagger_path: str | None,
 ) -> None:
     """Parse INPUTS (CoNLL-U files, gzipped or not; stdin when none) with MODEL.
@@ -407,6 +495,21 @@ def parse(
     kind = getattr(_model(model), "kind", None) if margin is not None else None
     if margin is not None and kind != "arc-eager":
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
+    knobs: dict[str, Any] = {"margin": margin}
+    has_dynfs = getattr(getattr(_model(model), "model_", None), "dynfs", None) is not None
+    if no_dynfs or policy_threshold is not None:
+        if not has_dynfs:
+            flag = "--no-dynfs" if no_dynfs else "--policy-threshold"
+            raise click.UsageError(f"{flag}: {model} was not trained with --dynfs")
+        if no_dynfs and policy_threshold is not None:
+            raise click.UsageError(
+                "--policy-threshold is the dynamic model's knob (not --no-dynfs)"
+            )
+        if policy_threshold is not None and not math.isfinite(policy_threshold):
+            raise click.UsageError(f"--policy-threshold {policy_threshold}: a finite number")
+        knobs.update(dynfs=not no_dynfs, threshold=policy_threshold)
+    if scores and has_dynfs and not no_dynfs:
+        raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
             raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
@@ -427,7 +530,7 @@ def parse(
             allow_missing_tags,
             scheduler,
             workers,
-            margin,
+            knobs,
             tagger_path,
         )
         return
@@ -444,7 +547,7 @@ def parse(
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
-            margin=margin,
+            **knobs,
             out=None if output else sys.stdout.buffer,
             tagger_path=tagger_path,
         )
@@ -457,7 +560,7 @@ def parse(
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
-            margin=margin,
+            **knobs,
             tagger=None if tagger_path is None else _tagger(tagger_path),
         )
     for note in done.notes:
@@ -620,7 +723,7 @@ def _parse_many(
     allow: bool,
     scheduler: str | None,
     workers: int | None,
-    margin: float | str | None = None,
+    knobs: dict[str, Any],
     tagger_path: str | None = None,
 ) -> None:
     """Several files: one after the other here, or spread over a Dask cluster."""
@@ -651,7 +754,7 @@ def _parse_many(
                     executor,
                     batch_size=batch_size,
                     allow_missing_tags=allow,
-                    margin=margin,
+                    **knobs,
                     on_done=done,
                     tagger_path=tagger_path,
                 )
@@ -667,7 +770,7 @@ def _parse_many(
                             threads=threads,
                             batch_size=batch_size,
                             allow_missing_tags=allow,
-                            margin=margin,
+                            **knobs,
                             tagger_path=tagger_path,
                         )
                     )

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .base import TrainableModel
+from .base import HistoryRow, TrainableModel, check_columns
 from .templates import resolve_templates
 
 __all__ = ["GraphParser", "LongSentenceWarning"]
@@ -42,6 +42,15 @@ class GraphParser(TrainableModel):
     with +1 on every non-gold arc (dev UAS 87.69 vs 86.80 without, first order, 10 epochs).
     ``tagger``: a fitted :class:`depfs.Tagger` that tags untagged input first and is saved
     inside the model file (``tagger_``; see :class:`depfs.ArcEagerParser`).
+
+    ``dynfs=True``: dynamic feature selection (He, Daumé & Eisner 2013; first order, see
+    :mod:`depfs.dynamic.he2013`). The arc templates are then those of ``groups`` (a
+    groups file or shipped set with ``# group k`` lines; default the en_ewt groups), one
+    group after the other; ``fit`` trains the full model as usual, then ``folds`` fold
+    parsers and the lock/add policy by DAgger (``dagger_iterations``, default 2 ×
+    folds), and picks the policy and threshold with the fewest templates computed on
+    ``dev`` within ``dynfs_tolerance`` UAS of the full model (``dynfs_result_``). The
+    policy is saved in the model file; :meth:`parse` uses it unless ``dynfs=False``.
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
@@ -65,8 +74,18 @@ class GraphParser(TrainableModel):
         cost_augmented: bool = True,
         random_state: int = 1,
         tagger: Any = None,
+        dynfs: bool = False,
+        groups: str | os.PathLike[str] = "first_order_en_ewt",
+        folds: int = 4,
+        dagger_iterations: int | None = None,
+        dynfs_tolerance: float = 0.2,
     ) -> None:
         self.tagger = tagger
+        self.dynfs = dynfs
+        self.groups = groups
+        self.folds = folds
+        self.dagger_iterations = dagger_iterations
+        self.dynfs_tolerance = dynfs_tolerance
         self.order = order
         self.decoder = decoder
         self.epochs = epochs if epochs is not None else self.DEFAULT_EPOCHS.get(order, 10)
@@ -89,7 +108,7 @@ class GraphParser(TrainableModel):
             )
         return _core.GraphTrainer(
             train,
-            resolve_templates(self.arc_templates),
+            self._arc_text(),
             resolve_templates(self.sibling_templates),
             resolve_templates(self.labeler_templates),
             order=self.order,
@@ -104,12 +123,81 @@ class GraphParser(TrainableModel):
             cost_augmented=self.cost_augmented,
         )
 
+    def _arc_text(self) -> str:
+        """The arc templates: with dynfs, the groups' one after the other."""
+        if not self.dynfs:
+            return resolve_templates(self.arc_templates)
+        from .dynamic.he2013 import arc_set_of, load_groups
+
+        return arc_set_of(load_groups(self.groups))[0]
+
     def _fitted(self, trainer: _core.GraphTrainer) -> None:
         self.skipped_sentences_ = trainer.skipped_sentences
 
+    def fit(  # type: ignore[override]
+        self,
+        train: _core.Treebank | _core.TrainingSet,
+        dev: _core.Treebank | None = None,
+        *,
+        keep: str = "best",
+        progress: bool = False,
+        on_epoch: Callable[[HistoryRow], None] | None = None,
+        report: Callable[[str], None] | None = None,
+        threads: int = 1,
+    ) -> GraphParser:
+        """:meth:`TrainableModel.fit`; with ``dynfs``, then the policy by DAgger (needs
+        ``dev``; ``report`` sees a line per step, ``threads`` parse the folds and dev)."""
+        if self.dynfs:
+            if self.order != 1:
+                raise ValueError("dynfs: first-order models only (order=1)")
+            if dev is None:
+                raise ValueError("dynfs: the policy and its threshold are chosen on dev: give dev")
+            self._arc_text()  # a bad groups file fails before training
+        super().fit(train, dev, keep=keep, progress=progress, on_epoch=on_epoch)
+        if self.dynfs:
+            assert dev is not None and isinstance(train, _core.Treebank)
+            from .dynamic.he2013 import arc_set_of, load_groups, train_policy
+
+            groups = arc_set_of(load_groups(self.groups))[1]
+            if self.tagger_ is not None:
+                dev = self.tagger_.tag(dev, threads)
+
+            def fold_parser(tb: _core.Treebank) -> Any:
+                params = {k: getattr(self, k) for k in self._init_names()}
+                params.update(dynfs=False, tagger=None, arc_templates=self._arc_text())
+                return GraphParser(**params).fit(tb)._model()
+
+            self.dynfs_result_ = train_policy(
+                self.model_,
+                train,
+                dev,
+                groups,
+                fold_parser,
+                folds=self.folds,
+                iterations=self.dagger_iterations,
+                tolerance=self.dynfs_tolerance,
+                threads=threads,
+                report=report,
+            )
+            r = self.dynfs_result_
+            self.model_ = self.model_.with_dynfs(groups, r.weights, r.threshold)
+        return self
+
+    @classmethod
+    def _init_names(cls) -> list[str]:
+        import inspect
+
+        return [p for p in inspect.signature(cls.__init__).parameters if p != "self"]
+
+    def training_info(self) -> dict[str, Any]:
+        info = super().training_info()
+        if info and hasattr(self, "dynfs_result_"):
+            info["dynfs"] = self.dynfs_result_.as_dict()
+        return info
+
     @staticmethod
     def _params_of(model: _core.GraphModel) -> dict[str, Any]:
-        return {"order": model.order, "decoder": model.decoder}
+        return {"order": model.order, "decoder": model.decoder, "dynfs": model.dynfs is not None}
 
     def parse(
         self,
@@ -119,12 +207,18 @@ class GraphParser(TrainableModel):
         allow_missing_tags: bool = False,
         scores: bool = False,
         tag: bool | None = None,
+        dynfs: bool | None = None,
+        threshold: float | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
-        Sentences longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
-        ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
-        :class:`LongSentenceWarning`. Untagged input: see :meth:`TrainableModel.parse`."""
+        A model trained with ``dynfs`` parses with its policy (``dynfs_stats_`` then says
+        what it computed) unless ``dynfs=False`` (the full model); ``threshold`` moves the
+        lock/add boundary (higher: fewer locks, slower, more accurate; default the one
+        chosen on dev). Sentences longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are
+        parsed in chunks of ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact
+        decoding is cubic), with a :class:`LongSentenceWarning`. Untagged input: see
+        :meth:`TrainableModel.parse`."""
         long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)
         if long:
             warnings.warn(
@@ -133,9 +227,28 @@ class GraphParser(TrainableModel):
                 LongSentenceWarning,
                 stacklevel=2,
             )
-        return super().parse(
-            treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
+        model = self._model()
+        use = model.dynfs is not None if dynfs is None else dynfs
+        if use and model.dynfs is None:
+            raise ValueError("dynfs=True: this model has no dynamic feature selection")
+        if not use:
+            if threshold is not None:
+                raise ValueError("threshold: a dynamic feature selection model's knob")
+            return super().parse(
+                treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
+            )
+        if scores:
+            raise ValueError(
+                "scores=True: margins come from the full model (parse(..., dynfs=False))"
+            )
+        if threshold is not None and not np.isfinite(threshold):
+            raise ValueError(f"threshold must be a finite number, got {threshold}")
+        treebank, tagger = self._tag_first(treebank, threads, tag)
+        check_columns(model, treebank, allow_missing_tags, tagger)
+        parsed, self.dynfs_stats_, _, _ = model.run_dynfs(
+            treebank, threshold=threshold, threads=threads
         )
+        return parsed
 
     def arc_scores(
         self,

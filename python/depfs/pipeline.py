@@ -82,6 +82,8 @@ def parse_stream(
     allow_missing_tags: bool = False,
     scores: bool = False,
     margin: float | str | None = None,
+    dynfs: bool | None = None,
+    threshold: float | None = None,
     source: str = "<stdin>",
     tagger: Any = None,
 ) -> Parsed:
@@ -109,6 +111,10 @@ def parse_stream(
                 kw: dict[str, Any] = {"scores": True} if scores else {}
                 if margin is not None:
                     kw["margin"] = margin
+                if dynfs is not None:
+                    kw["dynfs"] = dynfs
+                if threshold is not None:
+                    kw["threshold"] = threshold
                 if own is not None:
                     kw["tag"] = False  # decided above, once per input
                 parsed = model.parse(
@@ -135,6 +141,8 @@ def parse_file(
     allow_missing_tags: bool = False,
     scores: bool = False,
     margin: float | str | None = None,
+    dynfs: bool | None = None,
+    threshold: float | None = None,
     out: BinaryIO | None = None,
     tagger_path: str | None = None,
     tag_only: bool = False,
@@ -166,6 +174,8 @@ def parse_file(
             allow_missing_tags=allow_missing_tags,
             scores=scores,
             margin=margin,
+            dynfs=dynfs,
+            threshold=threshold,
             source=input_path,
             tagger=tagger,
         )
@@ -181,6 +191,8 @@ def parse_files(
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
     margin: float | str | None = None,
+    dynfs: bool | None = None,
+    threshold: float | None = None,
     on_done: Callable[[Parsed], None] | None = None,
     tagger_path: str | None = None,
 ) -> list[Parsed]:
@@ -197,6 +209,8 @@ def parse_files(
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
             margin=margin,
+            dynfs=dynfs,
+            threshold=threshold,
             tagger_path=tagger_path,
         )
         for inp, out in pairs

@@ -98,9 +98,16 @@ def groups_text(
 
 def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, list[TemplateSet]]:
     """The groups of a groups file by order (1, and 2 if it has ``# order 2``)."""
+    return parse_groups(Path(path).read_text(encoding="utf-8"), str(path), family)
+
+
+def parse_groups(
+    text: str, source: str = "<text>", family: str = "arc"
+) -> dict[int, list[TemplateSet]]:
+    """The groups of a groups file's text by order; `source` names it in errors."""
     out: dict[int, list[list[str]]] = {1: []}
     order, directive = 1, ""
-    for n, raw in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+    for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("#!"):
             directive = line  # applies to every group, as it would to the whole file
@@ -111,7 +118,7 @@ def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, 
             out[order].append([])
         elif line and not line.startswith("#"):
             if not out[order]:
-                raise ValueError(f"{path}:{n}: template before the first '# group k' line")
+                raise ValueError(f"{source}:{n}: template before the first '# group k' line")
             out[order][-1].append(line)
     return {
         o: [TemplateSet.parse("\n".join([directive, *g]), family) for g in gs]

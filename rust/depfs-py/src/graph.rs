@@ -3,14 +3,15 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
+use depfs_core::graph::dynfs::n_features;
 use depfs_core::graph::{
-    DecoderKind, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch, Update,
+    Decider, DecoderKind, Dynfs, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch, Update,
 };
 use depfs_core::io::model as container;
 use depfs_core::templates::{Family, TemplateSet};
 use depfs_core::weights::TemplateCounts;
 use depfs_core::{Error, Treebank};
-use numpy::{PyArray1, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -120,6 +121,97 @@ impl PyGraphModel {
         let tagger = tagger.map(|t| t.inner.to_file(&tagger_info.unwrap_or_else(|| t.inner.info.clone())));
         py.detach(|| m.save_with_tagger(&path, &info, tagger)).py_err(py)
     }
+    /// The model's dynamic feature selection as (groups, policy weights, threshold),
+    /// or None (He et al. 2013).
+    #[getter]
+    fn dynfs(&self) -> Option<(Vec<Vec<u32>>, Vec<f32>, f32)> {
+        self.inner.dynfs.as_ref().map(|d| (d.groups.clone(), d.weights.clone(), d.threshold))
+    }
+
+    /// A copy of this model with dynamic feature selection `groups` (arc template
+    /// indices, a partition of the arc set), policy `weights` and `threshold`.
+    fn with_dynfs(
+        &self,
+        py: Python<'_>,
+        groups: Vec<Vec<u32>>,
+        weights: Vec<f32>,
+        threshold: f32,
+    ) -> PyResult<PyGraphModel> {
+        let spec = Dynfs { groups, weights, threshold };
+        spec.check(self.inner.n_arc_templates()).py_err(py)?;
+        let mut m = (*self.inner).clone();
+        m.dynfs = Some(spec);
+        Ok(PyGraphModel::new(m))
+    }
+
+    /// Runs dynamic feature selection (Algorithm 1) over `treebank` with `groups`
+    /// and, with `expert`, the expert policy (locks the gold arcs), else the linear
+    /// policy `weights` / `threshold` (the model's own when None). Returns the parsed
+    /// treebank, a dict of statistics and, with `record`, every decision's policy
+    /// features (float32, one row per decision) and the expert's action (uint8, 1 =
+    /// lock) on sentences with a complete gold tree.
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1))]
+    #[allow(clippy::too_many_arguments, clippy::type_complexity)]
+    fn run_dynfs<'py>(
+        &self,
+        py: Python<'py>,
+        treebank: PyRef<'_, PyTreebank>,
+        groups: Option<Vec<Vec<u32>>>,
+        weights: Option<Vec<f32>>,
+        threshold: Option<f32>,
+        expert: bool,
+        record: bool,
+        threads: usize,
+    ) -> PyResult<(PyTreebank, Bound<'py, PyDict>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<u8>>)> {
+        let own = self.inner.dynfs.as_ref();
+        let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
+            Some(g) => g,
+            None => {
+                return Err(Error::InvalidArgument("this model has no dynamic feature selection (groups)".into()))
+                    .py_err(py)
+            }
+        };
+        let k = groups.len();
+        let weights = weights.or_else(|| own.map(|d| d.weights.clone())).unwrap_or_else(|| vec![0.0; n_features(k)]);
+        let threshold = threshold.or(own.map(|d| d.threshold)).unwrap_or(0.0);
+        let spec = Dynfs { groups, weights, threshold };
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let m = &self.inner;
+        let run = py
+            .detach(|| {
+                let decider = if expert {
+                    Decider::Expert
+                } else {
+                    Decider::Linear { weights: &spec.weights, threshold: spec.threshold }
+                };
+                m.parse_dynfs(&tb, &spec, decider, record, threads)
+            })
+            .py_err(py)?;
+        let st = run.stats;
+        let d = PyDict::new(py);
+        for (key, v) in [
+            ("sentences", st.sentences),
+            ("arcs", st.arcs),
+            ("evaluated", st.evaluated),
+            ("full", st.full),
+            ("decisions", st.decisions),
+            ("locks", st.locks),
+            ("propagated", st.propagated),
+            ("rounds", st.rounds),
+            ("fails", st.fails),
+            ("early", st.early),
+        ] {
+            d.set_item(key, v)?;
+        }
+        d.set_item("cost", if st.full > 0 { st.evaluated as f64 / st.full as f64 } else { 0.0 })?;
+        let width = n_features(k);
+        let n = run.labels.len();
+        let rows = numpy::ndarray::Array2::from_shape_vec((n, width), run.rows)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        Ok((PyTreebank::new(run.parsed), d, rows.into_pyarray(py), run.labels.into_pyarray(py)))
+    }
+
     /// Training information from the model file (JSON; empty when unknown).
     #[getter]
     fn info(&self) -> String {

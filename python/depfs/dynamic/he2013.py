@@ -1,0 +1,226 @@
+"""Dynamic feature selection for graph-based parsing: He, Daumé III & Eisner (2013),
+*Dynamic Feature Selection for Dependency Parsing* (EMNLP).
+
+Parsing (their Algorithm 1: length-dictionary filter, group T₁ on every arc left, rounds
+in which a policy locks confident arcs of the current tree or adds the next group to
+their modifier's arcs, a projective last round) runs in Rust (``GraphModel.run_dynfs``).
+This module holds what surrounds it:
+
+* the template groups (§4.1): a groups file (``depfs select groups``) whose groups, one
+  after the other, are the model's arc templates;
+* DAgger (§5.2–5.3, Algorithm 2): the training sentences are cut into N folds, a parser
+  is trained on the other folds for each; iteration i runs policy πᵢ (π₁: the expert,
+  which locks exactly the gold arcs) over fold i with that fold's parser, every state it
+  visits is labelled with the expert's action, the data are aggregated and πᵢ₊₁ is
+  fitted on all of them — a linear classifier over the meta-features of §5.4 (logistic
+  regression; they used a linear SVM);
+* the choice on dev (§6.1: "the best policy evaluated on the development set"): each
+  iteration's policy at each threshold of a grid, run with the full model on dev; kept:
+  the lowest share of templates computed whose dev UAS is within ``tolerance`` of the
+  full model's (the most accurate when none is).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .. import _core
+from ..jackknifing import fold_bounds
+from ..templates import TemplateSet, resolve_templates
+
+__all__ = [
+    "DEFAULT_GROUPS",
+    "DaggerResult",
+    "arc_set_of",
+    "fit_policy",
+    "load_groups",
+    "train_policy",
+]
+
+DEFAULT_GROUPS = "first_order_en_ewt"
+"""The shipped groups: the forward wrapper's en_ewt order of the first-order templates,
+cut into groups of roughly equal dev gain (``# group k`` lines)."""
+
+THRESHOLDS = tuple(float(t) for t in np.arange(-1.0, 4.01, 0.25))
+"""Thresholds tried on dev for each DAgger iteration's policy (w · ψ in logit units)."""
+
+
+def load_groups(spec: str | os.PathLike[str]) -> list[TemplateSet]:
+    """The first-order groups of a groups file or shipped set with ``# group k`` lines."""
+    from ..select.groups import parse_groups
+
+    name = str(spec) if "\n" not in str(spec) else "<template text>"
+    groups = parse_groups(resolve_templates(spec), name).get(1, [])
+    if not groups:
+        raise ValueError(f"{name}: no '# group k' lines (a groups file: depfs select groups)")
+    return groups
+
+
+def arc_set_of(groups: Sequence[TemplateSet]) -> tuple[str, list[list[int]]]:
+    """The arc template text of a DynFS model (the groups one after the other) and each
+    group's template indices in it."""
+    text, index, start = [], [], 0
+    widest = max((t.n_word_atoms for g in groups for t in g), default=0)
+    if widest > 3:
+        text.append(f"#! max_atoms = {widest}")
+    for g in groups:
+        text += [t.text for t in g]
+        index.append(list(range(start, start + len(g))))
+        start += len(g)
+    return "\n".join(text) + "\n", index
+
+
+def fit_policy(x: npt.NDArray[np.float32], y: npt.NDArray[np.uint8], c: float = 1.0) -> list[float]:
+    """Weights of a linear lock (1) / add (0) classifier over the policy features (the
+    first is the bias): logistic regression, w · ψ > 0 when P(lock) > 1/2."""
+    from sklearn.linear_model import LogisticRegression
+
+    if len(set(y.tolist())) < 2:  # one action only: a constant policy
+        bias = 10.0 if (len(y) and y[0] == 1) else -10.0
+        return [bias] + [0.0] * (x.shape[1] - 1)
+    model = LogisticRegression(C=c, fit_intercept=False, max_iter=2000)
+    model.fit(x, y)
+    return [float(w) for w in model.coef_[0]]
+
+
+@dataclass
+class DaggerResult:
+    """What :func:`train_policy` chose and measured (dev scores are UAS in %)."""
+
+    weights: list[float]
+    threshold: float
+    full_dev_uas: float
+    expert_dev_uas: float
+    expert_dev_cost: float
+    iteration: int
+    """The DAgger iteration whose policy was kept (1 = fitted on the expert's states)."""
+    dev_uas: float
+    dev_cost: float
+    rows: list[dict[str, float]] = field(default_factory=list)
+    """Per iteration: states so far, fold, and the dev UAS / cost at each threshold."""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "threshold": self.threshold,
+            "full_dev_uas": self.full_dev_uas,
+            "expert_dev_uas": self.expert_dev_uas,
+            "expert_dev_cost": self.expert_dev_cost,
+            "iteration": self.iteration,
+            "dev_uas": self.dev_uas,
+            "dev_cost": self.dev_cost,
+        }
+
+
+def _uas(gold: _core.Treebank, parsed: _core.Treebank) -> float:
+    from ..evaluate import evaluate
+
+    return evaluate(gold, parsed).uas
+
+
+def _split(treebank: _core.Treebank, folds: int) -> list[tuple[_core.Treebank, _core.Treebank]]:
+    """(other folds, fold) for each of `folds` contiguous folds."""
+    sentences = [s.to_string() for s in treebank]
+
+    def read(parts: list[str]) -> _core.Treebank:
+        text = "".join(parts)
+        return _core.Treebank.from_string(text, multiple_roots=True, allow_blank_heads=True)
+
+    return [
+        (read(sentences[:a] + sentences[b:]), read(sentences[a:b]))
+        for a, b in fold_bounds(len(treebank), folds)
+    ]
+
+
+def train_policy(
+    full: Any,
+    train: _core.Treebank,
+    dev: _core.Treebank,
+    groups: list[list[int]],
+    fold_parser: Callable[[_core.Treebank], Any],
+    *,
+    folds: int = 4,
+    iterations: int | None = None,
+    tolerance: float = 0.2,
+    threads: int = 1,
+    report: Callable[[str], None] | None = None,
+) -> DaggerResult:
+    """DAgger (He et al. 2013, Algorithm 2) for the lock/add policy of `full` (a trained
+    first-order ``_core.GraphModel`` whose arc set the `groups` partition).
+    `fold_parser(treebank)` trains a parser of the same kind on a treebank and returns
+    its ``_core.GraphModel``. `iterations` (default 2 × folds) visit the folds in turn."""
+    t0 = time.time()
+    say = report or (lambda _msg: None)
+    iterations = iterations if iterations is not None else 2 * folds
+    if iterations < 1:
+        raise ValueError(f"iterations must be at least 1, got {iterations}")
+    full_uas = _uas(dev, full.parse(dev, threads=threads))
+    parsed, st, _, _ = full.run_dynfs(dev, groups=groups, expert=True, threads=threads)
+    expert_uas, expert_cost = _uas(dev, parsed), 100 * st["cost"]
+    say(
+        f"full model dev UAS {full_uas:.2f}; expert policy: dev UAS {expert_uas:.2f} "
+        f"at {expert_cost:.1f}% of the templates"
+    )
+    parts = _split(train, folds)
+    fold_models = []
+    for k, (rest, _) in enumerate(parts, 1):
+        say(f"fold parser {k}/{folds} on {len(rest)} sentences")
+        fold_models.append(fold_parser(rest))
+    xs: list[npt.NDArray[np.float32]] = []
+    ys: list[npt.NDArray[np.uint8]] = []
+    weights: list[float] | None = None  # None: the expert (π₁)
+    rows: list[dict[str, float]] = []
+    best: tuple[float, float, float, int, list[float]] | None = None  # cost, uas, thr, it, w
+    best_any: tuple[float, float, float, int, list[float]] | None = None
+    for it in range(1, iterations + 1):
+        f = (it - 1) % folds
+        model, (_, fold) = fold_models[f], parts[f]
+        _, _, x, y = model.run_dynfs(
+            fold,
+            groups=groups,
+            weights=weights,
+            threshold=0.0,
+            expert=weights is None,
+            record=True,
+            threads=threads,
+        )
+        xs.append(x)
+        ys.append(y)
+        weights = fit_policy(np.concatenate(xs), np.concatenate(ys))
+        row: dict[str, float] = {"iteration": it, "fold": f + 1, "states": sum(map(len, ys))}
+        for thr in THRESHOLDS:
+            parsed, st, _, _ = full.run_dynfs(
+                dev, groups=groups, weights=weights, threshold=thr, threads=threads
+            )
+            uas, cost = _uas(dev, parsed), 100 * st["cost"]
+            row[f"uas@{thr:g}"], row[f"cost@{thr:g}"] = uas, cost
+            cand = (cost, uas, thr, it, weights)
+            if uas >= full_uas - tolerance and (best is None or cost < best[0]):
+                best = cand
+            if best_any is None or uas > best_any[1]:
+                best_any = cand
+        rows.append(row)
+        say(
+            f"DAgger iteration {it}/{iterations} (fold {f + 1}, {row['states']:.0f} states): "
+            f"threshold 0: dev UAS {row['uas@0']:.2f} at {row['cost@0']:.1f}%"
+        )
+    cost, uas, thr, it, w = best if best is not None else best_any  # type: ignore[misc]
+    return DaggerResult(
+        weights=w,
+        threshold=thr,
+        full_dev_uas=full_uas,
+        expert_dev_uas=expert_uas,
+        expert_dev_cost=expert_cost,
+        iteration=it,
+        dev_uas=uas,
+        dev_cost=cost,
+        rows=rows,
+        seconds=time.time() - t0,
+    )

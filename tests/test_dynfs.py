@@ -1,0 +1,224 @@
+"""depfs.dynamic.he2013: dynamic feature selection for the graph parser (He, Daumé &
+Eisner 2013) — groups, DAgger, the policy in the model file, the threshold knob, the
+full model behind --no-dynfs, the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import depfs
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from depfs.cli import main
+from depfs.datasets import synthetic
+from depfs.dynamic.he2013 import arc_set_of, fit_policy, load_groups
+from depfs.select.groups import parse_groups
+from depfs.templates import TemplateSet
+from small_models import ARC, LAB, SIB
+
+GROUPS = """\
+# group 1
+upos(h) & upos(m) & dir & dist
+# group 2
+form(h) & upos(m)
+upos(h) & upos(b) & upos(m)
+# group 3
+upos(m) & dir
+"""
+
+
+def small(**kw: object) -> depfs.GraphParser:
+    args: dict[str, object] = dict(
+        epochs=3,
+        sibling_templates=SIB,
+        labeler_templates=LAB,
+        max_bits=10,
+        folds=2,
+        dagger_iterations=3,
+    )
+    args.update(kw)
+    return depfs.GraphParser(**args)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def groups_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("dynfs") / "groups.txt"
+    p.write_text(GROUPS)
+    return p
+
+
+@pytest.fixture(scope="module")
+def data() -> tuple[depfs.Treebank, depfs.Treebank]:
+    return synthetic(300, seed=1), synthetic(80, seed=2)
+
+
+@pytest.fixture(scope="module")
+def dynfs(data: tuple[depfs.Treebank, depfs.Treebank], groups_file: Path) -> depfs.GraphParser:
+    train, dev = data
+    return small(dynfs=True, groups=str(groups_file)).fit(train, dev)
+
+
+def test_groups_make_the_arc_set_in_order(groups_file: Path) -> None:
+    groups = load_groups(str(groups_file))
+    text, index = arc_set_of(groups)
+    assert index == [[0], [1, 2], [3]]
+    assert text.splitlines() == [t.text for t in TemplateSet.parse(ARC)]
+    with pytest.raises(ValueError, match="<template text>:1: template before the first"):
+        load_groups(ARC)
+    with pytest.raises(ValueError, match="no '# group k' lines"):
+        load_groups("# only a comment\n")
+    with pytest.raises(ValueError, match=":1: template before"):
+        parse_groups("upos(m)\n# group 1\nupos(h)\n")
+
+
+def test_the_full_model_is_the_plain_parser_and_the_policy_parses_faster(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    train, dev = data
+    plain = small(arc_templates=ARC).fit(train, dev)
+    full = dynfs.parse(dev, dynfs=False)
+    assert full.to_string() == plain.parse(dev).to_string()
+    assert dynfs.model_.dynfs is not None and plain.model_.dynfs is None
+    r = dynfs.dynfs_result_
+    assert r.dev_uas >= r.full_dev_uas - 0.2 or r.dev_uas == max(
+        row[k] for row in r.rows for k in row if k.startswith("uas@")
+    )
+    assert r.expert_dev_cost < 100.0
+    parsed = dynfs.parse(dev)
+    st = dynfs.dynfs_stats_
+    assert st["sentences"] == len(dev) and 0 < st["cost"] <= 1.0
+    assert depfs.evaluate(dev, parsed).uas == pytest.approx(r.dev_uas)
+    assert st["cost"] * 100 == pytest.approx(r.dev_cost)
+
+
+def test_the_threshold_moves_between_the_first_group_and_the_full_parse(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    _, dev = data
+    full = dynfs.parse(dev, dynfs=False).to_string()
+    assert dynfs.parse(dev, threshold=1e6).to_string() == full  # never locks
+    assert dynfs.dynfs_stats_["locks"] == 0
+    dynfs.parse(dev, threshold=-1e6)  # locks every arc after the first group
+    st = dynfs.dynfs_stats_
+    assert st["evaluated"] * 4 == st["full"]
+    assert st["rounds"] == len(dev)
+    costs = []
+    for t in (-2.0, 0.0, 2.0, 6.0):
+        dynfs.parse(dev, threshold=t)
+        costs.append(dynfs.dynfs_stats_["cost"])
+    assert costs == sorted(costs)
+
+
+def test_the_policy_round_trips_through_the_model_file(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    _, dev = data
+    dynfs.save(tmp_path / "m.depfs")
+    back = depfs.load(tmp_path / "m.depfs")
+    assert back.model_.dynfs == dynfs.model_.dynfs
+    assert back.parse(dev).to_string() == dynfs.parse(dev).to_string()
+    assert back.parse(dev, dynfs=False).to_string() == dynfs.parse(dev, dynfs=False).to_string()
+    info = depfs.model_info(tmp_path / "m.depfs")
+    assert info["training"]["dynfs"]["threshold"] == dynfs.dynfs_result_.threshold
+
+
+def test_misuse_is_refused(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], groups_file: Path
+) -> None:
+    train, dev = data
+    with pytest.raises(ValueError, match="first-order"):
+        small(dynfs=True, order=2, groups=str(groups_file)).fit(train, dev)
+    with pytest.raises(ValueError, match="give dev"):
+        small(dynfs=True, groups=str(groups_file)).fit(train)
+    with pytest.raises(ValueError, match="scores=True"):
+        dynfs.parse(dev, scores=True)
+    with pytest.raises(ValueError, match="threshold"):
+        dynfs.parse(dev, dynfs=False, threshold=1.0)
+    with pytest.raises(ValueError, match="finite"):
+        dynfs.parse(dev, threshold=float("nan"))
+    plain = small(arc_templates=ARC).fit(train)
+    with pytest.raises(ValueError, match="no dynamic feature selection"):
+        plain.parse(dev, dynfs=True)
+    model = dynfs.model_
+    groups, weights, threshold = model.dynfs
+    with pytest.raises(ValueError, match="in no group"):
+        model.with_dynfs([[0], [1, 2]], weights[:-2], threshold)
+    with pytest.raises(ValueError, match="policy weights"):
+        model.with_dynfs(groups, weights[:-1], threshold)
+
+
+def test_the_expert_policy_is_the_upper_bound(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    _, dev = data
+    groups = dynfs.model_.dynfs[0]
+    parsed, st, x, y = dynfs.model_.run_dynfs(dev, groups=groups, expert=True, record=True)
+    assert depfs.evaluate(dev, parsed).uas >= depfs.evaluate(dev, dynfs.parse(dev)).uas
+    assert x.shape == (st["decisions"], 12 + 2 * len(groups)) and x.dtype == np.float32
+    assert int(y.sum()) == st["locks"]
+
+
+def test_fit_policy_separates_lock_from_add() -> None:
+    rng = np.random.default_rng(1)
+    x = np.ones((400, 5), dtype=np.float32)
+    x[:, 1] = rng.uniform(-1, 1, 400)
+    y = (x[:, 1] > 0.2).astype(np.uint8)
+    w = np.array(fit_policy(x, y))
+    assert ((x @ w > 0) == (y == 1)).mean() > 0.95
+    # One action only: a constant policy.
+    assert fit_policy(x, np.ones(400, dtype=np.uint8))[0] > 0
+
+
+def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
+    tmp_path: Path, groups_file: Path
+) -> None:
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    synthetic(200, seed=3).write(train)
+    synthetic(60, seed=4).write(dev)
+    (tmp_path / "arc.txt").write_text(ARC)
+    common = ["--train", str(train), "--dev", str(dev), "--epochs", "2", "--seed", "7"]
+    run = CliRunner().invoke
+    res = run(
+        main,
+        ["train", "--parser", "graph", "--dynfs", "--groups", str(groups_file), "--folds", "2"]
+        + common
+        + ["--out", str(tmp_path / "d.depfs")],
+    )
+    assert res.exit_code == 0, res.output
+    assert "dynfs: policy of DAgger iteration" in res.output
+    res = run(
+        main,
+        ["train", "--parser", "graph", "--templates", str(tmp_path / "arc.txt")]
+        + common
+        + ["--out", str(tmp_path / "p.depfs")],
+    )
+    assert res.exit_code == 0, res.output
+    outs = {}
+    for name, args in {
+        "full": [str(tmp_path / "d.depfs"), "--no-dynfs"],
+        "plain": [str(tmp_path / "p.depfs")],
+        "dyn": [str(tmp_path / "d.depfs")],
+        "never": [str(tmp_path / "d.depfs"), "--policy-threshold", "1e6"],
+    }.items():
+        out = tmp_path / f"{name}.conllu"
+        res = run(main, ["parse", *args, str(dev), "-o", str(out), "--threads", "1"])
+        assert res.exit_code == 0, res.output
+        outs[name] = out.read_bytes()
+    assert outs["full"] == outs["plain"]
+    assert outs["never"] == outs["full"]
+    for args, msg in [
+        (["parse", str(tmp_path / "p.depfs"), str(dev), "--no-dynfs"], "not trained with --dynfs"),
+        (["parse", str(tmp_path / "d.depfs"), str(dev), "--scores"], "--no-dynfs"),
+        (
+            ["parse", str(tmp_path / "d.depfs"), str(dev), "--no-dynfs", "--policy-threshold", "1"],
+            "knob",
+        ),
+        (["train", "--parser", "graph", "--folds", "3", *common, "--out", "x"], "of --dynfs"),
+        (["train", "--parser", "graph", "--dynfs", "--order", "2", *common, "--out", "x"], "order"),
+        (["train", "--parser", "arc-eager", "--dynfs", *common, "--out", "x"], "graph parser only"),
+        (["train", "--parser", "graph", "--dynfs", "--train", str(train), "--out", "x"], "--dev"),
+    ]:
+        res = run(main, args)
+        assert res.exit_code == 2, (args, res.output)
+        assert msg in res.output, (args, res.output)
