@@ -137,7 +137,11 @@ class GraphModel:
     @property
     def dynfs(self) -> tuple[list[list[int]], list[float], float] | None: ...
     def with_dynfs(
-        self, groups: list[list[int]], weights: list[float], threshold: float
+        self,
+        groups: list[list[int]],
+        weights: list[float],
+        threshold: float,
+        prefix: GraphModel | None = None,
     ) -> GraphModel: ...
     def run_dynfs(
         self,
@@ -211,6 +215,7 @@ class GraphTrainer:
         update: str = "mira",
         mira_c: float = 1.0,
         cost_augmented: bool = True,
+        prefix_groups: list[list[int]] | None = None,
     ) -> GraphTrainer: ...
     def epoch(self) -> dict[str, float]: ...
     def model(self) -> GraphModel: ...

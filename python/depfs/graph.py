@@ -79,6 +79,7 @@ class GraphParser(TrainableModel):
         folds: int = 4,
         dagger_iterations: int | None = None,
         dynfs_tolerance: float = 0.2,
+        prefix_groups: Sequence[Sequence[int]] | None = None,
     ) -> None:
         self.tagger = tagger
         self.dynfs = dynfs
@@ -86,6 +87,7 @@ class GraphParser(TrainableModel):
         self.folds = folds
         self.dagger_iterations = dagger_iterations
         self.dynfs_tolerance = dynfs_tolerance
+        self.prefix_groups = prefix_groups
         self.order = order
         self.decoder = decoder
         self.epochs = epochs if epochs is not None else self.DEFAULT_EPOCHS.get(order, 10)
@@ -121,6 +123,9 @@ class GraphParser(TrainableModel):
             update=self.update,
             mira_c=self.mira_c,
             cost_augmented=self.cost_augmented,
+            prefix_groups=None
+            if self.prefix_groups is None
+            else [list(map(int, g)) for g in self.prefix_groups],
         )
 
     def _arc_text(self) -> str:
@@ -156,32 +161,48 @@ class GraphParser(TrainableModel):
         super().fit(train, dev, keep=keep, progress=progress, on_epoch=on_epoch)
         if self.dynfs:
             assert dev is not None and isinstance(train, _core.Treebank)
-            from .dynamic.he2013 import arc_set_of, load_groups, train_policy
-
-            groups = arc_set_of(load_groups(self.groups))[1]
-            if self.tagger_ is not None:
-                dev = self.tagger_.tag(dev, threads)
-
-            def fold_parser(tb: _core.Treebank) -> Any:
-                params = {k: getattr(self, k) for k in self._init_names()}
-                params.update(dynfs=False, tagger=None, arc_templates=self._arc_text())
-                return GraphParser(**params).fit(tb)._model()
-
-            self.dynfs_result_ = train_policy(
-                self.model_,
-                train,
-                dev,
-                groups,
-                fold_parser,
-                folds=self.folds,
-                iterations=self.dagger_iterations,
-                tolerance=self.dynfs_tolerance,
-                threads=threads,
-                report=report,
-            )
-            r = self.dynfs_result_
-            self.model_ = self.model_.with_dynfs(groups, r.weights, r.threshold)
+            self._fit_dynfs(train, dev, report, threads)
         return self
+
+    def _fit_dynfs(
+        self,
+        train: _core.Treebank,
+        dev: _core.Treebank,
+        report: Callable[[str], None] | None,
+        threads: int,
+    ) -> None:
+        """The prefix-trained model of the rounds, fold parsers and the policy."""
+        from .dynamic.he2013 import arc_set_of, load_groups, train_policy
+
+        say = report or (lambda _msg: None)
+        groups = arc_set_of(load_groups(self.groups))[1]
+        if self.tagger_ is not None:
+            dev = self.tagger_.tag(dev, threads)
+
+        def prefix_parser(tb: _core.Treebank, dev: _core.Treebank | None = None) -> Any:
+            params = {k: getattr(self, k) for k in self._init_names()}
+            params.update(
+                dynfs=False, tagger=None, arc_templates=self._arc_text(), prefix_groups=groups
+            )
+            return GraphParser(**params).fit(tb, dev)._model()
+
+        say(f"prefix-trained model of the rounds on {len(train)} sentences")
+        rounds = prefix_parser(train, dev)
+        self.dynfs_result_ = train_policy(
+            rounds,
+            train,
+            dev,
+            groups,
+            prefix_parser,
+            reference=self.model_,
+            folds=self.folds,
+            iterations=self.dagger_iterations,
+            tolerance=self.dynfs_tolerance,
+            threads=threads,
+            report=report,
+        )
+        r = self.dynfs_result_
+        self.model_ = self.model_.with_dynfs(groups, r.weights, r.threshold, rounds)
 
     @classmethod
     def _init_names(cls) -> list[str]:

@@ -140,29 +140,38 @@ def _split(treebank: _core.Treebank, folds: int) -> list[tuple[_core.Treebank, _
 
 
 def train_policy(
-    full: Any,
+    rounds: Any,
     train: _core.Treebank,
     dev: _core.Treebank,
     groups: list[list[int]],
     fold_parser: Callable[[_core.Treebank], Any],
     *,
+    reference: Any = None,
     folds: int = 4,
     iterations: int | None = None,
     tolerance: float = 0.2,
     threads: int = 1,
     report: Callable[[str], None] | None = None,
 ) -> DaggerResult:
-    """DAgger (He et al. 2013, Algorithm 2) for the lock/add policy of `full` (a trained
-    first-order ``_core.GraphModel`` whose arc set the `groups` partition).
-    `fold_parser(treebank)` trains a parser of the same kind on a treebank and returns
-    its ``_core.GraphModel``. `iterations` (default 2 × folds) visit the folds in turn."""
+    """DAgger (He et al. 2013, Algorithm 2) for the lock/add policy of the model whose
+    scores the rounds decide on: `rounds`, a trained first-order ``_core.GraphModel``
+    whose arc set the `groups` partition (prefix-trained, see
+    ``GraphParser(prefix_groups=...)``). `fold_parser(treebank)` trains a model of the
+    same kind on a treebank and returns its ``_core.GraphModel``. `iterations` (default
+    2 × folds) visit the folds in turn. Dev runs use `rounds` with `reference`'s weights
+    in the last round (the full model, whose dev UAS the tolerance is measured against;
+    `rounds` itself when None)."""
     t0 = time.time()
     say = report or (lambda _msg: None)
     iterations = iterations if iterations is not None else 2 * folds
     if iterations < 1:
         raise ValueError(f"iterations must be at least 1, got {iterations}")
-    full_uas = _uas(dev, full.parse(dev, threads=threads))
-    parsed, st, _, _ = full.run_dynfs(dev, groups=groups, expert=True, threads=threads)
+    reference = reference if reference is not None else rounds
+    full_uas = _uas(dev, reference.parse(dev, threads=threads))
+    k = len(groups)
+    # The dev model: the full model with the rounds' weights (its policy changes below).
+    full = reference.with_dynfs(groups, [0.0] * (12 + 2 * k), 0.0, rounds)
+    parsed, st, _, _ = full.run_dynfs(dev, expert=True, threads=threads)
     expert_uas, expert_cost = _uas(dev, parsed), 100 * st["cost"]
     say(
         f"full model dev UAS {full_uas:.2f}; expert policy: dev UAS {expert_uas:.2f} "
@@ -196,9 +205,7 @@ def train_policy(
         weights = fit_policy(np.concatenate(xs), np.concatenate(ys))
         row: dict[str, float] = {"iteration": it, "fold": f + 1, "states": sum(map(len, ys))}
         for thr in THRESHOLDS:
-            parsed, st, _, _ = full.run_dynfs(
-                dev, groups=groups, weights=weights, threshold=thr, threads=threads
-            )
+            parsed, st, _, _ = full.run_dynfs(dev, weights=weights, threshold=thr, threads=threads)
             uas, cost = _uas(dev, parsed), 100 * st["cost"]
             row[f"uas@{thr:g}"], row[f"cost@{thr:g}"] = uas, cost
             cand = (cost, uas, thr, it, weights)

@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex, Weak};
 
 use depfs_core::graph::dynfs::n_features;
 use depfs_core::graph::{
-    Decider, DecoderKind, Dynfs, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch, Update,
+    Decider, DecoderKind, Dynfs, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch,
+    Update,
 };
 use depfs_core::io::model as container;
 use depfs_core::templates::{Family, TemplateSet};
@@ -130,14 +131,28 @@ impl PyGraphModel {
 
     /// A copy of this model with dynamic feature selection `groups` (arc template
     /// indices, a partition of the arc set), policy `weights` and `threshold`.
+    /// With `prefix`, a model trained with `prefix_groups` on the same arc templates,
+    /// whose arc weights the rounds score with.
+    #[pyo3(signature = (groups, weights, threshold, prefix = None))]
     fn with_dynfs(
         &self,
         py: Python<'_>,
         groups: Vec<Vec<u32>>,
         weights: Vec<f32>,
         threshold: f32,
+        prefix: Option<PyRef<'_, PyGraphModel>>,
     ) -> PyResult<PyGraphModel> {
-        let spec = Dynfs { groups, weights, threshold };
+        let arc_w = match prefix {
+            None => None,
+            Some(p) if p.inner.templates.arc == self.inner.templates.arc => Some(p.inner.arc_w.clone()),
+            Some(_) => {
+                return Err(Error::InvalidArgument(
+                    "the prefix-trained model has other arc templates than this one".into(),
+                ))
+                .py_err(py)
+            }
+        };
+        let spec = Dynfs { groups, weights, threshold, arc_w };
         spec.check(self.inner.n_arc_templates()).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
@@ -167,14 +182,17 @@ impl PyGraphModel {
         let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
             Some(g) => g,
             None => {
-                return Err(Error::InvalidArgument("this model has no dynamic feature selection (groups)".into()))
-                    .py_err(py)
+                return Err(Error::InvalidArgument(
+                    "this model has no dynamic feature selection (groups)".into(),
+                ))
+                .py_err(py)
             }
         };
         let k = groups.len();
-        let weights = weights.or_else(|| own.map(|d| d.weights.clone())).unwrap_or_else(|| vec![0.0; n_features(k)]);
+        let weights =
+            weights.or_else(|| own.map(|d| d.weights.clone())).unwrap_or_else(|| vec![0.0; n_features(k)]);
         let threshold = threshold.or(own.map(|d| d.threshold)).unwrap_or(0.0);
-        let spec = Dynfs { groups, weights, threshold };
+        let spec = Dynfs { groups, weights, threshold, arc_w: own.and_then(|d| d.arc_w.clone()) };
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
         let m = &self.inner;
@@ -381,7 +399,8 @@ pub struct PyGraphTrainer {
 impl PyGraphTrainer {
     #[new]
     #[pyo3(signature = (train, arc_templates, sibling_templates, labeler_templates, *, order = 1, decoder = "eisner",
-                        seed = 1, min_bits = 6, max_bits = 18, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0, cost_augmented = true))]
+                        seed = 1, min_bits = 6, max_bits = 18, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0, cost_augmented = true,
+                        prefix_groups = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -399,6 +418,7 @@ impl PyGraphTrainer {
         update: &str,
         mira_c: f32,
         cost_augmented: bool,
+        prefix_groups: Option<Vec<Vec<u32>>>,
     ) -> PyResult<PyGraphTrainer> {
         let set = |text: &str| TemplateSet::parse(text, Family::Arc, max_atoms);
         let templates = GraphTemplates {
@@ -435,7 +455,15 @@ impl PyGraphTrainer {
             cost_augmented,
         };
         let tb = train.inner.clone();
-        let inner = py.detach(move || GraphTrainer::new(&tb, templates, config)).py_err(py)?;
+        let inner = py
+            .detach(move || {
+                let mut t = GraphTrainer::new(&tb, templates, config)?;
+                if let Some(g) = prefix_groups {
+                    t.set_prefix_groups(g)?;
+                }
+                Ok(t)
+            })
+            .py_err(py)?;
         Ok(PyGraphTrainer { inner })
     }
 

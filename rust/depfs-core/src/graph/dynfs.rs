@@ -29,7 +29,7 @@ use super::chain::OpenSentence;
 use super::score::{self, Split};
 use super::{gold_heads, DecoderKind, GraphModel, Prepared, Scratch, SentenceParse};
 use crate::util::map_chunks;
-use crate::weights::WeightTable;
+use crate::weights::{QuantizedWeights, WeightTable};
 use crate::{Error, Result, Treebank};
 use serde::{Deserialize, Serialize};
 
@@ -55,6 +55,11 @@ pub struct Dynfs {
     /// Default lock/add boundary (a parse-time knob: higher = fewer locks, slower and
     /// more accurate).
     pub threshold: f32,
+    /// Arc weights of a prefix-trained model ([`super::GraphTrainer::set_prefix_groups`])
+    /// that the rounds score with instead of the model's own (same templates and block
+    /// sizes); stored beside the spec in the model file.
+    #[serde(skip)]
+    pub arc_w: Option<QuantizedWeights>,
 }
 
 impl Dynfs {
@@ -85,6 +90,9 @@ impl Dynfs {
         }
         if !self.threshold.is_finite() || self.weights.iter().any(|w| !w.is_finite()) {
             return bad("policy weights and threshold must be finite".into());
+        }
+        if self.arc_w.as_ref().is_some_and(|w| w.n_templates() != n_arc) {
+            return bad("the prefix-trained arc weights do not fit the arc templates".into());
         }
         Ok(())
     }
@@ -245,6 +253,25 @@ impl<W: WeightTable> GraphModel<W> {
                 )));
             }
         }
+        match &spec.arc_w {
+            Some(w) => self.parse_dynfs_with(w, true, tb, spec, decider, record, threads),
+            None => self.parse_dynfs_with(&self.arc_w, false, tb, spec, decider, record, threads),
+        }
+    }
+
+    /// [`Self::parse_dynfs`], scoring arcs with the weights `arc_w`; with `switch`, the
+    /// last (projective) round scores with the model's own weights instead.
+    #[allow(clippy::too_many_arguments)]
+    fn parse_dynfs_with<A: WeightTable>(
+        &self,
+        arc_w: &A,
+        switch: bool,
+        tb: &Treebank,
+        spec: &Dynfs,
+        decider: Decider<'_>,
+        record: bool,
+        threads: usize,
+    ) -> Result<DynRun> {
         let groups: Vec<Vec<usize>> =
             spec.groups.iter().map(|g| g.iter().map(|&t| t as usize).collect()).collect();
         let splits: Vec<Split> = groups.iter().map(|g| Split::new(&self.arc, g)).collect();
@@ -254,7 +281,7 @@ impl<W: WeightTable> GraphModel<W> {
             let prep = self.prepare(t);
             let parts = map_chunks(threads, t.len(), BATCH, DynScratch::default, |sc, ss| {
                 let ss: Vec<usize> = ss.collect();
-                self.dynfs_batch(t, &prep, &ss, &groups, &splits, decider, record, sc)
+                self.dynfs_batch(arc_w, switch, t, &prep, &ss, &groups, &splits, decider, record, sc)
             })?;
             let mut parses = Vec::with_capacity(parts.len());
             for p in parts {
@@ -272,8 +299,10 @@ impl<W: WeightTable> GraphModel<W> {
     /// Algorithm 1 on sentences `ss`, in lockstep. Per sentence: its parse, statistics,
     /// recorded states and actions.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn dynfs_batch(
+    fn dynfs_batch<A: WeightTable>(
         &self,
+        arc_w: &A,
+        switch: bool,
         tb: &Treebank,
         prep: &Prepared,
         ss: &[usize],
@@ -307,6 +336,7 @@ impl<W: WeightTable> GraphModel<W> {
             d.stats = DynStats { sentences: 1, ..DynStats::default() };
         }
         self.score_round(
+            arc_w,
             &mut sc.base.batch[..ss.len()],
             &mut sc.sents[..ss.len()],
             &splits[0],
@@ -325,6 +355,7 @@ impl<W: WeightTable> GraphModel<W> {
                     o.todo.clone_from(&o.open);
                     d.stats.evaluated = 0;
                     self.score_round(
+                        arc_w,
                         std::slice::from_mut(o),
                         std::slice::from_mut(d),
                         &splits[0],
@@ -399,15 +430,36 @@ impl<W: WeightTable> GraphModel<W> {
             if !any {
                 break;
             }
-            self.score_round(
-                &mut sc.base.batch[..ss.len()],
-                &mut sc.sents[..ss.len()],
-                &splits[next],
-                groups[next].len(),
-            );
             let last = next == k - 1;
-            for i in 0..ss.len() {
-                let (o, d) = (&sc.base.batch[i], &mut sc.sents[i]);
+            if last && switch {
+                // The projective round is the full model's (He et al. keep a model per
+                // parser): every group, its weights, on the arcs still open.
+                for (o, d) in sc.base.batch[..ss.len()].iter_mut().zip(&sc.sents[..ss.len()]) {
+                    if d.running {
+                        for (i, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
+                            if t && op {
+                                o.scores[i] = 0.0;
+                            }
+                        }
+                    }
+                }
+                self.score_round(
+                    &self.arc_w,
+                    &mut sc.base.batch[..ss.len()],
+                    &mut sc.sents[..ss.len()],
+                    &self.arc_split,
+                    total as usize,
+                );
+            } else {
+                self.score_round(
+                    arc_w,
+                    &mut sc.base.batch[..ss.len()],
+                    &mut sc.sents[..ss.len()],
+                    &splits[next],
+                    groups[next].len(),
+                );
+            }
+            for ((o, d), err) in sc.base.batch.iter().zip(sc.sents.iter_mut()).zip(out.iter_mut()) {
                 if !d.running {
                     continue;
                 }
@@ -418,7 +470,7 @@ impl<W: WeightTable> GraphModel<W> {
                     // FAIL: no tree left (only possible in the projective round).
                     Err(Error::NoSpanningTree(_)) => d.stats.fails += 1,
                     Err(e) => {
-                        out[i] = Some(e);
+                        *err = Some(e);
                         d.running = false;
                     }
                 }
@@ -448,7 +500,14 @@ impl<W: WeightTable> GraphModel<W> {
 
     /// Adds one group to the arcs each running sentence marked in `todo`, all
     /// sentences in one scoring call. O(a · |group|) for a arcs.
-    fn score_round(&self, os: &mut [OpenSentence], ds: &mut [DynSent], split: &Split, group_len: usize) {
+    fn score_round<A: WeightTable>(
+        &self,
+        arc_w: &A,
+        os: &mut [OpenSentence],
+        ds: &mut [DynSent],
+        split: &Split,
+        group_len: usize,
+    ) {
         let mut items = Vec::with_capacity(os.len());
         for (o, d) in os.iter_mut().zip(ds.iter_mut()) {
             if !d.running {
@@ -461,7 +520,7 @@ impl<W: WeightTable> GraphModel<W> {
             d.stats.evaluated += (n * group_len) as u64;
             items.push(score::ToScore { sent: &o.arc, mask: Some(&o.todo), out: &mut o.scores });
         }
-        score::add_arc_scores_batch(&self.arc, &self.arc_w, &mut items, split, None);
+        score::add_arc_scores_batch(&self.arc, arc_w, &mut items, split, None);
     }
 }
 
@@ -584,8 +643,8 @@ fn lock(
                 desc.extend((1..n1).filter(|&y| d.locked[y] && d.heads[y] == x as i32));
                 i += 1;
             }
-            for j in 0..desc.len() {
-                rule_out(o, d, desc[j], top);
+            for &x in desc.iter() {
+                rule_out(o, d, x, top);
             }
         }
         if h == 0 {
@@ -610,6 +669,7 @@ mod tests {
     /// ROOT arc is left once a ROOT arc is locked, and CLE still finds a tree that
     /// keeps every locked arc; so does Eisner when it finds one.
     #[test]
+    #[allow(clippy::needless_range_loop)] // heads, locks and counts indexed by word
     fn locks_rule_out_exactly_the_conflicting_arcs() {
         let mut rng = Rng::new(3);
         let (mut cle, mut eisner) = (CleWorkspace::default(), EisnerWorkspace::default());
@@ -631,7 +691,7 @@ mod tests {
                 ..DynSent::default()
             };
             for m in 1..n1 {
-                if rng.next_u64() % 3 == 0 && !d.locked[m] {
+                if rng.next_u64().is_multiple_of(3) && !d.locked[m] {
                     lock(&mut o, &mut d, heads[m] as usize, m, &mut stack, &mut desc);
                 }
             }

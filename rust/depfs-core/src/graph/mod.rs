@@ -642,6 +642,9 @@ pub struct GraphTrainer {
     rng: Rng,
     epoch: usize,
     pub skipped_sentences: usize,
+    /// Prefix training: the arc template groups whose every prefix is trained as a
+    /// parser of its own (see [`GraphTrainer::set_prefix_groups`]).
+    prefix: Option<Vec<Vec<usize>>>,
 }
 
 impl Scratch {
@@ -651,6 +654,129 @@ impl Scratch {
             self.batch.resize_with(n, OpenSentence::default);
         }
         &mut self.batch[..n]
+    }
+}
+
+/// Cost augmentation: +1 on every arc that is not gold (when `on`).
+fn augment(scores: &mut [f64], gold: &[i32], on: bool) {
+    if !on {
+        return;
+    }
+    let n1 = gold.len();
+    for d in 1..n1 {
+        for h in (0..n1).filter(|&h| h as i32 != gold[d]) {
+            scores[d * n1 + h] += 1.0;
+        }
+    }
+}
+
+impl GraphModel<Weights> {
+    /// Decodes sentence s from the scores in `sc.batch[0]`, cost-augmented when the
+    /// config says so.
+    fn decode_augmented(
+        &self,
+        tb: &Treebank,
+        prep: &Prepared,
+        s: usize,
+        gold: &[i32],
+        sc: &mut Scratch,
+    ) -> Result<Vec<i32>> {
+        augment(&mut sc.batch[0].scores, gold, self.config.cost_augmented);
+        self.decode_scored(tb, prep, s, 0, sc)
+    }
+
+    /// The structured update on a wrong tree: MIRA (or perceptron) on φ(gold) − φ(pred)
+    /// over the arc templates `arc_templates` (all when `None`; sibling templates too in
+    /// second order), features from `sc` (arc partials in `sc.batch[0]`, siblings in
+    /// `sc.sib`). Returns the number of wrong heads.
+    fn structured_update(
+        &mut self,
+        sc: &Scratch,
+        gold: &[i32],
+        pred: &[i32],
+        arc_templates: Option<&[usize]>,
+    ) -> usize {
+        let m = self;
+        if pred == gold {
+            return 0;
+        }
+        let all: Vec<usize>;
+        let arc_ts = match arc_templates {
+            Some(t) => t,
+            None => {
+                all = (0..m.arc.len()).collect();
+                &all
+            }
+        };
+        // The feature difference φ(gold) − φ(pred) as (table, weight index, ±1);
+        // in first order only the arcs that differ contribute.
+        let mut diff: Vec<(u8, usize, f32)> = Vec::new();
+        let mut wrong = 0usize;
+        for d in 1..gold.len() {
+            if pred[d] != gold[d] {
+                wrong += 1;
+                let (g, p) = (gold[d] as usize, pred[d] as usize);
+                for &t in arc_ts {
+                    m.arc.for_each(&sc.batch[0].arc, t, g, d, Second::default(), |f| {
+                        diff.push((0, m.arc_w.row_start(t, f), 1.0))
+                    });
+                    m.arc.for_each(&sc.batch[0].arc, t, p, d, Second::default(), |f| {
+                        diff.push((0, m.arc_w.row_start(t, f), -1.0))
+                    });
+                }
+            }
+        }
+        if m.config.order == 2 && arc_templates.is_none() {
+            for (heads, delta) in [(gold, 1.0f32), (pred, -1.0)] {
+                let sibs = crate::heads::siblings(&heads[1..]);
+                for d in 1..heads.len() {
+                    let second = Second { sib: sibs[d], grand: None };
+                    for t in 0..m.sib.len() {
+                        m.sib.for_each(&sc.sib, t, heads[d] as usize, d, second, |f| {
+                            diff.push((1, m.sib_w.row_start(t, f), delta))
+                        });
+                    }
+                }
+            }
+        }
+        // Merge repeated weights so the norm and margin are exact.
+        diff.sort_unstable_by_key(|&(k, i, _)| (k, i));
+        let mut merged: Vec<(u8, usize, f32)> = Vec::with_capacity(diff.len());
+        for (k, i, d) in diff {
+            match merged.last_mut() {
+                Some(last) if last.0 == k && last.1 == i => last.2 += d,
+                _ => merged.push((k, i, d)),
+            }
+        }
+        merged.retain(|x| x.2 != 0.0);
+        let step = match m.config.update {
+            Update::Perceptron => 1.0,
+            Update::Mira { c } => {
+                // 1-best MIRA / PA-I: smallest step that separates gold from pred by
+                // the Hamming loss, capped at c.
+                let (mut margin, mut norm) = (0f64, 0f64);
+                for &(k, i, d) in &merged {
+                    let w = if k == 0 { m.arc_w.at(i) } else { m.sib_w.at(i) };
+                    margin += (d * w) as f64;
+                    norm += (d * d) as f64;
+                }
+                if norm > 0.0 {
+                    ((wrong as f64 - margin) / norm).clamp(0.0, c as f64) as f32
+                } else {
+                    0.0
+                }
+            }
+        };
+        if step > 0.0 {
+            for (k, i, d) in merged {
+                if k == 0 {
+                    m.arc_w.update_at(i, step * d);
+                } else {
+                    m.sib_w.update_at(i, step * d);
+                }
+            }
+        }
+        wrong
     }
 }
 
@@ -729,7 +855,31 @@ impl GraphTrainer {
             label_of,
             rng: Rng::new(config.seed),
             epoch: 0,
+            prefix: None,
         })
+    }
+
+    /// Trains every prefix of `groups` (a partition of the arc templates) instead of the
+    /// whole set only: each sentence is decoded after each group is added (CLE before the
+    /// last group, the model's decoder after it, as dynamic feature selection parses) and
+    /// every wrong prefix tree gets an update on that prefix's templates. The prefix
+    /// objective of Strubell et al. (2015, §4.4), applied to the graph parser so that
+    /// the partial scores He et al.'s (2013) early rounds decide on are parsers of their
+    /// own, not fragments of the full model. First order only.
+    pub fn set_prefix_groups(&mut self, groups: Vec<Vec<u32>>) -> Result<()> {
+        if self.model.config.order != 1 {
+            return Err(Error::InvalidArgument("prefix training is first-order only".into()));
+        }
+        let k = groups.len();
+        Dynfs {
+            groups: groups.clone(),
+            weights: vec![0.0; dynfs::n_features(k)],
+            threshold: 0.0,
+            arc_w: None,
+        }
+        .check(self.model.arc.len())?;
+        self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());
+        Ok(())
     }
 
     /// One pass over the shuffled training sentences. O(Σ n² T) plus decoding.
@@ -742,92 +892,35 @@ impl GraphTrainer {
         let m = &mut self.model;
         for &s in &order {
             let gold = gold_heads(&self.train, s).unwrap_or_default();
-            m.score_batch(&self.train, &self.prep, &[s], &mut sc);
-            if m.config.cost_augmented {
-                let n1 = gold.len();
-                let scores = &mut sc.batch[0].scores;
-                for d in 1..n1 {
-                    for h in (0..n1).filter(|&h| h as i32 != gold[d]) {
-                        scores[d * n1 + h] += 1.0;
-                    }
-                }
-            }
-            let pred = m.decode_scored(&self.train, &self.prep, s, 0, &mut sc)?;
             words += (gold.len() - 1) as u64;
-            if pred != gold {
-                updates += 1;
-                // The feature difference φ(gold) − φ(pred) as (table, weight index, ±1);
-                // in first order only the arcs that differ contribute.
-                let mut diff: Vec<(u8, usize, f32)> = Vec::new();
-                let mut wrong = 0usize;
-                for d in 1..gold.len() {
-                    if pred[d] != gold[d] {
-                        wrong += 1;
-                        let (g, p) = (gold[d] as usize, pred[d] as usize);
-                        for t in 0..m.arc.len() {
-                            m.arc.for_each(&sc.batch[0].arc, t, g, d, Second::default(), |f| {
-                                diff.push((0, m.arc_w.row_start(t, f), 1.0))
-                            });
-                            m.arc.for_each(&sc.batch[0].arc, t, p, d, Second::default(), |f| {
-                                diff.push((0, m.arc_w.row_start(t, f), -1.0))
-                            });
-                        }
-                    }
+            let wrong = match &self.prefix {
+                None => {
+                    m.score_batch(&self.train, &self.prep, &[s], &mut sc);
+                    let pred = m.decode_augmented(&self.train, &self.prep, s, &gold, &mut sc)?;
+                    m.structured_update(&sc, &gold, &pred, None)
                 }
-                head_ok += (gold.len() - 1 - wrong) as u64;
-                if m.config.order == 2 {
-                    for (heads, delta) in [(&gold, 1.0f32), (&pred, -1.0)] {
-                        let sibs = crate::heads::siblings(&heads[1..]);
-                        for d in 1..heads.len() {
-                            let second = Second { sib: sibs[d], grand: None };
-                            for t in 0..m.sib.len() {
-                                m.sib.for_each(&sc.sib, t, heads[d] as usize, d, second, |f| {
-                                    diff.push((1, m.sib_w.row_start(t, f), delta))
-                                });
-                            }
-                        }
+                Some(groups) => {
+                    let mut wrong = 0;
+                    m.open_sentence(&self.train, &self.prep, s, &mut sc.prepare_batch(1)[0]);
+                    for k in 0..groups.len() {
+                        m.add_group(&mut sc.batch[0], &groups[k], None, None)?;
+                        let o = &sc.batch[0];
+                        let mut scores = o.scores.clone();
+                        augment(&mut scores, &gold, m.config.cost_augmented);
+                        let kind = if k + 1 < groups.len() { DecoderKind::Cle } else { m.config.decoder };
+                        let pred = match sc.decode.first(kind, &scores, o.n1()) {
+                            Ok(p) => p,
+                            Err(Error::NoSpanningTree(_)) => continue, // the dictionary left no tree
+                            Err(e) => return Err(e),
+                        };
+                        let prefix: Vec<usize> = groups[..=k].iter().flatten().copied().collect();
+                        wrong = m.structured_update(&sc, &gold, &pred, Some(&prefix));
                     }
+                    wrong
                 }
-                // Merge repeated weights so the norm and margin are exact.
-                diff.sort_unstable_by_key(|&(k, i, _)| (k, i));
-                let mut merged: Vec<(u8, usize, f32)> = Vec::with_capacity(diff.len());
-                for (k, i, d) in diff {
-                    match merged.last_mut() {
-                        Some(last) if last.0 == k && last.1 == i => last.2 += d,
-                        _ => merged.push((k, i, d)),
-                    }
-                }
-                merged.retain(|x| x.2 != 0.0);
-                let step = match m.config.update {
-                    Update::Perceptron => 1.0,
-                    Update::Mira { c } => {
-                        // 1-best MIRA / PA-I: smallest step that separates gold from pred by
-                        // the Hamming loss, capped at c.
-                        let (mut margin, mut norm) = (0f64, 0f64);
-                        for &(k, i, d) in &merged {
-                            let w = if k == 0 { m.arc_w.at(i) } else { m.sib_w.at(i) };
-                            margin += (d * w) as f64;
-                            norm += (d * d) as f64;
-                        }
-                        if norm > 0.0 {
-                            ((wrong as f64 - margin) / norm).clamp(0.0, c as f64) as f32
-                        } else {
-                            0.0
-                        }
-                    }
-                };
-                if step > 0.0 {
-                    for (k, i, d) in merged {
-                        if k == 0 {
-                            m.arc_w.update_at(i, step * d);
-                        } else {
-                            m.sib_w.update_at(i, step * d);
-                        }
-                    }
-                }
-            } else {
-                head_ok += (gold.len() - 1) as u64;
-            }
+            };
+            head_ok += (gold.len() - 1 - wrong) as u64;
+            updates += u64::from(wrong > 0);
             // Labeler: multiclass perceptron on the gold arcs.
             m.lab.prepare(&self.prep.lab, &self.train, s, &mut sc.lab);
             sc.label_scores.resize(m.lab_w.width(), 0.0);

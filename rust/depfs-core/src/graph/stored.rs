@@ -54,6 +54,8 @@ pub struct GraphFile {
 pub struct GraphDynfsFile {
     graph: GraphFile,
     dynfs: super::Dynfs,
+    /// The prefix-trained arc weights of the rounds, if any ([`super::Dynfs::arc_w`]).
+    arc_w: Option<WeightsFile>,
 }
 
 impl GraphModel {
@@ -90,9 +92,11 @@ impl GraphModel {
         };
         let model = match &self.dynfs {
             None => container::Model::Graph(file),
-            Some(d) => {
-                container::Model::GraphDynfs(Box::new(GraphDynfsFile { graph: file, dynfs: d.clone() }))
-            }
+            Some(d) => container::Model::GraphDynfs(Box::new(GraphDynfsFile {
+                graph: file,
+                dynfs: d.clone(),
+                arc_w: d.arc_w.as_ref().map(WeightsFile::of),
+            })),
         };
         let model = container::with_tagger(model, tagger);
         container::save_model(path, self.inputs.clone(), info.to_string(), model)
@@ -103,9 +107,9 @@ impl GraphModel {
     pub fn load(path: &Path) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let file = container::load_model(path)?;
-        let (f, dynfs) = match file.model {
-            container::Model::Graph(f) => (f, None),
-            container::Model::GraphDynfs(d) => (d.graph, Some(d.dynfs)),
+        let (f, dynfs, prefix_w) = match file.model {
+            container::Model::Graph(f) => (f, None, None),
+            container::Model::GraphDynfs(d) => (d.graph, Some(d.dynfs), d.arc_w),
             other => return Err(container::wrong_kind(path, &other, KIND)),
         };
         if f.payload_version != PAYLOAD_VERSION {
@@ -145,7 +149,11 @@ impl GraphModel {
         if lab_w.width() != m.labels.len().max(1) {
             return Err(bad("label weights do not match the label set".into()));
         }
-        if let Some(d) = &dynfs {
+        let mut dynfs = dynfs;
+        if let Some(d) = &mut dynfs {
+            if let Some(w) = prefix_w {
+                d.arc_w = Some(weights(w, m.arc.len(), "prefix-trained arc")?);
+            }
             d.check(m.arc.len()).map_err(|e| bad(e.to_string()))?;
         }
         m.dynfs = dynfs;

@@ -487,7 +487,7 @@ fn noisy_model(seed: u64) -> (Treebank, GraphModel) {
 
 fn spec(threshold: f32) -> Dynfs {
     let groups = vec![vec![0], vec![2, 1], vec![3]];
-    Dynfs { weights: vec![0.0; dynfs::n_features(groups.len())], groups, threshold }
+    Dynfs { weights: vec![0.0; dynfs::n_features(groups.len())], groups, threshold, arc_w: None }
 }
 
 #[test]
@@ -560,7 +560,12 @@ fn the_expert_locks_only_gold_arcs_and_records_its_states() {
 #[test]
 fn dynfs_specs_and_models_are_checked_and_round_trip() {
     let (tb, mut model) = noisy_model(8);
-    let bad = |groups: Vec<Vec<u32>>, n_w: usize| Dynfs { groups, weights: vec![0.0; n_w], threshold: 0.0 };
+    let bad = |groups: Vec<Vec<u32>>, n_w: usize| Dynfs {
+        groups,
+        weights: vec![0.0; n_w],
+        threshold: 0.0,
+        arc_w: None,
+    };
     assert!(bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4).is_err(), "template 3 in no group");
     assert!(bad(vec![vec![0, 1], vec![1, 2, 3]], dynfs::n_features(2)).check(4).is_err(), "in two groups");
     assert!(bad(vec![vec![0, 1, 2, 9]], dynfs::n_features(1)).check(4).is_err(), "out of range");
