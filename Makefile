@@ -11,7 +11,7 @@ export CARGO_TERM_COLOR ?= never
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" numpy click scikit-learn matplotlib "dask[distributed]" pytest hypothesis ruff mypy conllu ufal.chu_liu_edmonds ufal.udpipe
+	$(PIP) install --quiet "maturin>=1.5,<2" numpy click scikit-learn matplotlib "dask[distributed]" pytest hypothesis ruff mypy conllu ufal.chu_liu_edmonds ufal.udpipe "spacy>=3.5,<4"
 	touch $@
 
 ## setup: create .venv, install Python dependencies and build the extension (release)
