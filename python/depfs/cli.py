@@ -147,14 +147,14 @@ def _check_output(output: str, others: dict[str, str | None], force: bool) -> No
             )
 
 
-def _check_template_path(value: str | None) -> None:
-    """A --templates value that looks like a file path (a slash, or a .txt name) must be
-    an existing file, not be read as template text."""
+def _check_template_path(value: str | None, option: str = "--templates") -> None:
+    """A template option's value that looks like a file path (a slash, or a .txt name)
+    must be an existing file, not be read as template text."""
     import os
 
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
         if not os.path.isfile(value):
-            raise click.UsageError(f"--templates {value}: no such template file")
+            raise click.UsageError(f"{option} {value}: no such template file")
 
 
 @main.command()
@@ -181,6 +181,18 @@ def _check_template_path(value: str | None) -> None:
     "arc_templates",
     default=None,
     help="Templates: set name, file or text [default: first_order (graph), arc_eager, tagger].",
+)
+@click.option(
+    "--labeler-templates",
+    default=None,
+    help="Graph parser: the labeler's templates, a set name, file or text [default: "
+    "labeler]. Arc-eager labels with its --templates.",
+)
+@click.option(
+    "--sibling-templates",
+    default=None,
+    help="Graph parser of --order 2: sibling templates, a set name, file or text "
+    "[default: second_order].",
 )
 @click.option(
     "--max-bits",
@@ -224,6 +236,8 @@ def train(
     out_path: str,
     epochs: int | None,
     arc_templates: str | None,
+    labeler_templates: str | None,
+    sibling_templates: str | None,
     max_bits: int,
     keep: str,
     dynamic: bool,
@@ -240,7 +254,7 @@ def train(
 
     given = {
         p: ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
-        for p in ("order", "decoder", "max_bits")
+        for p in ("order", "decoder", "max_bits", "labeler_templates", "sibling_templates")
     }
     if parser_kind != "graph" and any(given.values()):
         names = ", ".join("--" + p.replace("_", "-") for p, g in given.items() if g)
@@ -251,9 +265,16 @@ def train(
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
-    if arc_templates is not None and not arc_templates.strip():
-        raise click.UsageError("--templates is empty")
-    _check_template_path(arc_templates)
+    if sibling_templates is not None and order != 2:
+        raise click.UsageError("--sibling-templates: second-order graph parser only (--order 2)")
+    for option, value in (
+        ("--templates", arc_templates),
+        ("--labeler-templates", labeler_templates),
+        ("--sibling-templates", sibling_templates),
+    ):
+        if value is not None and not value.strip():
+            raise click.UsageError(f"{option} is empty")
+        _check_template_path(value, option)
     out_dir = Path(out_path).resolve().parent
     if not out_dir.is_dir():
         raise click.UsageError(f"{out_path}: the folder {out_dir} does not exist")
@@ -275,6 +296,8 @@ def train(
                 order=order,
                 decoder=decoder,
                 arc_templates=arc_templates or "first_order",
+                labeler_templates=labeler_templates or "labeler",
+                sibling_templates=sibling_templates or "second_order",
                 max_bits=max_bits,
                 random_state=seed,
                 tagger=own_tagger,
