@@ -90,7 +90,9 @@ class DepfsComponent:
 
     def _parse(self, docs: list[Doc]) -> None:
         spans = [_sentences(doc) for doc in docs]
-        words = [_words(span) for sents in spans for span in sents]
+        words = [
+            _words(span, _tag_columns(doc)) for doc, sents in zip(docs, spans) for span in sents
+        ]
         words = [ws for ws in words if ws]
         parsed: list[Any] = []
         tagged = False
@@ -132,27 +134,35 @@ def _sentences(doc: Doc) -> list[list[Any]]:
 
 def _clean(value: str) -> str:
     """A CoNLL-U field: no tabs or line breaks, `_` when empty."""
-    value = " ".join(value.split()) if any(c in value for c in "\t\n\r") else value
+    if "\t" in value or "\n" in value or "\r" in value:
+        value = " ".join(value.split())
     return value or "_"
 
 
-def _words(tokens: list[Any]) -> list[Word]:
-    """CoNLL-U words of spaCy tokens, whitespace tokens left out, with the tags an
-    earlier component set."""
+#: The CoNLL-U columns of spaCy's token annotations (has_annotation name, attribute).
+_COLUMNS = {"UPOS": ("POS", "pos_"), "XPOS": ("TAG", "tag_"), "LEMMA": ("LEMMA", "lemma_")}
+
+
+def _tag_columns(doc: Doc) -> list[str]:
+    """The tag columns an earlier component set on `doc`."""
+    columns = [c for c, (a, _) in _COLUMNS.items() if doc.has_annotation(a)]
+    return columns + (["FEATS"] if doc.has_annotation("MORPH") else [])
+
+
+def _words(tokens: list[Any], columns: list[str]) -> list[Word]:
+    """CoNLL-U words of spaCy tokens, whitespace tokens left out, with the tag
+    `columns` an earlier component set."""
     words = []
     for t in tokens:
         if t.is_space:
             continue
-        feats = str(t.morph)
-        words.append(
-            Word(
-                _clean(t.text),
-                lemma=_clean(t.lemma_),
-                upos=_clean(t.pos_),
-                xpos=_clean(t.tag_),
-                feats=_clean(feats),
-            )
-        )
+        w = Word(_clean(t.text))
+        for c in columns:
+            if c == "FEATS":
+                w.feats = _clean(str(t.morph))
+            else:
+                setattr(w, c.lower(), _clean(getattr(t, _COLUMNS[c][1])))
+        words.append(w)
     return words
 
 
