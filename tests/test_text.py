@@ -3,6 +3,7 @@ detection, `depfs parse/tag --input/--tokenizer`, and errors naming file and lin
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import sys
 from pathlib import Path
@@ -80,6 +81,9 @@ def test_horizontal_and_vertical_give_the_words_with_sent_id_and_text(
     # Forced formats read every line by their own rule.
     h.write_text(horizontal(gold))
     assert len(depfs.read_text(h, "vertical")) == 1
+    gz = tmp_path / "h.txt.gz"
+    gz.write_bytes(gzip.compress(h.read_bytes()))
+    assert depfs.read_text(gz).to_string() == tb.to_string()
     assert len(depfs.read_text(v, "horizontal")) == gold.n_words
 
 
@@ -118,6 +122,10 @@ def test_parse_text_files_with_a_note_on_the_detected_format(
         assert res.exit_code == 0 and res.stderr == "" and res.stdout == expected
         stdin = CliRunner().invoke(main, ["parse", str(models["forms"])], input=text)
         assert stdin.stdout == expected and f"<stdin>: read as {fmt} text" in stdin.stderr
+    gz = tmp_path / "h.txt.gz"
+    gz.write_bytes(gzip.compress(horizontal(gold).encode()))
+    res = CliRunner().invoke(main, ["parse", str(models["forms"]), str(gz)])
+    assert res.stdout == expected and "read as horizontal text" in res.stderr
     # Several files: one note each, outputs in --out-dir.
     out = tmp_path / "out"
     out.mkdir()

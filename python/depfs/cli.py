@@ -429,8 +429,8 @@ def parse(
     and says so in a note; tagged input is parsed with its own tags.
 
     Text input (--input horizontal or vertical, or detected; raw text with --tokenizer)
-    has words only: the output is CoNLL-U with # sent_id and # text, and a model that
-    reads tags needs --tagger (or a tagger inside)."""
+    has words only: the output is CoNLL-U with sent_id and text comments, and a model
+    that reads tags needs --tagger (or a tagger inside)."""
     import os
 
     from .pipeline import _model, _tagger, parse_file
