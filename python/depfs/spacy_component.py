@@ -35,7 +35,7 @@ before it (or after it, at the start of a sentence) with the label ``dep``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 from spacy.attrs import DEP, HEAD
@@ -244,8 +244,8 @@ def _set_tags(tokens: list[Any], sentence: Any, columns: list[str]) -> None:
 def make_depfs(
     nlp: Language,
     name: str,
-    model: str | None,
-    tagger: str | None,
+    model: Optional[str],  # noqa: UP045 (spaCy evaluates these; `X | None` needs 3.10)
+    tagger: Optional[str],  # noqa: UP045
     allow_missing_tags: bool,
     threads: int,
 ) -> DepfsComponent:
