@@ -1,7 +1,7 @@
 """The spaCy component `depfs` on en_ewt test (or --treebank): nlp.pipe words/s, UAS, LAS.
 
-For each depfs parser (graph, arc-eager): trains it on train (dev: best epoch kept) with
-a depfs tagger (trained on train) inside its model file, or loads both from
+For each depfs parser (graph, arc-eager): trains it on train's gold tags (dev: best epoch
+kept; not jackknifed) with a depfs tagger (trained on train) inside its model file, or loads both from
 bench-results/ when a previous run left them there. Docs are built from the gold words
 of test (one doc per sentence, `spaces` from SpaceAfter, no tags), so tokenisation is
 left out; `nlp.pipe` on spacy.blank(LANG) + `depfs` then tags and parses them on one
