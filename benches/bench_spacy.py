@@ -1,14 +1,14 @@
 """The spaCy component `depfs` on en_ewt test (or --treebank): nlp.pipe words/s, UAS, LAS.
 
-For each depfs parser (graph, arc-eager): trains it on train's gold tags (dev: best epoch
-kept; not jackknifed) with a depfs tagger (trained on train) inside its model file, or loads both from
-bench-results/ when a previous run left them there. Docs are built from the gold words
-of test (one doc per sentence, `spaces` from SpaceAfter, no tags), so tokenisation is
-left out; `nlp.pipe` on spacy.blank(LANG) + `depfs` then tags and parses them on one
-thread (best of --reps runs, wall time). Heads and labels are read back from the docs
-and scored against gold with the one scorer (depfs.evaluate). The same model parsing the
-same words as a Treebank in memory (no spaCy) is timed alongside: the ratio is the cost
-of the component.
+For each depfs parser (graph, arc-eager): trains it on train's gold tags (dev: best
+epoch kept; not jackknifed) with a depfs tagger (trained on train) inside its model
+file, or loads both from bench-results/ when a previous run left them there. Docs are
+built from the gold words of test (one doc per sentence, `spaces` from SpaceAfter, no
+tags), so tokenisation is left out; `nlp.pipe` on spacy.blank(LANG) + `depfs` then tags
+and parses them on one thread (best of --reps runs, wall time). Heads and labels are
+read back from the docs and scored against gold with the one scorer (depfs.evaluate).
+The same model parsing the same words as a Treebank in memory (no spaCy) is timed
+alongside: the ratio is the cost of the component.
 
 spaCy 3.8's own trained parser is not retrained here (about an hour): its figures,
 measured on this machine with spaCy's efficiency parser config trained on en_ewt, are
