@@ -6,12 +6,12 @@ PIP := $(PY) -m pip
 export DEPFS_DATA ?= $(abspath ../shared/data/ud)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup build demo test test-rust test-python bench bench-rust lint fmt clean
+.PHONY: setup build demo test test-rust test-python wheel-check bench bench-rust lint fmt clean
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet "maturin>=1.5,<2" numpy click scikit-learn matplotlib "dask[distributed]" pytest hypothesis ruff mypy conllu ufal.chu_liu_edmonds ufal.udpipe
+	$(PIP) install --quiet "maturin>=1.5,<2" numpy click scikit-learn matplotlib "dask[distributed]" pytest hypothesis ruff mypy conllu ufal.chu_liu_edmonds ufal.udpipe "spacy>=3.5,<4"
 	touch $@
 
 ## setup: create .venv, install Python dependencies and build the extension (release)
@@ -32,6 +32,20 @@ test-rust:
 
 test-python:
 	$(PY) -m pytest -q tests
+
+## wheel-check: `pip wheel .` gives an abi3 wheel (cargo's target/ reused) that installs in a
+## fresh venv with cargo off PATH (nothing is compiled), prints --version and parses a file as the tests expect
+WHEEL_DIR := target/wheel-check
+wheel-check: setup
+	rm -rf $(WHEEL_DIR)
+	$(PIP) wheel . --no-deps --no-build-isolation --quiet -w $(WHEEL_DIR)
+	ls $(WHEEL_DIR)/depfs-*-abi3-*.whl
+	$(PYTHON) -m venv $(WHEEL_DIR)/venv
+	env PATH=/usr/bin:/bin $(WHEEL_DIR)/venv/bin/python -m pip install --quiet $(WHEEL_DIR)/depfs-*.whl
+	cd $(WHEEL_DIR) && env PATH=/usr/bin:/bin venv/bin/depfs --version
+	cd $(WHEEL_DIR) && env PATH=/usr/bin:/bin venv/bin/depfs parse $(CURDIR)/tests/data/arceager_v5.depfs \
+		$(CURDIR)/tests/data/input.conllu --threads 1 -o parsed.conllu
+	cmp $(WHEEL_DIR)/parsed.conllu tests/data/expected/arceager_v5.conllu
 
 ## bench: criterion kernels and the Python end-to-end comparisons (writes bench-results/)
 bench: setup bench-rust

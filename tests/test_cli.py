@@ -167,6 +167,11 @@ def test_untagged_input_is_refused_not_parsed_badly(tmp_path: Path):
         (["train", "--order", "2", "--decoder", "cle"], "first-order only"),
         (["train", "--templates", "./nofile.txt"], "no such template file"),
         (["train", "--templates", ""], "--templates is empty"),
+        (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], "graph parser"),
+        (["train", "--parser", "tagger", "--sibling-templates", "x"], "graph parser options"),
+        (["train", "--sibling-templates", "upos(s)"], "second-order graph parser only"),
+        (["train", "--labeler-templates", " "], "--labeler-templates is empty"),
+        (["train", "--labeler-templates", "a/b.txt"], "--labeler-templates a/b.txt: no such"),
         (["train", "--out", "/no/such/folder/m.depfs"], "does not exist"),
         (["eval", "NOHEAD", "NOHEAD"], "nohead.conllu: gold sentence 1"),
     ],
@@ -291,6 +296,30 @@ def test_info_says_what_a_model_holds_and_how_it_was_trained(
         depfs.model_info(old)["training"] == {}
         and "not recorded" in CliRunner().invoke(main, ["info", str(old)]).output
     )
+
+
+def test_graph_labeler_and_sibling_templates_are_settable(files: tuple[Path, Path], tmp_path: Path):
+    gold, _ = files
+    model = tmp_path / "g.depfs"
+    args = ["train", "--train", str(gold), "--epochs", "1", "--out", str(model), "--order", "2"]
+    sets = [
+        "--labeler-templates",
+        "form(m)\nupos(h) & upos(m)",
+        "--sibling-templates",
+        "upos(s) & upos(m)",
+    ]
+    res = CliRunner().invoke(main, [*args, *sets])
+    assert res.exit_code == 0, res.output
+    assert depfs.model_info(model)["templates"] == {"arc": 169, "labeler": 2, "sibling": 1}
+    res = CliRunner().invoke(main, [*args[:-2]])  # the defaults
+    labeler = len(
+        depfs.templates.parse_templates(
+            depfs.templates.resolve_templates("labeler"), "arc", max_atoms=1000
+        )
+    )
+    assert depfs.model_info(model)["templates"]["labeler"] == labeler != 2
+    help_text = " ".join(CliRunner().invoke(main, ["train", "--help"]).output.split())
+    assert "[default: labeler]" in help_text and "[default: second_order]" in help_text
 
 
 def test_sigterm_ends_cleanly_with_143_and_no_temporary_files(tmp_path: Path):

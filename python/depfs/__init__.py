@@ -10,6 +10,7 @@ from .graph import GraphParser
 from .jackknifing import jackknife
 from .models import load, model_info
 from .tagger import Tagger
+from .text import read_text, text_to_treebank, tokens_to_treebank
 from .treebank import Sentence, Treebank, margins, read_conllu
 
 __all__ = ["__version__", "errors"]
@@ -17,3 +18,4 @@ __all__ += ["Sentence", "Treebank", "margins", "read_conllu"]
 __all__ += ["ArcEagerParser", "GraphParser", "Tagger", "load", "model_info", "templates"]
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
 __all__ += ["decode", "jackknife"]
+__all__ += ["read_text", "text_to_treebank", "tokens_to_treebank"]

@@ -13,7 +13,15 @@ from typing import Any, Callable, TypeVar
 import click
 
 from . import __version__
-from .cli_options import MarginType, decoder_option, order_option, parser_option, seed_option
+from .cli_options import (
+    MarginType,
+    decoder_option,
+    input_option,
+    order_option,
+    parser_option,
+    seed_option,
+    tokenizer_option,
+)
 from .errors import DepfsError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -140,14 +148,14 @@ def _check_output(output: str, others: dict[str, str | None], force: bool) -> No
             )
 
 
-def _check_template_path(value: str | None) -> None:
-    """A --templates value that looks like a file path (a slash, or a .txt name) must be
-    an existing file, not be read as template text."""
+def _check_template_path(value: str | None, option: str = "--templates") -> None:
+    """A template option's value that looks like a file path (a slash, or a .txt name)
+    must be an existing file, not be read as template text."""
     import os
 
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
         if not os.path.isfile(value):
-            raise click.UsageError(f"--templates {value}: no such template file")
+            raise click.UsageError(f"{option} {value}: no such template file")
 
 
 @main.command()
@@ -174,6 +182,18 @@ def _check_template_path(value: str | None) -> None:
     "arc_templates",
     default=None,
     help="Templates: set name, file or text [default: first_order (graph), arc_eager, tagger].",
+)
+@click.option(
+    "--labeler-templates",
+    default=None,
+    help="Graph parser: the labeler's templates, a set name, file or text [default: "
+    "labeler]. Arc-eager labels with its --templates.",
+)
+@click.option(
+    "--sibling-templates",
+    default=None,
+    help="Graph parser of --order 2: sibling templates, a set name, file or text "
+    "[default: second_order].",
 )
 @click.option(
     "--max-bits",
@@ -244,6 +264,8 @@ def train(
     out_path: str,
     epochs: int | None,
     arc_templates: str | None,
+    labeler_templates: str | None,
+    sibling_templates: str | None,
     max_bits: int,
     keep: str,
     dynamic: bool,
@@ -264,7 +286,7 @@ def train(
 
     given = {
         p: ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
-        for p in ("order", "decoder", "max_bits")
+        for p in ("order", "decoder", "max_bits", "labeler_templates", "sibling_templates")
     }
     if parser_kind != "graph" and any(given.values()):
         names = ", ".join("--" + p.replace("_", "-") for p, g in given.items() if g)
@@ -295,9 +317,16 @@ def train(
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
-    if arc_templates is not None and not arc_templates.strip():
-        raise click.UsageError("--templates is empty")
-    _check_template_path(arc_templates)
+    if sibling_templates is not None and order != 2:
+        raise click.UsageError("--sibling-templates: second-order graph parser only (--order 2)")
+    for option, value in (
+        ("--templates", arc_templates),
+        ("--labeler-templates", labeler_templates),
+        ("--sibling-templates", sibling_templates),
+    ):
+        if value is not None and not value.strip():
+            raise click.UsageError(f"{option} is empty")
+        _check_template_path(value, option)
     out_dir = Path(out_path).resolve().parent
     if not out_dir.is_dir():
         raise click.UsageError(f"{out_path}: the folder {out_dir} does not exist")
@@ -319,6 +348,8 @@ def train(
                 order=order,
                 decoder=decoder,
                 arc_templates=arc_templates or "first_order",
+                labeler_templates=labeler_templates or "labeler",
+                sibling_templates=sibling_templates or "second_order",
                 max_bits=max_bits,
                 random_state=seed,
                 tagger=own_tagger,
@@ -453,6 +484,8 @@ def train(
     help="Tag each batch with this tagger model first, then parse (untagged input). Tags "
     "already in the input are overwritten in the columns the tagger predicts.",
 )
+@input_option
+@tokenizer_option
 def parse(
     model: str,
     inputs: tuple[str, ...],
@@ -469,8 +502,10 @@ def parse(
     no_dynfs: bool,
     policy_threshold: float | None,
     tagger_path: str | None,
+    input_format: str | None,
+    tokenizer: str | None,
 ) -> None:
-    """Parse INPUTS (CoNLL-U files, gzipped or not; stdin when none) with MODEL.
+    """Parse INPUTS (CoNLL-U or text files, gzipped or not; stdin when none) with MODEL.
 
     A file is streamed: read, parsed and written BATCH_SIZE sentences at a time, the
     output the same bytes as a whole-file parse; an output file appears only once
@@ -479,15 +514,18 @@ def parse(
 
     With --tagger, each batch is tagged, then parsed. A MODEL trained with a tagger
     inside (depfs train --tagger) tags input that leaves its tag columns empty first,
-    and says so in a note; tagged input is parsed with its own tags."""
-    import os
-    import sys
+    and says so in a note; tagged input is parsed with its own tags.
 
-    from . import Treebank
-    from .pipeline import _model, _tagger, parse_file, parse_stream
+    Text input (--input horizontal or vertical, or detected; raw text with --tokenizer)
+    has words only: the output is CoNLL-U with sent_id and text comments, and a model
+    that reads tags needs --tagger (or a tagger inside)."""
+    import os
+
+    from .pipeline import _model, _tagger, parse_file
 
     if output == "-":
         output = None
+    _check_tokenizer(input_format, tokenizer)
     if tagger_path is not None:
         if getattr(_model(model), "kind", None) == "tagger":
             raise click.UsageError(f"--tagger: {model} is a tagger itself (depfs tag)")
@@ -532,6 +570,8 @@ def parse(
             workers,
             knobs,
             tagger_path,
+            input_format,
+            tokenizer,
         )
         return
     if output is not None:
@@ -539,6 +579,7 @@ def parse(
             output, {"the model": model, "the input": inputs[0] if inputs else None}, force
         )
     if inputs:
+        fmt = _input_format(inputs[0], input_format, tokenizer)
         done = parse_file(
             model,
             inputs[0],
@@ -550,13 +591,14 @@ def parse(
             **knobs,
             out=None if output else sys.stdout.buffer,
             tagger_path=tagger_path,
+            input_format=fmt,
+            tokenizer=tokenizer,
         )
     else:
-        tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
-        done = parse_stream(
+        done = _stdin(
             _model(model),
-            [tb],
-            sys.stdout.buffer,
+            input_format,
+            tokenizer,
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
@@ -565,6 +607,46 @@ def parse(
         )
     for note in done.notes:
         click.echo(f"depfs: note: {note}", err=True)
+
+
+def _check_tokenizer(input_format: str | None, tokenizer: str | None) -> None:
+    """--tokenizer reads raw text (not with --input); made here, before any work, so
+    that a missing spaCy or a bad value is one line."""
+    if tokenizer is None:
+        return
+    if input_format is not None:
+        raise click.UsageError(f"--tokenizer reads raw text: leave out --input {input_format}")
+    from .pipeline import _tokenizer
+
+    try:
+        _tokenizer(tokenizer)
+    except ImportError as e:
+        _fail(e)
+
+
+def _input_format(path: str, input_format: str | None, tokenizer: str | None) -> str | None:
+    """The format of the file at `path`: given, or detected (and said when not CoNLL-U)."""
+    from .pipeline import detect_input, detected_note
+
+    if input_format is not None or tokenizer is not None:
+        return input_format
+    fmt = detect_input(path)
+    if fmt != "conllu":
+        click.echo(f"depfs: note: {path}: {detected_note(fmt)}", err=True)
+    return fmt
+
+
+def _stdin(model: Any, input_format: str | None, tokenizer: str | None, **kw: Any) -> Any:
+    """Parses (or tags) stdin to stdout: its format given or detected (and said)."""
+    from .pipeline import detect_input, detected_note, input_batches, parse_stream
+
+    data = sys.stdin.buffer.read()
+    if input_format is None and tokenizer is None:
+        input_format = detect_input(data)
+        if input_format != "conllu":
+            click.echo(f"depfs: note: <stdin>: {detected_note(input_format)}", err=True)
+    batches, fmt = input_batches(data, input_format, tokenizer=tokenizer)
+    return parse_stream(model, batches, sys.stdout.buffer, input_format=fmt, **kw)
 
 
 @main.command()
@@ -593,6 +675,8 @@ def parse(
     "2015): a number, 'accurate' or 'fast' (a dynamic tagger's presets; default "
     "'accurate'), or 'inf' for every template.",
 )
+@input_option
+@tokenizer_option
 def tag(
     model: str,
     input: str | None,
@@ -601,18 +685,18 @@ def tag(
     force: bool,
     batch_size: int,
     margin: float | str | None,
+    input_format: str | None,
+    tokenizer: str | None,
 ) -> None:
-    """Tag INPUT (CoNLL-U, gzipped or not; stdin when none) with the tagger MODEL (a tagger
-    file, or a parser's with a tagger inside): UPOS, XPOS, FEATS and LEMMA predicted (those
-    the tagger learnt), other columns kept."""
-    import sys
-
-    from . import Treebank
+    """Tag INPUT (CoNLL-U or text, gzipped or not; stdin when none) with the tagger MODEL
+    (a tagger file, or a parser's with a tagger inside): UPOS, XPOS, FEATS and LEMMA
+    predicted (those the tagger learnt), other columns kept. Text input: as depfs parse."""
     from .errors import ModelError
-    from .pipeline import _tagger, parse_file, parse_stream
+    from .pipeline import _tagger, parse_file
 
     if output == "-":
         output = None
+    _check_tokenizer(input_format, tokenizer)
     try:
         tagger = _tagger(model)
     except ModelError as e:
@@ -629,10 +713,11 @@ def tag(
             margin=margin,
             out=None if output else sys.stdout.buffer,
             tag_only=True,
+            input_format=_input_format(input, input_format, tokenizer),
+            tokenizer=tokenizer,
         )
     else:
-        tb = Treebank.from_bytes(sys.stdin.buffer.read(), name="<stdin>")
-        parse_stream(tagger, [tb], sys.stdout.buffer, threads=threads, margin=margin)
+        _stdin(tagger, input_format, tokenizer, threads=threads, margin=margin)
 
 
 @main.command()
@@ -725,8 +810,11 @@ def _parse_many(
     workers: int | None,
     knobs: dict[str, Any],
     tagger_path: str | None = None,
+    input_format: str | None = None,
+    tokenizer: str | None = None,
 ) -> None:
-    """Several files: one after the other here, or spread over a Dask cluster."""
+    """Several files: one after the other here, or spread over a Dask cluster; each
+    file's format is given or detected (said in a note when not CoNLL-U)."""
     import concurrent.futures as cf
 
     from .pipeline import parse_files
@@ -757,6 +845,8 @@ def _parse_many(
                     **knobs,
                     on_done=done,
                     tagger_path=tagger_path,
+                    input_format=input_format,
+                    tokenizer=tokenizer,
                 )
             else:
                 from .pipeline import parse_file
@@ -772,6 +862,8 @@ def _parse_many(
                             allow_missing_tags=allow,
                             **knobs,
                             tagger_path=tagger_path,
+                            input_format=input_format,
+                            tokenizer=tokenizer,
                         )
                     )
     finally:

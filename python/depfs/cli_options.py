@@ -49,3 +49,20 @@ class MarginType(click.ParamType):
         if not m >= 0:
             self.fail(f"{value!r}: a margin is a number ≥ 0", param, ctx)
         return m
+
+
+input_option = click.option(
+    "--input",
+    "input_format",
+    type=click.Choice(["conllu", "horizontal", "vertical"]),
+    default=None,
+    help="Input format: CoNLL-U; horizontal text (one sentence per line, tokens split on "
+    "spaces); vertical text (one token per line, a blank line between sentences) "
+    "[default: detected, said on stderr when not CoNLL-U].",
+)
+tokenizer_option = click.option(
+    "--tokenizer",
+    metavar="spacy:LANG",
+    help="Raw text: split into sentences and tokens by spaCy's blank LANG tokenizer and "
+    "its sentencizer (no model download; pip install 'depfs[spacy]').",
+)

@@ -8,6 +8,9 @@ files can be spread over a `concurrent.futures.Executor` — a Dask cluster's in
 with :func:`parse_files`; a file is the unit of work, so a lost worker's files are
 simply parsed again.
 
+Input: CoNLL-U, or text with words only (horizontal, vertical, or raw text split by a
+spaCy tokenizer; :mod:`depfs.text`), detected when not given (:func:`input_batches`).
+
 Tag-then-parse: with a tagger (``tagger_path``, or a tagger inside the parser's model
 file), each batch is tagged, then parsed. A tagger given explicitly tags every input,
 overwriting the columns it predicts; a parser's own tagger tags only input that leaves
@@ -19,10 +22,11 @@ from __future__ import annotations
 import concurrent.futures as cf
 import contextlib
 import gzip
+import io
 import itertools
 import os
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -62,6 +66,81 @@ def _tagger(path: str) -> Any:
     return inside
 
 
+_TOKENIZERS: dict[str, Any] = {}
+
+
+def _tokenizer(spec: str) -> Any:
+    """The raw-text tokenizer of a ``--tokenizer`` value (``spacy:LANG``), made once per
+    process. ImportError (spaCy missing) and ValueError (bad value) say what to do."""
+    from .text import SpacyTokenizer
+
+    if spec not in _TOKENIZERS:
+        _TOKENIZERS[spec] = SpacyTokenizer.from_spec(spec)
+    return _TOKENIZERS[spec]
+
+
+#: What a note says of each detected text format.
+FORMAT_NAMES = {
+    "horizontal": "horizontal text (one sentence per line, tokens split on spaces)",
+    "vertical": "vertical text (one token per line, a blank line between sentences)",
+}
+
+
+def detected_note(fmt: str) -> str:
+    """The note on a detected input format that is not CoNLL-U."""
+    return f"read as {FORMAT_NAMES[fmt]}; --input chooses the format"
+
+
+def detect_input(source: str | bytes) -> str:
+    """The format of a file (path) or of stdin's bytes: see :func:`depfs.text.detect_format`."""
+    from .text import DETECT_LINES, _open, detect_format
+
+    if isinstance(source, bytes):
+        head = source.split(b"\n", DETECT_LINES)[:DETECT_LINES]
+    else:
+        with _open(source) as f:
+            head = list(itertools.islice(f, DETECT_LINES))
+    return detect_format(line.decode("utf-8", "replace") for line in head)
+
+
+def input_batches(
+    source: str | bytes,
+    input_format: str | None = None,
+    *,
+    name: str | None = None,
+    tokenizer: str | None = None,
+    batch_size: int = 5000,
+) -> tuple[Iterator[_core.Treebank], str]:
+    """The treebank batches of an input, a file path or stdin's bytes (named `name`,
+    default ``<stdin>``), and the format read. `input_format`: ``conllu``,
+    ``horizontal``, ``vertical`` or None (detected); `tokenizer` (``spacy:LANG``):
+    raw text, the format is then ``raw text``. A CoNLL-U file's first batch holds at
+    least :data:`CHECK_SENTENCES` sentences (the columns are checked on it)."""
+    from .text import FORMATS, _open, text_batches
+
+    label = name or (source if isinstance(source, str) else "<stdin>")
+    if tokenizer is not None:
+        fmt = "raw text"
+    else:
+        fmt = input_format or detect_input(source)
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
+    if fmt == "conllu":
+        if isinstance(source, bytes):
+            return iter([_core.Treebank.from_bytes(source, name=label)]), fmt
+        reader = _core.ConlluBatches(source, sentences=batch_size)
+        first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
+        return itertools.chain([first] if first is not None else [], reader), fmt
+    split = None if tokenizer is None else _tokenizer(tokenizer)
+
+    def batches() -> Iterator[_core.Treebank]:
+        stream = io.BytesIO(source) if isinstance(source, bytes) else _open(source)
+        with stream:
+            yield from text_batches(stream, fmt, name=label, batch_size=batch_size, tokenizer=split)
+
+    return batches(), fmt
+
+
 @dataclass
 class Parsed:
     """What parsing one file did."""
@@ -86,12 +165,14 @@ def parse_stream(
     threshold: float | None = None,
     source: str = "<stdin>",
     tagger: Any = None,
+    input_format: str = "conllu",
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
     `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. A parser with a tagger
     inside (``tagger_``) tags the input first when its first batch leaves the parser's
     tag columns empty. The input's columns are checked on the first batch only (see
-    :data:`CHECK_SENTENCES`)."""
+    :data:`CHECK_SENTENCES`). `input_format` other than ``conllu`` (text with words
+    only) changes what the refusal of untagged input says."""
     from .base import check_columns, tagged_note
     from .errors import MissingColumnsError
 
@@ -121,6 +202,8 @@ def parse_stream(
                     tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw
                 )
         except MissingColumnsError as e:
+            if input_format != "conllu" and tagger is None:
+                raise MissingColumnsError(_words_only(source, input_format, model)) from None
             raise MissingColumnsError(f"{source}: {e}") from None
         allow_missing_tags = True
         done.notes += [str(n.message) for n in notes]
@@ -129,6 +212,18 @@ def parse_stream(
         out.write(parsed.to_string().encode("utf-8"))
     out.flush()
     return done
+
+
+def _words_only(source: str, input_format: str, model: Any) -> str:
+    """Why text with words only is refused by a model that reads tags, and the ways out."""
+    columns = ", ".join(c for c in model._model().input_columns if c != "FORM")
+    what = input_format if input_format.endswith("text") else f"{input_format} text"
+    return (
+        f"{source}: {what} gives words only, and the model reads {columns} too: "
+        "a parse would be silently bad. Tag it first (depfs parse --tagger TAGGER, or a "
+        "parser trained with depfs train --tagger), or parse it anyway "
+        "(--allow-missing-tags)"
+    )
 
 
 def parse_file(
@@ -146,18 +241,22 @@ def parse_file(
     out: BinaryIO | None = None,
     tagger_path: str | None = None,
     tag_only: bool = False,
+    input_format: str | None = "conllu",
+    tokenizer: str | None = None,
 ) -> Parsed:
-    """Parses `input_path` (CoNLL-U, gzipped or not) with the model at `model_path` into
+    """Parses `input_path` (gzipped or not) with the model at `model_path` into
     `output_path` (gzip when it ends in .gz; written atomically), or into the binary
     stream `out`; with `tagger_path`, each batch is first tagged by that tagger. With
-    `tag_only`, only tags, with the tagger at `model_path` (a parser's own included)."""
+    `tag_only`, only tags, with the tagger at `model_path` (a parser's own included).
+    `input_format`, `tokenizer`: as :func:`input_batches` (a format detected that is
+    not CoNLL-U is said in the notes)."""
     from .files import atomic_stream
 
     model = _tagger(model_path) if tag_only else _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
-    reader = _core.ConlluBatches(input_path, sentences=batch_size)
-    first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
-    batches = itertools.chain([first] if first is not None else [], reader)
+    batches, fmt = input_batches(
+        input_path, input_format, tokenizer=tokenizer, batch_size=batch_size
+    )
     with contextlib.ExitStack() as stack:
         sink: Any = out
         if sink is None:
@@ -178,7 +277,10 @@ def parse_file(
             threshold=threshold,
             source=input_path,
             tagger=tagger,
+            input_format=fmt,
         )
+    if input_format is None and fmt in FORMAT_NAMES:
+        done.notes.insert(0, detected_note(fmt))
     done.output = output_path
     return done
 
@@ -195,6 +297,8 @@ def parse_files(
     threshold: float | None = None,
     on_done: Callable[[Parsed], None] | None = None,
     tagger_path: str | None = None,
+    input_format: str | None = "conllu",
+    tokenizer: str | None = None,
 ) -> list[Parsed]:
     """Parses every (input, output) pair on `executor` (one thread per task: the
     executor's workers are the parallelism), in completion order; with `tagger_path`,
@@ -212,6 +316,8 @@ def parse_files(
             dynfs=dynfs,
             threshold=threshold,
             tagger_path=tagger_path,
+            input_format=input_format,
+            tokenizer=tokenizer,
         )
         for inp, out in pairs
     ]

@@ -1,0 +1,300 @@
+"""Input that is not CoNLL-U: words only, read into a :class:`depfs.Treebank`.
+
+- *horizontal* text: one sentence per line, tokens split on spaces (UDPipe's name);
+- *vertical* text: one token per line, a blank line between sentences;
+- raw text, split into sentences and tokens by a spaCy blank pipeline
+  (``spacy.blank(LANG)`` and its rule-based sentencizer: no model download).
+
+Every sentence gets ``# sent_id = N`` (from 1, in input order) and ``# text = ...``; the
+tag, head and label columns are empty (``_``), so a parser that reads tags needs a tagger
+first. The words are written as CoNLL-U text and read by the CoNLL-U reader.
+
+>>> tb = depfs.read_text("input.txt", format="horizontal")
+>>> tb = depfs.text_to_treebank("Dogs bark .\\nCats sleep .\\n")   # format detected
+>>> tb = depfs.tokens_to_treebank([["Dogs", "bark", "."]])
+
+Errors (:class:`depfs.errors.FormatError`) name the file, the line and the problem.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from . import _core
+from .errors import FormatError
+
+__all__ = [
+    "FORMATS",
+    "detect_format",
+    "read_text",
+    "text_to_treebank",
+    "tokens_to_treebank",
+]
+
+#: The input formats of ``depfs parse --input`` (raw text is ``--tokenizer``).
+FORMATS = ("conllu", "horizontal", "vertical")
+
+#: Lines looked at to detect the format.
+DETECT_LINES = 200
+
+_CONLLU_ID = re.compile(r"[0-9]+([-.][0-9]+)?\t")
+_SPACES = re.compile(r"[ \t]+")
+
+
+@dataclass
+class Word:
+    """One word of a sentence built from text (``_``: no value)."""
+
+    form: str
+    lemma: str = "_"
+    upos: str = "_"
+    xpos: str = "_"
+    feats: str = "_"
+    misc: str = "_"
+
+
+def detect_format(lines: Iterable[str]) -> str:
+    """``"conllu"``, ``"horizontal"`` or ``"vertical"`` from the first lines of an input.
+
+    CoNLL-U: the first line that is not a ``#`` comment starts with a word ID and a tab
+    (a malformed CoNLL-U file is still read as CoNLL-U, whose reader says what is
+    wrong). Otherwise horizontal when a line holds a space between two tokens, else
+    vertical. Empty input is CoNLL-U (no sentences)."""
+    first = True
+    has_space = False
+    for n, line in enumerate(lines):
+        if n >= DETECT_LINES:
+            break
+        line = line.rstrip("\r\n")
+        if first and line.strip() and not line.startswith("#"):
+            if _CONLLU_ID.match(line):
+                return "conllu"
+            first = False
+        if _SPACES.search(line.strip(" \t")):
+            has_space = True
+    if first:
+        return "conllu"
+    return "horizontal" if has_space else "vertical"
+
+
+def _decode(raw: bytes, name: str, line_no: int) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise FormatError(
+            f"{name}:{line_no}: invalid UTF-8 (byte {e.start + 1} of the line)"
+        ) from None
+
+
+def _lines(stream: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
+    """(line number from 1, text without the line end); a BOM at the start is dropped."""
+    for n, raw in enumerate(stream, 1):
+        line = _decode(raw, name, n).rstrip("\r\n")
+        if n == 1 and line.startswith("\ufeff"):
+            line = line[1:]
+        yield n, line
+
+
+def _sentences(
+    lines: Iterable[tuple[int, str]], format: str, name: str
+) -> Iterator[tuple[str, list[Word]]]:
+    """(text, words) per sentence of horizontal or vertical text."""
+    if format == "horizontal":
+        for _, line in lines:
+            tokens = _SPACES.split(line.strip(" \t"))
+            if tokens != [""]:
+                yield " ".join(tokens), [Word(t) for t in tokens]
+    elif format == "vertical":
+        words: list[Word] = []
+        for n, line in lines:
+            token = line.strip(" ")
+            if not token.strip():
+                if words:
+                    yield " ".join(w.form for w in words), words
+                    words = []
+                continue
+            if "\t" in token:
+                raise FormatError(
+                    f"{name}:{n}: a tab inside the token {token!r}: vertical text holds one "
+                    "token per line (CoNLL-U? --input conllu)"
+                )
+            words.append(Word(token))
+        if words:
+            yield " ".join(w.form for w in words), words
+    else:
+        raise ValueError(f"unknown text format {format!r} (known: horizontal, vertical)")
+
+
+def _conllu(sentences: Iterable[tuple[str, Sequence[Word]]], first_id: int) -> str:
+    """CoNLL-U text of `sentences`, numbered from `first_id`."""
+    out = []
+    for i, (text, words) in enumerate(sentences, first_id):
+        out.append(f"# sent_id = {i}\n# text = {text}\n")
+        for j, w in enumerate(words, 1):
+            out.append(
+                f"{j}\t{w.form}\t{w.lemma}\t{w.upos}\t{w.xpos}\t{w.feats}\t_\t_\t_\t{w.misc}\n"
+            )
+        out.append("\n")
+    return "".join(out)
+
+
+def _batches(
+    sentences: Iterator[tuple[str, list[Word]]], batch_size: int
+) -> Iterator[_core.Treebank]:
+    """Treebanks of `batch_size` sentences (the last may be smaller), ids running on."""
+    done = 0
+    while True:
+        chunk = []
+        for s in sentences:
+            chunk.append(s)
+            if len(chunk) == batch_size:
+                break
+        if not chunk:
+            return
+        yield _core.Treebank.from_string(_conllu(chunk, done + 1))
+        done += len(chunk)
+
+
+def _open(path: str | os.PathLike[str]) -> BinaryIO:
+    """A file, gunzipped when it starts with the gzip magic bytes."""
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    if magic == b"\x1f\x8b":
+        return gzip.open(path, "rb")  # type: ignore[return-value]
+    return open(path, "rb")
+
+
+def text_batches(
+    stream: BinaryIO,
+    format: str,
+    *,
+    name: str,
+    batch_size: int = 5000,
+    tokenizer: Any = None,
+) -> Iterator[_core.Treebank]:
+    """Treebanks of up to `batch_size` sentences read from a binary `stream` of
+    horizontal or vertical text, or of raw text split by `tokenizer` (a
+    :class:`SpacyTokenizer`; `format` is then ignored). Errors name `name` and the line."""
+    lines = _lines(stream, name)
+    if tokenizer is not None:
+        sentences = tokenizer.sentences(lines)
+    else:
+        sentences = _sentences(lines, format, name)
+    return _batches(sentences, batch_size)
+
+
+def read_text(
+    path: str | os.PathLike[str], format: str | None = None, *, tokenizer: Any = None
+) -> _core.Treebank:
+    """Reads a file of horizontal or vertical text (or CoNLL-U; gzipped or not) into a
+    Treebank. ``format``: ``"horizontal"``, ``"vertical"``, ``"conllu"`` or None
+    (detected by :func:`detect_format`). ``tokenizer``: a :class:`SpacyTokenizer` (or
+    ``"spacy:LANG"``) for raw text."""
+    name = os.fspath(path)
+    with _open(path) as f:
+        data = f.read()
+    return text_to_treebank(data, format, name=name, tokenizer=tokenizer)
+
+
+def text_to_treebank(
+    text: str | bytes,
+    format: str | None = None,
+    *,
+    name: str = "<string>",
+    tokenizer: Any = None,
+) -> _core.Treebank:
+    """:func:`read_text` on a string (or bytes) instead of a file; errors name `name`."""
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    if isinstance(tokenizer, str):
+        tokenizer = SpacyTokenizer.from_spec(tokenizer)
+    if format is None and tokenizer is None:
+        format = detect_format(io.TextIOWrapper(io.BytesIO(data), errors="replace"))
+    if format == "conllu" and tokenizer is None:
+        return _core.Treebank.from_bytes(data, name=name)
+    if format not in FORMATS and tokenizer is None:
+        raise ValueError(f"unknown input format {format!r} (known: {', '.join(FORMATS)})")
+    out = list(
+        text_batches(
+            io.BytesIO(data), format or "", name=name, tokenizer=tokenizer, batch_size=2**62
+        )
+    )
+    return out[0] if out else _core.Treebank.from_string("")
+
+
+def tokens_to_treebank(sentences: Iterable[Sequence[str]]) -> _core.Treebank:
+    """A Treebank of the given token lists (``# sent_id`` from 1, ``# text`` the tokens
+    joined by spaces). A token must be a non-empty string without tabs or line breaks."""
+    built = []
+    for i, tokens in enumerate(sentences, 1):
+        for t in tokens:
+            if not t or t.strip() == "" or any(c in t for c in "\t\n\r"):
+                raise FormatError(f"sentence {i}: token {t!r} is empty or holds a tab/newline")
+        built.append((" ".join(tokens), [Word(t) for t in tokens]))
+    return _core.Treebank.from_string(_conllu(built, 1))
+
+
+# --------------------------------------------------------------------------- raw text
+
+
+class SpacyTokenizer:
+    """Raw text to sentences with a blank spaCy pipeline: ``spacy.blank(lang)`` plus the
+    rule-based ``sentencizer`` (no model download). A paragraph (lines up to a blank
+    line, joined by spaces) is tokenised at a time; whitespace tokens are dropped and a
+    word not followed by a space gets ``SpaceAfter=No``."""
+
+    #: A paragraph longer than this (characters) is cut at a line end first.
+    MAX_PARAGRAPH = 100_000
+
+    def __init__(self, lang: str) -> None:
+        try:
+            import spacy
+        except ImportError:
+            raise ImportError(
+                f"--tokenizer spacy:{lang} needs spaCy: pip install 'depfs[spacy]'"
+            ) from None
+        try:
+            self.nlp = spacy.blank(lang)
+        except (ImportError, KeyError, ValueError):
+            raise ValueError(f"--tokenizer spacy:{lang}: spaCy has no language {lang!r}") from None
+        self.nlp.add_pipe("sentencizer")
+        self.lang = lang
+
+    @classmethod
+    def from_spec(cls, spec: str) -> SpacyTokenizer:
+        """From ``"spacy:LANG"`` (the ``--tokenizer`` value)."""
+        kind, _, lang = spec.partition(":")
+        if kind != "spacy" or not lang:
+            raise ValueError(f"--tokenizer {spec!r}: expected spacy:LANG, e.g. spacy:en")
+        return cls(lang)
+
+    def _paragraphs(self, lines: Iterable[tuple[int, str]]) -> Iterator[str]:
+        para: list[str] = []
+        size = 0
+        for _, line in lines:
+            line = line.strip()
+            if line:
+                para.append(line)
+                size += len(line) + 1
+            if para and (not line or size > self.MAX_PARAGRAPH):
+                yield " ".join(para)
+                para, size = [], 0
+        if para:
+            yield " ".join(para)
+
+    def sentences(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, list[Word]]]:
+        for doc in self.nlp.pipe(self._paragraphs(lines)):
+            for sent in doc.sents:
+                words = [
+                    Word(t.text, misc="_" if t.whitespace_ else "SpaceAfter=No")
+                    for t in sent
+                    if not t.is_space
+                ]
+                if words:
+                    words[-1].misc = "_"
+                    yield " ".join(sent.text.split()), words

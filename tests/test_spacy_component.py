@@ -1,0 +1,170 @@
+"""The spaCy pipeline component `depfs` (depfs.spacy_component), on spacy.blank("en")
+with small models trained on the synthetic treebank."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import depfs
+import numpy as np
+import pytest
+from depfs.datasets import synthetic
+from small_models import small_graph
+
+spacy = pytest.importorskip("spacy")
+from spacy import displacy  # noqa: E402
+from spacy.language import Language  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gold() -> depfs.Treebank:
+    return synthetic(30, seed=11)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """`plain`: a graph parser reading FORM and UPOS; `inside`: the same with a tagger
+    in its file; `tagger`: that tagger; `eager`: an arc-eager parser."""
+    d = tmp_path_factory.mktemp("spacy")
+    train = synthetic(150, seed=2)
+    tagger = depfs.Tagger(epochs=2).fit(train)
+    paths = {k: d / f"{k}.depfs" for k in ("plain", "inside", "tagger", "eager")}
+    small_graph().fit(train).save(paths["plain"])
+    small_graph(tagger=tagger).fit(train).save(paths["inside"])
+    tagger.save(paths["tagger"])
+    depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=2).fit(train).save(paths["eager"])
+    return paths
+
+
+def texts(tb: depfs.Treebank) -> list[str]:
+    return [" ".join(s.forms) for s in tb]
+
+
+def nlp_with(**config: object) -> Language:
+    nlp = spacy.blank("en")
+    nlp.add_pipe(
+        "depfs", config={k: str(v) if isinstance(v, Path) else v for k, v in config.items()}
+    )
+    return nlp
+
+
+def heads_labels(doc) -> tuple[list[int], list[str]]:
+    """CoNLL-U style heads (0 = root, else 1-based) and labels of a one-sentence doc."""
+    return [0 if t.head.i == t.i else t.head.i + 1 for t in doc], [t.dep_ for t in doc]
+
+
+def test_the_factory_is_registered_through_the_entry_point(models: dict[str, Path]):
+    """A fresh interpreter that never imports depfs finds the `depfs` factory."""
+    code = (
+        "import spacy\n"
+        "nlp = spacy.blank('en')\n"
+        f"nlp.add_pipe('depfs', config={{'model': {str(models['inside'])!r}}})\n"
+        "doc = nlp('the cat sleeps .')\n"
+        "print(' '.join(t.dep_ for t in doc))\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert len(res.stdout.split()) == 4
+    from importlib.metadata import entry_points
+
+    found = entry_points()
+    eps = (
+        found.select(group="spacy_factories")
+        if hasattr(found, "select")
+        else found.get("spacy_factories", [])
+    )
+    assert [ep.value for ep in eps if ep.name == "depfs"] == ["depfs.spacy_component:make_depfs"]
+
+
+def test_heads_labels_and_tags_are_those_of_depfs(gold: depfs.Treebank, models: dict[str, Path]):
+    nlp = nlp_with(model=models["inside"])
+    parser = depfs.load(models["inside"])
+    expected = parser.parse(depfs.tokens_to_treebank(s.forms for s in gold), tag=True)
+    docs = list(nlp.pipe(texts(gold)))
+    for doc, s in zip(docs, expected):
+        assert [t.text for t in doc] == s.forms
+        heads, labels = heads_labels(doc)
+        assert heads == list(s.heads) and labels == s.deprels
+        assert [t.pos_ for t in doc] == s.upos and [t.tag_ for t in doc] == s.xpos
+        assert [t.lemma_ for t in doc] == s.lemmas
+        assert [str(t.morph) or "_" for t in doc] == s.feats
+    # One doc at a time gives the same as nlp.pipe.
+    one = nlp(texts(gold)[3])
+    assert heads_labels(one) == heads_labels(docs[3])
+    # An explicit tagger path gives the same tags as the tagger inside.
+    explicit = nlp_with(model=models["plain"], tagger=models["tagger"])(texts(gold)[3])
+    assert [t.pos_ for t in explicit] == [t.pos_ for t in one]
+
+
+def test_tags_set_by_an_earlier_component_are_used(gold: depfs.Treebank, models: dict[str, Path]):
+    upos = {" ".join(s.forms): s.upos for s in gold}
+
+    @Language.component("gold_upos")
+    def gold_upos(doc):
+        for t, tag in zip(doc, upos[doc.text]):
+            t.pos_ = tag
+        return doc
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("gold_upos")
+    nlp.add_pipe("depfs", config={"model": str(models["inside"])})
+    expected = depfs.load(models["plain"]).parse(gold)  # same parser, gold tags
+    for doc, s, g in zip(nlp.pipe(texts(gold)), expected, gold):
+        assert heads_labels(doc) == (list(s.heads), s.deprels)
+        assert [t.pos_ for t in doc] == g.upos and {t.tag_ for t in doc} == {""}
+
+
+def test_untagged_docs_are_refused_unless_allowed(gold: depfs.Treebank, models: dict[str, Path]):
+    with pytest.raises(depfs.errors.MissingColumnsError) as e:
+        nlp_with(model=models["plain"])("the cat sleeps .")
+    message = str(e.value)
+    assert message.startswith("depfs component: the docs leave pos_ empty")
+    assert '"tagger"' in message and '"allow_missing_tags": True' in message
+    doc = nlp_with(model=models["eager"], allow_missing_tags=True)("the cat sleeps .")
+    assert sum(t.head.i == t.i for t in doc) == 1
+    with pytest.raises(ValueError, match="needs a model"):
+        spacy.blank("en").add_pipe("depfs")
+
+
+def test_pipe_parses_a_batch_in_one_call(
+    gold: depfs.Treebank, models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+):
+    nlp = nlp_with(model=models["inside"])
+    parser = nlp.get_pipe("depfs").parser
+    calls: list[int] = []
+    parse = parser.parse
+
+    def counting(tb, *a, **kw):
+        calls.append(len(tb))
+        return parse(tb, *a, **kw)
+
+    monkeypatch.setattr(parser, "parse", counting)
+    docs = list(nlp.pipe(texts(gold), batch_size=8))
+    assert calls == [8, 8, 8, 6] and len(docs) == 30
+
+
+def test_sentences_whitespace_and_displacy(gold: depfs.Treebank, models: dict[str, Path]):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.add_pipe("depfs", config={"model": str(models["inside"])})
+    a, b = texts(gold)[:2]
+    doc = nlp(f"{a}  {b}\n\n")
+    # The sentencizer starts sentences at the whitespace tokens: " " begins the second
+    # and attaches to the word after it; the final "\n\n" is a sentence of its own.
+    assert [s.text.strip() for s in doc.sents] == [a, b, ""]
+    spaces = [t for t in doc if t.is_space]
+    assert len(spaces) == 2 and all(t.dep_ == "dep" for t in spaces)
+    assert spaces[0].head.i == spaces[0].i + 1 and spaces[1].head.i == spaces[1].i
+    roots = [t.i for t in doc if t.head.i == t.i and not t.is_space]
+    assert len(roots) == 2
+    # Without a sentencizer, a space inside the doc attaches to the word before it.
+    plain = nlp_with(model=models["inside"])(f"{a}  {b}")
+    space = next(t for t in plain if t.is_space)
+    assert space.head.i == space.i - 1 and space.dep_ == "dep"
+    svg = displacy.render(doc, style="dep", jupyter=False)
+    assert svg.count("displacy-arrow") >= len(doc) - 2 and doc[roots[0]].dep_ != ""
+    # A doc without sentence starts is one sentence; heads stay inside it.
+    heads = np.array([t.head.i for t in nlp_with(model=models["inside"])(f"{a} {b}")])
+    assert heads.max() < len(a.split()) + len(b.split())

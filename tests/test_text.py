@@ -1,0 +1,221 @@
+"""Text input (depfs.text): horizontal and vertical text, raw text through spaCy, format
+detection, `depfs parse/tag --input/--tokenizer`, and errors naming file and line."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import sys
+from pathlib import Path
+
+import depfs
+import pytest
+from click.testing import CliRunner
+from depfs.cli import main
+from depfs.datasets import synthetic
+from depfs.text import detect_format
+
+HAS_SPACY = importlib.util.find_spec("spacy") is not None
+needs_spacy = pytest.mark.skipif(not HAS_SPACY, reason="spaCy is not installed")
+
+
+@pytest.fixture(scope="module")
+def gold() -> depfs.Treebank:
+    return synthetic(60, seed=5)
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory: pytest.TempPathFactory, gold: depfs.Treebank) -> dict[str, Path]:
+    """A parser that reads forms only, one that reads UPOS too, and a tagger."""
+    d = tmp_path_factory.mktemp("text")
+    train = synthetic(150, seed=1)
+    paths = {k: d / f"{k}.depfs" for k in ("forms", "tags", "tagger")}
+    forms = "form(QUEUE_0)\nform(STACK_0)\nform(STACK_0) & form(QUEUE_0)"
+    depfs.ArcEagerParser(forms, epochs=2).fit(train).save(paths["forms"])
+    depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=2).fit(train).save(paths["tags"])
+    depfs.Tagger(epochs=2).fit(train).save(paths["tagger"])
+    return paths
+
+
+def horizontal(tb: depfs.Treebank) -> str:
+    return "".join(" ".join(s.forms) + "\n" for s in tb)
+
+
+def vertical(tb: depfs.Treebank) -> str:
+    return "".join("\n".join(s.forms) + "\n\n" for s in tb)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("# sent_id = 1\n1\tDogs\t_\t_\t_\t_\t0\troot\t_\t_\n\n", "conllu"),
+        ("1\tbad\n", "conllu"),  # malformed CoNLL-U: its reader says what is wrong
+        ("1-2\tdu\t_\n", "conllu"),
+        ("Dogs bark .\nCats sleep .\n", "horizontal"),
+        ("# hashtags lead\nDogs bark .\n", "horizontal"),
+        ("Dogs\nbark\n.\n\nCats\n", "vertical"),
+        ("Dogs\n", "vertical"),
+        ("", "conllu"),
+        ("\n\n", "conllu"),
+    ],
+)
+def test_detect_format(text: str, expected: str):
+    assert detect_format(text.splitlines(keepends=True)) == expected
+
+
+def test_horizontal_and_vertical_give_the_words_with_sent_id_and_text(
+    tmp_path: Path, gold: depfs.Treebank
+):
+    h, v = tmp_path / "h.txt", tmp_path / "v.txt"
+    h.write_text("  " + horizontal(gold).replace(" ", "  \t", 3) + "\n\n")  # extra spaces
+    v.write_text("\n\n" + vertical(gold).replace("\n\n", "\n \n\n", 2))  # extra blank lines
+    for tb in (depfs.read_text(h), depfs.read_text(v), depfs.read_text(h, "horizontal")):
+        assert len(tb) == len(gold)
+        for i, (s, g) in enumerate(zip(tb, gold), 1):
+            assert s.forms == g.forms
+            assert s.sent_id == str(i) and s.text == " ".join(g.forms)
+            assert set(s.upos) == {"_"} and list(s.heads) == [-1] * len(s)
+        assert tb.filled_columns() == ["FORM"]
+    assert depfs.text_to_treebank(horizontal(gold)).to_string() == tb.to_string()
+    assert depfs.tokens_to_treebank([g.forms for g in gold]).to_string() == tb.to_string()
+    # Forced formats read every line by their own rule.
+    h.write_text(horizontal(gold))
+    assert len(depfs.read_text(h, "vertical")) == 1
+    gz = tmp_path / "h.txt.gz"
+    gz.write_bytes(gzip.compress(h.read_bytes()))
+    assert depfs.read_text(gz).to_string() == tb.to_string()
+    assert len(depfs.read_text(v, "horizontal")) == gold.n_words
+
+
+def test_bad_text_names_the_file_and_line(tmp_path: Path):
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"Dogs bark .\nCats \xff sleep .\n")
+    with pytest.raises(depfs.errors.FormatError, match=r"bad\.txt:2: invalid UTF-8"):
+        depfs.read_text(bad)
+    tabbed = tmp_path / "tab.txt"
+    tabbed.write_text("Dogs\nbark\n\nCats\tNOUN\n")
+    with pytest.raises(depfs.errors.FormatError, match=r"tab\.txt:4: a tab inside the token"):
+        depfs.read_text(tabbed, "vertical")
+    with pytest.raises(ValueError, match="unknown input format 'xml'"):
+        depfs.text_to_treebank("a b", "xml")
+    with pytest.raises(depfs.errors.FormatError, match="sentence 2: token 'a\\\\tb'"):
+        depfs.tokens_to_treebank([["ok"], ["a\tb"]])
+
+
+def test_parse_text_files_with_a_note_on_the_detected_format(
+    tmp_path: Path, gold: depfs.Treebank, models: dict[str, Path]
+):
+    parser = depfs.load(models["forms"])
+    expected = parser.parse(depfs.tokens_to_treebank([g.forms for g in gold])).to_string()
+    for name, text, fmt in (
+        ("h.txt", horizontal(gold), "horizontal"),
+        ("v.txt", vertical(gold), "vertical"),
+    ):
+        path = tmp_path / name
+        path.write_text(text)
+        res = CliRunner().invoke(main, ["parse", str(models["forms"]), str(path)])
+        assert res.exit_code == 0, res.output
+        note = f"depfs: note: {path}: read as {fmt} text"
+        assert res.stderr.count("\n") == 1 and res.stderr.startswith(note)
+        assert res.stdout == expected
+        res = CliRunner().invoke(main, ["parse", str(models["forms"]), str(path), "--input", fmt])
+        assert res.exit_code == 0 and res.stderr == "" and res.stdout == expected
+        stdin = CliRunner().invoke(main, ["parse", str(models["forms"])], input=text)
+        assert stdin.stdout == expected and f"<stdin>: read as {fmt} text" in stdin.stderr
+    gz = tmp_path / "h.txt.gz"
+    gz.write_bytes(gzip.compress(horizontal(gold).encode()))
+    res = CliRunner().invoke(main, ["parse", str(models["forms"]), str(gz)])
+    assert res.stdout == expected and "read as horizontal text" in res.stderr
+    # Several files: one note each, outputs in --out-dir.
+    out = tmp_path / "out"
+    out.mkdir()
+    res = CliRunner().invoke(
+        main,
+        [
+            "parse",
+            str(models["forms"]),
+            str(tmp_path / "h.txt"),
+            str(tmp_path / "v.txt"),
+            "--out-dir",
+            str(out),
+        ],
+    )
+    assert res.exit_code == 0, res.output
+    assert res.stderr.count("read as") == 2
+    assert (out / "h.txt").read_text() == (out / "v.txt").read_text() == expected
+
+
+def test_words_only_input_is_refused_by_a_parser_that_reads_tags(
+    tmp_path: Path, gold: depfs.Treebank, models: dict[str, Path]
+):
+    path = tmp_path / "h.txt"
+    path.write_text(horizontal(gold))
+    res = CliRunner().invoke(
+        main, ["parse", str(models["tags"]), str(path), "--input", "horizontal"]
+    )
+    assert res.exit_code == 2
+    line = res.stderr.strip()
+    assert line.count("\n") == 0 and line.startswith(f"depfs: error: {path}: horizontal text")
+    assert "reads UPOS" in line and "--tagger" in line and "--allow-missing-tags" in line
+    res = CliRunner().invoke(
+        main, ["parse", str(models["tags"]), "--input", "vertical"], input=vertical(gold)
+    )
+    assert res.exit_code == 2 and "<stdin>: vertical text gives words only" in res.stderr
+    # With a tagger: tagged, then parsed, as in Python.
+    tagger, parser = depfs.load(models["tagger"]), depfs.load(models["tags"])
+    words = depfs.tokens_to_treebank([g.forms for g in gold])
+    expected = parser.parse(tagger.tag(words)).to_string()
+    res = CliRunner().invoke(
+        main, ["parse", str(models["tags"]), str(path), "--tagger", str(models["tagger"])]
+    )
+    assert res.exit_code == 0 and res.stdout == expected
+    # depfs tag reads text too.
+    res = CliRunner().invoke(
+        main, ["tag", str(models["tagger"]), "--input", "vertical"], input=vertical(gold)
+    )
+    assert res.exit_code == 0 and res.stdout == tagger.tag(words).to_string()
+
+
+def test_tokenizer_without_spacy_says_how_to_install_it(
+    tmp_path: Path, models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+):
+    from depfs import pipeline
+
+    monkeypatch.setitem(sys.modules, "spacy", None)  # import spacy raises ImportError
+    monkeypatch.setattr(pipeline, "_TOKENIZERS", {})
+    raw = tmp_path / "raw.txt"
+    raw.write_text("Dogs bark.")
+    res = CliRunner().invoke(
+        main, ["parse", str(models["forms"]), str(raw), "--tokenizer", "spacy:en"]
+    )
+    assert res.exit_code == 2
+    assert res.stderr.count("\n") == 1 and "pip install 'depfs[spacy]'" in res.stderr
+    res = CliRunner().invoke(
+        main, ["tag", str(models["tagger"]), "--tokenizer", "spacy:en", "--input", "vertical"]
+    )
+    assert res.exit_code == 2 and "leave out --input vertical" in res.stderr
+
+
+@needs_spacy
+def test_raw_text_through_a_spacy_blank_tokenizer(tmp_path: Path, models: dict[str, Path]):
+    raw = tmp_path / "raw.txt"
+    raw.write_text('Dogs bark. The cat sleeps\non  the "mat"!\n\nA new paragraph')
+    res = CliRunner().invoke(
+        main, ["parse", str(models["forms"]), str(raw), "--tokenizer", "spacy:en"]
+    )
+    assert res.exit_code == 0 and res.stderr == "", res.output
+    tb = depfs.Treebank.from_string(res.stdout)
+    assert [s.text for s in tb] == ["Dogs bark.", 'The cat sleeps on the "mat"!', "A new paragraph"]
+    assert tb[1].forms == ["The", "cat", "sleeps", "on", "the", '"', "mat", '"', "!"]
+    assert tb[1].misc[5:8] == ["SpaceAfter=No"] * 3 and tb[1].misc[4] == "_"
+    assert [s.sent_id for s in tb] == ["1", "2", "3"] and all(h >= 0 for h in tb[1].heads)
+    for lang in ("zz", ""):
+        res = CliRunner().invoke(
+            main, ["parse", str(models["forms"]), str(raw), "--tokenizer", f"spacy:{lang}"]
+        )
+        assert res.exit_code == 2 and res.stderr.count("\n") == 1 and "--tokenizer" in res.stderr
+    assert depfs.text_to_treebank("Dogs bark. Cats sleep.", tokenizer="spacy:en")[1].forms == [
+        "Cats",
+        "sleep",
+        ".",
+    ]
