@@ -207,6 +207,9 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         outs[name] = out.read_bytes()
     assert outs["full"] == outs["plain"]
     assert outs["never"] == outs["full"]
+    res = run(main, ["info", str(tmp_path / "d.depfs")])
+    assert res.exit_code == 0 and "dynfs:         groups of 1, 2, 1; policy threshold" in res.output
+    assert "dynfs:" not in run(main, ["info", str(tmp_path / "p.depfs")]).output
     for args, msg in [
         (["parse", str(tmp_path / "p.depfs"), str(dev), "--no-dynfs"], "not trained with --dynfs"),
         (["parse", str(tmp_path / "d.depfs"), str(dev), "--scores"], "--no-dynfs"),

@@ -995,6 +995,19 @@ def info_command(model: str, as_json: bool) -> None:
             f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; "
             f"trained at {p['train']:g} (prefix-margin model: depfs parse/tag --margin)"
         )
+    if d.get("dynfs"):
+        dy = d["dynfs"]
+        chosen = d["training"].get("dynfs") or {}
+        dev = (
+            f"; dev UAS {chosen['dev_uas']:.2f} (full {chosen['full_dev_uas']:.2f}) at "
+            f"{chosen['dev_cost']:.1f}% of the templates"
+            if chosen
+            else ""
+        )
+        click.echo(
+            f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}; policy threshold "
+            f"{dy['threshold']:g}{dev} (depfs parse --policy-threshold, --no-dynfs)"
+        )
     if d.get("tagger"):
         tg = d["tagger"]
         tt = tg["training"].get("train", {})

@@ -70,7 +70,16 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         "tagger": None if tagger is None else _tagger_info(tagger._model()),
         # A prefix-margin model's margins (Strubell et al. 2015): train, accurate, fast.
         "margin_presets": getattr(m, "margin_presets", None),
+        # A DynFS model's groups and policy threshold (He et al. 2013).
+        "dynfs": _dynfs_info(getattr(m, "dynfs", None)),
     }
+
+
+def _dynfs_info(d: Any) -> dict[str, Any] | None:
+    if d is None:
+        return None
+    groups, _, threshold = d
+    return {"groups": [len(g) for g in groups], "threshold": threshold}
 
 
 def _tagger_info(t: Any) -> dict[str, Any]:

@@ -1,0 +1,175 @@
+"""Dynamic feature selection for the graph parser (He, Daumé & Eisner 2013), their Table 1.
+
+Trains (or loads, --model) a first-order DynFS model on en_ewt train (or --treebank) with
+dev for the epochs kept and the policy: `depfs train --parser graph --dynfs` in one
+process, timed (full model, prefix-trained model of the rounds, fold parsers, DAgger).
+Then parses test on one thread — each setting best of --reps runs in CPU time, taken in
+turn with the full model's parse so each speed-up is a paired ratio; CoNLL-U in memory —
+and prints: the full model; DynFS at the threshold chosen on dev and around it; the
+expert policy (locks exactly the gold arcs: an upper bound); the Amdahl bound (lock every
+arc after the first group: T₁, one CLE decode and the labeler); static prefixes (the
+first k templates of the rounds' model on every arc, one CLE decode). Columns: speed-up,
+cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
+UAS(F) (punctuation included), LAS, words/s. Also the length dictionary's pruning on dev.
+Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UAS
+against words/s (dynamic thresholds against static prefixes).
+
+    python -m benches.bench_dynfs [--treebank en_ewt] [--model M] [--reps 3] [--plot PNG]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import depfs
+from depfs import evaluate
+
+from .bench_arceager import data_dir
+
+OUT = Path("bench-results")
+PREFIXES = (1, 2, 5, 9, 20, 40, 80, 120)
+OFFSETS = (-1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+
+
+def timed(parse: Any, test: Any, reps: int, full: Any) -> tuple[float, float, Any]:
+    """Best CPU time of `reps` runs of `parse(test)`, the same for `full(test)` run in
+    turn with it (pairing cancels the machine's drift), and the last result."""
+    best, best_full, out = float("inf"), float("inf"), None
+    for _ in range(reps):
+        t0 = time.process_time()
+        out = parse(test)
+        best = min(best, time.process_time() - t0)
+        t0 = time.process_time()
+        full(test)
+        best_full = min(best_full, time.process_time() - t0)
+    return best, best_full, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--treebank", default="en_ewt")
+    ap.add_argument("--model", help="A model trained with --dynfs (else trained here).")
+    ap.add_argument("--groups", default="first_order_en_ewt")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--plot")
+    args = ap.parse_args()
+    d = data_dir() / args.treebank
+    train, dev, test = (depfs.read_conllu(d / f"{p}.conllu") for p in ("train", "dev", "test"))
+    OUT.mkdir(exist_ok=True)
+    train_s = None
+    if args.model:
+        parser = depfs.load(args.model)
+    else:
+        t0 = time.time()
+        parser = depfs.GraphParser(dynfs=True, groups=args.groups)
+        parser.fit(train, dev, report=lambda line: print("  " + line, flush=True))
+        train_s = time.time() - t0
+        parser.save(OUT / f"dynfs_{args.treebank}.depfs")
+        print(f"trained in {train_s / 60:.1f} min (wall)")
+    model = parser.model_
+    groups, weights, threshold = model.dynfs
+    k = len(groups)
+    n_templates = sum(len(g) for g in groups)
+    prune = model.length_dict_stats(dev)
+    full_parse = lambda tb: model.parse(tb, 1)  # noqa: E731
+    gold_uas = evaluate(test, full_parse(test)).uas
+    rows: list[dict[str, Any]] = []
+
+    def add(name: str, parse: Any, kind: str, **extra: Any) -> None:
+        secs, full_secs, out = timed(parse, test, args.reps, full_parse)
+        parsed, st = out if isinstance(out, tuple) else (out, None)
+        sc = evaluate(test, parsed)
+        row = {
+            "setting": name,
+            "kind": kind,
+            "speedup": full_secs / secs,
+            "cost": 100 * st["cost"] if st else 100.0,
+            "uas": sc.uas,
+            "las": sc.las,
+            "full_uas": gold_uas,
+            "words_per_s": test.n_words / secs,
+            **extra,
+        }
+        if st:
+            row.update(fails=st["fails"], rounds=st["rounds"] / max(1, st["sentences"]))
+        rows.append(row)
+        print(
+            f"{name:<34} {row['speedup']:5.2f}x  cost {row['cost']:5.1f}%  "
+            f"UAS {sc.uas:.2f} (full {gold_uas:.2f})  LAS {sc.las:.2f}  "
+            f"{row['words_per_s']:8.0f} w/s",
+            flush=True,
+        )
+
+    def dyn(**kw: Any) -> Any:
+        return lambda tb: model.run_dynfs(tb, **kw)[:2]
+
+    print(
+        f"{args.treebank}: {n_templates} arc templates in {k} groups "
+        f"({', '.join(str(len(g)) for g in groups)}); chosen threshold {threshold:g}"
+    )
+    print(
+        f"length dictionary on dev: prunes {100 * prune['other_pruned_share']:.1f}% of the "
+        f"non-gold arcs and {100 * prune['gold_pruned_share']:.2f}% of the gold arcs"
+    )
+    add("full model (Eisner)", full_parse, "full")
+    for off in OFFSETS:
+        t = threshold + off
+        name = f"DynFS threshold {t:g}" + (" (dev)" if off == 0 else "")
+        add(name, dyn(threshold=t), "dynfs", threshold=t)
+    add("expert policy (upper bound)", dyn(expert=True), "expert")
+    add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
+    for p in PREFIXES:
+        if p < n_templates:
+            g = [list(range(p)), list(range(p, n_templates))]
+            zero = [0.0] * (12 + 2 * len(g))
+            add(f"static prefix {p}", dyn(groups=g, weights=zero, threshold=-1e6), "static", k=p)
+    result = {
+        "treebank": args.treebank,
+        "groups": [len(g) for g in groups],
+        "threshold": threshold,
+        "prune": prune,
+        "train_seconds": train_s,
+        "training": parser.training_info().get("dynfs"),
+        "rows": rows,
+    }
+    out = OUT / f"dynfs_{args.treebank}.json"
+    out.write_text(json.dumps(result, indent=1))
+    print(f"wrote {out}")
+    if args.plot:
+        plot(rows, args.treebank, args.plot)
+
+
+def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for kind, style, label in [
+        ("static", "s--", "static prefix (first k templates)"),
+        ("dynfs", "o-", "DynFS (policy threshold)"),
+    ]:
+        pts = sorted((r["words_per_s"], r["uas"]) for r in rows if r["kind"] == kind)
+        if pts:
+            ax.plot(*zip(*pts), style, label=label)
+    for kind, marker, label in [("full", "*", "full model"), ("expert", "^", "expert policy")]:
+        for r in rows:
+            if r["kind"] == kind:
+                ax.plot(r["words_per_s"], r["uas"], marker, markersize=11, label=label)
+    ax.set_xlabel("words/s (one thread)")
+    ax.set_ylabel("test UAS")
+    ax.set_title(f"He et al. (2013) dynamic feature selection, {treebank}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
