@@ -125,7 +125,7 @@ def main() -> None:
     for p in PREFIXES:
         if p < n_templates:
             g = [list(range(p)), list(range(p, n_templates))]
-            zero = [0.0] * (12 + 2 * len(g))
+            zero = [0.0] * depfs._core.dynfs_n_features(len(g))
             add(f"static prefix {p}", dyn(groups=g, weights=zero, threshold=-1e6), "static", k=p)
     result = {
         "treebank": args.treebank,

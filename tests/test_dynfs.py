@@ -155,7 +155,10 @@ def test_the_expert_policy_is_the_upper_bound(
     groups = dynfs.model_.dynfs[0]
     parsed, st, x, y = dynfs.model_.run_dynfs(dev, groups=groups, expert=True, record=True)
     assert depfs.evaluate(dev, parsed).uas >= depfs.evaluate(dev, dynfs.parse(dev)).uas
-    assert x.shape == (st["decisions"], 12 + 2 * len(groups)) and x.dtype == np.float32
+    assert (
+        x.shape == (st["decisions"], depfs._core.dynfs_n_features(len(groups)))
+        and x.dtype == np.float32
+    )
     assert int(y.sum()) == st["locks"]
 
 

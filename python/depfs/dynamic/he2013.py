@@ -170,7 +170,7 @@ def train_policy(
     full_uas = _uas(dev, reference.parse(dev, threads=threads))
     k = len(groups)
     # The dev model: the full model with the rounds' weights (its policy changes below).
-    full = reference.with_dynfs(groups, [0.0] * (12 + 2 * k), 0.0, rounds)
+    full = reference.with_dynfs(groups, [0.0] * _core.dynfs_n_features(k), 0.0, rounds)
     parsed, st, _, _ = full.run_dynfs(dev, expert=True, threads=threads)
     expert_uas, expert_cost = _uas(dev, parsed), 100 * st["cost"]
     say(

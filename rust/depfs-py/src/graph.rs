@@ -31,6 +31,12 @@ fn model_file_header(py: Python<'_>, path: PathBuf) -> PyResult<(u32, String)> {
     py.detach(|| container::peek(&path)).py_err(py)
 }
 
+/// Number of policy features of a DynFS model with `groups` groups (He et al. 2013 §5.4).
+#[pyfunction]
+fn dynfs_n_features(groups: usize) -> usize {
+    n_features(groups)
+}
+
 /// A trained graph-based parser (weights live in Rust).
 #[pyclass(name = "GraphModel", module = "depfs._core", frozen)]
 pub struct PyGraphModel {
@@ -496,6 +502,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraphModel>()?;
     m.add_class::<PyGraphTrainer>()?;
     m.add_function(wrap_pyfunction!(model_kind, m)?)?;
+    m.add_function(wrap_pyfunction!(dynfs_n_features, m)?)?;
     m.add_function(wrap_pyfunction!(model_file_header, m)?)?;
     m.add("GRAPH_MAX_EXACT_WORDS", depfs_core::graph::MAX_EXACT_WORDS)?;
     m.add("GRAPH_CHUNK_WORDS", depfs_core::graph::CHUNK_WORDS)?;

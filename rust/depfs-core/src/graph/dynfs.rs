@@ -37,11 +37,11 @@ use serde::{Deserialize, Serialize};
 const BATCH: usize = 32;
 
 /// Policy features before the per-group ones (see [`policy_features`]).
-pub const BASE_FEATURES: usize = 12;
+pub const BASE_FEATURES: usize = 15;
 
 /// Number of policy features for `k` groups.
 pub fn n_features(k: usize) -> usize {
-    BASE_FEATURES + 2 * k
+    BASE_FEATURES + 3 * k
 }
 
 /// A model's dynamic feature selection: its template groups and lock/add policy.
@@ -187,11 +187,15 @@ fn sigmoid(x: f64) -> f64 {
 }
 
 /// He et al. §5.4: the meta-features of tree arc h → m before group `next` (0-based,
-/// ≥ 1) is added, into `out` ([`n_features`]`(k)` floats):
+/// ≥ 1) is added, into `out` ([`n_features`]`(k)` floats). Raw score differences are
+/// clipped to ±20 and scaled to ±1 ("raw" below); σ is the logistic function.
 /// 0 bias; 1 σ(score); 2 σ(score before the last group); 3 σ(score) − σ(best rival)
-/// (1 without a rival); 4 score − best rival, clipped to ±20 and scaled to ±1;
-/// 5 heads left for m (/20, at most 1); 6 ROOT arc; 7–11 distance |h − m| in 1, 2,
-/// 3–4, 5–8, > 8; then the next group one-hot (k) and feature 3 times that one-hot (k).
+/// (1 without a rival); 4 raw margin to the best rival (1 without); 5 heads left for m
+/// (/20, at most 1); 6 ROOT arc; 7–11 distance |h − m| in 1, 2, 3–4, 5–8, > 8; 12 raw
+/// change of the score with the last group; 13 raw margin before the last group (1
+/// without a rival); 14 h was the best head before the last group too; then the next
+/// group one-hot (k), feature 3 times it (k) and feature 4 times it (k). The margin is
+/// the most telling (their §5.4); the rest say how stable it is and where.
 fn policy_features(
     o: &OpenSentence,
     d: &DynSent,
@@ -203,26 +207,38 @@ fn policy_features(
 ) {
     let n1 = o.n1();
     let row = &o.scores[m * n1..(m + 1) * n1];
-    let s = row[h];
-    let rival = (0..n1).filter(|&g| g != h && g != m).map(|g| row[g]).fold(f64::NEG_INFINITY, f64::max);
-    let (margin, raw) = if rival.is_finite() {
-        (sigmoid(s) - sigmoid(rival), ((s - rival).clamp(-20.0, 20.0)) / 20.0)
+    let prev = &d.prev[m * n1..(m + 1) * n1];
+    let (s, sp) = (row[h], prev[h]);
+    let best_other = |r: &[f64]| {
+        (0..n1)
+            .filter(|&g| g != h && g != m && row[g].is_finite())
+            .map(|g| r[g])
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    let (rival, rival_prev) = (best_other(row), best_other(prev));
+    let raw = |x: f64| (x.clamp(-20.0, 20.0) / 20.0) as f32;
+    let (margin, raw_margin, raw_prev) = if rival.is_finite() {
+        ((sigmoid(s) - sigmoid(rival)) as f32, raw(s - rival), raw(sp - rival_prev))
     } else {
-        (1.0, 1.0)
+        (1.0, 1.0, 1.0)
     };
     out.clear();
     out.resize(n_features(k), 0.0);
     out[0] = 1.0;
     out[1] = sigmoid(s) as f32;
-    out[2] = sigmoid(d.prev[m * n1 + h]) as f32;
-    out[3] = margin as f32;
-    out[4] = raw as f32;
+    out[2] = sigmoid(sp) as f32;
+    out[3] = margin;
+    out[4] = raw_margin;
     out[5] = (d.alive[m] as f32 / 20.0).min(1.0);
     out[6] = if h == 0 { 1.0 } else { 0.0 };
     let dist = h.abs_diff(m);
     out[7 + [0, 0, 1, 2, 2, 3, 3, 3, 3].get(dist).copied().unwrap_or(4)] = 1.0;
+    out[12] = raw(s - sp);
+    out[13] = raw_prev;
+    out[14] = if !rival.is_finite() || sp >= rival_prev { 1.0 } else { 0.0 };
     out[BASE_FEATURES + next] = 1.0;
-    out[BASE_FEATURES + k + next] = margin as f32;
+    out[BASE_FEATURES + k + next] = margin;
+    out[BASE_FEATURES + 2 * k + next] = raw_margin;
 }
 
 impl<W: WeightTable> GraphModel<W> {
