@@ -38,6 +38,13 @@ def fold_bounds(n_sentences: int, folds: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
+def sentences_treebank(parts: list[str]) -> _core.Treebank:
+    """A treebank of sentences in CoNLL-U text (``Sentence.to_string()``) from a treebank
+    read already: what its reading accepted is accepted again."""
+    text = "".join(parts)
+    return _core.Treebank.from_string(text, multiple_roots=True, allow_blank_heads=True)
+
+
 def jackknife(
     treebank: _core.Treebank,
     folds: int = 10,
@@ -57,14 +64,9 @@ def jackknife(
     wanted = [c for c in COLUMNS if c in set(treebank.filled_columns())]
     sentences = [s.to_string() for s in treebank]
 
-    def read(parts: list[str]) -> _core.Treebank:
-        # Sentences of a treebank that was read already: accept what its reading did.
-        text = "".join(parts)
-        return _core.Treebank.from_string(text, multiple_roots=True, allow_blank_heads=True)
-
     tagged: list[str] = []
     for k, (start, end) in enumerate(bounds, 1):
-        rest = read(sentences[:start] + sentences[end:])
+        rest = sentences_treebank(sentences[:start] + sentences[end:])
         tagger = Tagger(templates, epochs=epochs, random_state=random_state)
         report: Any = None if on_epoch is None else (lambda row, k=k: on_epoch(k, row))
         tagger.fit(rest, on_epoch=report)
@@ -75,5 +77,5 @@ def jackknife(
                 f"{', '.join(lost)} empty on most words, so their tagger cannot predict it; "
                 "the fold would keep its own tags (use fewer folds)"
             )
-        tagged.append(tagger.tag(read(sentences[start:end]), threads).to_string())
-    return read(tagged)
+        tagged.append(tagger.tag(sentences_treebank(sentences[start:end]), threads).to_string())
+    return sentences_treebank(tagged)

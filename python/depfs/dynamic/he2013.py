@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..jackknifing import fold_bounds
+from ..jackknifing import fold_bounds, sentences_treebank
 from ..templates import TemplateSet, resolve_templates
 
 __all__ = [
@@ -128,13 +128,8 @@ def _uas(gold: _core.Treebank, parsed: _core.Treebank) -> float:
 def _split(treebank: _core.Treebank, folds: int) -> list[tuple[_core.Treebank, _core.Treebank]]:
     """(other folds, fold) for each of `folds` contiguous folds."""
     sentences = [s.to_string() for s in treebank]
-
-    def read(parts: list[str]) -> _core.Treebank:
-        text = "".join(parts)
-        return _core.Treebank.from_string(text, multiple_roots=True, allow_blank_heads=True)
-
     return [
-        (read(sentences[:a] + sentences[b:]), read(sentences[a:b]))
+        (sentences_treebank(sentences[:a] + sentences[b:]), sentences_treebank(sentences[a:b]))
         for a, b in fold_bounds(len(treebank), folds)
     ]
 
