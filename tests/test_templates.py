@@ -28,6 +28,7 @@ SHIPPED = [
     "arc_eager_en_ewt",
     "first_order_en_ewt",
     "tagger_en_ewt",
+    "dynfs_en_ewt",
 ]
 
 

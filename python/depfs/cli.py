@@ -229,7 +229,7 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "groups_path",
     default=None,
     help="With --dynfs: the template groups, a groups file (depfs select groups) or set "
-    "name [default: first_order_en_ewt]; its templates are the model's arc templates.",
+    "name [default: dynfs_en_ewt]; its templates are the model's arc templates.",
 )
 @click.option(
     "--folds",
@@ -354,7 +354,7 @@ def train(
                 random_state=seed,
                 tagger=own_tagger,
                 dynfs=dynfs,
-                groups=groups_path or "first_order_en_ewt",
+                groups=groups_path or "dynfs_en_ewt",
                 folds=folds,
                 dagger_iterations=dagger_iterations,
             )

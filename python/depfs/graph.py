@@ -75,7 +75,7 @@ class GraphParser(TrainableModel):
         random_state: int = 1,
         tagger: Any = None,
         dynfs: bool = False,
-        groups: str | os.PathLike[str] = "first_order_en_ewt",
+        groups: str | os.PathLike[str] = "dynfs_en_ewt",
         folds: int = 4,
         dagger_iterations: int | None = None,
         dynfs_tolerance: float = 0.2,

@@ -17,6 +17,8 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
     ("first_order_en_ewt", Family::Arc, include_str!("sets/first_order_en_ewt.txt")),
     ("tagger_en_ewt", Family::Token, include_str!("sets/tagger_en_ewt.txt")),
+    // The DynFS groups of the graph parser on en_ewt (He et al. 2013); see the header.
+    ("dynfs_en_ewt", Family::Arc, include_str!("sets/dynfs_en_ewt.txt")),
 ];
 
 /// Names of the shipped sets.
