@@ -159,6 +159,9 @@ pub struct DynRun {
 struct DynSent {
     /// Score of each arc before the last group added to it.
     prev: Vec<f64>,
+    /// With a prefix-trained model for the rounds: the full model's sums of the groups
+    /// added so far (the last round continues from them).
+    full: Vec<f64>,
     heads: Vec<i32>,
     locked: Vec<bool>,
     /// Heads still possible for each modifier.
@@ -241,7 +244,7 @@ fn policy_features(
     out[BASE_FEATURES + 2 * k + next] = raw_margin;
 }
 
-impl<W: WeightTable> GraphModel<W> {
+impl GraphModel {
     /// Parses `tb` with dynamic feature selection (Algorithm 1) under `spec`, deciding
     /// with `decider`; with `record`, keeps every decision's features and the expert's
     /// action (sentences with a complete gold tree only). First order only. Sentences
@@ -278,9 +281,9 @@ impl<W: WeightTable> GraphModel<W> {
     /// [`Self::parse_dynfs`], scoring arcs with the weights `arc_w`; with `switch`, the
     /// last (projective) round scores with the model's own weights instead.
     #[allow(clippy::too_many_arguments)]
-    fn parse_dynfs_with<A: WeightTable>(
+    fn parse_dynfs_with(
         &self,
-        arc_w: &A,
+        arc_w: &QuantizedWeights,
         switch: bool,
         tb: &Treebank,
         spec: &Dynfs,
@@ -315,9 +318,9 @@ impl<W: WeightTable> GraphModel<W> {
     /// Algorithm 1 on sentences `ss`, in lockstep. Per sentence: its parse, statistics,
     /// recorded states and actions.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
-    fn dynfs_batch<A: WeightTable>(
+    fn dynfs_batch(
         &self,
-        arc_w: &A,
+        arc_w: &QuantizedWeights,
         switch: bool,
         tb: &Treebank,
         prep: &Prepared,
@@ -343,6 +346,8 @@ impl<W: WeightTable> GraphModel<W> {
             let n1 = o.n1();
             d.prev.clear();
             d.prev.resize(n1 * n1, 0.0);
+            d.full.clear();
+            d.full.resize(if switch { n1 * n1 } else { 0 }, 0.0);
             d.locked.clear();
             d.locked.resize(n1, false);
             d.gold = gold_heads(tb, s);
@@ -353,6 +358,7 @@ impl<W: WeightTable> GraphModel<W> {
         }
         self.score_round(
             arc_w,
+            switch,
             &mut sc.base.batch[..ss.len()],
             &mut sc.sents[..ss.len()],
             &splits[0],
@@ -370,8 +376,10 @@ impl<W: WeightTable> GraphModel<W> {
                     self.open_pruned(tb, prep, s, false, o);
                     o.todo.clone_from(&o.open);
                     d.stats.evaluated = 0;
+                    d.full.iter_mut().for_each(|v| *v = 0.0);
                     self.score_round(
                         arc_w,
+                        switch,
                         std::slice::from_mut(o),
                         std::slice::from_mut(d),
                         &splits[0],
@@ -449,26 +457,29 @@ impl<W: WeightTable> GraphModel<W> {
             let last = next == k - 1;
             if last && switch {
                 // The projective round is the full model's (He et al. keep a model per
-                // parser): every group, its weights, on the arcs still open.
+                // parser): its sums of the earlier groups, kept while they were scored,
+                // then the last group with its weights, on the arcs still open.
                 for (o, d) in sc.base.batch[..ss.len()].iter_mut().zip(&sc.sents[..ss.len()]) {
                     if d.running {
                         for (i, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
                             if t && op {
-                                o.scores[i] = 0.0;
+                                o.scores[i] = d.full[i];
                             }
                         }
                     }
                 }
                 self.score_round(
                     &self.arc_w,
+                    false,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
-                    &self.arc_split,
-                    total as usize,
+                    &splits[next],
+                    groups[next].len(),
                 );
             } else {
                 self.score_round(
                     arc_w,
+                    switch,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
                     &splits[next],
@@ -516,15 +527,20 @@ impl<W: WeightTable> GraphModel<W> {
 
     /// Adds one group to the arcs each running sentence marked in `todo`, all
     /// sentences in one scoring call. O(a · |group|) for a arcs.
-    fn score_round<A: WeightTable>(
+    /// With `dual`, the same features' scores under the model's own weights go to
+    /// each sentence's `full` sums (no recomputation when the last round switches).
+    #[allow(clippy::too_many_arguments)]
+    fn score_round(
         &self,
-        arc_w: &A,
+        arc_w: &QuantizedWeights,
+        dual: bool,
         os: &mut [OpenSentence],
         ds: &mut [DynSent],
         split: &Split,
         group_len: usize,
     ) {
         let mut items = Vec::with_capacity(os.len());
+        let mut fulls = Vec::with_capacity(if dual { os.len() } else { 0 });
         for (o, d) in os.iter_mut().zip(ds.iter_mut()) {
             if !d.running {
                 continue;
@@ -535,8 +551,12 @@ impl<W: WeightTable> GraphModel<W> {
             }
             d.stats.evaluated += (n * group_len) as u64;
             items.push(score::ToScore { sent: &o.arc, mask: Some(&o.todo), out: &mut o.scores });
+            if dual {
+                fulls.push(&mut d.full);
+            }
         }
-        score::add_arc_scores_batch(&self.arc, arc_w, &mut items, split, None);
+        let second = if dual { Some((&self.arc_w, fulls.as_mut_slice())) } else { None };
+        score::add_arc_scores_dual(&self.arc, arc_w, second, &mut items, split, None);
     }
 }
 

@@ -84,6 +84,25 @@ pub fn add_arc_scores_batch<W: WeightTable>(
     split: &Split,
     counts: Option<&mut TemplateCounts>,
 ) {
+    add_arc_scores_dual(af, w, None, batch, split, counts);
+}
+
+/// A second weight table over the same templates and block sizes, and one score
+/// matrix per sentence it adds to (see [`add_arc_scores_dual`]).
+pub type Second2<'a, 'b, W> = Option<(&'a W, &'a mut [&'b mut Vec<f64>])>;
+
+/// [`add_arc_scores_batch`], and with `second` = (w2, outs2) the same arcs' scores under
+/// the weights `w2` added to `outs2` (one per item): each feature is computed once and
+/// read in both tables (dynamic feature selection keeps the full model's sums while
+/// the rounds score with a prefix-trained model's).
+pub fn add_arc_scores_dual<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    mut second: Second2<'_, '_, W>,
+    batch: &mut [ToScore<'_>],
+    split: &Split,
+    counts: Option<&mut TemplateCounts>,
+) {
     // The surviving arcs of each sentence in row-major order, sentence after sentence.
     let mut arc_h: Vec<usize> = Vec::new();
     let mut arc_m: Vec<usize> = Vec::new();
@@ -102,6 +121,7 @@ pub fn add_arc_scores_batch<W: WeightTable>(
     }
     let n_arcs = arc_h.len();
     let mut acc = vec![0f32; n_arcs];
+    let mut acc2 = vec![0f32; if second.is_some() { n_arcs } else { 0 }];
     // Edge codes of every arc for the four combinations of dir / dist.
     let mut edges: [Vec<u64>; 4] = Default::default();
     for (kind, e) in edges.iter_mut().enumerate() {
@@ -126,9 +146,11 @@ pub fn add_arc_scores_batch<W: WeightTable>(
                     .map(|((&h, &m), &e)| (mix_arc(hp[h], mp[m], e) & mask) as u32),
             );
         }
-        match w.template_block(t) {
-            Block::Dense(block) => gather(block, 1.0, &rows, &mut acc),
-            Block::Quantized { q, scale } => gather(q, scale, &rows, &mut acc),
+        for (table, acc) in [(w, &mut acc)].into_iter().chain(second.as_ref().map(|s| (s.0, &mut acc2))) {
+            match table.template_block(t) {
+                Block::Dense(block) => gather(block, 1.0, &rows, acc),
+                Block::Quantized { q, scale } => gather(q, scale, &rows, acc),
+            }
         }
     }
     let mut n_between = 0u64;
@@ -141,7 +163,11 @@ pub fn add_arc_scores_batch<W: WeightTable>(
                 let (h, m) = (arc_h[i], arc_m[i]);
                 let base = mix_arc(hp[h], mp[m], e[i]);
                 for b in h.min(m) + 1..h.max(m) {
-                    acc[i] += w.get(t, combine(base, item.sent.attrs.get(slot, b as i64)));
+                    let f = combine(base, item.sent.attrs.get(slot, b as i64));
+                    acc[i] += w.get(t, f);
+                    if let Some((w2, _)) = &second {
+                        acc2[i] += w2.get(t, f);
+                    }
                 }
                 n_between += (h.abs_diff(m) - 1) as u64;
             }
@@ -151,23 +177,27 @@ pub fn add_arc_scores_batch<W: WeightTable>(
         let (sent, n1) = (item.sent, item.sent.n1);
         // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand
         // in for "any": these templates ignore the other end and the edge).
-        let mut per_head = vec![0f32; n1];
-        let mut per_mod = vec![0f32; n1];
-        for &t in &split.head_only {
-            for (h, v) in per_head.iter_mut().enumerate() {
-                *v += w.get(t, af.plain(sent, t, h, 1));
+        let tables = [(w, &mut *item.out, &acc)]
+            .into_iter()
+            .chain(second.as_mut().map(|(w2, outs)| (*w2, &mut *outs[k], &acc2)));
+        for (table, out, acc) in tables {
+            let mut per_head = vec![0f32; n1];
+            let mut per_mod = vec![0f32; n1];
+            for &t in &split.head_only {
+                for (h, v) in per_head.iter_mut().enumerate() {
+                    *v += table.get(t, af.plain(sent, t, h, 1));
+                }
             }
-        }
-        for &t in &split.mod_only {
-            for (m, v) in per_mod.iter_mut().enumerate() {
-                *v += w.get(t, af.plain(sent, t, 0, m));
+            for &t in &split.mod_only {
+                for (m, v) in per_mod.iter_mut().enumerate() {
+                    *v += table.get(t, af.plain(sent, t, 0, m));
+                }
             }
-        }
-        let out = &mut *item.out;
-        debug_assert_eq!(out.len(), n1 * n1, "scores must be n1 x n1 (see reset_scores)");
-        for i in starts[k]..starts[k + 1] {
-            let (h, m) = (arc_h[i], arc_m[i]);
-            out[m * n1 + h] += (acc[i] + per_head[h] + per_mod[m]) as f64;
+            debug_assert_eq!(out.len(), n1 * n1, "scores must be n1 x n1 (see reset_scores)");
+            for i in starts[k]..starts[k + 1] {
+                let (h, m) = (arc_h[i], arc_m[i]);
+                out[m * n1 + h] += (acc[i] + per_head[h] + per_mod[m]) as f64;
+            }
         }
     }
     if let Some(c) = counts {

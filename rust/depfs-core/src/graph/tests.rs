@@ -242,7 +242,25 @@ fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
         .zip(outs.iter_mut())
         .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
         .collect();
-    score::add_arc_scores_batch(&af, &q, &mut items, &split, None);
+    // A second table read with the same features: its sums go to outs2, the first
+    // table's are unchanged (checked against one sentence at a time below).
+    let q2 = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 6));
+    let mut outs2: Vec<Vec<f64>> = sents
+        .iter()
+        .zip(&masks)
+        .map(|(sent, mask)| {
+            let mut o = Vec::new();
+            score::reset_scores(sent.n1, Some(mask), &mut o);
+            o
+        })
+        .collect();
+    let mut refs: Vec<&mut Vec<f64>> = outs2.iter_mut().collect();
+    score::add_arc_scores_dual(&af, &q, Some((&q2, refs.as_mut_slice())), &mut items, &split, None);
+    for s in 0..tb.len() {
+        let mut alone = Vec::new();
+        score::arc_scores(&af, &q2, &sents[s], &split, Some(&masks[s]), &mut alone, None);
+        assert_eq!(outs2[s], alone, "second table, sentence {s}");
+    }
     let dq = q.dequantized();
     for s in 0..tb.len() {
         let (mut one, mut dense) = (Vec::new(), Vec::new());
