@@ -46,9 +46,10 @@ class GraphParser(TrainableModel):
     ``dynfs=True``: dynamic feature selection (He, Daumé & Eisner 2013; first order, see
     :mod:`depfs.dynamic.he2013`). The arc templates are then those of ``groups`` (a
     groups file or shipped set with ``# group k`` lines; default the en_ewt groups), one
-    group after the other; ``fit`` trains the full model as usual, then ``folds`` fold
-    parsers and the lock/add policy by DAgger (``dagger_iterations``, default 2 ×
-    folds), and picks the policy and threshold with the fewest templates computed on
+    group after the other; ``fit`` trains the full model as usual, then the model the
+    rounds score with (``prefix_groups``: every group prefix trained as a parser of its
+    own), ``folds`` fold parsers of that kind and the lock/add policy by DAgger
+    (``dagger_iterations``, default 2 × folds), and picks the policy and threshold with the fewest templates computed on
     ``dev`` within ``dynfs_tolerance`` UAS of the full model (``dynfs_result_``). The
     policy is saved in the model file; :meth:`parse` uses it unless ``dynfs=False``.
     """

@@ -150,7 +150,9 @@ impl PyGraphModel {
     ) -> PyResult<PyGraphModel> {
         let arc_w = match prefix {
             None => None,
-            Some(p) if p.inner.templates.arc == self.inner.templates.arc => Some(p.inner.arc_w.clone()),
+            Some(p) if p.inner.templates.arc == self.inner.templates.arc => {
+                Some(Arc::new(p.inner.arc_w.clone()))
+            }
             Some(_) => {
                 return Err(Error::InvalidArgument(
                     "the prefix-trained model has other arc templates than this one".into(),

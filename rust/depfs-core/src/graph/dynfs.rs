@@ -58,8 +58,9 @@ pub struct Dynfs {
     /// Arc weights of a prefix-trained model ([`super::GraphTrainer::set_prefix_groups`])
     /// that the rounds score with instead of the model's own (same templates and block
     /// sizes); stored beside the spec in the model file.
+    /// Shared: a parse call that passes the spec on does not copy the table.
     #[serde(skip)]
-    pub arc_w: Option<QuantizedWeights>,
+    pub arc_w: Option<std::sync::Arc<QuantizedWeights>>,
 }
 
 impl Dynfs {

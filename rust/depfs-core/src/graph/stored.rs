@@ -95,7 +95,7 @@ impl GraphModel {
             Some(d) => container::Model::GraphDynfs(Box::new(GraphDynfsFile {
                 graph: file,
                 dynfs: d.clone(),
-                arc_w: d.arc_w.as_ref().map(WeightsFile::of),
+                arc_w: d.arc_w.as_deref().map(WeightsFile::of),
             })),
         };
         let model = container::with_tagger(model, tagger);
@@ -152,7 +152,7 @@ impl GraphModel {
         let mut dynfs = dynfs;
         if let Some(d) = &mut dynfs {
             if let Some(w) = prefix_w {
-                d.arc_w = Some(weights(w, m.arc.len(), "prefix-trained arc")?);
+                d.arc_w = Some(std::sync::Arc::new(weights(w, m.arc.len(), "prefix-trained arc")?));
             }
             d.check(m.arc.len()).map_err(|e| bad(e.to_string()))?;
         }
