@@ -49,9 +49,10 @@ class GraphParser(TrainableModel):
     group after the other; ``fit`` trains the full model as usual, then the model the
     rounds score with (``prefix_groups``: every group prefix trained as a parser of its
     own), ``folds`` fold parsers of that kind and the lock/add policy by DAgger
-    (``dagger_iterations``, default 2 × folds), and picks the policy and threshold with the fewest templates computed on
-    ``dev`` within ``dynfs_tolerance`` UAS of the full model (``dynfs_result_``). The
-    policy is saved in the model file; :meth:`parse` uses it unless ``dynfs=False``.
+    (``dagger_iterations``, default 2 × folds), and picks the policy and threshold with
+    the fewest templates computed on ``dev`` within ``dynfs_tolerance`` UAS of the full
+    model (``dynfs_result_``). The policy is saved in the model file; :meth:`parse` uses
+    it unless ``dynfs=False``.
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
