@@ -7,7 +7,10 @@ their modifier's arcs, a projective last round) runs in Rust (``GraphModel.run_d
 This module holds what surrounds it:
 
 * the template groups (§4.1): a groups file (``depfs select groups``) whose groups, one
-  after the other, are the model's arc templates;
+  after the other, are the model's arc templates (shipped: ``dynfs_en_ewt``);
+* the rounds' model: a parser of the same templates whose every group prefix is trained
+  (``GraphParser(prefix_groups=...)``), since partial sums of the full model's weights
+  are poor parsers; the last round switches to the full model's weights;
 * DAgger (§5.2–5.3, Algorithm 2): the training sentences are cut into N folds, a parser
   is trained on the other folds for each; iteration i runs policy πᵢ (π₁: the expert,
   which locks exactly the gold arcs) over fold i with that fold's parser, every state it
@@ -15,7 +18,8 @@ This module holds what surrounds it:
   fitted on all of them — a linear classifier over the meta-features of §5.4 (logistic
   regression; they used a linear SVM);
 * the choice on dev (§6.1: "the best policy evaluated on the development set"): each
-  iteration's policy at each threshold of a grid, run with the full model on dev; kept:
+  iteration's policy at each threshold of a grid, run on dev with the rounds' model and
+  the full model's last round; kept:
   the lowest share of templates computed whose dev UAS is within ``tolerance`` of the
   full model's (the most accurate when none is).
 """

@@ -20,10 +20,12 @@
 //! stops as soon as every modifier is locked. Sentences of a batch run their rounds
 //! in lockstep, so a group's weight blocks are read for all of them at once.
 //!
-//! One first-order weight table serves every round: the rounds decode the model's own
-//! scores with CLE, then with Eisner. (The paper keeps a separately trained
-//! non-projective model for the early rounds; sharing one table means a group's scores
-//! are computed once and serve every later round.)
+//! Two weight tables, as the paper keeps a model per parser: the rounds score with a
+//! prefix-trained model ([`Dynfs::arc_w`]; the full model's partial sums are poor
+//! parsers), and each feature of those groups is read in the full model's table too, so
+//! the projective last round continues from the full model's sums and adds only its own
+//! group. A policy that never locks thus gives the full model's parse. Without
+//! `arc_w`, every round uses the model's own table.
 
 use super::chain::OpenSentence;
 use super::score::{self, Split};
