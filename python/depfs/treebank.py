@@ -29,8 +29,10 @@ def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
 
     Graph parser: the head's first-order score minus the best score of another head,
     after decoding (999 when the length dictionary left no other head). Arc-eager: how
-    far the move that attached the word led the best other valid move (0 for a word
-    attached without a scored decision). Low margins flag likely errors."""
+    the closest call among the decisions that could have settled the word's head (those
+    taken while it was the buffer front, or headless on the stack top, the move that
+    attached it included): how far the chosen move led the best other valid move (0 for
+    a word no scored decision concerned). Low margins flag likely errors."""
     out = np.full(treebank.n_words, np.nan, dtype=np.float32)
     i = 0
     for s in treebank:

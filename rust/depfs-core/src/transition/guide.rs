@@ -100,8 +100,8 @@ pub fn gold_label(k: &KindCosts, kind: usize) -> Option<u32> {
 }
 
 /// The model's best valid move and label. With `margins` (indexed by word position),
-/// an arc move also records, for the word it attaches, how far its move's score led
-/// the best other valid move (0 when it had no rival).
+/// each scored decision also lowers the margins of the words whose head it could
+/// settle to its own (see `record_margin`).
 pub struct ModelGuide<'a, W> {
     pub parser: &'a ArcEagerParser<W>,
     pub work: &'a mut Work,
@@ -353,8 +353,11 @@ impl Guide for PrefixLearnGuide<'_> {
     }
 }
 
-/// Records in `margins` (by word position), for an arc move `kind`, how far its score
-/// led the best other valid move (0 without a rival).
+/// Records in `margins` (by word position) the closest call so far among the scored
+/// decisions that could have given a word its head: a decision with a valid rival
+/// counts, by how far the chosen move led the best other valid move, for the buffer
+/// front and for a headless stack top (the two words whose head it can settle). The
+/// caller starts every word at +inf; a word no such decision concerned gets 0.
 fn record_margin(
     margins: Option<&mut Vec<f32>>,
     c: &Configuration,
@@ -363,14 +366,18 @@ fn record_margin(
     valid: &[bool; N_KINDS],
 ) {
     use crate::templates::view::ConfigView;
-    let (Some(m), true) = (margins, kind == LEFT || kind == RIGHT) else { return };
-    let dependent = if kind == LEFT { c.stack(0) } else { c.queue(0) };
-    let rival = (0..N_KINDS)
+    let Some(m) = margins else { return };
+    let Some(rival) = (0..N_KINDS)
         .filter(|&k| k != kind && valid[k])
         .map(|k| scores[k])
-        .fold(None, |a: Option<f32>, s| Some(a.map_or(s, |a| a.max(s))));
-    if let Some(d) = dependent {
-        m[d as usize] = rival.map_or(0.0, |r| scores[kind] - r);
+        .fold(None, |a: Option<f32>, s| Some(a.map_or(s, |a| a.max(s))))
+    else {
+        return;
+    };
+    let d = scores[kind] - rival;
+    let headless_top = c.stack(0).filter(|&w| w != 0 && !c.has_head(w));
+    for w in [c.queue(0), headless_top].into_iter().flatten() {
+        m[w as usize] = m[w as usize].min(d);
     }
 }
 
@@ -386,4 +393,35 @@ pub fn leads_by(scores: &[f32; N_KINDS], valid: &[bool; N_KINDS], margin: f32) -
 pub fn begin(tb: &Treebank, vh: &VocabHashes, s: usize, c: &mut Configuration, work: &mut Work) {
     c.reset(tb.sentences[s].len);
     work.attrs.fill(vh, tb, s);
+}
+
+#[cfg(test)]
+mod margin_tests {
+    use super::*;
+
+    /// The closest call counts for the buffer front and a headless stack top, never for
+    /// a stack top that has its head, and a decision without a valid rival counts for
+    /// nobody.
+    #[test]
+    fn record_margin_keeps_the_closest_call_of_the_words_a_decision_can_settle() {
+        let mut c = Configuration::new(3);
+        apply_kind(&mut c, SHIFT, 0); // stack [0, 1], buffer [2, 3]
+        let mut m = vec![f32::INFINITY; 4];
+        let all = [true; N_KINDS];
+        // SHIFT chosen, 1.5 ahead of the best other valid move: words 1 and 2 are concerned.
+        record_margin(Some(&mut m), &c, SHIFT, &[4.0, 2.5, 1.0, 0.0], &all);
+        assert_eq!(m, [f32::INFINITY, 1.5, 1.5, f32::INFINITY]);
+        // A closer call lowers them; a wider one leaves them.
+        record_margin(Some(&mut m), &c, LEFT, &[0.0, 0.0, 0.5, 0.0], &all);
+        record_margin(Some(&mut m), &c, SHIFT, &[9.0, 0.0, 0.0, 0.0], &all);
+        assert_eq!(m, [f32::INFINITY, 0.5, 0.5, f32::INFINITY]);
+        // Word 2 attached to 1 (RIGHT): stack [0, 1, 2] with 2 headed, buffer [3].
+        apply_kind(&mut c, RIGHT, 0);
+        record_margin(Some(&mut m), &c, REDUCE, &[0.0, 0.25, 0.0, 0.0], &all);
+        assert_eq!(m, [f32::INFINITY, 0.5, 0.5, 0.25]);
+        // Only one valid move: no rival, nothing recorded.
+        let only_shift = [true, false, false, false];
+        record_margin(Some(&mut m), &c, SHIFT, &[0.0, 9.0, 9.0, 9.0], &only_shift);
+        assert_eq!(m, [f32::INFINITY, 0.5, 0.5, 0.25]);
+    }
 }

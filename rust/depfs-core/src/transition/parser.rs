@@ -640,9 +640,11 @@ impl<W: WeightTable> ArcEagerParser<W> {
         Ok(self.parse_scored(tb, threads, false)?.0)
     }
 
-    /// [`Self::parse`], and with `margins` the margin of each word's arc (flat over the
-    /// treebank's words): how far the move that attached it led the best other valid
-    /// move; 0 for a word attached without a scored decision.
+    /// [`Self::parse`], and with `margins` the margin of each word's head (flat over the
+    /// treebank's words): the closest call among the scored decisions that could have
+    /// settled it (the word at the buffer front, or headless on the stack top), by how
+    /// far the chosen move led the best other valid move; 0 for a word no scored
+    /// decision concerned.
     pub fn parse_scored(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
         let (parsed, m, _) = self.parse_with(tb, threads, margins, None)?;
         Ok((parsed, m))
@@ -672,9 +674,10 @@ impl<W: WeightTable> ArcEagerParser<W> {
                     .map(|s| {
                         let n1 = tb.sentences[s].len as usize + 1;
                         m.clear();
-                        m.resize(n1, 0.0);
+                        m.resize(n1, f32::INFINITY);
                         let mut counts = PrefixCounts::default();
                         self.parse_into(tb, &vh, s, c, work, margins.then_some(&mut *m), margin, &mut counts);
+                        m.iter_mut().filter(|x| x.is_infinite()).for_each(|x| *x = 0.0);
                         (c.heads()[1..].to_vec(), c.labels()[1..].to_vec(), m[1..].to_vec(), counts)
                     })
                     .collect()
