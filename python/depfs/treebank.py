@@ -27,12 +27,14 @@ def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
     """Each word's ``Margin=`` from MISC (written by ``parse(..., scores=True)`` or
     ``depfs parse --scores``), flat over the words; NaN where a word has none.
 
-    Graph parser: the head's first-order score minus the best score of another head,
-    after decoding (999 when the length dictionary left no other head). Arc-eager: how
-    the closest call among the decisions that could have settled the word's head (those
-    taken while it was the buffer front, or headless on the stack top, the move that
-    attached it included): how far the chosen move led the best other valid move (0 for
-    a word no scored decision concerned). Low margins flag likely errors."""
+    Graph parser, first order with Eisner: the best tree's score minus the best tree in
+    which the word has another head (from arc max-marginals); with CLE or second order,
+    the head's arc score minus the best score of another head, after decoding; 999 when
+    the length dictionary left no other head. Arc-eager: the closest call among the
+    decisions that could have settled the word's head (those taken while it was the
+    buffer front, or headless on the stack top, the move that attached it included): how
+    far the chosen move led the best other valid move (0 for a word no scored decision
+    concerned). Low margins flag likely errors."""
     out = np.full(treebank.n_words, np.nan, dtype=np.float32)
     i = 0
     for s in treebank:

@@ -10,6 +10,7 @@
 //! - [`eisner`]: first-order projective (Eisner 1996), O(n³).
 //! - [`eisner2`]: second-order projective with adjacent siblings (McDonald & Pereira 2006), O(n³).
 //! - [`eisner_kbest`]: k best first-order projective trees (Huang & Chiang 2005, Algorithm 3).
+//! - [`arc_max_marginals`]: the best projective tree through each arc (Viterbi inside-outside).
 //!
 //! Each decoder has a reusable workspace (`CleWorkspace`, `EisnerWorkspace`, ...) so that a parser
 //! calling it once per sentence does not allocate; the free functions are convenience wrappers.
@@ -18,11 +19,13 @@ pub mod cle;
 pub mod eisner;
 pub mod eisner2;
 pub mod kbest;
+pub mod max_marginals;
 
 pub use cle::{cle, CleWorkspace};
 pub use eisner::{eisner, EisnerWorkspace};
 pub use eisner2::{eisner2, Eisner2Workspace};
 pub use kbest::{eisner_kbest, KBestWorkspace};
+pub use max_marginals::arc_max_marginals;
 
 use crate::error::{Error, Result};
 

@@ -24,6 +24,7 @@ pub mod lengthdict;
 pub mod score;
 pub mod stored;
 
+use crate::decode::arc_max_marginals;
 use crate::templates::arc::{ArcFeatures, ArcSent, Second};
 use crate::templates::attrs::VocabHashes;
 use crate::templates::hash::{combine, fmix, hash_str};
@@ -243,20 +244,29 @@ pub struct SentenceParse {
 /// Margin of a word whose head had no rival (every other arc pruned).
 pub const MARGIN_NO_RIVAL: f32 = 999.0;
 
-/// Each word's margin under first-order `scores`: its head's score minus the best score
-/// of another head (`MARGIN_NO_RIVAL` when none is left). O(n²).
-fn margins(scores: &[f64], heads: &[i32]) -> Vec<f32> {
+/// Each word's margin under first-order `scores`, given its decoded head.
+///
+/// With `tree_level` (first-order Eisner models): the best projective tree's score minus
+/// the best projective tree in which the word has another head, from the arc
+/// max-marginals — how much the whole tree would have to lose to change this head.
+/// O(n³). Otherwise (CLE, second order): the head's arc score minus the best score of
+/// another head, which is negative where the decoder overruled the word's best arc.
+/// O(n²). Either way `MARGIN_NO_RIVAL` when no other head is left.
+fn margins(scores: &[f64], heads: &[i32], tree_level: bool) -> Vec<f32> {
     let n1 = heads.len();
+    let tree = if tree_level { arc_max_marginals(scores, n1, true).ok() } else { None };
     let mut out = vec![0f32; n1];
     for m in 1..n1 {
         let h = heads[m] as usize;
-        let row = &scores[m * n1..(m + 1) * n1];
+        let (row, own) = match &tree {
+            Some((mm, best)) => (&mm[m * n1..(m + 1) * n1], *best),
+            None => (&scores[m * n1..(m + 1) * n1], scores[m * n1 + h]),
+        };
         let rival = (0..n1)
             .filter(|&g| g != h && g != m && row[g].is_finite())
             .map(|g| row[g])
             .fold(f64::NEG_INFINITY, f64::max);
-        out[m] =
-            if rival.is_finite() && row[h].is_finite() { (row[h] - rival) as f32 } else { MARGIN_NO_RIVAL };
+        out[m] = if rival.is_finite() && own.is_finite() { (own - rival) as f32 } else { MARGIN_NO_RIVAL };
     }
     out
 }
@@ -448,7 +458,9 @@ impl<W: WeightTable> GraphModel<W> {
             .map(|(i, &s)| {
                 let heads = self.decode_scored(tb, prep, s, i, sc)?;
                 let labels = self.label(tb, prep, s, &heads, sc);
-                let margins = if with_margins { margins(&sc.batch[i].scores, &heads) } else { Vec::new() };
+                let tree_level = self.config.order == 1 && self.config.decoder == DecoderKind::Eisner;
+                let margins =
+                    if with_margins { margins(&sc.batch[i].scores, &heads, tree_level) } else { Vec::new() };
                 Ok(SentenceParse { heads, labels, margins })
             })
             .collect()
@@ -544,8 +556,10 @@ impl<W: WeightTable> GraphModel<W> {
     }
 
     /// [`Self::parse`], and with `margins` each word's margin (flat over the treebank's
-    /// words): its head's first-order score minus the best score of another head, after
-    /// decoding ([`MARGIN_NO_RIVAL`] when the length dictionary left no other head).
+    /// words): with first-order Eisner, the best tree's score minus the best tree's in
+    /// which the word has another head; otherwise its head's arc score minus the best
+    /// score of another head, after decoding ([`MARGIN_NO_RIVAL`] when the length
+    /// dictionary left no other head). See `margins`.
     pub fn parse_scored(&self, tb: &Treebank, threads: usize, margins: bool) -> Result<(Treebank, Vec<f32>)> {
         self.with_chunks(tb, |t| self.parse_exact(t, threads, margins))
     }
