@@ -10,6 +10,13 @@ import click
 SEED = click.IntRange(0, 2**64 - 1)
 
 
+def count(minimum: int = 1) -> click.IntRange:
+    """A count option (epochs, folds, sentences per batch, workers): at least `minimum`
+    and within a signed 64-bit integer, so that the core never sees a value it cannot
+    hold (a bigger one is refused with the option's name)."""
+    return click.IntRange(minimum, 2**63 - 1)
+
+
 def parser_option(default: str, tagger: bool = False) -> Callable[[Any], Any]:
     """--parser graph|arc-eager (and, for `depfs train`, tagger)."""
     return click.option(

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .base import HistoryRow, TrainableModel, check_columns
+from .base import HistoryRow, TrainableModel, check_columns, check_threads
 from .templates import resolve_templates
 
 __all__ = ["GraphParser", "LongSentenceWarning"]
@@ -251,6 +251,7 @@ class GraphParser(TrainableModel):
                 stacklevel=2,
             )
         model = self._model()
+        threads = check_threads(threads)
         use = model.dynfs is not None if dynfs is None else dynfs
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")

@@ -93,13 +93,19 @@ def detected_note(fmt: str) -> str:
 
 def detect_input(source: str | bytes) -> str:
     """The format of a file (path) or of stdin's bytes: see :func:`depfs.text.detect_format`."""
-    from .text import DETECT_LINES, _open, detect_format
+    from .errors import FormatError
+    from .text import DETECT_LINES, GZIP_ERRORS, _open, detect_format, gzip_message
 
     if isinstance(source, bytes):
         head = source.split(b"\n", DETECT_LINES)[:DETECT_LINES]
     else:
-        with _open(source) as f:
-            head = list(itertools.islice(f, DETECT_LINES))
+        head = []
+        try:
+            with _open(source) as f:
+                for line in itertools.islice(f, DETECT_LINES):
+                    head.append(line)
+        except GZIP_ERRORS as e:
+            raise FormatError(gzip_message(source, len(head), e)) from None
     return detect_format(line.decode("utf-8", "replace") for line in head)
 
 
