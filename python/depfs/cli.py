@@ -7,7 +7,6 @@ import json
 import math
 import os
 import sys
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 import click
@@ -1154,8 +1153,8 @@ def stats_command(file: str, as_json: bool) -> None:
     ]
     for name, value in rows:
         click.echo(f"{name:<26} {value}")
-    for label, count in sorted(st.labels.items(), key=lambda kv: (-kv[1], kv[0])):
-        click.echo(f"  {label:<24} {count}")
+    for label, n in sorted(st.labels.items(), key=lambda kv: (-kv[1], kv[0])):
+        click.echo(f"  {label:<24} {n}")
 
 
 def _add_subgroups() -> None:
