@@ -5,8 +5,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import depfs
 import depfs.pipeline
@@ -107,6 +111,65 @@ def test_parse_with_tagger_on_a_dask_cluster(files: dict[str, Path], tmp_path: P
     assert res.exit_code == 0, res.output
     expected = by_hand(depfs.load(files["tagger"]), depfs.load(files["parser"]), files["untagged"])
     assert (outdir / "untagged.conllu").read_text() == expected
+
+
+def _killed_once(marker: str, output: str, fn: Any, *args: Any, **kw: Any) -> Any:
+    """Runs on a Dask worker: the first task here starts writing its output, then kills
+    its own worker process (SIGKILL: no clean-up, its temporary file stays), as a machine
+    lost mid-write would; every later task just runs `fn`."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return fn(*args, **kw)
+    from depfs.files import atomic_stream
+
+    with atomic_stream(output) as f:
+        f.write(b"# half a file\n")
+        f.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _KillOnce:
+    """An executor that runs each parse_file call through :func:`_killed_once`."""
+
+    def __init__(self, inner: Any, marker: Path) -> None:
+        self.inner, self.marker = inner, str(marker)
+
+    def submit(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        return self.inner.submit(_killed_once, self.marker, args[2], fn, *args, **kw)
+
+
+def test_a_killed_dask_workers_share_is_redone(tmp_path: Path) -> None:
+    """A worker killed while it writes an output: Dask parses that file again on a live
+    worker; every output is the local parse byte for byte and no temporary file is left."""
+    pytest.importorskip("distributed")
+    import cloudpickle
+    from depfs.pipeline import parse_file, parse_files
+    from depfs.select.engine import dask_executor
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    model = tmp_path / "m.depfs"
+    ArcEagerParser(AE_SET, epochs=1).fit(synthetic(60, seed=2)).save(model)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    pairs = []
+    for k in range(4):
+        inp = tmp_path / f"in{k}.conllu"
+        inp.write_text(synthetic_conllu(20 + 5 * k, seed=40 + k))
+        parse_file(str(model), str(inp), str(here / inp.name))
+        pairs.append((str(inp), str(there / inp.name)))
+    executor, client = dask_executor("local", 2)
+    marker = tmp_path / "killed"
+    try:
+        done = parse_files(str(model), pairs, _KillOnce(executor, marker), batch_size=7)
+    finally:
+        client.close()
+    assert marker.exists()  # a worker did die mid-write
+    assert sorted(p.input for p in done) == sorted(i for i, _ in pairs)
+    for inp, out in pairs:
+        assert Path(out).read_bytes() == (here / Path(inp).name).read_bytes()
+    assert sorted(p.name for p in there.iterdir()) == sorted(Path(i).name for i, _ in pairs)
 
 
 def test_untagged_input_without_a_tagger_points_at_tagger(files: dict[str, Path]) -> None:

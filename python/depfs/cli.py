@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import sys
 from typing import Any, Callable, TypeVar
 
@@ -57,9 +56,15 @@ class Threads(click.ParamType):
         return n
 
 
+#: A hint of the Python reader that names no option of the command line.
+_API_HINT = " (reading with multiple_roots=True accepts this)"
+
+
 def _fail(err: BaseException) -> None:
     """One line on stderr, no traceback, exit status 2."""
-    message = " ".join(str(err).split()) or type(err).__name__
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        err = OSError(f"{err.filename}: {err.strerror}")  # not "[Errno 2] ...: 'x'"
+    message = " ".join(str(err).replace(_API_HINT, "").split()) or type(err).__name__
     click.echo(f"depfs: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -887,10 +892,11 @@ def _parse_many(
     tokenizer: str | None = None,
 ) -> None:
     """Several files: one after the other here, or spread over a Dask cluster; each
-    file's format is given or detected (said in a note when not CoNLL-U)."""
+    file's format is given or detected (said in a note when not CoNLL-U). The progress
+    bar counts words: per batch here, per file from a cluster."""
     import concurrent.futures as cf
 
-    from .pipeline import parse_files
+    from .pipeline import count_words, parse_files
     from .select.engine import dask_executor
 
     executor: cf.Executor
@@ -899,12 +905,15 @@ def _parse_many(
         executor, client = dask_executor(scheduler, workers)
     else:
         executor = cf.ThreadPoolExecutor(1)  # in order, with all the threads for each file
-    total = sum(os.path.getsize(i) for i, _ in pairs)
     try:
-        with click.progressbar(length=total, label="parsing", file=sys.stderr) as bar:
+        total = 0
+        if sys.stderr.isatty():  # the words are counted for the bar only
+            total = sum(count_words(i, input_format, tokenizer) for i, _ in pairs)
+        with progress(total, f"parsing {len(pairs)} files (words)") as bar:
 
             def done(p: Any) -> None:
-                bar.update(os.path.getsize(p.input))
+                if scheduler:
+                    bar.update(p.words)
                 for note in p.notes:
                     click.echo(f"depfs: note: {p.input}: {note}", err=True)
 
@@ -937,6 +946,7 @@ def _parse_many(
                             tagger_path=tagger_path,
                             input_format=input_format,
                             tokenizer=tokenizer,
+                            on_batch=bar.update,
                         )
                     )
     finally:

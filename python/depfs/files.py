@@ -8,6 +8,7 @@ or socket is written in place, never replaced.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import tempfile
 from collections.abc import Iterator
@@ -33,6 +34,7 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     folder = target.parent if str(target.parent) else Path(".")
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    # (temporary_pattern matches these names)
     try:
         with os.fdopen(fd, "wb") as f:
             yield f
@@ -43,6 +45,11 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def temporary_pattern(path: str | os.PathLike[str]) -> str:
+    """The glob pattern of the temporary files that writes of `path` use (in its folder)."""
+    return f".{glob.escape(Path(os.path.realpath(path)).name)}.*.tmp"
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

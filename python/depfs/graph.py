@@ -110,9 +110,18 @@ class GraphParser(TrainableModel):
             raise TypeError(
                 "GraphParser trains on a Treebank (TrainingSet is for arc-eager models)"
             )
+        if self.order == 2 and self.decoder == "cle":
+            raise ValueError(
+                "decoder='cle' is first-order only (order 2 decodes with projective Eisner2)"
+            )
+        arc_text = self._arc_text()
+        if not any(
+            line.strip() and not line.lstrip().startswith("#") for line in arc_text.splitlines()
+        ):
+            raise ValueError("arc_templates: the template set is empty")
         return _core.GraphTrainer(
             train,
-            self._arc_text(),
+            arc_text,
             resolve_templates(self.sibling_templates),
             resolve_templates(self.labeler_templates),
             order=self.order,
