@@ -172,6 +172,24 @@ def test_a_killed_dask_workers_share_is_redone(tmp_path: Path) -> None:
     assert sorted(p.name for p in there.iterdir()) == sorted(Path(i).name for i, _ in pairs)
 
 
+def test_progress_counts_the_words_of_each_batch(tmp_path: Path) -> None:
+    """The bar of `depfs parse FILES...` moves by the words of each batch written and
+    ends at the input's words (count_words, its length)."""
+    from depfs.pipeline import CHECK_SENTENCES, count_words, parse_file
+
+    model, inp = tmp_path / "m.depfs", tmp_path / "in.conllu"
+    ArcEagerParser(AE_SET, epochs=1).fit(synthetic(30, seed=3)).save(model)
+    inp.write_text(synthetic_conllu(CHECK_SENTENCES + 150, seed=5))
+    batches: list[int] = []
+    parse_file(
+        str(model), str(inp), str(tmp_path / "out.conllu"), batch_size=100, on_batch=batches.append
+    )
+    words = depfs.read_conllu(inp).n_words
+    assert len(batches) == 3 and sum(batches) == words == count_words(str(inp))
+    tb = depfs.read_conllu(inp)
+    assert batches[0] == sum(len(tb[i]) for i in range(CHECK_SENTENCES))
+
+
 def test_untagged_input_without_a_tagger_points_at_tagger(files: dict[str, Path]) -> None:
     res = CliRunner().invoke(main, ["parse", str(files["parser"]), str(files["untagged"])])
     assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
