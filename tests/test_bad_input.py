@@ -591,6 +591,8 @@ UNCLEAR = [
         [],
     ),
     (["train", "--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
+    (["--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
+    (["bogus"], None, ["No such command", "bogus"], ["Usage:"]),
     (["parse", "{ae}", "{gold}", "--batch-size", "0"], None, ["--batch-size", "0"], ["Usage:"]),
     (["eval", "{gold}"], None, ["Missing argument"], ["Usage:"]),
 ]
