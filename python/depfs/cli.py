@@ -18,6 +18,7 @@ from .cli_options import (
     input_option,
     order_option,
     parser_option,
+    progress,
     seed_option,
     tokenizer_option,
 )
@@ -149,14 +150,6 @@ class _Group(click.Group):
             raise
         except click.ClickException as err:
             raise _one_line(err) from None
-
-
-def progress(length: int, label: str) -> Any:
-    """A progress bar on stderr, drawn only when stderr is a terminal (a log or a pipe
-    gets no bar lines, so an error after the work started is still one line)."""
-    return click.progressbar(
-        length=length, label=label, file=sys.stderr, hidden=not sys.stderr.isatty()
-    )
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from ..cli_options import count, decoder_option, order_option, parser_option, seed_option
+from ..cli_options import (
+    count,
+    decoder_option,
+    order_option,
+    parser_option,
+    progress,
+    seed_option,
+)
 from ..templates import TemplateSet
 
 
@@ -101,9 +108,7 @@ def wrapper_command(
     state: dict[str, Any] = {"best": None, "k": 0}
     t0 = time.time()
     try:
-        with click.progressbar(
-            length=total, label="wrapper", file=sys.stderr, show_eta=True
-        ) as bar:
+        with progress(total, "wrapper", show_eta=True) as bar:
 
             def on_result(_c: Any, _r: Any) -> None:
                 bar.update(1)
