@@ -266,6 +266,19 @@ def test_writes_that_would_destroy_are_refused_before_any_work(
     _no_temporaries(tmp_path, d["gold"].parent)
 
 
+def test_an_unwritable_output_folder_is_refused_before_training(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The tests may run as root, for whom every folder is writable: os.access says no.)"""
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: not m & os.W_OK and real(p, m, **kw))
+    out = tmp_path / "m.depfs"
+    code, _, err = _cli(["train", "--train", str(d["gold"]), "--out", str(out), "--epochs", "1"])
+    assert code == 2
+    _one_line_error(err, ["m.depfs", "is not writable"])
+    assert "epoch" not in err and not out.exists()
+
+
 def test_force_overwrites_the_input_and_dash_is_stdout(d: dict[str, Path], tmp_path: Path) -> None:
     copy = tmp_path / "in.conllu"
     copy.write_bytes(d["gold"].read_bytes())

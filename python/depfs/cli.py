@@ -167,13 +167,17 @@ def main(debug: bool) -> None:
 def _check_output(
     output: str, others: dict[str, str | None], force: bool, option: str = "-o"
 ) -> None:
-    """Refuses, before any work, an output whose folder does not exist, and one that is
-    the model or an input file (writing it would destroy it) unless `force`."""
+    """Refuses, before any work, an output whose folder does not exist or cannot be
+    written (the temporary file goes there), and one that is the model or an input file
+    (writing it would destroy it) unless `force`."""
     import os
 
-    folder = os.path.dirname(os.path.abspath(output))
+    folder = os.path.dirname(os.path.realpath(output))
     if not os.path.isdir(folder):
         raise click.UsageError(f"{output}: the folder {folder} does not exist")
+    in_place = os.path.exists(output) and not os.path.isfile(output)  # a device, a FIFO
+    if not in_place and not os.access(folder, os.W_OK | os.X_OK):
+        raise click.UsageError(f"{output}: the folder {folder} is not writable")
     for what, path in others.items():
         if path and os.path.exists(output) and os.path.samefile(output, path) and not force:
             raise click.UsageError(
