@@ -427,7 +427,14 @@ def test_jackknife_fold_counts_that_cannot_work_are_clean_errors() -> None:
         depfs.jackknife(tb, folds=7)
 
 
-def test_cli_jackknife(tmp_path: Path) -> None:
+def test_cli_jackknife(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import click
+    import depfs.cli
+
+    def drawn(length: int, label: str, **kw: Any) -> Any:  # the bar, drawn off a terminal too
+        return click.progressbar(length=length, label=label, file=sys.stderr, **kw)
+
+    monkeypatch.setattr(depfs.cli, "progress", drawn)
     train = tmp_path / "train.conllu"
     train.write_text(planted(24))
     small = tmp_path / "small.txt"
@@ -440,7 +447,10 @@ def test_cli_jackknife(tmp_path: Path) -> None:
     api = depfs.jackknife(depfs.read_conllu(train), 4, templates=SMALL, epochs=2)
     assert out.read_text() == api.to_string()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jk.conllu", "small.txt", "train.conllu"]
-    for folds, needle in (("1", "at least 2 folds"), ("25", "25 folds for 24 sentences")):
+    for folds, needle in (
+        ("1", "'--folds': 1 is not in the range x>=2"),
+        ("25", "25 folds for 24 sentences"),
+    ):
         res = CliRunner().invoke(main, [*args, "--folds", folds])
         assert res.exit_code == 2, res.output
         assert res.output.count("\n") == 1 and res.output.startswith("depfs: error: ")
