@@ -317,6 +317,8 @@ def test_an_interrupted_parse_writes_nothing_and_says_so(
         + ["-o", str(out), "--threads", "1", "--batch-size", "1"],
         stderr=subprocess.PIPE,
         text=True,
+        # A shell running the tests in the background ignores SIGINT in its children.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + GUARD
     while not list(tmp_path.glob(".out.conllu.*.tmp")):  # the write is under way
