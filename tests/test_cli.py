@@ -156,65 +156,6 @@ def test_untagged_input_is_refused_not_parsed_badly(tmp_path: Path):
         graph.parse(untagged)
 
 
-@pytest.mark.parametrize(
-    ("args", "message"),
-    [
-        (["train", "--seed", "-1"], "--seed"),
-        (["train", "--seed", "1180591620717411303424"], "--seed"),
-        (["parse", "MODEL", "DEV", "--threads", "99999999999999999999"], "--threads"),
-        (["train", "--parser", "arc-eager", "--order", "2"], "--order: graph parser options"),
-        (["train", "--parser", "arc-eager", "--max-bits", "12"], "--max-bits"),
-        (["train", "--order", "2", "--decoder", "cle"], "first-order only"),
-        (["train", "--templates", "./nofile.txt"], "no such template file"),
-        (["train", "--templates", ""], "--templates is empty"),
-        (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], "graph parser"),
-        (["train", "--parser", "tagger", "--sibling-templates", "x"], "graph parser options"),
-        (["train", "--sibling-templates", "upos(s)"], "second-order graph parser only"),
-        (["train", "--labeler-templates", " "], "--labeler-templates is empty"),
-        (["train", "--labeler-templates", "a/b.txt"], "--labeler-templates a/b.txt: no such"),
-        (["train", "--out", "/no/such/folder/m.depfs"], "does not exist"),
-        (["eval", "NOHEAD", "NOHEAD"], "nohead.conllu: gold sentence 1"),
-    ],
-)
-def test_bad_options_are_one_line_and_exit_2(
-    files: tuple[Path, Path], tmp_path: Path, args: list[str], message: str
-):
-    """Values out of range, options that do not apply, paths that cannot work: refused
-    before any work, exit 2, one message naming the option (no traceback)."""
-    gold, _ = files
-    model = tmp_path / "m.depfs"
-    nohead = tmp_path / "nohead.conllu"
-    lines = []
-    for line in gold.read_text().splitlines():
-        cols = line.split("\t")
-        if len(cols) == 10:
-            cols[6] = "_"
-        lines.append("\t".join(cols))
-    nohead.write_text("\n".join(lines) + "\n")
-    subs = {"MODEL": str(model), "DEV": str(gold), "NOHEAD": str(nohead)}
-    if args[0] == "train" and "--out" not in args:
-        args = [*args, "--out", str(model)]
-    if args[0] == "train":
-        args = [*args, "--train", str(gold), "--epochs", "1"]
-    if args[0] == "parse":
-        depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
-    res = CliRunner().invoke(main, [subs.get(a, a) for a in args])
-    assert res.exit_code == 2, res.output
-    assert message in res.output and "Traceback" not in res.output
-
-
-def test_threads_above_the_cores_are_capped_with_a_note(files: tuple[Path, Path], tmp_path: Path):
-    gold, _ = files
-    model = tmp_path / "m.depfs"
-    depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
-    res = subprocess.run(
-        [sys.executable, "-m", "depfs.cli", "parse", str(model), str(gold), "--threads", "4096"],
-        capture_output=True,
-        text=True,
-    )
-    assert res.returncode == 0 and "capped at the" in res.stderr and res.stdout.startswith("#")
-
-
 def test_a_closed_pipe_is_not_an_error(files: tuple[Path, Path]):
     gold, _ = files
     res = subprocess.run(
@@ -224,45 +165,6 @@ def test_a_closed_pipe_is_not_an_error(files: tuple[Path, Path]):
         text=True,
     )
     assert res.returncode == 0 and "Error" not in res.stderr and "Broken pipe" not in res.stderr
-
-
-@pytest.mark.parametrize(
-    ("data", "message"),
-    [
-        (b"1\tbad\n", "<stdin>:1: expected 10 tab-separated columns"),
-        (b"1\t\xff\xfe\t_\tX\t_\t_\t0\troot\t_\t_\n\n", "<stdin>:1: invalid UTF-8"),
-    ],
-)
-def test_stdin_errors_name_stdin_and_the_line(
-    files: tuple[Path, Path], tmp_path: Path, data: bytes, message: str
-):
-    gold, _ = files
-    model = tmp_path / "m.depfs"
-    depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
-    res = CliRunner().invoke(main, ["parse", str(model)], input=data)
-    assert res.exit_code == 2 and message in res.output, res.output
-
-
-def test_output_is_not_the_model_or_the_input_and_dash_is_stdout(
-    files: tuple[Path, Path], tmp_path: Path
-):
-    gold, _ = files
-    model = tmp_path / "m.depfs"
-    depfs.ArcEagerParser("upos(QUEUE_0)", epochs=1).fit(depfs.read_conllu(gold)).save(model)
-    before = model.read_bytes()
-    runner = CliRunner()
-    res = runner.invoke(main, ["parse", str(model), str(gold), "-o", str(model)])
-    assert res.exit_code == 2 and "is the model" in res.output and model.read_bytes() == before
-    copy = tmp_path / "in.conllu"
-    copy.write_bytes(gold.read_bytes())
-    res = runner.invoke(main, ["parse", str(model), str(copy), "-o", str(copy)])
-    assert res.exit_code == 2 and "is the input" in res.output
-    res = runner.invoke(main, ["parse", str(model), str(copy), "-o", str(copy), "--force"])
-    assert res.exit_code == 0 and copy.read_bytes() != gold.read_bytes()
-    res = runner.invoke(main, ["parse", str(model), str(gold), "-o", "-"])
-    assert res.exit_code == 0 and res.output.startswith("#")
-    res = runner.invoke(main, ["parse", str(model), str(gold), "-o", str(tmp_path / "no" / "x")])
-    assert res.exit_code == 2 and "does not exist" in res.output
 
 
 def test_info_says_what_a_model_holds_and_how_it_was_trained(

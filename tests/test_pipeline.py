@@ -5,8 +5,12 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sys
 import warnings
 from pathlib import Path
+from typing import Any
 
 import depfs
 import depfs.pipeline
@@ -107,6 +111,83 @@ def test_parse_with_tagger_on_a_dask_cluster(files: dict[str, Path], tmp_path: P
     assert res.exit_code == 0, res.output
     expected = by_hand(depfs.load(files["tagger"]), depfs.load(files["parser"]), files["untagged"])
     assert (outdir / "untagged.conllu").read_text() == expected
+
+
+def _killed_once(marker: str, output: str, fn: Any, *args: Any, **kw: Any) -> Any:
+    """Runs on a Dask worker: the first task here starts writing its output, then kills
+    its own worker process (SIGKILL: no clean-up, its temporary file stays), as a machine
+    lost mid-write would; every later task just runs `fn`."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return fn(*args, **kw)
+    from depfs.files import atomic_stream
+
+    with atomic_stream(output) as f:
+        f.write(b"# half a file\n")
+        f.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _KillOnce:
+    """An executor that runs each parse_file call through :func:`_killed_once`."""
+
+    def __init__(self, inner: Any, marker: Path) -> None:
+        self.inner, self.marker = inner, str(marker)
+
+    def submit(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        return self.inner.submit(_killed_once, self.marker, args[2], fn, *args, **kw)
+
+
+def test_a_killed_dask_workers_share_is_redone(tmp_path: Path) -> None:
+    """A worker killed while it writes an output: Dask parses that file again on a live
+    worker; every output is the local parse byte for byte and no temporary file is left."""
+    pytest.importorskip("distributed")
+    import cloudpickle
+    from depfs.pipeline import parse_file, parse_files
+    from depfs.select.engine import dask_executor
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    model = tmp_path / "m.depfs"
+    ArcEagerParser(AE_SET, epochs=1).fit(synthetic(60, seed=2)).save(model)
+    here, there = tmp_path / "here", tmp_path / "there"
+    here.mkdir()
+    there.mkdir()
+    pairs = []
+    for k in range(4):
+        inp = tmp_path / f"in{k}.conllu"
+        inp.write_text(synthetic_conllu(20 + 5 * k, seed=40 + k))
+        parse_file(str(model), str(inp), str(here / inp.name))
+        pairs.append((str(inp), str(there / inp.name)))
+    executor, client = dask_executor("local", 2)
+    marker = tmp_path / "killed"
+    try:
+        done = parse_files(str(model), pairs, _KillOnce(executor, marker), batch_size=7)
+    finally:
+        client.close()
+    assert marker.exists()  # a worker did die mid-write
+    assert sorted(p.input for p in done) == sorted(i for i, _ in pairs)
+    for inp, out in pairs:
+        assert Path(out).read_bytes() == (here / Path(inp).name).read_bytes()
+    assert sorted(p.name for p in there.iterdir()) == sorted(Path(i).name for i, _ in pairs)
+
+
+def test_progress_counts_the_words_of_each_batch(tmp_path: Path) -> None:
+    """The bar of `depfs parse FILES...` moves by the words of each batch written and
+    ends at the input's words (count_words, its length)."""
+    from depfs.pipeline import CHECK_SENTENCES, count_words, parse_file
+
+    model, inp = tmp_path / "m.depfs", tmp_path / "in.conllu"
+    ArcEagerParser(AE_SET, epochs=1).fit(synthetic(30, seed=3)).save(model)
+    inp.write_text(synthetic_conllu(CHECK_SENTENCES + 150, seed=5))
+    batches: list[int] = []
+    parse_file(
+        str(model), str(inp), str(tmp_path / "out.conllu"), batch_size=100, on_batch=batches.append
+    )
+    words = depfs.read_conllu(inp).n_words
+    assert len(batches) == 3 and sum(batches) == words == count_words(str(inp))
+    tb = depfs.read_conllu(inp)
+    assert batches[0] == sum(len(tb[i]) for i in range(CHECK_SENTENCES))
 
 
 def test_untagged_input_without_a_tagger_points_at_tagger(files: dict[str, Path]) -> None:
@@ -346,7 +427,14 @@ def test_jackknife_fold_counts_that_cannot_work_are_clean_errors() -> None:
         depfs.jackknife(tb, folds=7)
 
 
-def test_cli_jackknife(tmp_path: Path) -> None:
+def test_cli_jackknife(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import click
+    import depfs.cli
+
+    def drawn(length: int, label: str, **kw: Any) -> Any:  # the bar, drawn off a terminal too
+        return click.progressbar(length=length, label=label, file=sys.stderr, **kw)
+
+    monkeypatch.setattr(depfs.cli, "progress", drawn)
     train = tmp_path / "train.conllu"
     train.write_text(planted(24))
     small = tmp_path / "small.txt"
@@ -359,7 +447,10 @@ def test_cli_jackknife(tmp_path: Path) -> None:
     api = depfs.jackknife(depfs.read_conllu(train), 4, templates=SMALL, epochs=2)
     assert out.read_text() == api.to_string()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["jk.conllu", "small.txt", "train.conllu"]
-    for folds, needle in (("1", "at least 2 folds"), ("25", "25 folds for 24 sentences")):
+    for folds, needle in (
+        ("1", "'--folds': 1 is not in the range x>=2"),
+        ("25", "25 folds for 24 sentences"),
+    ):
         res = CliRunner().invoke(main, [*args, "--folds", folds])
         assert res.exit_code == 2, res.output
         assert res.output.count("\n") == 1 and res.output.startswith("depfs: error: ")

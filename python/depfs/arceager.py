@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .base import TrainableModel, check_columns
+from .base import TrainableModel, check_columns, check_threads
 from .templates import resolve_templates
 
 TrainingSet = _core.TrainingSet
@@ -185,6 +185,7 @@ class ArcEagerParser(TrainableModel):
         presets; ``"accurate"`` is its default), ``float("inf")`` for every template.
         An ordinary model parses with every template unless given a number."""
         model = self._model()
+        threads = check_threads(threads)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
         return model.parse(treebank, threads, scores, self._margin(margin))
@@ -277,7 +278,7 @@ class Ensemble:
         """A copy of `treebank` with HEAD and DEPREL from the members' weighted vote
         (untagged input: see :meth:`ArcEagerParser.parse`)."""
         check_columns(self.model_, treebank, allow_missing_tags)
-        return self.model_.parse(treebank, threads)
+        return self.model_.parse(treebank, check_threads(threads))
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically."""

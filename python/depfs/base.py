@@ -25,6 +25,22 @@ from ._core import __version__
 HistoryRow = dict[str, float]
 
 
+def check_threads(threads: int) -> int:
+    """A thread count for the core: an integer >= 0 (0 = one per core); more than the
+    cores is the cores (the core caps there anyway, and a huge value must not overflow)."""
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an integer, got {threads!r}")
+    if threads < 0:
+        raise ValueError(f"threads must be >= 0 (0 = one per core), got {threads}")
+    return min(threads, os.cpu_count() or 1)
+
+
+def check_seed(seed: int) -> None:
+    """A random_state the core can use: an integer in 0..2**64-1."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise ValueError(f"random_state must be an integer in 0..2**64-1, got {seed!r}")
+
+
 class TrainableModel:
     """Base of the parsers: the epoch loop, dev scores, history, model files."""
 
@@ -84,6 +100,7 @@ class TrainableModel:
         kept). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
         if self.epochs < 1:
             raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+        check_seed(getattr(self, "random_state", 0))
         self.train_info_: dict[str, Any] = (
             {"sentences": len(train), "words": train.n_words}
             if isinstance(train, _core.Treebank)
@@ -165,6 +182,7 @@ class TrainableModel:
         would be silently bad. With ``scores``, each word's margin (how far its head won;
         see :func:`depfs.margins`) goes to MISC as ``Margin=x``."""
         model = self._model()
+        threads = check_threads(threads)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
         return model.parse(treebank, threads=threads, scores=scores)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import sys
-from pathlib import Path
 from typing import Any, Callable, TypeVar
 
 import click
@@ -15,10 +13,12 @@ import click
 from . import __version__
 from .cli_options import (
     MarginType,
+    count,
     decoder_option,
     input_option,
     order_option,
     parser_option,
+    progress,
     seed_option,
     tokenizer_option,
 )
@@ -57,9 +57,15 @@ class Threads(click.ParamType):
         return n
 
 
+#: A hint of the Python reader that names no option of the command line.
+_API_HINT = " (reading with multiple_roots=True accepts this)"
+
+
 def _fail(err: BaseException) -> None:
     """One line on stderr, no traceback, exit status 2."""
-    message = " ".join(str(err).split()) or type(err).__name__
+    if isinstance(err, OSError) and err.filename is not None and err.strerror:
+        err = OSError(f"{err.filename}: {err.strerror}")  # not "[Errno 2] ...: 'x'"
+    message = " ".join(str(err).replace(_API_HINT, "").split()) or type(err).__name__
     click.echo(f"depfs: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
 
@@ -113,12 +119,37 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+class _Refused(click.ClickException):
+    """A click error (bad option value, missing argument) said on one line like every
+    other error: ``depfs: error: ...``, exit 2, without click's usage lines."""
+
+    exit_code = EXIT_USAGE
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"depfs: error: {' '.join(self.message.split())}", err=True)
+
+
+def _one_line(err: click.ClickException) -> _Refused:
+    return _Refused(err.format_message())
+
+
 class _Group(click.Group):
     """A group whose commands all get `handle_errors`, so commands added later
-    (in other modules) cannot forget it."""
+    (in other modules) cannot forget it, and whose click errors are one line."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
+        try:
+            return super().make_context(*args, **kwargs)
+        except click.ClickException as err:
+            raise _one_line(err) from None
 
     def invoke(self, ctx: click.Context) -> Any:
-        return handle_errors(super().invoke)(ctx)
+        try:
+            return handle_errors(super().invoke)(ctx)
+        except _Refused:
+            raise
+        except click.ClickException as err:
+            raise _one_line(err) from None
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,19 +164,46 @@ def main(debug: bool) -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
 
 
-def _check_output(output: str, others: dict[str, str | None], force: bool) -> None:
-    """Refuses, before any work, an output whose folder does not exist, and one that is
-    the model or an input file (writing it would destroy it) unless `force`."""
+def _check_output(
+    output: str, others: dict[str, str | None], force: bool, option: str = "-o"
+) -> None:
+    """Refuses, before any work, an output whose folder does not exist or cannot be
+    written (the temporary file goes there), and one that is the model or an input file
+    (writing it would destroy it) unless `force`."""
     import os
 
-    folder = os.path.dirname(os.path.abspath(output))
+    folder = os.path.dirname(os.path.realpath(output))
     if not os.path.isdir(folder):
         raise click.UsageError(f"{output}: the folder {folder} does not exist")
+    in_place = os.path.exists(output) and not os.path.isfile(output)  # a device, a FIFO
+    if not in_place and not os.access(folder, os.W_OK | os.X_OK):
+        raise click.UsageError(f"{output}: the folder {folder} is not writable")
     for what, path in others.items():
         if path and os.path.exists(output) and os.path.samefile(output, path) and not force:
             raise click.UsageError(
-                f"-o {output} is {what}: it would be overwritten (--force to do so)"
+                f"{option} {output} is {what}: it would be overwritten (--force to do so)"
             )
+
+
+def _check_templates(value: str, option: str, family: str) -> None:
+    """Template text (or a set name or file) that does not parse is refused before any
+    work, naming the option."""
+    from .templates import parse_templates, resolve_templates
+
+    try:
+        parse_templates(resolve_templates(value), family, max_atoms=1000)
+    except (DepfsError, ValueError, OSError) as e:
+        raise click.UsageError(f"{option} {value.splitlines()[0]!r}: {e}") from None
+
+
+def _check_heads(treebank: Any, path: str) -> None:
+    """A dev file scored by UAS/LAS needs its HEAD column: refused before training."""
+    from .evaluate import evaluate
+
+    try:
+        evaluate(treebank, treebank)
+    except ValueError as e:
+        raise ValueError(f"--dev {path}: {str(e).removeprefix('gold ')}") from None
 
 
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
@@ -172,7 +230,7 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
 @click.option(
     "--epochs",
-    type=click.IntRange(1),
+    type=count(1),
     default=None,
     help="Training epochs [default: the model's own: graph 10 (order 2: 8), arc-eager 17, "
     "tagger 10].",
@@ -233,14 +291,14 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
 )
 @click.option(
     "--folds",
-    type=click.IntRange(2),
+    type=count(2),
     default=4,
     show_default=True,
     help="With --dynfs: DAgger folds (a parser trained on the other folds for each).",
 )
 @click.option(
     "--dagger-iterations",
-    type=click.IntRange(1),
+    type=count(1),
     default=None,
     help="With --dynfs: DAgger iterations, visiting the folds in turn [default: 2 x folds].",
 )
@@ -251,6 +309,9 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     help="Graph, arc-eager: a tagger model stored inside the parser's model file, so that "
     "depfs parse tags untagged input first. The parser trains on the tags of --train as "
     "they are (predicted tags: depfs jackknife); --dev is tagged by it.",
+)
+@click.option(
+    "--force", is_flag=True, help="Allow an --out path that is --train, --dev or --tagger."
 )
 @seed_option
 @click.pass_context
@@ -274,6 +335,7 @@ def train(
     folds: int,
     dagger_iterations: int | None,
     tagger_path: str | None,
+    force: bool,
     seed: int,
 ) -> None:
     """Train a parser (or a tagger) on a CoNLL-U file and write the model."""
@@ -319,23 +381,30 @@ def train(
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if sibling_templates is not None and order != 2:
         raise click.UsageError("--sibling-templates: second-order graph parser only (--order 2)")
-    for option, value in (
-        ("--templates", arc_templates),
-        ("--labeler-templates", labeler_templates),
-        ("--sibling-templates", sibling_templates),
+    for option, value, family in (
+        ("--templates", arc_templates, "config" if parser_kind == "arc-eager" else "arc"),
+        ("--labeler-templates", labeler_templates, "arc"),
+        ("--sibling-templates", sibling_templates, "arc"),
     ):
         if value is not None and not value.strip():
             raise click.UsageError(f"{option} is empty")
         _check_template_path(value, option)
-    out_dir = Path(out_path).resolve().parent
-    if not out_dir.is_dir():
-        raise click.UsageError(f"{out_path}: the folder {out_dir} does not exist")
+        if value is not None:
+            _check_templates(value, option, "token" if parser_kind == "tagger" else family)
+    _check_output(
+        out_path,
+        {"the --train file": train_path, "the --dev file": dev_path, "the --tagger": tagger_path},
+        force,
+        "--out",
+    )
     try:
         from .pipeline import _tagger
 
         own_tagger = None if tagger_path is None else _tagger(tagger_path)
         train_tb = read_conllu(train_path)
         dev_tb = read_conllu(dev_path) if dev_path else None
+        if dev_tb is not None and parser_kind != "tagger":
+            _check_heads(dev_tb, str(dev_path))
         parser: TrainableModel
         if parser_kind == "tagger":
             parser = Tagger(arc_templates, random_state=seed, dynamic=dynamic)
@@ -360,7 +429,7 @@ def train(
             )
         if epochs is not None:
             parser.epochs = epochs
-        with click.progressbar(length=parser.epochs, label="training", file=sys.stderr) as bar:
+        with progress(parser.epochs, "training") as bar:
 
             def report(row: dict[str, float]) -> None:
                 bar.update(1)
@@ -384,6 +453,11 @@ def train(
             else:
                 parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
             parser.train_info_["file"] = train_path
+    except ValueError as e:
+        if str(e).startswith("no training sentence"):  # the core does not know the file
+            _fail(ValueError(f"{train_path}: {e}"))
+        raise
+    try:
         if dev_tb is not None:
             kept = parser.history_[parser.best_epoch_ - 1]
             label = parser._dev_label(kept).split(" ", 1)[1]
@@ -442,7 +516,7 @@ def train(
 @click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
 @click.option(
     "--batch-size",
-    type=click.IntRange(1),
+    type=count(1),
     default=5000,
     show_default=True,
     help="Sentences read, parsed and written at a time (memory stays bounded on any file).",
@@ -451,7 +525,7 @@ def train(
     "--scheduler",
     help="Spread the inputs over a Dask cluster: a scheduler address, or 'local'.",
 )
-@click.option("--workers", type=click.IntRange(1), help="With --scheduler local: worker processes.")
+@click.option("--workers", type=count(1), help="With --scheduler local: worker processes.")
 @click.option(
     "--scores",
     is_flag=True,
@@ -548,6 +622,8 @@ def parse(
         knobs.update(dynfs=not no_dynfs, threshold=policy_threshold)
     if scores and has_dynfs and not no_dynfs:
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
+    if workers is not None and scheduler != "local":
+        raise click.UsageError("--workers: the worker processes of --scheduler local")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
             raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
@@ -662,7 +738,7 @@ def _stdin(model: Any, input_format: str | None, tokenizer: str | None, **kw: An
 @click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
 @click.option(
     "--batch-size",
-    type=click.IntRange(1),
+    type=count(1),
     default=5000,
     show_default=True,
     help="Sentences read, tagged and written at a time.",
@@ -731,13 +807,13 @@ def tag(
 )
 @click.option(
     "--folds",
-    type=int,
+    type=count(2),
     default=10,
     show_default=True,
     help="Contiguous blocks of sentences; each is tagged by a tagger trained on the others.",
 )
 @click.option("--templates", default="tagger", show_default=True, help="Tagger templates.")
-@click.option("--epochs", type=click.IntRange(1), default=10, show_default=True)
+@click.option("--epochs", type=count(1), default=10, show_default=True)
 @click.option("--threads", type=Threads(), default=1, show_default=True, help="0 = all cores.")
 @click.option("--force", is_flag=True, help="Allow an output path that is the input.")
 @seed_option
@@ -761,9 +837,8 @@ def jackknife(
     from .files import atomic_stream
     from .jackknifing import fold_bounds, jackknife
 
-    if folds < 2:
-        raise ValueError(f"--folds {folds}: at least 2 folds are needed")
     _check_template_path(templates)
+    _check_templates(templates, "--templates", "token")
     if output != "-":
         _check_output(output, {"the input": train_path}, force)
     treebank = read_conllu(train_path)
@@ -771,7 +846,7 @@ def jackknife(
         fold_bounds(len(treebank), folds)  # too many folds: refused before any training
     except ValueError as e:
         raise ValueError(f"{train_path}: --folds {folds}: {e}") from None
-    with click.progressbar(length=folds * epochs, label=f"fold 1/{folds}", file=sys.stderr) as bar:
+    with progress(folds * epochs, f"fold 1/{folds}") as bar:
 
         def report(fold: int, row: dict[str, float]) -> None:
             bar.label = f"fold {fold}/{folds}"
@@ -814,10 +889,11 @@ def _parse_many(
     tokenizer: str | None = None,
 ) -> None:
     """Several files: one after the other here, or spread over a Dask cluster; each
-    file's format is given or detected (said in a note when not CoNLL-U)."""
+    file's format is given or detected (said in a note when not CoNLL-U). The progress
+    bar counts words: per batch here, per file from a cluster."""
     import concurrent.futures as cf
 
-    from .pipeline import parse_files
+    from .pipeline import count_words, parse_files
     from .select.engine import dask_executor
 
     executor: cf.Executor
@@ -826,12 +902,15 @@ def _parse_many(
         executor, client = dask_executor(scheduler, workers)
     else:
         executor = cf.ThreadPoolExecutor(1)  # in order, with all the threads for each file
-    total = sum(os.path.getsize(i) for i, _ in pairs)
     try:
-        with click.progressbar(length=total, label="parsing", file=sys.stderr) as bar:
+        total = 0
+        if sys.stderr.isatty():  # the words are counted for the bar only
+            total = sum(count_words(i, input_format, tokenizer) for i, _ in pairs)
+        with progress(total, f"parsing {len(pairs)} files (words)") as bar:
 
             def done(p: Any) -> None:
-                bar.update(os.path.getsize(p.input))
+                if scheduler:
+                    bar.update(p.words)
                 for note in p.notes:
                     click.echo(f"depfs: note: {p.input}: {note}", err=True)
 
@@ -864,6 +943,7 @@ def _parse_many(
                             tagger_path=tagger_path,
                             input_format=input_format,
                             tokenizer=tokenizer,
+                            on_batch=bar.update,
                         )
                     )
     finally:
@@ -1080,8 +1160,8 @@ def stats_command(file: str, as_json: bool) -> None:
     ]
     for name, value in rows:
         click.echo(f"{name:<26} {value}")
-    for label, count in sorted(st.labels.items(), key=lambda kv: (-kv[1], kv[0])):
-        click.echo(f"  {label:<24} {count}")
+    for label, n in sorted(st.labels.items(), key=lambda kv: (-kv[1], kv[0])):
+        click.echo(f"  {label:<24} {n}")
 
 
 def _add_subgroups() -> None:

@@ -10,6 +10,24 @@ import click
 SEED = click.IntRange(0, 2**64 - 1)
 
 
+class _Count(click.IntRange):
+    def _describe_range(self) -> str:
+        return f"x>={self.min}"  # the 64-bit bound is not worth a line of help
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        n = click.INT.convert(value, param, ctx)
+        if self.max is not None and n > self.max:
+            self.fail(f"{n} does not fit in a signed 64-bit integer", param, ctx)
+        return super().convert(n, param, ctx)
+
+
+def count(minimum: int = 1) -> click.IntRange:
+    """A count option (epochs, folds, sentences per batch, workers): at least `minimum`
+    and within a signed 64-bit integer, so that the core never sees a value it cannot
+    hold (a bigger one is refused with the option's name)."""
+    return _Count(minimum, 2**63 - 1)
+
+
 def parser_option(default: str, tagger: bool = False) -> Callable[[Any], Any]:
     """--parser graph|arc-eager (and, for `depfs train`, tagger)."""
     return click.option(
@@ -66,3 +84,13 @@ tokenizer_option = click.option(
     help="Raw text: split into sentences and tokens by spaCy's blank LANG tokenizer and "
     "its sentencizer (no model download; pip install 'depfs[spacy]').",
 )
+
+
+def progress(length: int, label: str, **kw: Any) -> Any:
+    """A progress bar on stderr, drawn only when stderr is a terminal (a log or a pipe
+    gets no bar lines, so an error after the work started is still one line)."""
+    import sys
+
+    return click.progressbar(
+        length=length, label=label, file=sys.stderr, hidden=not sys.stderr.isatty(), **kw
+    )

@@ -40,9 +40,10 @@ def _array(x: Any) -> Any:
     return x if isinstance(x, np.ndarray) else np.asarray(x, dtype=np.float64)
 
 
-def _check_threads(threads: int) -> None:
-    if threads < 0:
-        raise ValueError(f"threads must be >= 0 (0 = one per core), got {threads}")
+def _check_threads(threads: int) -> int:
+    from .base import check_threads
+
+    return check_threads(threads)
 
 
 def cle(scores: Any, single_root: bool = True) -> NDArray[np.int64]:
@@ -68,8 +69,8 @@ def eisner_kbest(
     scores: Any, k: int, single_root: bool = True
 ) -> list[tuple[NDArray[np.int64], float]]:
     """The ``k`` best projective trees, best first, as ``(heads, score)`` (fewer if fewer exist)."""
-    if k < 1:
-        raise ValueError(f"eisner_kbest: k must be at least 1, got {k}")
+    if not 1 <= k < 2**63:
+        raise ValueError(f"eisner_kbest: k must be in 1..2**63-1, got {k}")
     return _core.decode_eisner_kbest(_array(scores), k, single_root)
 
 
@@ -80,7 +81,7 @@ def cle_batch(
 
     ``threads`` > 1 decodes on a rayon pool of that size (0 = one thread per core).
     """
-    _check_threads(threads)
+    threads = _check_threads(threads)
     return _core.decode_cle_batch([_array(m) for m in matrices], single_root, threads)
 
 
@@ -88,10 +89,32 @@ def eisner_batch(
     matrices: Sequence[Any], single_root: bool = True, threads: int = 1
 ) -> list[NDArray[np.int64]]:
     """:func:`eisner` over many matrices in one call, GIL released (see :func:`cle_batch`)."""
-    _check_threads(threads)
+    threads = _check_threads(threads)
     return _core.decode_eisner_batch([_array(m) for m in matrices], single_root, threads)
 
 
 def tree_score(scores: Any, heads: Any) -> float:
-    """Sum of ``scores[d, heads[d]]`` over the words ``d >= 1``."""
-    return _core.decode_tree_score(_array(scores), [int(h) for h in heads])
+    """Sum of ``scores[d, heads[d]]`` over the words ``d >= 1`` of the tree ``heads``
+    (``heads[0]`` is ignored). NaN or ``+inf`` scores, heads that are not whole numbers
+    and heads that do not form a tree rooted at 0 raise ``ValueError``."""
+    s = _array(scores)
+    h = np.asarray(heads)
+    whole = h.dtype.kind in "iu" or (
+        h.dtype.kind == "f" and bool(np.all(np.isfinite(h)) and np.all(h == np.round(h)))
+    )
+    if h.ndim != 1 or not whole:
+        raise ValueError(f"heads must be whole numbers (positions), got {heads!r}")
+    if s.dtype.kind == "f":
+        bad = np.isnan(s) | (s == np.inf)
+        if bad.any():
+            d, g = (int(i) for i in np.argwhere(bad)[0])
+            raise ValueError(f"score [{d}, {g}] is {s[d, g]} (scores must be finite or -inf)")
+    positions = [int(x) for x in h]
+    score = _core.decode_tree_score(s, positions)  # checks the shapes and the range
+    for d in range(1, len(positions)):  # every word reaches the root 0
+        w, steps = d, 0
+        while w != 0 and steps < len(positions):
+            w, steps = positions[w], steps + 1
+        if w != 0:
+            raise ValueError(f"heads {positions} are not a tree: word {d} does not reach 0")
+    return score

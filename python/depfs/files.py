@@ -8,8 +8,9 @@ or socket is written in place, never replaced.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
-import tempfile
+import secrets
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -32,17 +33,27 @@ def atomic_stream(path: str | os.PathLike[str]) -> Iterator[BinaryIO]:
         return
     folder = target.parent if str(target.parent) else Path(".")
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=".tmp")
+    # The name is known before the file exists, so that an interruption at any point
+    # (Ctrl-C between creating the file and entering `try`) still removes it.
+    tmp = folder / f".{target.name}.{secrets.token_hex(6)}.tmp"  # see temporary_pattern
+    fd = -1
     try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, mode if mode is not None else 0o666 & ~_umask())
         os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as err:
+        if not (fd == -1 and isinstance(err, FileExistsError)):  # not someone else's file
+            tmp.unlink(missing_ok=True)
         raise
+
+
+def temporary_pattern(path: str | os.PathLike[str]) -> str:
+    """The glob pattern of the temporary files that writes of `path` use (in its folder)."""
+    return f".{glob.escape(Path(os.path.realpath(path)).name)}.*.tmp"
 
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .base import HistoryRow, TrainableModel, check_columns
+from .base import HistoryRow, TrainableModel, check_columns, check_threads
 from .templates import resolve_templates
 
 __all__ = ["GraphParser", "LongSentenceWarning"]
@@ -110,9 +110,18 @@ class GraphParser(TrainableModel):
             raise TypeError(
                 "GraphParser trains on a Treebank (TrainingSet is for arc-eager models)"
             )
+        if self.order == 2 and self.decoder == "cle":
+            raise ValueError(
+                "decoder='cle' is first-order only (order 2 decodes with projective Eisner2)"
+            )
+        arc_text = self._arc_text()
+        if not any(
+            line.strip() and not line.lstrip().startswith("#") for line in arc_text.splitlines()
+        ):
+            raise ValueError("arc_templates: the template set is empty")
         return _core.GraphTrainer(
             train,
-            self._arc_text(),
+            arc_text,
             resolve_templates(self.sibling_templates),
             resolve_templates(self.labeler_templates),
             order=self.order,
@@ -251,6 +260,7 @@ class GraphParser(TrainableModel):
                 stacklevel=2,
             )
         model = self._model()
+        threads = check_threads(threads)
         use = model.dynfs is not None if dynfs is None else dynfs
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import glob
 import gzip
 import io
 import itertools
@@ -93,13 +94,19 @@ def detected_note(fmt: str) -> str:
 
 def detect_input(source: str | bytes) -> str:
     """The format of a file (path) or of stdin's bytes: see :func:`depfs.text.detect_format`."""
-    from .text import DETECT_LINES, _open, detect_format
+    from .errors import FormatError
+    from .text import DETECT_LINES, GZIP_ERRORS, _open, detect_format, gzip_message
 
     if isinstance(source, bytes):
         head = source.split(b"\n", DETECT_LINES)[:DETECT_LINES]
     else:
-        with _open(source) as f:
-            head = list(itertools.islice(f, DETECT_LINES))
+        head = []
+        try:
+            with _open(source) as f:
+                for line in itertools.islice(f, DETECT_LINES):
+                    head.append(line)
+        except GZIP_ERRORS as e:
+            raise FormatError(gzip_message(source, len(head), e)) from None
     return detect_format(line.decode("utf-8", "replace") for line in head)
 
 
@@ -166,13 +173,15 @@ def parse_stream(
     source: str = "<stdin>",
     tagger: Any = None,
     input_format: str = "conllu",
+    on_batch: Callable[[int], None] | None = None,
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
     `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. A parser with a tagger
     inside (``tagger_``) tags the input first when its first batch leaves the parser's
     tag columns empty. The input's columns are checked on the first batch only (see
     :data:`CHECK_SENTENCES`). `input_format` other than ``conllu`` (text with words
-    only) changes what the refusal of untagged input says."""
+    only) changes what the refusal of untagged input says. `on_batch` sees the words of
+    each batch once written (a progress bar)."""
     from .base import check_columns, tagged_note
     from .errors import MissingColumnsError
 
@@ -210,6 +219,8 @@ def parse_stream(
         done.sentences += len(parsed)
         done.words += parsed.n_words
         out.write(parsed.to_string().encode("utf-8"))
+        if on_batch is not None:
+            on_batch(parsed.n_words)
     out.flush()
     return done
 
@@ -243,13 +254,14 @@ def parse_file(
     tag_only: bool = False,
     input_format: str | None = "conllu",
     tokenizer: str | None = None,
+    on_batch: Callable[[int], None] | None = None,
 ) -> Parsed:
     """Parses `input_path` (gzipped or not) with the model at `model_path` into
     `output_path` (gzip when it ends in .gz; written atomically), or into the binary
     stream `out`; with `tagger_path`, each batch is first tagged by that tagger. With
     `tag_only`, only tags, with the tagger at `model_path` (a parser's own included).
     `input_format`, `tokenizer`: as :func:`input_batches` (a format detected that is
-    not CoNLL-U is said in the notes)."""
+    not CoNLL-U is said in the notes); `on_batch`: as :func:`parse_stream`."""
     from .files import atomic_stream
 
     model = _tagger(model_path) if tag_only else _model(model_path)
@@ -278,6 +290,7 @@ def parse_file(
             source=input_path,
             tagger=tagger,
             input_format=fmt,
+            on_batch=on_batch,
         )
     if input_format is None and fmt in FORMAT_NAMES:
         done.notes.insert(0, detected_note(fmt))
@@ -327,4 +340,27 @@ def parse_files(
         results.append(r)
         if on_done is not None:
             on_done(r)
+    for _, out in pairs:
+        remove_leftovers(out)
     return results
+
+
+def remove_leftovers(output: str) -> None:
+    """Removes the temporary files that writes of `output` left behind when their process
+    was killed (a lost Dask worker: its file was parsed again elsewhere). Call it only
+    once `output` is complete and nothing else writes it."""
+    from .files import temporary_pattern
+
+    folder = os.path.dirname(os.path.realpath(output))
+    for path in glob.glob(os.path.join(glob.escape(folder), temporary_pattern(output))):
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+
+
+def count_words(
+    path: str, input_format: str | None = "conllu", tokenizer: str | None = None
+) -> int:
+    """The words of an input file, read as :func:`parse_file` reads it (the length of a
+    progress bar over words)."""
+    batches, _ = input_batches(path, input_format, tokenizer=tokenizer)
+    return sum(tb.n_words for tb in batches)

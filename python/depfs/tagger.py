@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _core
-from .base import HistoryRow, TrainableModel
+from .base import HistoryRow, TrainableModel, check_threads
 from .templates import resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
@@ -177,6 +177,7 @@ class Tagger(TrainableModel):
         from .dynamic.strubell2015 import resolve_margin
 
         model = self._model()
+        threads = check_threads(threads)
         return model.tag(treebank, threads, resolve_margin(model.margin_presets, margin))
 
     def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:

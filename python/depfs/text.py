@@ -22,6 +22,7 @@ import gzip
 import io
 import os
 import re
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -72,6 +73,8 @@ def detect_format(lines: Iterable[str]) -> str:
         if n >= DETECT_LINES:
             break
         line = line.rstrip("\r\n")
+        if n == 0:
+            line = line.removeprefix("\ufeff")  # a byte-order mark is not text
         if first and line.strip() and not line.startswith("#"):
             if _CONLLU_ID.match(line):
                 return "conllu"
@@ -94,11 +97,24 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
 
 def _lines(stream: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
     """(line number from 1, text without the line end); a BOM at the start is dropped."""
-    for n, raw in enumerate(stream, 1):
-        line = _decode(raw, name, n).rstrip("\r\n")
-        if n == 1 and line.startswith("\ufeff"):
-            line = line[1:]
-        yield n, line
+    n = 0
+    try:
+        for n, raw in enumerate(stream, 1):
+            line = _decode(raw, name, n).rstrip("\r\n")
+            if n == 1 and line.startswith("\ufeff"):
+                line = line[1:]
+            yield n, line
+    except GZIP_ERRORS as e:
+        raise FormatError(gzip_message(name, n, e)) from None
+
+
+#: What a damaged gzip stream raises while it is read.
+GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)
+
+
+def gzip_message(name: str, lines: int, err: BaseException) -> str:
+    """The error of a gzip stream that breaks after `lines` good lines."""
+    return f"{name}: read error after line {lines}: damaged gzip data ({err})"
 
 
 def _sentences(

@@ -9,7 +9,14 @@ from typing import Any
 
 import click
 
-from ..cli_options import decoder_option, order_option, parser_option, seed_option
+from ..cli_options import (
+    count,
+    decoder_option,
+    order_option,
+    parser_option,
+    progress,
+    seed_option,
+)
 from ..templates import TemplateSet
 
 
@@ -40,19 +47,13 @@ def _templates(value: str, family: str) -> TemplateSet:
     type=click.Choice(["las", "uas", "accuracy", "upos"]),
     help="[default: las arc-eager, uas graph, accuracy tagger (mean over its columns)]",
 )
-@click.option(
-    "--max-length", type=click.IntRange(1), help="Train only on sentences of at most N words."
-)
-@click.option("--epochs", type=click.IntRange(1), default=1, show_default=True)
-@click.option("--limit", type=click.IntRange(1), help="Stop after K templates.")
-@click.option(
-    "--candidates", type=click.IntRange(1), help="Cheaper variant: re-evaluate only the M best."
-)
-@click.option("--rerank-every", type=click.IntRange(1), default=5, show_default=True)
+@click.option("--max-length", type=count(1), help="Train only on sentences of at most N words.")
+@click.option("--epochs", type=count(1), default=1, show_default=True)
+@click.option("--limit", type=count(1), help="Stop after K templates.")
+@click.option("--candidates", type=count(1), help="Cheaper variant: re-evaluate only the M best.")
+@click.option("--rerank-every", type=count(1), default=5, show_default=True)
 @click.option("--per-cost", is_flag=True, help="Pick the best gain per unit of template cost.")
-@click.option(
-    "--workers", type=click.IntRange(1), help="Local worker processes [default: all cores]."
-)
+@click.option("--workers", type=count(1), help="Local worker processes [default: all cores].")
 @click.option("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster.")
 @click.option(
     "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
@@ -107,9 +108,7 @@ def wrapper_command(
     state: dict[str, Any] = {"best": None, "k": 0}
     t0 = time.time()
     try:
-        with click.progressbar(
-            length=total, label="wrapper", file=sys.stderr, show_eta=True
-        ) as bar:
+        with progress(total, "wrapper", show_eta=True) as bar:
 
             def on_result(_c: Any, _r: Any) -> None:
                 bar.update(1)
@@ -181,12 +180,8 @@ def wrapper_command(
 @select.command("groups")
 @click.argument("order_path", type=click.Path(exists=True, dir_okay=False))
 @click.argument("second_path", required=False, type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--k", "k", type=click.IntRange(1), required=True, help="Groups of the first order file."
-)
-@click.option(
-    "--k2", type=click.IntRange(1), help="Groups of the second (sibling) order file [default: K]."
-)
+@click.option("--k", "k", type=count(1), required=True, help="Groups of the first order file.")
+@click.option("--k2", type=count(1), help="Groups of the second (sibling) order file [default: K].")
 @click.option(
     "--family", type=click.Choice(["arc", "config", "token"]), default="arc", show_default=True
 )

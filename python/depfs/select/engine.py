@@ -375,5 +375,8 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         )
         client = Client(cluster)
     else:
-        client = Client(scheduler)
+        try:  # an address nobody answers at fails in seconds, not after Dask's 30 s
+            client = Client(scheduler, timeout="3s")
+        except (OSError, TimeoutError, ValueError) as err:
+            raise ValueError(f"--scheduler {scheduler}: {err}") from None
     return client.get_executor(pure=False), client

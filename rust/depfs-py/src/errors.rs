@@ -15,7 +15,10 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
         Error::NoSpanningTree(_) => "NoSpanningTreeError",
         Error::InvalidArgument(_) => return PyValueError::new_err(err.to_string()),
     };
-    let msg = err.to_string();
+    let msg = match &err {
+        Error::Io { .. } => tidy_io(&err.to_string()),
+        _ => err.to_string(),
+    };
     match py.import("depfs.errors").and_then(|m| m.getattr(class)) {
         Ok(cls) => match cls.call1((msg.clone(),)) {
             Ok(instance) => PyErr::from_value(instance),
@@ -23,6 +26,22 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
         },
         Err(_) => PyValueError::new_err(msg),
     }
+}
+
+/// An OS error as a user reads it: without the errno suffix (" (os error 2)") and
+/// without the temporary file a failed atomic write names (" at path ...").
+fn tidy_io(msg: &str) -> String {
+    let mut out = msg.to_string();
+    if let Some(at) = out.find(" at path \"") {
+        out.truncate(at);
+    }
+    while let Some(start) = out.find(" (os error ") {
+        match out[start..].find(')') {
+            Some(len) => out.replace_range(start..start + len + 1, ""),
+            None => break,
+        }
+    }
+    out
 }
 
 /// `Result` of the core, mapped for Python.
@@ -33,5 +52,18 @@ pub trait IntoPyResult<T> {
 impl<T> IntoPyResult<T> for depfs_core::Result<T> {
     fn py_err(self, py: Python<'_>) -> PyResult<T> {
         self.map_err(|e| to_py(py, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tidy_io;
+
+    #[test]
+    fn io_messages_lose_the_errno_and_the_temporary_file() {
+        let msg = "/no/x.depfs: No such file or directory (os error 2) at path \"/no/.x.tmp\"";
+        assert_eq!(tidy_io(msg), "/no/x.depfs: No such file or directory");
+        assert_eq!(tidy_io("m: Is a directory (os error 21)"), "m: Is a directory");
+        assert_eq!(tidy_io("m: is a directory"), "m: is a directory");
     }
 }

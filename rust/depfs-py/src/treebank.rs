@@ -10,7 +10,7 @@ use depfs_core::Treebank;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyIndexError, PyKeyError};
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 
 use crate::errors::IntoPyResult;
 use std::sync::Arc;
@@ -88,12 +88,24 @@ impl PyTreebank {
     #[pyo3(signature = (text, *, multiple_roots = false, allow_blank_heads = true))]
     fn from_string(
         py: Python<'_>,
-        text: String,
+        text: &Bound<'_, PyString>,
         multiple_roots: bool,
         allow_blank_heads: bool,
     ) -> PyResult<PyTreebank> {
         let opts = options(multiple_roots, allow_blank_heads);
-        let inner = py.detach(move || conllu::read_str(&text, &opts)).py_err(py)?;
+        let inner = match text.to_cow() {
+            Ok(s) => {
+                let s = s.into_owned();
+                py.detach(move || conllu::read_str(&s, &opts))
+            }
+            // Lone surrogates (text decoded with errors="surrogateescape"): read the
+            // bytes they stand for, so that the error names the line as for a file.
+            Err(_) => {
+                let data: Vec<u8> = text.call_method1("encode", ("utf-8", "surrogatepass"))?.extract()?;
+                py.detach(move || conllu::read_bytes(&data, "<string>", &opts))
+            }
+        }
+        .py_err(py)?;
         Ok(PyTreebank::new(inner))
     }
 

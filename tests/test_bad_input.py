@@ -1,0 +1,675 @@
+"""Bad input, one table per class of issue 18: writes that must destroy nothing, hangs,
+tracebacks, silently wrong results, options that lie, unclear messages.
+
+A CLI row runs `depfs` in this process (click's CliRunner) unless it needs a real
+process (signals, a guard against hangs, `python -m depfs`) and asserts the exit
+status, that stderr is one `depfs: error: ...` line holding the row's words (file,
+line or sentence, problem) with no traceback, and what is left on disk: outputs
+untouched, no hidden `.*.tmp` file. An API row asserts the exception and its words.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import depfs
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from depfs import decode
+from depfs.cli import main
+from depfs.datasets import synthetic, synthetic_conllu
+from small_models import AE_SET, small_graph
+from test_tagger import SMALL
+
+#: A guard against hangs for rows run in a process: a hang is minutes, every row here
+#: ends in seconds (this bounds the wait; it measures nothing).
+GUARD = 60
+
+
+def _without_heads(text: str) -> str:
+    rows = []
+    for line in text.splitlines():
+        cols = line.split("\t")
+        if len(cols) == 10:
+            cols[6] = "_"
+        rows.append("\t".join(cols))
+    return "\n".join(rows) + "\n"
+
+
+def _long_sentence(words: int) -> str:
+    """One fully tagged sentence of `words` words (a chain), from the synthetic grammar's
+    word rows."""
+    rows = [ln.split("\t") for ln in synthetic_conllu(40, seed=4).splitlines() if "\t" in ln]
+    out = []
+    for i in range(1, words + 1):
+        cols = list(rows[i % len(rows)])
+        cols[0], cols[6], cols[7] = str(i), str(i - 1), "root" if i == 1 else "dep"
+        out.append("\t".join(cols))
+    return "\n".join(out) + "\n\n"
+
+
+@pytest.fixture(scope="module")
+def d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Small models and odd files, made once; tests copy what they overwrite."""
+    root = tmp_path_factory.mktemp("bad")
+    f = {
+        k: root / v
+        for k, v in {
+            "ae": "ae.depfs",
+            "graph": "g.depfs",
+            "tagger": "t.depfs",
+            "gold": "gold.conllu",
+            "nohead": "nohead.conllu",
+            "empty": "empty.conllu",
+            "bom": "bom.conllu",
+            "crlf": "crlf.conllu",
+            "roots": "roots.conllu",
+            "trunc_gz": "trunc.txt.gz",
+            "bad_gz": "badgz.conllu.gz",
+            "dir": "adir",
+            "long": "long.conllu",
+            "big": "big.conllu",
+        }.items()
+    }
+    gold_text = synthetic_conllu(40, seed=0)
+    gold = depfs.Treebank.from_string(gold_text)
+    f["gold"].write_text(gold_text)
+    depfs.ArcEagerParser(AE_SET, epochs=1).fit(gold).save(f["ae"])
+    small_graph(epochs=1).fit(gold).save(f["graph"])
+    depfs.Tagger(SMALL, epochs=1).fit(gold).save(f["tagger"])
+    f["nohead"].write_text(_without_heads(gold_text))
+    f["empty"].write_bytes(b"")
+    f["bom"].write_bytes(b"\xef\xbb\xbf" + gold_text.encode())
+    f["crlf"].write_bytes(gold_text.replace("\n", "\r\n").encode())
+    f["roots"].write_text("1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n2\tb\tb\tX\t_\t_\t0\troot\t_\t_\n\n")
+    f["trunc_gz"].write_bytes(gzip.compress(b"some words here\n" * 500)[:60])
+    f["bad_gz"].write_bytes(b"\x1f\x8b" + bytes(range(200)))
+    f["dir"].mkdir()
+    f["long"].write_text(_long_sentence(10_000))
+    f["big"].write_text(synthetic_conllu(3000, seed=6))
+    return f
+
+
+def _subs(args: list[str], d: dict[str, Path], tmp: Path) -> list[str]:
+    """`{name}` in a row's arguments: a file of the fixture; `{tmp}`: the row's folder."""
+    return [a.format(tmp=tmp, **{k: str(v) for k, v in d.items()}) for a in args]
+
+
+def _cli(args: list[str], stdin: bytes | None = None) -> tuple[int, str, str]:
+    """Runs the CLI in this process: (exit status, stdout, stderr). A Python exception
+    that escaped the CLI's handler fails the test here."""
+    res = CliRunner().invoke(main, args, input=stdin)
+    if res.exception is not None and not isinstance(res.exception, SystemExit):
+        raise AssertionError(f"{args}: an exception escaped: {res.exception!r}")
+    return res.exit_code, res.stdout, res.stderr
+
+
+def _process(args: list[str], timeout: float = GUARD, **kw: Any) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "depfs", *args],
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+        **kw,
+    )
+
+
+def _one_line_error(stderr: str, words: list[str]) -> None:
+    """One stderr line, `depfs: error: ...`, naming each of `words`; no traceback."""
+    assert "Traceback" not in stderr
+    lines = stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("depfs: error: "), stderr
+    for w in words:
+        assert w in lines[0], (w, stderr)
+
+
+def _no_temporaries(*folders: Path) -> None:
+    for folder in folders:
+        left = [p.name for p in folder.iterdir() if p.name.startswith(".")]
+        assert not left, left
+
+
+def _parsed(d: dict[str, Path], model: str = "ae") -> bytes:
+    return depfs.load(d[model]).parse(depfs.read_conllu(d["gold"])).to_string().encode()
+
+
+# ---------------------------------------------------------------- writes
+
+
+def _fifo(tmp: Path) -> Callable[[], bytes]:
+    """A FIFO at tmp/out with a reader collecting what is written into it."""
+    path = tmp / "out"
+    os.mkfifo(path)
+    got: list[bytes] = []
+
+    def read() -> None:
+        with open(path, "rb") as f:
+            got.append(f.read())
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+
+    def done() -> bytes:
+        reader.join(GUARD)
+        assert stat.S_ISFIFO(path.lstat().st_mode)  # still a FIFO, not a regular file
+        return got[0]
+
+    return done
+
+
+def _device(tmp: Path) -> Callable[[], bytes]:
+    """A character device (like /dev/null: major 1, minor 3) at tmp/out."""
+    path = tmp / "out"
+    os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+
+    def done() -> bytes:
+        assert stat.S_ISCHR(path.lstat().st_mode)
+        return b""
+
+    return done
+
+
+def _symlink(tmp: Path) -> Callable[[], bytes]:
+    target = tmp / "target.conllu"
+    target.write_text("old\n")
+    (tmp / "out").symlink_to(target)
+
+    def done() -> bytes:
+        assert (tmp / "out").is_symlink() and os.readlink(tmp / "out") == str(target)
+        return target.read_bytes()
+
+    return done
+
+
+def _mode(mode: int) -> Callable[[Path], Callable[[], bytes]]:
+    def make(tmp: Path) -> Callable[[], bytes]:
+        out = tmp / "out"
+        out.write_text("old\n")
+        out.chmod(mode)
+
+        def done() -> bytes:
+            assert stat.S_IMODE(out.stat().st_mode) == mode
+            return out.read_bytes()
+
+        return done
+
+    return make
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(_fifo, id="fifo-written-in-place"),
+        pytest.param(
+            _device,
+            id="device-written-in-place",
+            marks=pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root"),
+        ),
+        pytest.param(_symlink, id="symlink-target-replaced-not-the-link"),
+        pytest.param(_mode(0o600), id="mode-0600-kept"),
+        pytest.param(_mode(0o444), id="mode-0444-kept"),
+    ],
+)
+def test_writes_keep_the_node_at_the_output_path(
+    d: dict[str, Path], tmp_path: Path, make: Callable[[Path], Callable[[], bytes]]
+) -> None:
+    """`-o NODE`: a FIFO or device is written in place, a symlink's target is replaced,
+    a regular file keeps its mode; the bytes are the parse."""
+    done = make(tmp_path)
+    code, _, err = _cli(["parse", str(d["ae"]), str(d["gold"]), "-o", str(tmp_path / "out")])
+    assert code == 0, err
+    got = done()
+    if make is not _device:
+        assert got == _parsed(d)
+    _no_temporaries(tmp_path)
+
+
+# (arguments, exit status, words of the message, the files that must be left as they were)
+WRITE_REFUSALS = [
+    (["parse", "{ae}", "{gold}", "-o", "{ae}"], ["is the model"], ["ae"]),
+    (["parse", "{ae}", "{gold}", "-o", "{gold}"], ["is the input"], ["gold"]),
+    (["tag", "{tagger}", "{gold}", "-o", "{tagger}"], ["is the model"], ["tagger"]),
+    (["jackknife", "--train", "{gold}", "-o", "{gold}"], ["is the input"], ["gold"]),
+    (["train", "--train", "{gold}", "--out", "{gold}"], ["--out", "is the --train file"], ["gold"]),
+    (
+        ["train", "--train", "{gold}", "--dev", "{nohead}", "--out", "{nohead}"],
+        ["is the --dev file"],
+        ["nohead"],
+    ),
+    (["train", "--train", "{gold}", "--out", "{tmp}/no/m.depfs"], ["no", "does not exist"], []),
+    (["parse", "{ae}", "{gold}", "-o", "{tmp}/no/out.conllu"], ["does not exist"], []),
+    (["parse", "{ae}", "{gold}", "--out-dir", "{tmp}/no"], ["--out-dir", "no such folder"], []),
+    (["parse", "{ae}", "{gold}", "{gold}", "--out-dir", "{dir}"], ["same file name"], []),
+]
+
+
+@pytest.mark.parametrize(("args", "words", "kept"), WRITE_REFUSALS)
+def test_writes_that_would_destroy_are_refused_before_any_work(
+    d: dict[str, Path], tmp_path: Path, args: list[str], words: list[str], kept: list[str]
+) -> None:
+    before = {k: d[k].read_bytes() for k in kept}
+    code, _, err = _cli(_subs(args, d, tmp_path))
+    assert code == 2
+    _one_line_error(err, words)
+    assert {k: d[k].read_bytes() for k in kept} == before
+    _no_temporaries(tmp_path, d["gold"].parent)
+
+
+def test_an_unwritable_output_folder_is_refused_before_training(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """(The tests may run as root, for whom every folder is writable: os.access says no.)"""
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: not m & os.W_OK and real(p, m, **kw))
+    out = tmp_path / "m.depfs"
+    code, _, err = _cli(["train", "--train", str(d["gold"]), "--out", str(out), "--epochs", "1"])
+    assert code == 2
+    _one_line_error(err, ["m.depfs", "is not writable"])
+    assert "epoch" not in err and not out.exists()
+
+
+def test_force_overwrites_the_input_and_dash_is_stdout(d: dict[str, Path], tmp_path: Path) -> None:
+    copy = tmp_path / "in.conllu"
+    copy.write_bytes(d["gold"].read_bytes())
+    code, _, _ = _cli(["parse", str(d["ae"]), str(copy), "-o", str(copy), "--force"])
+    assert code == 0 and copy.read_bytes() == _parsed(d)
+    code, out, _ = _cli(["parse", str(d["ae"]), str(d["gold"]), "-o", "-"])
+    assert code == 0 and out.encode() == _parsed(d)
+
+
+def test_a_failed_parse_leaves_the_old_output(d: dict[str, Path], tmp_path: Path) -> None:
+    """A bad line far into the input: named by its line, the old output untouched."""
+    lines = d["gold"].read_text().splitlines()
+    k = max(i for i, line in enumerate(lines) if line[:1].isdigit())
+    lines[k] = lines[k].replace("\t", " ", 1)
+    bad, out = tmp_path / "bad.conllu", tmp_path / "out.conllu"
+    bad.write_text("\n".join(lines) + "\n")
+    out.write_text("old\n")
+    code, _, err = _cli(["parse", str(d["ae"]), str(bad), "-o", str(out), "--batch-size", "3"])
+    assert code == 2
+    _one_line_error(err, [f"bad.conllu:{k + 1}:", "columns"])
+    assert out.read_text() == "old\n"
+    _no_temporaries(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
+)
+def test_an_interrupted_parse_writes_nothing_and_says_so(
+    d: dict[str, Path], tmp_path: Path, sig: int, status: int
+) -> None:
+    """Interrupted while the output is being written: exit 130 / 143, one line, the
+    temporary file removed, no output."""
+    out = tmp_path / "out.conllu"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "depfs", "parse", str(d["graph"]), str(d["big"])]
+        + ["-o", str(out), "--threads", "1", "--batch-size", "1"],
+        stderr=subprocess.PIPE,
+        text=True,
+        # A shell running the tests in the background ignores SIGINT in its children.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + GUARD
+    while not list(tmp_path.glob(".out.conllu.*.tmp")):  # the write is under way
+        assert proc.poll() is None and time.monotonic() < deadline, "the parse ended early"
+        time.sleep(0.005)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=GUARD)
+    assert proc.returncode == status, err
+    assert err.count("\n") == 1 and "interrupted" in err and "Traceback" not in err
+    assert not out.exists()
+    _no_temporaries(tmp_path)
+
+
+# ---------------------------------------------------------------- hangs
+
+
+def _is_one_tree(text: str, words: int) -> bool:
+    tb = depfs.Treebank.from_string(text)  # the reader refuses cycles and several roots
+    return len(tb) == 1 and tb.n_words == words
+
+
+HANGS = [
+    # (arguments, exit status, what stderr says, check of stdout)
+    (
+        ["parse", "{ae}", "{gold}", "--threads", "1000000"],
+        0,
+        "capped at the",
+        lambda out, d: out == _parsed(d),
+    ),
+    (
+        ["parse", "{graph}", "{long}", "--threads", "1"],
+        0,
+        "parsed in chunks",
+        lambda out, d: _is_one_tree(out.decode(), 10_000),
+    ),
+    (
+        ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", "tcp://127.0.0.1:1"],
+        2,
+        "--scheduler tcp://127.0.0.1:1: Timed out",
+        lambda out, d: out == b"",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "status", "says", "check"), HANGS, ids=["threads", "10k", "dask"])
+def test_no_hang(
+    d: dict[str, Path], tmp_path: Path, args: list[str], status: int, says: str, check: Any
+) -> None:
+    """Huge thread counts, a 10,000-word sentence on the graph parser, a scheduler
+    nobody answers at: each run ends (in seconds) with its result or one line."""
+    res = _process(_subs(args, d, tmp_path))
+    err = res.stderr.decode()
+    assert res.returncode == status, err
+    assert says in err and "Traceback" not in err and err.count("\n") == 1
+    assert check(res.stdout, d)
+
+
+def test_no_hang_in_the_api() -> None:
+    m = np.random.default_rng(0).random((5, 5))
+    assert len(decode.cle_batch([m] * 3, threads=10**6)) == 3
+    assert len(decode.eisner_batch([m], threads=10**30)) == 1  # capped, not an overflow
+
+
+# ---------------------------------------------------------------- tracebacks
+
+TRACEBACKS = [
+    # (arguments, words of the one-line message)
+    (["eval", "{nohead}", "{nohead}"], ["nohead.conllu: gold sentence 1", "HEAD"]),
+    (["train", "--train", "{gold}", "--out", "{tmp}/m", "--seed", "-1"], ["--seed", "-1"]),
+    (["train", "--train", "{gold}", "--out", "{tmp}/m", "--seed", str(2**70)], ["--seed"]),
+    (["train", "--train", "{gold}", "--out", "{tmp}/m", "--epochs", str(2**70)], ["--epochs"]),
+    (["parse", "{ae}", "{gold}", "--threads", "99999999999999999999"], ["--threads"]),
+    (["parse", "{ae}", "{gold}", "--batch-size", str(2**70)], ["--batch-size"]),
+    (["tag", "{tagger}", "{gold}", "--batch-size", str(2**64)], ["--batch-size"]),
+    (["jackknife", "--train", "{gold}", "-o", "{tmp}/j", "--folds", str(2**70)], ["--folds"]),
+    (
+        ["parse", "{ae}", "{trunc_gz}", "--input", "horizontal", "--allow-missing-tags"],
+        ["trunc.txt.gz: read error after line", "gzip"],
+    ),
+    (["parse", "{ae}", "{bad_gz}"], ["badgz.conllu.gz", "gzip"]),
+    (["stats", "{bad_gz}"], ["badgz.conllu.gz"]),
+    (["stats", "{dir}"], ["adir", "is a directory"]),
+    (["parse", "{dir}", "{gold}"], ["adir", "is a directory"]),
+    (["train", "--train", "{gold}", "--out", "{dir}"], ["adir", "is a directory"]),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), TRACEBACKS)
+def test_no_traceback_from_the_cli(
+    d: dict[str, Path], tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    code, _, err = _cli(_subs(args, d, tmp_path))
+    assert code == 2
+    _one_line_error(err, words)
+    _no_temporaries(tmp_path)
+
+
+def test_an_unexpected_error_is_one_line_and_debug_shows_it(
+    d: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: Any, **kw: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(depfs.pipeline, "parse_file", boom)
+    code, _, err = _cli(["parse", str(d["ae"]), str(d["gold"])])
+    assert code == 1 and err.count("\n") == 1
+    assert "internal error: RuntimeError: boom" in err and "--debug" in err
+    res = CliRunner().invoke(main, ["--debug", "parse", str(d["ae"]), str(d["gold"])])
+    assert isinstance(res.exception, RuntimeError)
+
+
+API_TRACEBACKS = [
+    # (call, exception, words): Python errors, not OverflowError from the binding
+    (
+        lambda d: depfs.GraphParser(random_state=-1, epochs=1).fit(synthetic(5)),
+        ValueError,
+        "random_state",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, random_state=2**64, epochs=1).fit(synthetic(5)),
+        ValueError,
+        "random_state",
+    ),
+    (lambda d: depfs.load(d["ae"]).parse(synthetic(2), threads=-1), ValueError, "threads"),
+    (lambda d: depfs.load(d["tagger"]).tag(synthetic(2), threads=-1), ValueError, "threads"),
+    (lambda d: decode.eisner_kbest(np.zeros((3, 3)), 10**30), ValueError, "k must be"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "words"), API_TRACEBACKS)
+def test_no_overflow_error_from_the_api(
+    d: dict[str, Path], call: Any, error: type, words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        call(d)
+
+
+def test_huge_thread_counts_are_capped_in_the_api(d: dict[str, Path]) -> None:
+    tb = depfs.read_conllu(d["gold"])
+    assert depfs.load(d["graph"]).parse(tb, threads=10**30).to_string().encode() == _parsed(
+        d, "graph"
+    )
+
+
+# ---------------------------------------------------------------- silently wrong
+
+SILENT_CLI = [
+    # (arguments, words of the refusal)
+    (["train", "--train", "{gold}", "--order", "2", "--decoder", "cle"], ["first-order only"]),
+    (["train", "--train", "{gold}", "--templates", ""], ["--templates is empty"]),
+    (["train", "--train", "{gold}", "--dev", "{nohead}"], ["--dev", "nohead.conllu", "no HEAD"]),
+    (["train", "--train", "{nohead}"], ["nohead.conllu", "no training sentence"]),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), SILENT_CLI)
+def test_what_would_train_silently_wrong_is_refused(
+    d: dict[str, Path], tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    out = tmp_path / "m.depfs"
+    code, _, err = _cli(_subs(args, d, tmp_path) + ["--out", str(out), "--epochs", "1"])
+    assert code == 2
+    _one_line_error(err, words)
+    assert not out.exists()
+    _no_temporaries(tmp_path)
+
+
+@pytest.mark.parametrize("odd", ["bom", "crlf"])
+def test_a_bom_or_crlf_input_parses_as_the_plain_file(
+    d: dict[str, Path], tmp_path: Path, odd: str
+) -> None:
+    """Read as CoNLL-U (a BOM once made it horizontal text), the same parse."""
+    code, out, err = _cli(["parse", str(d["ae"]), str(d[odd])])
+    assert code == 0 and err == ""
+    assert out.encode() == _parsed(d)
+
+
+SILENT_API = [
+    # (call, words of the ValueError)
+    (
+        lambda: depfs.GraphParser(order=2, decoder="cle", epochs=1).fit(synthetic(5)),
+        "first-order only",
+    ),
+    (lambda: depfs.GraphParser(arc_templates="", epochs=1).fit(synthetic(5)), "empty"),
+    (lambda: depfs.GraphParser(arc_templates="# none\n", epochs=1).fit(synthetic(5)), "empty"),
+    (lambda: depfs.GraphParser(epochs=0).fit(synthetic(5)), "epochs"),
+    (lambda: decode.tree_score(np.full((3, 3), np.nan), [-1, 0, 1]), "NaN|nan"),
+    (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 0.5, 1]), "whole numbers"),
+    (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 2, 1]), "not a tree"),
+    (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 1, 0]), "not a tree"),
+]
+
+
+@pytest.mark.parametrize(("call", "words"), SILENT_API)
+def test_what_would_be_silently_wrong_in_the_api_raises(call: Any, words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        call()
+
+
+# ---------------------------------------------------------------- options that lie
+
+LIES = [
+    # (arguments, words of the refusal)
+    (["train", "--parser", "arc-eager", "--order", "2"], ["--order: graph parser options"]),
+    (["train", "--parser", "arc-eager", "--decoder", "cle"], ["--decoder"]),
+    (["train", "--parser", "arc-eager", "--max-bits", "12"], ["--max-bits"]),
+    (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], ["graph parser"]),
+    (["train", "--parser", "tagger", "--sibling-templates", "x"], ["graph parser options"]),
+    (["train", "--sibling-templates", "upos(s)"], ["second-order graph parser only"]),
+    (
+        ["train", "--parser", "arc-eager", "--templates", "first_order"],
+        ["--templates 'first_order'", "arc templates"],
+    ),
+    (["train", "--templates", "arc_eager"], ["--templates 'arc_eager'", "STACK_0"]),
+    (["train", "--dynamic"], ["--dynamic", "arc-eager or tagger only"]),
+    (["train", "--folds", "3"], ["--folds", "--dynfs"]),
+    (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
+    (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
+    (["parse", "{graph}", "{gold}", "--margin", "1"], ["--margin", "arc-eager models only"]),
+    (["parse", "{ae}", "{gold}", "--policy-threshold", "1"], ["--policy-threshold", "--dynfs"]),
+    (["parse", "{ae}", "{gold}", "--tagger", "{ae}"], ["ae.depfs", "not a tagger"]),
+    (["tag", "{ae}", "{gold}"], ["ae.depfs", "depfs tag needs a tagger"]),
+]
+
+
+@pytest.mark.parametrize(("args", "words"), LIES)
+def test_options_that_do_not_apply_are_refused(
+    d: dict[str, Path], tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    args = _subs(args, d, tmp_path)
+    out = tmp_path / "m.depfs"
+    if args[0] == "train":
+        args += ["--train", str(d["gold"]), "--out", str(out), "--epochs", "1"]
+    code, stdout, err = _cli(args)
+    assert code == 2 and stdout == ""
+    _one_line_error(err, words)
+    assert not out.exists()
+
+
+# ---------------------------------------------------------------- unclear messages
+
+UNCLEAR = [
+    # (arguments, stdin, words the one line must hold, words it must not)
+    (["parse", "{ae}"], b"1\tbad\n", ["<stdin>:1: expected 10 tab-separated columns"], []),
+    (
+        ["parse", "{ae}"],
+        b"1\t\xff\xfe\t_\tX\t_\t_\t0\troot\t_\t_\n\n",
+        ["<stdin>:1: invalid UTF-8"],
+        [],
+    ),
+    (["parse", "{ae}", "{roots}"], None, ["roots.conllu:2: several roots"], ["multiple_roots"]),
+    (["parse", "{ae}", "{empty}"], None, ["empty.conllu:1: empty input"], []),
+    (["parse", "{ae}", "{tmp}/nope.conllu"], None, ["nope.conllu: No such file"], ["Errno", "'"]),
+    (["parse", "{tmp}/nope.depfs", "{gold}"], None, ["nope.depfs: No such file"], ["Errno"]),
+    (["info", "{tmp}/nope.depfs"], None, ["nope.depfs: No such file"], ["os error"]),
+    (["info", "{gold}"], None, ["gold.conllu: not a depfs model file"], []),
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--templates", "./nofile.txt"],
+        None,
+        ["--templates ./nofile.txt: no such template file"],
+        [],
+    ),
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--labeler-templates", "a/b.txt"],
+        None,
+        ["--labeler-templates a/b.txt: no such"],
+        [],
+    ),
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--labeler-templates", " "],
+        None,
+        ["--labeler-templates is empty"],
+        [],
+    ),
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--templates", "upos(h"],
+        None,
+        ["--templates 'upos(h'", "missing closing parenthesis"],
+        [],
+    ),
+    (
+        ["jackknife", "--train", "{gold}", "-o", "{tmp}/j", "--templates", "bogus(("],
+        None,
+        ["--templates 'bogus(('"],
+        [],
+    ),
+    (["train", "--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
+    (["--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
+    (["bogus"], None, ["No such command", "bogus"], ["Usage:"]),
+    (["parse", "{ae}", "{gold}", "--batch-size", "0"], None, ["--batch-size", "0"], ["Usage:"]),
+    (["eval", "{gold}"], None, ["Missing argument"], ["Usage:"]),
+]
+
+
+@pytest.mark.parametrize(("args", "stdin", "words", "not_words"), UNCLEAR)
+def test_messages_name_file_line_and_problem(
+    d: dict[str, Path],
+    tmp_path: Path,
+    args: list[str],
+    stdin: bytes | None,
+    words: list[str],
+    not_words: list[str],
+) -> None:
+    code, _, err = _cli(_subs(args, d, tmp_path), stdin)
+    assert code == 2
+    _one_line_error(err, words)
+    for w in not_words:
+        assert w not in err, (w, err)
+    _no_temporaries(tmp_path)
+
+
+UNCLEAR_API = [
+    # (call, exception, words it must hold, words it must not)
+    (
+        lambda t: depfs.Treebank.from_string("1\tx\udcff\tx\tX\t_\t_\t0\troot\t_\t_\n\n"),
+        depfs.errors.FormatError,
+        ["<string>:1: invalid UTF-8"],
+        ["surrogates"],
+    ),
+    (
+        lambda t: depfs.read_conllu(t / "nope.conllu"),
+        depfs.errors.DepfsIOError,
+        ["nope.conllu: No such file"],
+        ["os error"],
+    ),
+    (
+        lambda t: depfs.load(t / "nope.depfs"),
+        depfs.errors.DepfsIOError,
+        ["nope.depfs: No such file"],
+        ["os error"],
+    ),
+    (
+        lambda t: synthetic(2).write(str(t / "no" / "x.conllu")),
+        depfs.errors.DepfsIOError,
+        ["x.conllu"],
+        ["os error", ".tmp"],
+    ),
+    (
+        lambda t: depfs.Tagger(SMALL, epochs=1).fit(synthetic(5)).save(t / "no" / "t.depfs"),
+        depfs.errors.DepfsIOError,
+        ["t.depfs"],
+        ["os error", ".tmp"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "words", "not_words"), UNCLEAR_API)
+def test_api_messages_name_the_file_and_not_a_temporary(
+    tmp_path: Path, call: Any, error: type, words: list[str], not_words: list[str]
+) -> None:
+    with pytest.raises(error) as info:
+        call(tmp_path)
+    message = str(info.value)
+    assert all(w in message for w in words) and not any(w in message for w in not_words), message
