@@ -162,7 +162,7 @@ impl Batches<Box<dyn BufRead + Send + Sync>> {
 }
 
 impl<R: BufRead> Batches<R> {
-    fn plain(source: R, name: &str, opts: &ReadOptions) -> Self {
+    pub(crate) fn plain(source: R, name: &str, opts: &ReadOptions) -> Self {
         Batches {
             source,
             name: name.to_string(),

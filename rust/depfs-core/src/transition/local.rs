@@ -330,7 +330,11 @@ impl Ensemble {
 
     /// Reads an ensemble model file.
     pub fn load(path: &std::path::Path) -> Result<Ensemble> {
-        let file = crate::io::model::load_model(path)?;
+        Ensemble::from_loaded(path, crate::io::model::load_model(path)?)
+    }
+
+    /// The ensemble in a model file as read (`path` names it in messages).
+    pub fn from_loaded(path: &std::path::Path, file: crate::io::model::Loaded) -> Result<Ensemble> {
         match file.model {
             crate::io::model::Model::Ensemble(st) => {
                 let mut e = Ensemble::from_stored(st)
