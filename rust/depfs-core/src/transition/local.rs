@@ -355,6 +355,15 @@ impl Ensemble {
     }
 
     pub(crate) fn from_stored(st: StoredEnsemble) -> Result<Ensemble> {
+        // Parses name every word by these ids: out of range, they would index past the labels.
+        let l = &st.labels;
+        let n = l.labels.len();
+        if n == 0 || l.root_label as usize >= n || l.fallback_label as usize >= n {
+            return Err(Error::InvalidArgument(format!(
+                "inconsistent label set: {n} labels, root label {}, fallback label {}",
+                l.root_label, l.fallback_label
+            )));
+        }
         let members = st
             .members
             .into_iter()
