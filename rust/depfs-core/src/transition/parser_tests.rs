@@ -347,7 +347,8 @@ fn an_ensemble_file_with_a_label_id_out_of_range_does_not_load() {
     let p = train(&tb, 1, 1);
     let t = p.trajectories(&tb, 1.0, 0, None).unwrap();
     let ones = vec![1.0f32; t.len()];
-    let a = LocalClassifier::train(&t, p.set.subset(&[0, 2]).unwrap(), &ones, &LocalOptions::default()).unwrap();
+    let a =
+        LocalClassifier::train(&t, p.set.subset(&[0, 2]).unwrap(), &ones, &LocalOptions::default()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("e.depfs");
     let good = Ensemble::new(vec![(1.0, a)]).unwrap();
