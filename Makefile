@@ -6,7 +6,7 @@ PIP := $(PY) -m pip
 export DEPFS_DATA ?= $(abspath ../shared/data/ud)
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup build demo test test-rust test-python wheel-check bench bench-rust lint fmt clean
+.PHONY: setup build demo test test-rust test-python wheel-check bench bench-rust lint fmt clean fuzz
 
 $(VENV)/.deps: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,20 @@ lint: setup
 	$(VENV)/bin/ruff check python tests benches
 	$(VENV)/bin/ruff format --check python tests benches
 	$(PY) -m mypy.stubtest depfs._core --allowlist .stubtest-allowlist
+
+## fuzz: each libFuzzer target of fuzz/ (CoNLL-U reader, model loader, template parser) for
+## FUZZ_SECONDS on one core, with overflow checks on (-a), then its corpus minimised to the inputs
+## that cover distinct edges (`cargo fuzz cmin`) in fuzz/corpus/<target>/, which `make test`
+## replays. Needs `cargo install cargo-fuzz`; RUSTC_BOOTSTRAP lets stable rustc take cargo fuzz's
+## nightly flags. A crash is saved in fuzz/artifacts/<target>/ and stops the run.
+FUZZ_SECONDS ?= 300
+FUZZ_TARGETS ?= conllu model templates
+fuzz:
+	for t in $(FUZZ_TARGETS); do \
+		RUSTC_BOOTSTRAP=1 cargo fuzz run -O -a $$t -- -max_total_time=$(FUZZ_SECONDS) \
+			-rss_limit_mb=2048 -timeout=10 -print_final_stats=1 && \
+		RUSTC_BOOTSTRAP=1 cargo fuzz cmin -O -a $$t -- -use_counters=0 || exit 1; \
+	done
 
 fmt:
 	cargo fmt --all

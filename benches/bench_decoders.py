@@ -8,6 +8,11 @@
 Per-sentence times over batches of random dense matrices (standard normal scores), for
 n = 25, 50 and 100 words; the growth from 50 to 100 words shows the O(n²) / O(n³) scaling.
 Run ``python -m benches.bench_decoders [--sentences 1000]``; writes bench-results/decoders.json.
+
+``--cle-batch`` runs only the batch comparison: ``decode.cle_batch`` (one call, threads=1) vs
+a loop of ``decode.cle`` vs ``ufal.chu_liu_edmonds`` on the same matrices, in ms per 1,000
+matrices, the three timed in turn within each round (so a shared machine's load falls on
+all three), best round kept; it prints the ratios and writes nothing.
 """
 
 from __future__ import annotations
@@ -101,6 +106,48 @@ def per_sentence(
     return best / len(mats) * 1e6
 
 
+def cle_batch_rows(sizes: list[int], sentences: int, repeat: int) -> list[dict[str, Any]]:
+    """ms per 1,000 matrices of the batch call, the single-call loop and ufal, and ratios."""
+    from ufal.chu_liu_edmonds import chu_liu_edmonds
+
+    rng = np.random.default_rng(0)
+    rows = []
+    for n in sizes:
+        mats = [rng.normal(size=(n + 1, n + 1)) for _ in range(sentences)]
+        runs: dict[str, Callable[[list[np.ndarray]], Any]] = {
+            "batch": lambda ms: decode.cle_batch(ms, threads=1),
+            "single": lambda ms: [decode.cle(m) for m in ms],
+            "ufal": lambda ms: [chu_liu_edmonds(m) for m in ms],
+        }
+        batch, single = runs["batch"](mats), runs["single"](mats)
+        assert [h.tolist() for h in batch] == [h.tolist() for h in single], "batch != single"
+        best = dict.fromkeys(runs, float("inf"))
+        for _ in range(repeat):
+            for key, run in runs.items():
+                start = time.process_time()
+                run(mats)
+                best[key] = min(best[key], time.process_time() - start)
+        row: dict[str, Any] = {"n": n, "sentences": sentences}
+        row.update({f"{k}_ms_per_1000": v / sentences * 1e6 for k, v in best.items()})
+        row["batch_over_single"] = best["batch"] / best["single"]
+        row["ufal_over_batch"] = best["ufal"] / best["batch"]
+        rows.append(row)
+    return rows
+
+
+def print_cle_batch(rows: list[dict[str, Any]]) -> None:
+    print("ms per 1,000 matrices (CPU time, best round), threads=1")
+    print(
+        f"{'n':>4} {'batch':>8} {'single':>8} {'ufal':>8} {'batch/single':>13} {'ufal/batch':>11}"
+    )
+    for r in rows:
+        print(
+            f"{r['n']:>4} {r['batch_ms_per_1000']:>8.2f} {r['single_ms_per_1000']:>8.2f}"
+            f" {r['ufal_ms_per_1000']:>8.2f} {r['batch_over_single']:>13.2f}"
+            f" {r['ufal_over_batch']:>11.2f}"
+        )
+
+
 def tree_score(scores: np.ndarray, heads: np.ndarray) -> float:
     return float(scores[np.arange(1, len(heads)), heads[1:]].sum())
 
@@ -126,14 +173,17 @@ def bench(sizes: list[int], sentences: int, numpy_sentences: int, repeat: int) -
             "cle_multi_root_us": per_sentence(
                 lambda ms: [decode.cle(m, single_root=False) for m in ms], mats, repeat
             ),
-            "cle_batch_us": per_sentence(decode.cle_batch, mats, repeat),
+            "cle_batch_us": per_sentence(lambda ms: decode.cle_batch(ms, threads=1), mats, repeat),
             "ufal_cle_us": per_sentence(lambda ms: [chu_liu_edmonds(m) for m in ms], mats, repeat),
             "eisner_us": per_sentence(lambda ms: [decode.eisner(m) for m in ms], mats, repeat),
-            "eisner_batch_us": per_sentence(decode.eisner_batch, mats, repeat),
+            "eisner_batch_us": per_sentence(
+                lambda ms: decode.eisner_batch(ms, threads=1), mats, repeat
+            ),
             "numpy_eisner_sentences": len(few),
             "numpy_eisner_us": per_sentence(lambda ms: [numpy_eisner(m) for m in ms], few, 1),
         }
         row["cle_speedup_vs_ufal"] = row["ufal_cle_us"] / row["cle_us"]
+        row["cle_batch_speedup_vs_ufal"] = row["ufal_cle_us"] / row["cle_batch_us"]
         row["eisner_speedup_vs_numpy"] = row["numpy_eisner_us"] / row["eisner_us"]
         rows.append(row)
         print(f"n={n}: done", flush=True)
@@ -182,7 +232,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--out", type=Path, default=Path("bench-results/decoders.json"))
+    parser.add_argument("--cle-batch", action="store_true", help="only the batch comparison")
     args = parser.parse_args(argv)
+    if args.cle_batch:
+        print_cle_batch(cle_batch_rows(args.sizes, args.sentences, args.repeat))
+        return
     result = bench(
         args.sizes, args.sentences, min(args.numpy_sentences, args.sentences), args.repeat
     )

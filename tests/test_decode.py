@@ -278,6 +278,26 @@ def test_batch_errors_name_the_matrix() -> None:
     assert dec.cle_batch([]) == []
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+def test_batches_of_many_groups_match_single_calls_and_name_the_bad_matrix(threads: int) -> None:
+    # 60 matrices of up to 120 words: the one-thread batch decodes them in several groups.
+    rng = np.random.default_rng(7)
+    mats = [rng.normal(size=(n1, n1)) for n1 in rng.integers(2, 121, size=60)]
+    mats[10] = mats[10].astype(np.float32)
+    mats[20] = np.asfortranarray(mats[20])
+    mats[30] = mats[30][::2, ::2]  # a strided view
+    for batch, single in ((dec.cle_batch, dec.cle), (dec.eisner_batch, dec.eisner)):
+        got = batch(mats, threads=threads)
+        assert [g.tolist() for g in got] == [single(m).tolist() for m in mats]
+    bad = [m.copy() for m in mats]
+    bad[57][1, :] = NEG  # word 1 has no possible head
+    with pytest.raises(NoSpanningTreeError, match=r"matrices\[57\]"):
+        dec.cle_batch(bad, threads=threads)
+    bad[53] = np.zeros((3, 4))
+    with pytest.raises(ValueError, match=r"eisner_batch: matrices\[53\]"):
+        dec.eisner_batch(bad, threads=threads)
+
+
 def test_package_exports_decode() -> None:
     assert depfs.decode is dec
     assert "decode" in depfs.__all__

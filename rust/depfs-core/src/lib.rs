@@ -11,6 +11,7 @@ pub use error::{Error, Result};
 pub use treebank::{Treebank, Vocab, WordStrs};
 pub mod decode;
 pub mod eval;
+pub mod fuzz;
 pub mod graph;
 pub mod perturb;
 pub mod stats;

@@ -1,8 +1,10 @@
 //! Python bindings of the decoders (`depfs.decode`): numpy in, numpy out. Scores are copied into
-//! row-major f64 (float32 and F-ordered arrays are converted); batch forms own their inputs and
-//! release the GIL, optionally over several threads (the core's map_chunks).
+//! row-major f64 (float32 and F-ordered arrays are converted; single calls read a C-ordered
+//! float64 array in place); batch forms copy their inputs into an owned buffer and release
+//! the GIL, optionally over several threads (the core's map_chunks).
 
 use std::cell::RefCell;
+use std::thread::LocalKey;
 
 use depfs_core::decode::{self, CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace};
 use depfs_core::util::map_chunks;
@@ -27,12 +29,20 @@ struct Scores {
 /// Copies a float32/float64 numpy array (C- or F-ordered) of `ndim` equal sides into row-major
 /// f64. Wrong type, dtype, ndim or shape is a `ValueError` naming `what`.
 fn read_array(what: &str, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Scores> {
-    read_array_named(|| what.to_string(), obj, ndim)
+    let mut values = Vec::new();
+    let n1 = append_array(|| what.to_string(), obj, ndim, &mut values)?;
+    Ok(Scores { values, n1 })
 }
 
-/// [`read_array`] naming the array only when there is an error (batch calls would
-/// otherwise format a name per matrix).
-fn read_array_named(what: impl Fn() -> String, obj: &Bound<'_, PyAny>, ndim: usize) -> PyResult<Scores> {
+/// Appends the array's values in row-major order to `out` and returns its side n1 (see
+/// [`read_array`]); `what` names the array, and is called only when there is an error
+/// (batch calls would otherwise format a name per matrix).
+fn append_array(
+    what: impl Fn() -> String,
+    obj: &Bound<'_, PyAny>,
+    ndim: usize,
+    out: &mut Vec<f64>,
+) -> PyResult<usize> {
     let Ok(arr) = obj.cast::<PyUntypedArray>() else {
         let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into());
         return Err(PyValueError::new_err(format!(
@@ -40,7 +50,7 @@ fn read_array_named(what: impl Fn() -> String, obj: &Bound<'_, PyAny>, ndim: usi
             what()
         )));
     };
-    let shape = arr.shape().to_vec();
+    let shape = arr.shape();
     if shape.len() != ndim {
         return Err(PyValueError::new_err(format!(
             "{} must have {ndim} dimensions (n+1{}), got shape {shape:?}",
@@ -56,24 +66,24 @@ fn read_array_named(what: impl Fn() -> String, obj: &Bound<'_, PyAny>, ndim: usi
             vec!["n+1"; ndim].join(", ")
         )));
     }
-    let values = if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
+    if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
         let ro = a.try_readonly()?;
         // `as_slice` also accepts F-ordered memory, which is the transpose: C order only.
         match ro.as_slice() {
-            Ok(s) if arr.is_c_contiguous() => s.to_vec(),
-            _ => ro.as_array().iter().copied().collect(),
+            Ok(s) if arr.is_c_contiguous() => out.extend_from_slice(s),
+            _ => out.extend(ro.as_array().iter().copied()),
         }
     } else if let Ok(a) = obj.cast::<PyArrayDyn<f32>>() {
         let ro = a.try_readonly()?;
-        ro.as_array().iter().map(|&v| f64::from(v)).collect()
+        out.extend(ro.as_array().iter().map(|&v| f64::from(v)));
     } else {
         return Err(PyValueError::new_err(format!(
             "{} must have dtype float32 or float64, got {}",
             what(),
             arr.dtype()
         )));
-    };
-    Ok(Scores { values, n1 })
+    }
+    Ok(n1)
 }
 
 /// Calls `f(values, n1)` on a score array without copying it when it is already C-ordered
@@ -189,39 +199,67 @@ fn decode_tree_score(scores: &Bound<'_, PyAny>, heads: Vec<i64>) -> PyResult<f64
     Ok(decode::tree_score(&s.values, &heads))
 }
 
-/// Runs `decode` over owned matrices without the GIL on `threads` threads (1: the calling
-/// thread; 0: all cores; more than the cores: capped), through the core's `map_chunks`.
+/// Values (f64) of the matrices one thread decodes per GIL release: 256 KiB, so that the group
+/// and a workspace stay in cache (a copy of the whole batch would go out to memory and back).
+const GROUP_VALUES: usize = 1 << 15;
+
+/// Runs `decode(workspace, values, n1)` over the matrices without the GIL on `threads`
+/// threads (1: the calling thread; 0: all cores; more than the cores: capped), through the
+/// core's `map_chunks`. The matrices are copied into one reused buffer first (owned, so no
+/// Python thread can change them during the decode), with no allocation or text per matrix:
+/// on one thread group by group, with the workspace `local` that single calls use; on
+/// several, the whole batch at once. The first bad matrix (in list order) is the error.
 fn run_batch<W: Default + Send>(
     py: Python<'_>,
     name: &str,
     matrices: &Bound<'_, PyList>,
     threads: usize,
-    decode: impl Fn(&mut W, &Scores) -> depfs_core::Result<Vec<i32>> + Sync,
+    local: &'static LocalKey<RefCell<W>>,
+    decode: impl Fn(&mut W, &[f64], usize) -> depfs_core::Result<Vec<i32>> + Sync,
 ) -> PyResult<Vec<Vec<i32>>> {
-    let mut inputs = Vec::with_capacity(matrices.len());
-    for (i, m) in matrices.iter().enumerate() {
-        inputs.push(read_array_named(|| format!("{name}: matrices[{i}]"), &m, 2)?);
+    let n = matrices.len();
+    let mut out = Vec::with_capacity(n);
+    let mut values = Vec::new();
+    // Matrix `first + j` of the group is values[starts[j]..starts[j + 1]], of side n1s[j].
+    let (mut starts, mut n1s) = (vec![0], Vec::new());
+    let mut next = 0;
+    while next < n {
+        let first = next;
+        values.clear();
+        starts.truncate(1);
+        n1s.clear();
+        while next < n && (threads != 1 || values.len() < GROUP_VALUES) {
+            let m = matrices.get_item(next)?;
+            n1s.push(append_array(|| format!("{name}: matrices[{next}]"), &m, 2, &mut values)?);
+            starts.push(values.len());
+            next += 1;
+        }
+        let one = |ws: &mut W, j: usize| {
+            decode(ws, &values[starts[j]..starts[j + 1]], n1s[j]).map_err(|e| match e {
+                depfs_core::Error::NoSpanningTree(m) => {
+                    depfs_core::Error::NoSpanningTree(format!("matrices[{}]: {m}", first + j))
+                }
+                depfs_core::Error::InvalidArgument(m) => {
+                    depfs_core::Error::InvalidArgument(format!("matrices[{}]: {m}", first + j))
+                }
+                other => other,
+            })
+        };
+        let group: depfs_core::Result<Vec<Vec<i32>>> = py.detach(|| {
+            if threads == 1 {
+                local.with_borrow_mut(|ws| (0..n1s.len()).map(|j| one(ws, j)).collect())
+            } else {
+                // Chunks of 64 matrices: small enough to spread, large enough to amortise.
+                map_chunks(threads, n1s.len(), 64, W::default, |ws, range| {
+                    range.map(|j| one(ws, j)).collect::<Vec<_>>()
+                })?
+                .into_iter()
+                .collect()
+            }
+        });
+        out.extend(group.py_err(py)?);
     }
-    let tag = |i: usize, r: depfs_core::Result<Vec<i32>>| {
-        r.map_err(|e| match e {
-            depfs_core::Error::NoSpanningTree(m) => {
-                depfs_core::Error::NoSpanningTree(format!("matrices[{i}]: {m}"))
-            }
-            depfs_core::Error::InvalidArgument(m) => {
-                depfs_core::Error::InvalidArgument(format!("matrices[{i}]: {m}"))
-            }
-            other => other,
-        })
-    };
-    let out: depfs_core::Result<Vec<Vec<i32>>> = py.detach(|| {
-        // Chunks of 64 matrices: small enough to spread, large enough to amortise.
-        map_chunks(threads, inputs.len(), 64, W::default, |ws, range| {
-            range.map(|i| tag(i, decode(ws, &inputs[i]))).collect::<Vec<_>>()
-        })?
-        .into_iter()
-        .collect()
-    });
-    out.py_err(py)
+    Ok(out)
 }
 
 /// `decode_cle` over a list of matrices with the GIL released; `threads` > 1 uses rayon
@@ -234,9 +272,10 @@ fn decode_cle_batch<'py>(
     single_root: bool,
     threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
-    let heads = run_batch(py, "cle_batch", matrices, threads, |ws: &mut CleWorkspace, s| {
-        ws.decode(&s.values, s.n1, single_root)
-    })?;
+    let heads =
+        run_batch(py, "cle_batch", matrices, threads, &CLE_WS, |ws: &mut CleWorkspace, values, n1| {
+            ws.decode(values, n1, single_root)
+        })?;
     Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
 }
 
@@ -249,9 +288,14 @@ fn decode_eisner_batch<'py>(
     single_root: bool,
     threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
-    let heads = run_batch(py, "eisner_batch", matrices, threads, |ws: &mut EisnerWorkspace, s| {
-        ws.decode(&s.values, s.n1, single_root)
-    })?;
+    let heads = run_batch(
+        py,
+        "eisner_batch",
+        matrices,
+        threads,
+        &EISNER_WS,
+        |ws: &mut EisnerWorkspace, values, n1| ws.decode(values, n1, single_root),
+    )?;
     Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
 }
 

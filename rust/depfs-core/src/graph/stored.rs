@@ -105,8 +105,12 @@ impl GraphModel {
     /// Reads a model written by [`GraphModel::save`]; any inconsistency is an
     /// `Error::Model` naming the file.
     pub fn load(path: &Path) -> Result<GraphModel> {
+        GraphModel::from_loaded(path, container::load_model(path)?)
+    }
+
+    /// The graph model in a model file as read (`path` names it in messages).
+    pub fn from_loaded(path: &Path, file: container::Loaded) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let file = container::load_model(path)?;
         let (f, dynfs, prefix_w) = match file.model {
             container::Model::Graph(f) => (f, None, None),
             container::Model::GraphDynfs(d) => (d.graph, Some(d.dynfs), d.arc_w),

@@ -15,7 +15,7 @@
 //!
 //! Canonical form (what round-trips byte for byte): LF line ends, no BOM, every
 //! sentence followed by exactly one blank line. The reader also accepts CRLF
-//! line ends, a UTF-8 BOM, several blank lines between sentences and a missing
+//! line ends (any number of CRs before the LF), a UTF-8 BOM, several blank lines between sentences and a missing
 //! final blank line; the writer then produces the canonical form.
 
 use std::fs::File;
@@ -162,7 +162,7 @@ impl Batches<Box<dyn BufRead + Send + Sync>> {
 }
 
 impl<R: BufRead> Batches<R> {
-    fn plain(source: R, name: &str, opts: &ReadOptions) -> Self {
+    pub(crate) fn plain(source: R, name: &str, opts: &ReadOptions) -> Self {
         Batches {
             source,
             name: name.to_string(),
@@ -201,7 +201,9 @@ impl<R: BufRead> Batches<R> {
             if let Some(b) = bytes.strip_suffix(b"\n") {
                 bytes = b;
             }
-            if let Some(b) = bytes.strip_suffix(b"\r") {
+            // Every CR before the LF ends the line: a CR kept at the end of a line's text
+            // would be written before an LF and read back as a CRLF line end.
+            while let Some(b) = bytes.strip_suffix(b"\r") {
                 bytes = b;
             }
             if self.line_no == 1 {
@@ -675,6 +677,20 @@ mod tests {
         let messy = messy.trim_end_matches("\r\n");
         let tb = read_str(messy, &opts()).unwrap();
         assert_eq!(to_string(&tb), SAMPLE);
+    }
+
+    #[test]
+    fn carriage_returns_ending_a_line_are_its_line_end_so_the_output_reads_back_the_same() {
+        // Found by the CoNLL-U fuzz target: `# c\r\r\n` kept `# c\r`, written `# c\r\n`, which
+        // read back as `# c` (a MISC value ending in CR lost it the same way).
+        let text = "# c\r\r\n1\ta\t_\tX\t_\t_\t0\troot\t_\tm\r\r\r\n\r\r\n";
+        let tb = read_str(text, &opts()).unwrap();
+        let out = to_string(&tb);
+        assert_eq!(out, "# c\n1\ta\t_\tX\t_\t_\t0\troot\t_\tm\n\n");
+        assert_eq!(to_string(&read_str(&out, &opts()).unwrap()), out);
+        // A CR inside a line is text.
+        let inner = "# a\rb\n1\ta\rb\t_\tX\t_\t_\t0\troot\t_\t_\n\n";
+        assert_eq!(to_string(&read_str(inner, &opts()).unwrap()), inner);
     }
 
     #[test]

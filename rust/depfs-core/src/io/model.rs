@@ -186,6 +186,11 @@ pub fn load_model(path: &Path) -> Result<Loaded> {
     decode(path, read_container(path)?)
 }
 
+/// [`load_model`] of a file's bytes held in memory; `path` names the file in messages.
+pub fn load_model_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
+    decode(path, container_of(path, bytes)?)
+}
+
 /// The payload of a checked container.
 fn decode(path: &Path, c: Container) -> Result<Loaded> {
     let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));
@@ -291,15 +296,24 @@ fn save<T: Serialize>(path: &Path, kind: &str, value: &T) -> Result<()> {
 /// [`save`] under another container version (tests write older files with it).
 pub(crate) fn save_version<T: Serialize>(path: &Path, version: u32, kind: &str, value: &T) -> Result<()> {
     let payload = postcard::to_stdvec(value).map_err(|e| model_err(path, format!("cannot encode: {e}")))?;
+    let head = header(version, kind, &payload);
     atomic_write(path, |w| {
-        w.write_all(MAGIC)?;
-        w.write_all(&version.to_le_bytes())?;
-        w.write_all(&(kind.len() as u32).to_le_bytes())?;
-        w.write_all(kind.as_bytes())?;
-        w.write_all(&(payload.len() as u64).to_le_bytes())?;
-        w.write_all(&crc32fast::hash(&payload).to_le_bytes())?;
+        w.write_all(&head)?;
         w.write_all(&payload)
     })
+}
+
+/// The bytes of a model file before `payload`: magic, `version`, `kind`, the payload's
+/// length and checksum.
+pub(crate) fn header(version: u32, kind: &str, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(kind.len() + 28);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(kind.len() as u32).to_le_bytes());
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out
 }
 
 /// A checked container: its version, kind and payload bytes.
@@ -321,7 +335,12 @@ fn take<'a>(path: &Path, rest: &mut &'a [u8], n: usize, what: &str) -> Result<&'
 
 fn read_container(path: &Path) -> Result<Container> {
     let bytes = std::fs::read(path).map_err(|e| Error::io(&path.display().to_string(), &e))?;
-    let mut rest: &[u8] = &bytes;
+    container_of(path, &bytes)
+}
+
+/// The container in a file's bytes, checked; `path` names the file in messages.
+fn container_of(path: &Path, bytes: &[u8]) -> Result<Container> {
+    let mut rest: &[u8] = bytes;
     if take(path, &mut rest, MAGIC.len(), "the header").ok() != Some(MAGIC.as_slice()) {
         return Err(model_err(path, "not a depfs model file (bad magic bytes)"));
     }

@@ -813,7 +813,7 @@ impl Tagger {
     }
 
     /// The tagger of a model file's payload read from `path`; checks every size.
-    fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
+    pub fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
         let (st, dynamic) = match file.model {
             Model::Tagger(st) => (st, None),

@@ -363,7 +363,7 @@ fn parse_arc_addr(s: &str) -> std::result::Result<ArcAddr, String> {
         0
     } else {
         match rest.parse::<i8>() {
-            Ok(o) if rest.starts_with(['+', '-']) && (1..=2).contains(&o.abs()) => o,
+            Ok(o) if rest.starts_with(['+', '-']) && (1..=2).contains(&o.unsigned_abs()) => o,
             _ => return Err(format!("bad arc address {s:?}: offsets are +1, +2, -1, -2")),
         }
     };
@@ -382,7 +382,7 @@ fn parse_token_addr(s: &str) -> std::result::Result<i8, String> {
         return Ok(0);
     }
     match rest.parse::<i8>() {
-        Ok(o) if rest.starts_with(['+', '-']) && (1..=4).contains(&o.abs()) => Ok(o),
+        Ok(o) if rest.starts_with(['+', '-']) && (1..=4).contains(&o.unsigned_abs()) => Ok(o),
         _ => Err(bad()),
     }
 }

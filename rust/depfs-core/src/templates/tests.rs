@@ -236,3 +236,13 @@ fn non_ascii_addresses_are_errors_not_panics() {
         assert!(TemplateSet::parse(text, Family::Arc, 3).is_err(), "{text}");
     }
 }
+
+#[test]
+fn offsets_at_the_ends_of_i8_are_errors_not_overflows() {
+    // `(-128i8).abs()` overflows (a panic in a debug build) while checking the range.
+    let err = arc("upos(h-128)").unwrap_err().to_string();
+    assert!(err.contains("bad arc address"), "{err}");
+    let err = Template::parse("form(i-128)", 1, Family::Token, 3).unwrap_err().to_string();
+    assert!(err.contains("bad token address"), "{err}");
+    assert!(arc("upos(m+127)").is_err());
+}

@@ -330,7 +330,11 @@ impl Ensemble {
 
     /// Reads an ensemble model file.
     pub fn load(path: &std::path::Path) -> Result<Ensemble> {
-        let file = crate::io::model::load_model(path)?;
+        Ensemble::from_loaded(path, crate::io::model::load_model(path)?)
+    }
+
+    /// The ensemble in a model file as read (`path` names it in messages).
+    pub fn from_loaded(path: &std::path::Path, file: crate::io::model::Loaded) -> Result<Ensemble> {
         match file.model {
             crate::io::model::Model::Ensemble(st) => {
                 let mut e = Ensemble::from_stored(st)
@@ -351,6 +355,15 @@ impl Ensemble {
     }
 
     pub(crate) fn from_stored(st: StoredEnsemble) -> Result<Ensemble> {
+        // Parses name every word by these ids: out of range, they would index past the labels.
+        let l = &st.labels;
+        let n = l.labels.len();
+        if n == 0 || l.root_label as usize >= n || l.fallback_label as usize >= n {
+            return Err(Error::InvalidArgument(format!(
+                "inconsistent label set: {n} labels, root label {}, fallback label {}",
+                l.root_label, l.fallback_label
+            )));
+        }
         let members = st
             .members
             .into_iter()

@@ -340,7 +340,11 @@ impl ArcEagerParser {
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
     pub fn load(path: &std::path::Path) -> Result<ArcEagerParser> {
-        let file = crate::io::model::load_model(path)?;
+        ArcEagerParser::from_loaded(path, crate::io::model::load_model(path)?)
+    }
+
+    /// The arc-eager parser in a model file as read (`path` names it in messages).
+    pub fn from_loaded(path: &std::path::Path, file: crate::io::model::Loaded) -> Result<ArcEagerParser> {
         let (inputs, info) = (file.inputs, file.info);
         let (st, dynamic) = match file.model {
             crate::io::model::Model::ArcEager(st) => (st, None),

@@ -341,6 +341,34 @@ fn local_classifiers_keep_their_weights_and_an_ensemble_parses_and_survives_save
 }
 
 #[test]
+fn an_ensemble_file_with_a_label_id_out_of_range_does_not_load() {
+    // Found by the model fuzz target: root label 111 of 5 loaded, then the parse panicked.
+    let tb = Arc::new(toy(3));
+    let p = train(&tb, 1, 1);
+    let t = p.trajectories(&tb, 1.0, 0, None).unwrap();
+    let ones = vec![1.0f32; t.len()];
+    let a =
+        LocalClassifier::train(&t, p.set.subset(&[0, 2]).unwrap(), &ones, &LocalOptions::default()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("e.depfs");
+    let good = Ensemble::new(vec![(1.0, a)]).unwrap();
+    let n = good.labels.labels.len() as u32;
+    for (root, fallback, labels) in [(n + 100, 0, None), (0, n, None), (0, 0, Some(vec![]))] {
+        let mut e = good.clone();
+        e.labels.root_label = root;
+        e.labels.fallback_label = fallback;
+        if let Some(l) = labels {
+            e.labels.labels = l;
+        }
+        e.save(&path).unwrap();
+        let err = Ensemble::load(&path).unwrap_err().to_string();
+        assert!(err.contains("e.depfs") && err.contains("inconsistent label set"), "{err}");
+    }
+    good.save(&path).unwrap();
+    assert!(Ensemble::load(&path).unwrap().parse(&tb, 1).is_ok());
+}
+
+#[test]
 fn trainer_reports_epochs() {
     let tb = toy(3);
     let set = ArcEagerParser::compile_set(SET).unwrap();
