@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from depfs.datasets import synthetic_conllu, ud_available, ud_path
 
 ROOT = Path(__file__).resolve().parent.parent
