@@ -6,9 +6,10 @@ it (punctuation included, universal labels). UDPipe 1 (`ufal.udpipe`): a parser-
 trained on the same file (one iteration, enough for timing), its `Pipeline` timed with
 CoNLL-U in and out and the tagger off on the same blanked sentences, twice: at its default
 (a beam of 5) and with `beam_search=1` (greedy, like depfs); its output is checked to be a
-parse. Then file to file, each side a whole process timed the same way (median of --reps
-runs, peak RSS from `os.wait4`): `depfs parse MODEL TEST --threads 1 -o OUT` against a Python
-process that loads the UDPipe model, parses the same file and writes CoNLL-U.
+parse. Then file to file, each side a whole process timed the same way, taking turns (median
+of --reps runs; CPU time and peak RSS from /usr/bin/time): `depfs parse MODEL TEST --threads 1
+-o OUT` against a Python process that loads the UDPipe model, parses the same file and writes
+CoNLL-U.
 
     python -m benches.bench_arceager [--epochs N] [--reps N] [--skip-udpipe]
 
@@ -99,11 +100,20 @@ def child(argv: list[str]) -> dict[str, float]:
     return {"wall_s": wall, "cpu_s": float(user) + float(system), "peak_rss_mb": int(max_kb) / 1024}
 
 
-def file_to_file(argv: list[str], reps: int) -> dict[str, float]:
-    runs = [child(argv) for _ in range(reps)]
+def file_to_file(argvs: dict[str, list[str]], reps: int) -> dict[str, dict[str, float]]:
+    """Each command run reps times, taking turns (A B C A B C ...) so that a change in the
+    shared machine's load falls on all of them: median wall s, median CPU s, peak RSS MB."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in argvs}
+    for _ in range(reps):
+        for name, argv in argvs.items():
+            runs[name].append(child(argv))
     return {
-        "wall_s": statistics.median(r["wall_s"] for r in runs),
-        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        name: {
+            "wall_s": statistics.median(r["wall_s"] for r in rs),
+            "cpu_s": statistics.median(r["cpu_s"] for r in rs),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
+        }
+        for name, rs in runs.items()
     }
 
 
@@ -157,27 +167,30 @@ def udpipe_rows(
     model, src = tmp / "en.depfs", tmp / "test.blank.conllu"
     parser.save(model)
     src.write_text(test_blank, encoding="utf-8")
-    ours = file_to_file(
-        [sys.executable, "-m", "depfs.cli", "parse", str(model), str(src), "--threads", "1"]
-        + ["-o", str(tmp / "depfs.conllu")],
-        reps,
-    )
-    result["depfs_file_to_file_s"] = ours["wall_s"]
-    result["depfs_file_to_file_peak_rss_mb"] = ours["peak_rss_mb"]
     depfs_wps = float(rows[0][3].replace(",", ""))
     depfs_cpu = float(rows[0][4].replace(",", ""))
     u = udpipe(d / "train.conllu", test_blank, tmp / "en.udpipe", reps)
+    udpipe_file = [sys.executable, "-c", UDPIPE_FILE, str(tmp / "en.udpipe"), str(src)]
+    timed = file_to_file(
+        {
+            "depfs": [sys.executable, "-m", "depfs.cli", "parse", str(model), str(src)]
+            + ["--threads", "1", "-o", str(tmp / "depfs.conllu")],
+            "default": [*udpipe_file, str(tmp / "udpipe.conllu"), ""],
+            "greedy": [*udpipe_file, str(tmp / "udpipe.conllu"), "beam_search=1"],
+        },
+        reps,
+    )
+    ours = timed["depfs"]
+    result["depfs_file_to_file_s"] = ours["wall_s"]
+    result["depfs_file_to_file_cpu_s"] = ours["cpu_s"]
+    result["depfs_file_to_file_peak_rss_mb"] = ours["peak_rss_mb"]
     for name in ("default", "greedy"):
         run = u[name]
         assert isinstance(run, dict)
         us = depfs.evaluate(gold, depfs.Treebank.from_string(str(run["output"])))
         uwps = float(run["words"]) / float(run["parse_s"])
         ucpu = float(run["words"]) / float(run["parse_cpu_s"])
-        theirs = file_to_file(
-            [sys.executable, "-c", UDPIPE_FILE, str(tmp / "en.udpipe"), str(src)]
-            + [str(tmp / "udpipe.conllu"), str(run["options"])],
-            reps,
-        )
+        theirs = timed[name]
         result[f"udpipe1_iter1_{name}"] = {
             "options": run["options"],
             "train_s": round(float(u["train_s"]), 1),  # type: ignore[arg-type]
@@ -188,8 +201,10 @@ def udpipe_rows(
             "speed_ratio": round(depfs_wps / uwps, 1),
             "speed_ratio_cpu": round(depfs_cpu / ucpu, 1),
             "file_to_file_s": theirs["wall_s"],
+            "file_to_file_cpu_s": theirs["cpu_s"],
             "file_to_file_peak_rss_mb": theirs["peak_rss_mb"],
-            "file_to_file_ratio": round(theirs["wall_s"] / ours["wall_s"], 1),
+            "file_to_file_ratio": round(theirs["wall_s"] / ours["wall_s"], 2),
+            "file_to_file_ratio_cpu": round(theirs["cpu_s"] / ours["cpu_s"], 2),
         }
         rows.append(
             (
@@ -282,7 +297,8 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"depfs / UDPipe 1 {name} ({u['options'] or 'beam of 5'}): in memory "
                 f"{u['speed_ratio']}x wall, {u['speed_ratio_cpu']}x CPU time; file to file "
-                f"{u['file_to_file_ratio']}x wall ({u['file_to_file_s']:.2f} s vs "
+                f"{u['file_to_file_ratio']}x wall, {u['file_to_file_ratio_cpu']}x CPU time "
+                f"({u['file_to_file_s']:.2f} s vs "
                 f"depfs {result['depfs_file_to_file_s']:.2f} s); peak RSS "
                 f"{u['file_to_file_peak_rss_mb']:.0f} MB vs depfs "
                 f"{result['depfs_file_to_file_peak_rss_mb']:.0f} MB"
