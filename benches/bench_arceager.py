@@ -4,8 +4,12 @@ Trains depfs's arc-eager parser on en_ewt train (default template set, one core)
 en_ewt test with HEAD/DEPREL blanked on one thread (median of --reps parses), and scores
 it (punctuation included, universal labels). UDPipe 1 (`ufal.udpipe`): a parser-only model
 trained on the same file (one iteration, enough for timing), its `Pipeline` timed with
-CoNLL-U in and out and the tagger off on the same blanked sentences; its output is checked
-to be a parse.
+CoNLL-U in and out and the tagger off on the same blanked sentences, twice: at its default
+(a beam of 5) and with `beam_search=1` (greedy, like depfs); its output is checked to be a
+parse. Then file to file, each side a whole process timed the same way, taking turns (median
+of --reps runs; CPU time and peak RSS from /usr/bin/time): `depfs parse MODEL TEST --threads 1
+-o OUT` against a Python process that loads the UDPipe model, parses the same file and writes
+CoNLL-U.
 
     python -m benches.bench_arceager [--epochs N] [--reps N] [--skip-udpipe]
 
@@ -19,6 +23,8 @@ import json
 import os
 import re
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -59,7 +65,60 @@ def udpipe_sentences(path: Path) -> object:
     return sents
 
 
-def udpipe(train_path: Path, test_blank: str) -> dict[str, float | str]:
+# UDPipe 1 file to file, as a user's script would do it: load, parse the file, write.
+UDPIPE_FILE = """
+import sys
+from ufal.udpipe import Model, Pipeline, ProcessingError
+model, src, dst, options = sys.argv[1:]
+err = ProcessingError()
+loaded = Model.load(model)  # kept in a name: the Pipeline does not own it
+out = Pipeline(loaded, "conllu", Pipeline.NONE, options, "conllu").process(
+    open(src, encoding="utf-8").read(), err)
+if err.occurred():
+    sys.exit(err.message)
+open(dst, "w", encoding="utf-8").write(out)
+"""
+
+
+def child(argv: list[str]) -> dict[str, float]:
+    """Runs argv as a whole process: wall s, CPU s (user + system), peak RSS MB.
+
+    /usr/bin/time measures it: a child forked from this (large) process would report this
+    process's RSS as its own peak."""
+    with tempfile.NamedTemporaryFile("r") as usage:
+        t0 = time.perf_counter()
+        proc = subprocess.run(
+            ["/usr/bin/time", "-f", "%U %S %M", "-o", usage.name, *argv],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
+        wall = time.perf_counter() - t0
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(argv)} failed:\n{proc.stderr.decode(errors='replace')}")
+        user, system, max_kb = usage.read().split()[-3:]
+    return {"wall_s": wall, "cpu_s": float(user) + float(system), "peak_rss_mb": int(max_kb) / 1024}
+
+
+def file_to_file(argvs: dict[str, list[str]], reps: int) -> dict[str, dict[str, float]]:
+    """Each command run reps times, taking turns (A B C A B C ...) so that a change in the
+    shared machine's load falls on all of them: median wall s, median CPU s, peak RSS MB."""
+    runs: dict[str, list[dict[str, float]]] = {name: [] for name in argvs}
+    for _ in range(reps):
+        for name, argv in argvs.items():
+            runs[name].append(child(argv))
+    return {
+        name: {
+            "wall_s": statistics.median(r["wall_s"] for r in rs),
+            "cpu_s": statistics.median(r["cpu_s"] for r in rs),
+            "peak_rss_mb": max(r["peak_rss_mb"] for r in rs),
+        }
+        for name, rs in runs.items()
+    }
+
+
+def udpipe(train_path: Path, test_blank: str, model_path: Path, reps: int) -> dict[str, object]:
+    """Trains UDPipe 1's parser into model_path; parses test_blank in memory at each beam."""
     from ufal.udpipe import Model, Pipeline, ProcessingError, Sentences, Trainer
 
     sents, err = udpipe_sentences(train_path), ProcessingError()
@@ -70,24 +129,93 @@ def udpipe(train_path: Path, test_blank: str) -> dict[str, float | str]:
     train_s = time.perf_counter() - t0
     if err.occurred():
         raise RuntimeError(err.message)
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "en.udpipe"
-        path.write_bytes(model.encode("latin-1") if isinstance(model, str) else model)
-        m = Model.load(str(path))
-    pipe = Pipeline(m, "conllu", Pipeline.NONE, Pipeline.DEFAULT, "conllu")
-    t0, c0 = time.perf_counter(), time.process_time()
-    out = pipe.process(test_blank, err)
-    parse_s, parse_cpu = time.perf_counter() - t0, time.process_time() - c0
-    heads = [line.split("\t")[6] for line in out.splitlines() if re.match(r"^\d+\t", line)]
-    if not heads or any(not h.isdigit() for h in heads):
-        raise RuntimeError("UDPipe output has words without a numeric HEAD: not a parse")
-    return {
-        "train_s": train_s,
-        "parse_s": parse_s,
-        "parse_cpu_s": parse_cpu,
-        "words": len(heads),
-        "output": out,
-    }
+    model_path.write_bytes(model.encode("latin-1") if isinstance(model, str) else model)
+    m = Model.load(str(model_path))
+    result: dict[str, object] = {"train_s": train_s}
+    for name, options in (("default", Pipeline.DEFAULT), ("greedy", "beam_search=1")):
+        pipe = Pipeline(m, "conllu", Pipeline.NONE, options, "conllu")
+        walls, cpus = [], []
+        for _ in range(reps):
+            t0, c0 = time.perf_counter(), time.process_time()
+            out = pipe.process(test_blank, err)
+            walls.append(time.perf_counter() - t0)
+            cpus.append(time.process_time() - c0)
+        heads = [line.split("\t")[6] for line in out.splitlines() if re.match(r"^\d+\t", line)]
+        if not heads or any(not h.isdigit() for h in heads):
+            raise RuntimeError("UDPipe output has words without a numeric HEAD: not a parse")
+        result[name] = {
+            "options": options,
+            "parse_s": statistics.median(walls),
+            "parse_cpu_s": statistics.median(cpus),
+            "words": len(heads),
+            "output": out,
+        }
+    return result
+
+
+def udpipe_rows(
+    result: dict[str, object],
+    rows: list[tuple[str, ...]],
+    parser: ArcEagerParser,
+    gold: depfs.Treebank,
+    test_blank: str,
+    tmp: Path,
+    reps: int,
+) -> None:
+    """UDPipe 1 in memory at both beams, then both sides file to file; adds to result, rows."""
+    d = data_dir() / "en_ewt"
+    model, src = tmp / "en.depfs", tmp / "test.blank.conllu"
+    parser.save(model)
+    src.write_text(test_blank, encoding="utf-8")
+    depfs_wps = float(rows[0][3].replace(",", ""))
+    depfs_cpu = float(rows[0][4].replace(",", ""))
+    u = udpipe(d / "train.conllu", test_blank, tmp / "en.udpipe", reps)
+    udpipe_file = [sys.executable, "-c", UDPIPE_FILE, str(tmp / "en.udpipe"), str(src)]
+    timed = file_to_file(
+        {
+            "depfs": [sys.executable, "-m", "depfs.cli", "parse", str(model), str(src)]
+            + ["--threads", "1", "-o", str(tmp / "depfs.conllu")],
+            "default": [*udpipe_file, str(tmp / "udpipe.conllu"), ""],
+            "greedy": [*udpipe_file, str(tmp / "udpipe.conllu"), "beam_search=1"],
+        },
+        reps,
+    )
+    ours = timed["depfs"]
+    result["depfs_file_to_file_s"] = ours["wall_s"]
+    result["depfs_file_to_file_cpu_s"] = ours["cpu_s"]
+    result["depfs_file_to_file_peak_rss_mb"] = ours["peak_rss_mb"]
+    for name in ("default", "greedy"):
+        run = u[name]
+        assert isinstance(run, dict)
+        us = depfs.evaluate(gold, depfs.Treebank.from_string(str(run["output"])))
+        uwps = float(run["words"]) / float(run["parse_s"])
+        ucpu = float(run["words"]) / float(run["parse_cpu_s"])
+        theirs = timed[name]
+        result[f"udpipe1_iter1_{name}"] = {
+            "options": run["options"],
+            "train_s": round(float(u["train_s"]), 1),  # type: ignore[arg-type]
+            "uas": round(us.uas, 2),
+            "las": round(us.las, 2),
+            "words_per_s": round(uwps),
+            "words_per_cpu_s": round(ucpu),
+            "speed_ratio": round(depfs_wps / uwps, 1),
+            "speed_ratio_cpu": round(depfs_cpu / ucpu, 1),
+            "file_to_file_s": theirs["wall_s"],
+            "file_to_file_cpu_s": theirs["cpu_s"],
+            "file_to_file_peak_rss_mb": theirs["peak_rss_mb"],
+            "file_to_file_ratio": round(theirs["wall_s"] / ours["wall_s"], 2),
+            "file_to_file_ratio_cpu": round(theirs["cpu_s"] / ours["cpu_s"], 2),
+        }
+        rows.append(
+            (
+                f"UDPipe 1 (1 iteration), {name}",
+                f"{us.uas:.2f}",
+                f"{us.las:.2f}",
+                f"{uwps:,.0f}",
+                f"{ucpu:,.0f}",
+                f"{float(u['train_s']):.0f}",  # type: ignore[arg-type]
+            )
+        )
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -155,38 +283,26 @@ def main(argv: list[str] | None = None) -> None:
     ]
     print(f"depfs: {result['depfs']}", flush=True)
     if not args.skip_udpipe:
-        u = udpipe(d / "train.conllu", test_blank)
-        us = depfs.evaluate(gold, depfs.Treebank.from_string(str(u["output"])))
-        uwps = float(u["words"]) / float(u["parse_s"])
-        ucpu = float(u["words"]) / float(u["parse_cpu_s"])
-        result["udpipe1_iter1"] = {
-            "train_s": round(float(u["train_s"]), 1),
-            "uas": round(us.uas, 2),
-            "las": round(us.las, 2),
-            "words_per_s": round(uwps),
-            "words_per_cpu_s": round(ucpu),
-        }
-        result["speed_ratio"] = round(words / parse_s / uwps, 1)
-        result["speed_ratio_cpu"] = round(words / parse_cpu / ucpu, 1)
-        rows.append(
-            (
-                "UDPipe 1 (1 iteration)",
-                f"{us.uas:.2f}",
-                f"{us.las:.2f}",
-                f"{uwps:,.0f}",
-                f"{ucpu:,.0f}",
-                f"{float(u['train_s']):.0f}",
-            )
-        )
+        with tempfile.TemporaryDirectory() as tmp:
+            udpipe_rows(result, rows, parser, gold, test_blank, Path(tmp), args.reps)
     head = ("parser", "UAS", "LAS", "words/s", "words/cpu-s", "train s")
-    print(f"{head[0]:<24} {head[1]:>6} {head[2]:>6} {head[3]:>10} {head[4]:>12} {head[5]:>8}")
+    print(f"{head[0]:<34} {head[1]:>6} {head[2]:>6} {head[3]:>10} {head[4]:>12} {head[5]:>8}")
     for r in rows:
-        print(f"{r[0]:<24} {r[1]:>6} {r[2]:>6} {r[3]:>10} {r[4]:>12} {r[5]:>8}")
-    if "speed_ratio" in result:
-        print(
-            f"speed ratio depfs / UDPipe 1: {result['speed_ratio']}x wall, "
-            f"{result['speed_ratio_cpu']}x CPU time"
-        )
+        print(f"{r[0]:<34} {r[1]:>6} {r[2]:>6} {r[3]:>10} {r[4]:>12} {r[5]:>8}")
+    for name in ("default", "greedy"):
+        key = f"udpipe1_iter1_{name}"
+        if key in result:
+            u = result[key]
+            assert isinstance(u, dict)
+            print(
+                f"depfs / UDPipe 1 {name} ({u['options'] or 'beam of 5'}): in memory "
+                f"{u['speed_ratio']}x wall, {u['speed_ratio_cpu']}x CPU time; file to file "
+                f"{u['file_to_file_ratio']}x wall, {u['file_to_file_ratio_cpu']}x CPU time "
+                f"({u['file_to_file_s']:.2f} s vs "
+                f"depfs {result['depfs_file_to_file_s']:.2f} s); peak RSS "
+                f"{u['file_to_file_peak_rss_mb']:.0f} MB vs depfs "
+                f"{result['depfs_file_to_file_peak_rss_mb']:.0f} MB"
+            )
     out = Path("bench-results")
     out.mkdir(exist_ok=True)
     (out / "arceager.json").write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")

@@ -22,20 +22,46 @@ def test_parsers_and_loader_are_top_level():
     assert callable(depfs.load)
 
 
-def test_the_demo_runs_on_synthetic_data_and_shows_the_margin_knob() -> None:
+def test_the_demo_trains_parses_two_sentences_as_trees_and_scores() -> None:
     import os
+    import re
 
     env = {**os.environ, "DEPFS_DATA": "/nonexistent"}
     r = subprocess.run(
         [sys.executable, "-m", "depfs.demo"], capture_output=True, text=True, env=env, check=False
     )
     assert r.returncode == 0, r.stderr
-    assert "synthetic grammar" in r.stdout
+    assert "synthetic treebank" in r.stdout
+    assert sum(line.endswith("(root)") for line in r.stdout.splitlines()) == 2, r.stdout
+    m = re.search(r"UAS ([\d.]+), LAS ([\d.]+), ([\d,]+) words/s", r.stdout)
+    assert m, r.stdout
+    assert float(m[1]) > 90.0 and float(m[2]) > 90.0, r.stdout
+    assert int(m[3].replace(",", "")) > 0
+
+
+def test_the_demo_draws_each_word_under_its_head() -> None:
+    from depfs.demo import tree
+
     rows = [
-        line.split()
-        for line in r.stdout.splitlines()
-        if line.strip().startswith(("fast", "accurate", "inf"))
+        ("The", 2, "det"),
+        ("cat", 3, "nsubj"),
+        ("sat", 0, "root"),
+        ("on", 6, "case"),
+        ("the", 6, "det"),
+        ("mat", 3, "obl"),
+        (".", 3, "punct"),
     ]
-    assert [row[0] for row in rows] == ["fast", "accurate", "inf"], r.stdout
-    las = {row[0]: float(row[2]) for row in rows}
-    assert min(las.values()) > 90.0, r.stdout
+    text = "".join(
+        f"{i}\t{form}\t_\tX\t_\t_\t{head}\t{rel}\t_\t_\n"
+        for i, (form, head, rel) in enumerate(rows, start=1)
+    )
+    sentence = depfs.Treebank.from_string(text + "\n")[0]
+    assert tree(sentence) == [
+        "sat (root)",
+        "├── cat (nsubj)",
+        "│   └── The (det)",
+        "├── mat (obl)",
+        "│   ├── on (case)",
+        "│   └── the (det)",
+        "└── . (punct)",
+    ]
