@@ -2,6 +2,8 @@ import subprocess
 import sys
 
 import depfs
+import numpy as np
+import pytest
 
 
 def test_version_matches_cli():
@@ -65,3 +67,28 @@ def test_the_demo_draws_each_word_under_its_head() -> None:
         "│   └── the (det)",
         "└── . (punct)",
     ]
+
+
+def test_an_interruption_reaches_python_during_a_long_rust_call():
+    """Training epochs run through base.interruptible: Ctrl-C raises at once, while the
+    Rust call (which releases the GIL and never looks at signals) goes on in its own
+    thread; called directly, the interruption would only come when it returns."""
+    import _thread
+    import threading
+
+    from depfs import decode
+    from depfs.base import interruptible
+
+    m = np.random.default_rng(0).normal(size=(101, 101))
+    finished = threading.Event()
+
+    def long_call() -> None:  # ~0.5 s or more of Rust with the GIL released
+        decode.cle_batch([m] * 20_000, threads=1)
+        finished.set()
+
+    threading.Timer(0.05, _thread.interrupt_main).start()
+    with pytest.raises(KeyboardInterrupt):
+        interruptible(long_call)
+    assert not finished.is_set()
+    # The abandoned call ends in its own thread (direct: the interruption lands first).
+    assert finished.wait(30), "the interruption waited for the Rust call to end"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import threading
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -120,7 +121,7 @@ class TrainableModel:
         bar = _progress(n_epochs, f"{self.kind} epochs") if progress else None
         try:
             for _ in range(n_epochs):
-                row: HistoryRow = {k: float(v) for k, v in trainer.epoch().items()}
+                row: HistoryRow = {k: float(v) for k, v in interruptible(trainer.epoch).items()}
                 if dev is not None:
                     model = trainer.model()
                     row.update(self._dev_scores(model, dev))
@@ -290,6 +291,29 @@ def _check_tagger(tagger: Any) -> None:
     if not isinstance(tagger, Tagger):
         raise TypeError(f"tagger must be a fitted depfs.Tagger, got {type(tagger).__name__}")
     tagger._model()  # a clear error when it is not fitted
+
+
+def interruptible(call: Callable[[], Any]) -> Any:
+    """``call()`` (a Rust call that releases the GIL, e.g. a training epoch) run in a
+    helper thread, so that Ctrl-C and SIGTERM reach the main thread at once instead of
+    when the call returns (Python runs signal handlers only between bytecodes of the
+    main thread). On an interruption the call is abandoned: its thread is a daemon and
+    its result is dropped."""
+    out: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            out["value"] = call()
+        except BaseException as err:  # handed to the caller below
+            out["error"] = err
+
+    worker = threading.Thread(target=run, name="depfs-call", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
 
 
 def _progress(total: int, label: str) -> Any:
