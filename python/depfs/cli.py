@@ -85,11 +85,7 @@ def handle_errors(fn: F) -> F:
         except (DepfsError, OSError, ValueError, OverflowError) as err:
             _fail(err)
         except KeyboardInterrupt as err:
-            click.echo(
-                "depfs: interrupted; nothing half-written is left (outputs replace their "
-                "target only once complete)",
-                err=True,
-            )
+            click.echo(_interrupted_line(), err=True)
             sys.exit(EXIT_TERMINATED if isinstance(err, _Terminated) else EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
@@ -108,6 +104,62 @@ def handle_errors(fn: F) -> F:
 
 
 _DEBUG = False
+
+#: The output files of the running command (from `_check_output`, before any work),
+#: each with what was at its path then: the line after Ctrl-C says which were written.
+_OUTPUTS: dict[str, tuple[int, ...] | None] = {}
+
+
+def _identity(path: str) -> tuple[int, ...] | None:
+    """What is at `path` (the file a symlink points to): a replaced file is a new inode;
+    None when nothing is."""
+    import os
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _names(paths: list[str]) -> str:
+    shown = ", ".join(paths[:3])
+    return shown if len(paths) <= 3 else f"{shown} and {len(paths) - 3} more"
+
+
+def _interrupted_line() -> str:
+    """The one line after Ctrl-C (or SIGTERM): which outputs were written, which were
+    not (their old files untouched: outputs replace their target only once complete),
+    and which were written in place (a device or FIFO) and may hold part of the output."""
+    import os
+
+    written, not_written, in_place = [], [], []
+    for path, before in _OUTPUTS.items():
+        if os.path.exists(path) and not os.path.isfile(path):
+            in_place.append(path)
+        elif _identity(path) != before:
+            written.append(path)
+        else:
+            not_written.append(path)
+    if not _OUTPUTS:
+        return "depfs: interrupted (nothing half-written is left)"
+    if written and not not_written and not in_place:
+        verb = "was" if len(written) == 1 else "were"
+        return f"depfs: interrupted after {_names(written)} {verb} written"
+    said = []
+    if written:
+        said.append(f"{_names(written)} {'was' if len(written) == 1 else 'were'} written")
+    if not_written:
+        old = [p for p in not_written if _OUTPUTS[p] is not None]
+        if len(old) == len(not_written):
+            why = "the old file is untouched" if len(old) == 1 else "the old files are untouched"
+        else:
+            why = "no file was made" if not old else "old files untouched, no new ones made"
+        verb = "was" if len(not_written) == 1 else "were"
+        said.append(f"{_names(not_written)} {verb} not written ({why})")
+    if in_place:
+        said.append(f"{_names(in_place)} (written in place) may hold part of the output")
+    return "depfs: interrupted: " + "; ".join(said)
 
 
 def _quiet_stdout() -> None:
@@ -159,6 +211,7 @@ def main(debug: bool) -> None:
     """depfs: fast feature-based dependency parsing."""
     global _DEBUG
     _DEBUG = debug
+    _OUTPUTS.clear()
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -169,7 +222,7 @@ def _check_output(
 ) -> None:
     """Refuses, before any work, an output whose folder does not exist or cannot be
     written (the temporary file goes there), and one that is the model or an input file
-    (writing it would destroy it) unless `force`."""
+    (writing it would destroy it) unless `force`. Records it for the line after Ctrl-C."""
     import os
 
     folder = os.path.dirname(os.path.realpath(output))
@@ -183,6 +236,7 @@ def _check_output(
             raise click.UsageError(
                 f"{option} {output} is {what}: it would be overwritten (--force to do so)"
             )
+    _OUTPUTS[output] = _identity(output)
 
 
 def _check_templates(value: str, option: str, family: str) -> None:
