@@ -763,6 +763,7 @@ LIES = [
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
+    (["parse", "{ae}", "{gold}", "--chunk-sentences", "9"], ["--chunk-sentences", "--scheduler"]),
     (["parse", "{graph}", "{gold}", "--margin", "1"], ["--margin", "arc-eager models only"]),
     (["parse", "{ae}", "{gold}", "--policy-threshold", "1"], ["--policy-threshold", "--dynfs"]),
     (["parse", "{ae}", "{gold}", "--tagger", "{ae}"], ["ae.depfs", "not a tagger"]),

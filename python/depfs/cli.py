@@ -581,6 +581,14 @@ def train(
 )
 @click.option("--workers", type=count(1), help="With --scheduler local: worker processes.")
 @click.option(
+    "--chunk-sentences",
+    type=count(1),
+    default=None,
+    help="With --scheduler: a plain CoNLL-U file of more sentences is parsed in chunks of "
+    "this many whole sentences spread over the workers, written in order (at least the "
+    "first batch: 1000 or --batch-size) [default: 20000].",
+)
+@click.option(
     "--scores",
     is_flag=True,
     help="Write each word's margin (how far its head won) to MISC as Margin=x.",
@@ -625,6 +633,7 @@ def parse(
     batch_size: int,
     scheduler: str | None,
     workers: int | None,
+    chunk_sentences: int | None,
     scores: bool,
     margin: float | str | None,
     no_dynfs: bool,
@@ -638,7 +647,8 @@ def parse(
     A file is streamed: read, parsed and written BATCH_SIZE sentences at a time, the
     output the same bytes as a whole-file parse; an output file appears only once
     complete. Several inputs go to --out-dir, one after the other or, with --scheduler,
-    spread over a Dask cluster (each worker loads the model once).
+    spread over a Dask cluster (each worker loads the model once; a CoNLL-U file of
+    more than --chunk-sentences sentences goes in chunks of whole sentences).
 
     With --tagger, each batch is tagged, then parsed. A MODEL trained with a tagger
     inside (depfs train --tagger) tags input that leaves its tag columns empty first,
@@ -678,6 +688,8 @@ def parse(
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
     if workers is not None and scheduler != "local":
         raise click.UsageError("--workers: the worker processes of --scheduler local")
+    if chunk_sentences is not None and not scheduler:
+        raise click.UsageError("--chunk-sentences: chunks are spread over --scheduler")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
             raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
@@ -702,6 +714,7 @@ def parse(
             tagger_path,
             input_format,
             tokenizer,
+            chunk_sentences,
         )
         return
     if output is not None:
@@ -941,13 +954,15 @@ def _parse_many(
     tagger_path: str | None = None,
     input_format: str | None = None,
     tokenizer: str | None = None,
+    chunk_sentences: int | None = None,
 ) -> None:
-    """Several files: one after the other here, or spread over a Dask cluster; each
-    file's format is given or detected (said in a note when not CoNLL-U). The progress
-    bar counts words: per batch here, per file from a cluster."""
+    """Several files: one after the other here, or spread over a Dask cluster (a large
+    CoNLL-U file in chunks); each file's format is given or detected (said in a note
+    when not CoNLL-U). The progress bar counts words: per batch here, per file or
+    chunk from a cluster."""
     import concurrent.futures as cf
 
-    from .pipeline import count_words, parse_files
+    from .pipeline import CHUNK_SENTENCES, count_words, parse_files
     from .select.engine import dask_executor
 
     executor: cf.Executor
@@ -963,8 +978,6 @@ def _parse_many(
         with progress(total, f"parsing {len(pairs)} files (words)") as bar:
 
             def done(p: Any) -> None:
-                if scheduler:
-                    bar.update(p.words)
                 for note in p.notes:
                     click.echo(f"depfs: note: {p.input}: {note}", err=True)
 
@@ -977,9 +990,11 @@ def _parse_many(
                     allow_missing_tags=allow,
                     **knobs,
                     on_done=done,
+                    on_words=bar.update,
                     tagger_path=tagger_path,
                     input_format=input_format,
                     tokenizer=tokenizer,
+                    chunk_sentences=chunk_sentences or CHUNK_SENTENCES,
                 )
             else:
                 from .pipeline import parse_file
