@@ -1017,6 +1017,9 @@ def _parse_many(
                     )
     finally:
         if client is not None:
+            cluster = getattr(client, "cluster", None)  # --scheduler local: ours to stop
+            if cluster is not None:  # its workers stopped before its scheduler, quietly
+                cluster.close()
             client.close()
         executor.shutdown()
 
