@@ -23,6 +23,10 @@ from pathlib import Path
 from typing import Any
 
 import depfs
+import depfs.base
+import depfs.files
+import depfs.jackknifing
+import depfs.pipeline
 import numpy as np
 import pytest
 from click.testing import CliRunner
@@ -303,32 +307,254 @@ def test_a_failed_parse_leaves_the_old_output(d: dict[str, Path], tmp_path: Path
     _no_temporaries(tmp_path)
 
 
+def _writing_into(pid: int, folder: Path) -> bool:
+    """Whether process `pid` has a file of `folder` open: the output it is writing (an
+    unnamed file shows as `folder/#INODE (deleted)`, a named temporary by its name)."""
+    try:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except FileNotFoundError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith(f"{folder}/"):
+                return True
+        except FileNotFoundError:
+            pass
+    return False
+
+
+def _start_writing(argv: list[str], folder: Path, **kw: Any) -> subprocess.Popen | None:
+    """Starts `argv` and returns it once it has a file of `folder` open for writing; None
+    if it ended first. A shell running the tests in the background ignores SIGINT in
+    its children: the child gets its default handling back."""
+    proc = subprocess.Popen(
+        argv, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw
+    )
+    deadline = time.monotonic() + GUARD
+    while not _writing_into(proc.pid, folder):
+        if proc.poll() is not None:
+            return None
+        assert time.monotonic() < deadline, "the write never started"
+        time.sleep(0.0005)
+    return proc
+
+
+#: A child that writes a treebank with the Rust writer (`io::atomic`, which model files
+#: use too), `argv[1]` times the synthetic corpus (the write lasts a while).
+RUST_WRITER = """
+import sys, depfs
+from depfs.datasets import synthetic_conllu
+tb = depfs.Treebank.from_string(synthetic_conllu(500, seed=1) * int(sys.argv[1]))
+tb.write(sys.argv[2])
+"""
+
+#: A child that writes through `depfs.files.atomic_stream` and stays in the write.
+PYTHON_WRITER = """
+import sys
+from depfs.files import atomic_stream
+with atomic_stream(sys.argv[2]) as f:
+    f.write(b"1\\tA" * 2**20)
+    f.flush()
+    sys.stdin.read()  # until killed
+"""
+
+KILLED = [
+    # (what writes: a child's arguments after the interpreter; OUT is the output)
+    pytest.param(["-c", RUST_WRITER, "40", "OUT"], id="rust-writer"),
+    pytest.param(["-c", PYTHON_WRITER, "1", "OUT"], id="atomic-stream"),
+    pytest.param(
+        ["-m", "depfs", "parse", "{graph}", "{big}", "-o", "OUT", "--threads", "1"]
+        + ["--batch-size", "1"],
+        id="depfs-parse",
+    ),
+]
+
+
+@pytest.mark.parametrize("args", KILLED)
+def test_a_write_killed_midway_leaves_nothing(
+    d: dict[str, Path], tmp_path: Path, args: list[str]
+) -> None:
+    """SIGKILL while the output is written (no handler runs): the old output untouched
+    and no other file in its folder. The child is stopped first and checked to be still
+    in the write, so the kill is known to land mid-write (a write that ended before the
+    check is tried again)."""
+    out = tmp_path / "out.conllu"
+    argv = [sys.executable, *(a.replace("OUT", str(out)) for a in _subs(args, d, tmp_path))]
+    for _ in range(10):
+        out.write_text("old\n")
+        proc = _start_writing(argv, tmp_path, stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+        if proc is None:
+            continue
+        proc.send_signal(signal.SIGSTOP)
+        mid_write = _writing_into(proc.pid, tmp_path) and out.read_text() == "old\n"
+        proc.kill()
+        proc.communicate(timeout=GUARD)
+        if mid_write:
+            break
+    else:
+        pytest.fail("every write ended before it could be stopped")
+    assert proc.returncode == -signal.SIGKILL
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.conllu"]
+    assert out.read_text() == "old\n"
+
+
 @pytest.mark.parametrize(
     ("sig", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
 )
 def test_an_interrupted_parse_writes_nothing_and_says_so(
     d: dict[str, Path], tmp_path: Path, sig: int, status: int
 ) -> None:
-    """Interrupted while the output is being written: exit 130 / 143, one line, the
-    temporary file removed, no output."""
+    """Interrupted while the output is being written: exit 130 / 143, one line saying
+    the output was not written, nothing left in its folder."""
     out = tmp_path / "out.conllu"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "depfs", "parse", str(d["graph"]), str(d["big"])]
-        + ["-o", str(out), "--threads", "1", "--batch-size", "1"],
-        stderr=subprocess.PIPE,
-        text=True,
-        # A shell running the tests in the background ignores SIGINT in its children.
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
-    deadline = time.monotonic() + GUARD
-    while not list(tmp_path.glob(".out.conllu.*.tmp")):  # the write is under way
-        assert proc.poll() is None and time.monotonic() < deadline, "the parse ended early"
-        time.sleep(0.005)
+    argv = [sys.executable, "-m", "depfs", "parse", str(d["graph"]), str(d["big"])]
+    argv += ["-o", str(out), "--threads", "1", "--batch-size", "1"]
+    proc = _start_writing(argv, tmp_path, stderr=subprocess.PIPE, text=True)
+    assert proc is not None, "the parse ended early"
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=GUARD)
     assert proc.returncode == status, err
-    assert err.count("\n") == 1 and "interrupted" in err and "Traceback" not in err
+    assert err == f"depfs: interrupted: {out} was not written (no file was made)\n"
     assert not out.exists()
+    _no_temporaries(tmp_path)
+
+
+def _interrupt(
+    owner: Any, attr: str, when: str, nth: int = 1
+) -> Callable[[pytest.MonkeyPatch], None]:
+    """Ctrl-C at the `nth` call of `owner.attr`, `before` it runs or `after` it returns
+    (where a signal that arrives during a call into the Rust core is raised)."""
+
+    def plant(monkeypatch: pytest.MonkeyPatch) -> None:
+        real = getattr(owner, attr)
+        calls = []
+
+        def wrapped(*args: Any, **kw: Any) -> Any:
+            calls.append(1)
+            if len(calls) == nth and when == "before":
+                raise KeyboardInterrupt
+            result = real(*args, **kw)
+            if len(calls) == nth:
+                raise KeyboardInterrupt
+            return result
+
+        monkeypatch.setattr(owner, attr, wrapped)
+
+    return plant
+
+
+#: A context manager wrapped like :func:`_interrupt` ``after``: Ctrl-C once it has ended.
+def _interrupt_after_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+
+    real = depfs.files.atomic_stream
+
+    @contextlib.contextmanager
+    def wrapped(path: Any) -> Any:
+        with real(path) as f:
+            yield f
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(depfs.files, "atomic_stream", wrapped)
+
+
+_TRAIN = ["train", "--train", "{gold}", "--epochs", "1", "--out"]
+INTERRUPTS = [
+    # (arguments, outputs that exist before, where Ctrl-C strikes, the line it prints)
+    pytest.param(
+        [*_TRAIN, "{tmp}/m.depfs"],
+        ["m.depfs"],
+        _interrupt(depfs.base.TrainableModel, "save", "before"),
+        "interrupted: {tmp}/m.depfs was not written (the old file is untouched)",
+        id="train-before-the-save",
+    ),
+    pytest.param(
+        [*_TRAIN, "{tmp}/m.depfs"],
+        [],
+        _interrupt(depfs.base.TrainableModel, "save", "after"),
+        "interrupted after {tmp}/m.depfs was written",
+        id="train-during-the-save",
+    ),
+    pytest.param(
+        ["parse", "{ae}", "{gold}", "-o", "{tmp}/p.conllu"],
+        [],
+        _interrupt(depfs.pipeline, "parse_stream", "after"),
+        "interrupted: {tmp}/p.conllu was not written (no file was made)",
+        id="parse-during-the-write",
+    ),
+    pytest.param(
+        ["parse", "{ae}", "{gold}", "-o", "{tmp}/p.conllu"],
+        ["p.conllu"],
+        _interrupt(depfs.pipeline, "parse_file", "after"),
+        "interrupted after {tmp}/p.conllu was written",
+        id="parse-after-the-write",
+    ),
+    pytest.param(
+        ["parse", "{ae}", "{gold}", "{nohead}", "--out-dir", "{tmp}", "--threads", "1"],
+        [],
+        _interrupt(depfs.pipeline, "parse_file", "before", nth=2),
+        "interrupted: {tmp}/gold.conllu was written; {tmp}/nohead.conllu was not written "
+        "(no file was made)",
+        id="parse-out-dir-between-files",
+    ),
+    pytest.param(
+        ["tag", "{tagger}", "{gold}", "-o", "{tmp}/t.conllu"],
+        ["t.conllu"],
+        _interrupt(depfs.pipeline, "parse_stream", "after"),
+        "interrupted: {tmp}/t.conllu was not written (the old file is untouched)",
+        id="tag-during-the-write",
+    ),
+    pytest.param(
+        ["tag", "{tagger}", "{gold}", "-o", "{tmp}/t.conllu"],
+        [],
+        _interrupt(depfs.pipeline, "parse_file", "after"),
+        "interrupted after {tmp}/t.conllu was written",
+        id="tag-after-the-write",
+    ),
+    pytest.param(
+        ["jackknife", "--train", "{gold}", "--folds", "2", "--epochs", "1", "-o", "{tmp}/j"],
+        ["j"],
+        _interrupt(depfs.jackknifing, "jackknife", "before"),
+        "interrupted: {tmp}/j was not written (the old file is untouched)",
+        id="jackknife-while-training",
+    ),
+    pytest.param(
+        ["jackknife", "--train", "{gold}", "--folds", "2", "--epochs", "1", "-o", "{tmp}/j"],
+        ["j"],
+        _interrupt_after_block,
+        "interrupted after {tmp}/j was written",
+        id="jackknife-after-the-write",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "existing", "plant", "line"), INTERRUPTS)
+def test_ctrl_c_says_what_was_and_was_not_written(
+    d: dict[str, Path],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+    existing: list[str],
+    plant: Callable[[pytest.MonkeyPatch], None],
+    line: str,
+) -> None:
+    """Ctrl-C before, during or after an output is written: exit 130 and one line
+    naming each output as written or not, which is what is on disk: an output not
+    written holds its old bytes (or does not exist), one written is complete."""
+    for name in existing:
+        (tmp_path / name).write_text("old\n")
+    plant(monkeypatch)
+    code, _, err = _cli(_subs(args, d, tmp_path))
+    line = line.format(tmp=tmp_path)
+    assert code == 130
+    assert err.endswith(f"\ndepfs: {line}\n" if "\n" in err[:-1] else f"depfs: {line}\n")
+    assert err.count("depfs:") == 1, err  # (train's epoch lines come before)
+    for name in existing:  # old bytes where the line says not written
+        path = tmp_path / name
+        assert (path.read_text() == "old\n") == (f"{path} was not written" in line)
+    if "interrupted after" in line:
+        written = Path(line.split("after ")[1].split(" was")[0])
+        assert written.stat().st_size > 4  # complete: checked by the tests of each command
     _no_temporaries(tmp_path)
 
 
@@ -537,6 +763,7 @@ LIES = [
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
+    (["parse", "{ae}", "{gold}", "--chunk-sentences", "9"], ["--chunk-sentences", "--scheduler"]),
     (["parse", "{graph}", "{gold}", "--margin", "1"], ["--margin", "arc-eager models only"]),
     (["parse", "{ae}", "{gold}", "--policy-threshold", "1"], ["--policy-threshold", "--dynfs"]),
     (["parse", "{ae}", "{gold}", "--tagger", "{ae}"], ["ae.depfs", "not a tagger"]),

@@ -172,6 +172,205 @@ def test_a_killed_dask_workers_share_is_redone(tmp_path: Path) -> None:
     assert sorted(p.name for p in there.iterdir()) == sorted(Path(i).name for i, _ in pairs)
 
 
+def _messy(sentences: int, seed: int) -> bytes:
+    """CoNLL-U the reader accepts and the writer normalises: a BOM, CRLF line ends,
+    several blank lines between some sentences, no final blank line."""
+    text = synthetic_conllu(sentences, seed=seed).replace("\n\n", "\n\n\n\n", 9)
+    return ("\ufeff" + text.replace("\n", "\r\n")).rstrip("\r\n").encode()
+
+
+def test_chunks_are_whole_sentences_with_their_comments(tmp_path: Path) -> None:
+    """conllu_chunks: the file's bytes in order, each chunk starting at a sentence's
+    first comment line and holding `sentences` whole sentences (the last one the rest),
+    read by the reader as those sentences; first_line is the chunk's line in the file."""
+    from depfs.pipeline import conllu_chunks
+
+    inp = tmp_path / "in.conllu"
+    inp.write_bytes(_messy(23, seed=3))
+    data = inp.read_bytes()
+    whole = depfs.read_conllu(inp)
+    chunks = conllu_chunks(str(inp), 5)
+    assert [c.sentences for c in chunks] == [5, 5, 5, 5, 3]
+    assert b"".join(data[c.start : c.end] for c in chunks) == data
+    done = 0
+    for c in chunks:
+        part = data[c.start : c.end]
+        assert c.index == 0 or part.startswith(b"# sent_id = ")
+        assert data[: c.start].count(b"\n") + 1 == c.first_line
+        tb = Treebank.from_bytes(part)
+        assert [s.sent_id for s in tb] == [whole[done + i].sent_id for i in range(c.sentences)]
+        done += c.sentences
+    assert [c.sentences for c in conllu_chunks(str(inp), 23)] == [23]
+
+
+class _Backwards:
+    """An executor that runs `total` tasks on a thread, `group` at a time (fewer for the
+    last), each group last-submitted first: chunks come back out of order."""
+
+    def __init__(self, total: int, group: int) -> None:
+        import threading
+
+        self.left, self.group, self.pending = total, group, []
+        self.ready = threading.Condition()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def submit(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        import concurrent.futures as cf
+
+        fut: cf.Future = cf.Future()
+        with self.ready:
+            self.pending.append((fut, fn, args, kw))
+            self.ready.notify()
+        return fut
+
+    def _run(self) -> None:
+        while self.left:
+            with self.ready:
+                # (A guard against hangs when fewer tasks come: the caller's count fails.)
+                self.ready.wait_for(lambda: len(self.pending) >= min(self.group, self.left), 60)
+                if not self.pending:
+                    return
+                group, self.pending = self.pending, []
+            for fut, fn, args, kw in reversed(group):
+                self.left -= 1
+                try:
+                    fut.set_result(fn(*args, **kw))
+                except Exception as e:  # noqa: BLE001 - handed to the caller as Dask would
+                    fut.set_exception(e)
+
+
+def test_a_file_in_chunks_is_the_whole_file_parse(
+    tmp_path: Path, tagger: Tagger, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """parse_files cuts a large CoNLL-U file into chunks and writes their outputs in
+    order: the same bytes as parse_file of the whole file (plain and gzip output; a
+    parser with a tagger inside on untagged input: the file's first batch decides, the
+    note said once); the bar gets every word; a bad line in a later chunk is named by
+    its line in the file and nothing is written."""
+    import concurrent.futures as cf
+    import gzip
+
+    from depfs.pipeline import parse_file, parse_files
+
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)  # chunks of 4 sentences
+    monkeypatch.setattr(depfs.pipeline, "CHUNKS_IN_FLIGHT", 3)
+    plain = tmp_path / "plain.conllu"
+    plain.write_bytes(_messy(30, seed=6))
+    untagged = tmp_path / "untagged.conllu"
+    untagged.write_text(blank(synthetic_conllu(30, seed=7)))
+    model, inside = tmp_path / "m.depfs", tmp_path / "inside.depfs"
+    ArcEagerParser(AE_SET, epochs=1).fit(synthetic(60, seed=2)).save(model)
+    ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(synthetic(60, seed=2)).save(inside)
+    out, here = tmp_path / "out", tmp_path / "here"
+    out.mkdir()
+    here.mkdir()
+    for m, inp, name in [
+        (model, plain, "plain.conllu"),
+        (model, plain, "plain.conllu.gz"),
+        (inside, untagged, "untagged.conllu"),
+    ]:
+        whole = parse_file(str(m), str(inp), str(here / name), batch_size=3)
+        words: list[int] = []
+        backwards = _Backwards(8, 3)  # 30 sentences in chunks of 4, 3 in flight
+        got = parse_files(
+            str(m),
+            [(str(inp), str(out / name))],
+            backwards,
+            batch_size=3,
+            chunk_sentences=4,
+            on_words=words.append,
+        )
+        assert backwards.left == 0
+        assert (out / name).read_bytes() == (here / name).read_bytes(), name
+        assert len(words) == 8 and sum(words) == whole.words == got[0].words
+        assert got[0].notes == whole.notes and got[0].sentences == 30
+    assert len(whole.notes) == 1 and "own tagger" in whole.notes[0]
+    gold = gzip.decompress((out / "plain.conllu.gz").read_bytes())
+    assert gold == (here / "plain.conllu").read_bytes()
+    lines = plain.read_bytes().split(b"\r\n")
+    k = max(i for i, line in enumerate(lines) if line[:1].isdigit()) - 30
+    lines[k] = lines[k].replace(b"\t", b" ", 1)
+    bad = tmp_path / "bad.conllu"
+    bad.write_bytes(b"\r\n".join(lines))
+    with pytest.raises(depfs.errors.FormatError) as whole_error:
+        parse_file(str(model), str(bad), str(tmp_path / "bad.out"))
+    with pytest.raises(depfs.errors.FormatError) as chunked_error:
+        parse_files(
+            str(model),
+            [(str(bad), str(out / "bad.conllu"))],
+            cf.ThreadPoolExecutor(2),
+            batch_size=3,
+            chunk_sentences=4,
+        )
+    assert f"bad.conllu:{k + 1}:" in str(whole_error.value)
+    assert str(chunked_error.value) == str(whole_error.value)
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["plain.conllu", "plain.conllu.gz", "untagged.conllu"]
+    )
+
+
+def _dies_once(marker: str, fn: Any, *args: Any, **kw: Any) -> Any:
+    """Runs on a Dask worker: the first task here kills its own worker process
+    (SIGKILL), as a lost machine would; every later task just runs `fn`."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        return fn(*args, **kw)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _DieOnce:
+    def __init__(self, inner: Any, marker: Path) -> None:
+        self.inner, self.marker = inner, str(marker)
+
+    def submit(self, fn: Any, *args: Any, **kw: Any) -> Any:
+        return self.inner.submit(_dies_once, self.marker, fn, *args, **kw)
+
+
+def test_a_large_file_in_chunks_on_a_dask_cluster_with_a_killed_worker(
+    tmp_path: Path,
+) -> None:
+    """`depfs parse --scheduler local --chunk-sentences 1000`: a 2,500-sentence file in
+    three chunks, the same bytes as the local parse; and through parse_files with a
+    worker killed by the first chunk it runs: that chunk is parsed again elsewhere."""
+    pytest.importorskip("distributed")
+    import cloudpickle
+    from depfs.pipeline import parse_files
+    from depfs.select.engine import dask_executor
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # workers cannot import tests
+    model, inp = tmp_path / "m.depfs", tmp_path / "big.conllu"
+    ArcEagerParser(AE_SET, epochs=1).fit(synthetic(60, seed=2)).save(model)
+    inp.write_bytes(_messy(2500, seed=8))
+    here, there, again = tmp_path / "here", tmp_path / "there", tmp_path / "again"
+    for folder in (here, there, again):
+        folder.mkdir()
+    assert (
+        CliRunner()
+        .invoke(main, ["parse", str(model), str(inp), "-o", str(here / "big.conllu")])
+        .exit_code
+        == 0
+    )
+    args = ["parse", str(model), str(inp), "--out-dir", str(there), "--scheduler", "local"]
+    res = CliRunner().invoke(main, [*args, "--workers", "2", "--chunk-sentences", "1000"])
+    assert res.exit_code == 0, res.output
+    assert (there / "big.conllu").read_bytes() == (here / "big.conllu").read_bytes()
+    executor, client = dask_executor("local", 2)
+    marker = tmp_path / "killed"
+    try:
+        done = parse_files(
+            str(model),
+            [(str(inp), str(again / "big.conllu"))],
+            _DieOnce(executor, marker),
+            chunk_sentences=1000,
+        )
+    finally:
+        client.close()
+    assert marker.exists() and done[0].sentences == 2500  # a worker did die
+    assert (again / "big.conllu").read_bytes() == (here / "big.conllu").read_bytes()
+    assert [p.name for p in again.iterdir()] == ["big.conllu"]
+
+
 def test_progress_counts_the_words_of_each_batch(tmp_path: Path) -> None:
     """The bar of `depfs parse FILES...` moves by the words of each batch written and
     ends at the input's words (count_words, its length)."""

@@ -85,11 +85,7 @@ def handle_errors(fn: F) -> F:
         except (DepfsError, OSError, ValueError, OverflowError) as err:
             _fail(err)
         except KeyboardInterrupt as err:
-            click.echo(
-                "depfs: interrupted; nothing half-written is left (outputs replace their "
-                "target only once complete)",
-                err=True,
-            )
+            click.echo(_interrupted_line(), err=True)
             sys.exit(EXIT_TERMINATED if isinstance(err, _Terminated) else EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
@@ -108,6 +104,62 @@ def handle_errors(fn: F) -> F:
 
 
 _DEBUG = False
+
+#: The output files of the running command (from `_check_output`, before any work),
+#: each with what was at its path then: the line after Ctrl-C says which were written.
+_OUTPUTS: dict[str, tuple[int, ...] | None] = {}
+
+
+def _identity(path: str) -> tuple[int, ...] | None:
+    """What is at `path` (the file a symlink points to): a replaced file is a new inode;
+    None when nothing is."""
+    import os
+
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _names(paths: list[str]) -> str:
+    shown = ", ".join(paths[:3])
+    return shown if len(paths) <= 3 else f"{shown} and {len(paths) - 3} more"
+
+
+def _interrupted_line() -> str:
+    """The one line after Ctrl-C (or SIGTERM): which outputs were written, which were
+    not (their old files untouched: outputs replace their target only once complete),
+    and which were written in place (a device or FIFO) and may hold part of the output."""
+    import os
+
+    written, not_written, in_place = [], [], []
+    for path, before in _OUTPUTS.items():
+        if os.path.exists(path) and not os.path.isfile(path):
+            in_place.append(path)
+        elif _identity(path) != before:
+            written.append(path)
+        else:
+            not_written.append(path)
+    if not _OUTPUTS:
+        return "depfs: interrupted (nothing half-written is left)"
+    if written and not not_written and not in_place:
+        verb = "was" if len(written) == 1 else "were"
+        return f"depfs: interrupted after {_names(written)} {verb} written"
+    said = []
+    if written:
+        said.append(f"{_names(written)} {'was' if len(written) == 1 else 'were'} written")
+    if not_written:
+        old = [p for p in not_written if _OUTPUTS[p] is not None]
+        if len(old) == len(not_written):
+            why = "the old file is untouched" if len(old) == 1 else "the old files are untouched"
+        else:
+            why = "no file was made" if not old else "old files untouched, no new ones made"
+        verb = "was" if len(not_written) == 1 else "were"
+        said.append(f"{_names(not_written)} {verb} not written ({why})")
+    if in_place:
+        said.append(f"{_names(in_place)} (written in place) may hold part of the output")
+    return "depfs: interrupted: " + "; ".join(said)
 
 
 def _quiet_stdout() -> None:
@@ -159,6 +211,7 @@ def main(debug: bool) -> None:
     """depfs: fast feature-based dependency parsing."""
     global _DEBUG
     _DEBUG = debug
+    _OUTPUTS.clear()
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -169,7 +222,7 @@ def _check_output(
 ) -> None:
     """Refuses, before any work, an output whose folder does not exist or cannot be
     written (the temporary file goes there), and one that is the model or an input file
-    (writing it would destroy it) unless `force`."""
+    (writing it would destroy it) unless `force`. Records it for the line after Ctrl-C."""
     import os
 
     folder = os.path.dirname(os.path.realpath(output))
@@ -183,6 +236,7 @@ def _check_output(
             raise click.UsageError(
                 f"{option} {output} is {what}: it would be overwritten (--force to do so)"
             )
+    _OUTPUTS[output] = _identity(output)
 
 
 def _check_templates(value: str, option: str, family: str) -> None:
@@ -527,6 +581,14 @@ def train(
 )
 @click.option("--workers", type=count(1), help="With --scheduler local: worker processes.")
 @click.option(
+    "--chunk-sentences",
+    type=count(1),
+    default=None,
+    help="With --scheduler: a plain CoNLL-U file of more sentences is parsed in chunks of "
+    "this many whole sentences spread over the workers, written in order (at least the "
+    "first batch: 1000 or --batch-size) [default: 20000].",
+)
+@click.option(
     "--scores",
     is_flag=True,
     help="Write each word's margin (how far its head won) to MISC as Margin=x.",
@@ -571,6 +633,7 @@ def parse(
     batch_size: int,
     scheduler: str | None,
     workers: int | None,
+    chunk_sentences: int | None,
     scores: bool,
     margin: float | str | None,
     no_dynfs: bool,
@@ -584,7 +647,8 @@ def parse(
     A file is streamed: read, parsed and written BATCH_SIZE sentences at a time, the
     output the same bytes as a whole-file parse; an output file appears only once
     complete. Several inputs go to --out-dir, one after the other or, with --scheduler,
-    spread over a Dask cluster (each worker loads the model once).
+    spread over a Dask cluster (each worker loads the model once; a CoNLL-U file of
+    more than --chunk-sentences sentences goes in chunks of whole sentences).
 
     With --tagger, each batch is tagged, then parsed. A MODEL trained with a tagger
     inside (depfs train --tagger) tags input that leaves its tag columns empty first,
@@ -624,6 +688,8 @@ def parse(
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
     if workers is not None and scheduler != "local":
         raise click.UsageError("--workers: the worker processes of --scheduler local")
+    if chunk_sentences is not None and not scheduler:
+        raise click.UsageError("--chunk-sentences: chunks are spread over --scheduler")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
             raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
@@ -648,6 +714,7 @@ def parse(
             tagger_path,
             input_format,
             tokenizer,
+            chunk_sentences,
         )
         return
     if output is not None:
@@ -887,13 +954,15 @@ def _parse_many(
     tagger_path: str | None = None,
     input_format: str | None = None,
     tokenizer: str | None = None,
+    chunk_sentences: int | None = None,
 ) -> None:
-    """Several files: one after the other here, or spread over a Dask cluster; each
-    file's format is given or detected (said in a note when not CoNLL-U). The progress
-    bar counts words: per batch here, per file from a cluster."""
+    """Several files: one after the other here, or spread over a Dask cluster (a large
+    CoNLL-U file in chunks); each file's format is given or detected (said in a note
+    when not CoNLL-U). The progress bar counts words: per batch here, per file or
+    chunk from a cluster."""
     import concurrent.futures as cf
 
-    from .pipeline import count_words, parse_files
+    from .pipeline import CHUNK_SENTENCES, count_words, parse_files
     from .select.engine import dask_executor
 
     executor: cf.Executor
@@ -909,8 +978,6 @@ def _parse_many(
         with progress(total, f"parsing {len(pairs)} files (words)") as bar:
 
             def done(p: Any) -> None:
-                if scheduler:
-                    bar.update(p.words)
                 for note in p.notes:
                     click.echo(f"depfs: note: {p.input}: {note}", err=True)
 
@@ -923,9 +990,11 @@ def _parse_many(
                     allow_missing_tags=allow,
                     **knobs,
                     on_done=done,
+                    on_words=bar.update,
                     tagger_path=tagger_path,
                     input_format=input_format,
                     tokenizer=tokenizer,
+                    chunk_sentences=chunk_sentences or CHUNK_SENTENCES,
                 )
             else:
                 from .pipeline import parse_file
@@ -948,6 +1017,9 @@ def _parse_many(
                     )
     finally:
         if client is not None:
+            cluster = getattr(client, "cluster", None)  # --scheduler local: ours to stop
+            if cluster is not None:  # its workers stopped before its scheduler, quietly
+                cluster.close()
             client.close()
         executor.shutdown()
 

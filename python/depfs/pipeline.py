@@ -5,8 +5,11 @@ writes a batch of sentences at a time (the output is the same bytes as a whole-f
 parse; memory stays bounded on any corpus), and the output appears only once complete.
 Workers keep each model they load (one load per worker and model file), so a list of
 files can be spread over a `concurrent.futures.Executor` — a Dask cluster's included —
-with :func:`parse_files`; a file is the unit of work, so a lost worker's files are
-simply parsed again.
+with :func:`parse_files`. The unit of work is a file, or a chunk of whole sentences of
+a large CoNLL-U file (:func:`conllu_chunks`): a chunk's output comes back to the caller,
+which writes the chunks in order into the output file (atomically), so the output is
+the same bytes as a whole-file parse; a lost worker's files and chunks are simply
+parsed again.
 
 Input: CoNLL-U, or text with words only (horizontal, vertical, or raw text split by a
 spaCy tokenizer; :mod:`depfs.text`), detected when not given (:func:`input_batches`).
@@ -36,6 +39,14 @@ from . import _core
 #: Sentences of a streamed input on which its columns are checked: one short sentence
 #: may lack FEATS, a thousand tell whether the input was tagged.
 CHECK_SENTENCES = 1000
+
+#: Sentences per chunk of a CoNLL-U file spread over a cluster (:func:`parse_files`):
+#: a larger file is split into chunks of this many whole sentences.
+CHUNK_SENTENCES = 20_000
+
+#: Chunks of one file parsed at a time (the caller holds at most this many chunk
+#: outputs of a file in memory while an earlier one is still being parsed).
+CHUNKS_IN_FLIGHT = 16
 
 _MODELS: dict[tuple[str, float], Any] = {}
 
@@ -174,11 +185,13 @@ def parse_stream(
     tagger: Any = None,
     input_format: str = "conllu",
     on_batch: Callable[[int], None] | None = None,
+    own_tags: bool | None = None,
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
     `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. A parser with a tagger
     inside (``tagger_``) tags the input first when its first batch leaves the parser's
-    tag columns empty. The input's columns are checked on the first batch only (see
+    tag columns empty (`own_tags`: when the caller has decided it already, for a chunk
+    of a file). The input's columns are checked on the first batch only (see
     :data:`CHECK_SENTENCES`). `input_format` other than ``conllu`` (text with words
     only) changes what the refusal of untagged input says. `on_batch` sees the words of
     each batch once written (a progress bar)."""
@@ -188,9 +201,12 @@ def parse_stream(
     done = Parsed(source, None)
     own = getattr(model, "tagger_", None)
     for i, tb in enumerate(batches):
-        if i == 0 and tagger is None and own is not None and model.tagger_needed(tb):
-            tagger = own
-            done.notes.append(tagged_note(own))
+        if i == 0 and tagger is None and own is not None:
+            if own_tags is None and model.tagger_needed(tb):
+                done.notes.append(tagged_note(own))
+                tagger = own
+            elif own_tags:
+                tagger = own
         try:
             if tagger is not None:
                 tb = tagger.tag(tb, threads)
@@ -262,8 +278,6 @@ def parse_file(
     `tag_only`, only tags, with the tagger at `model_path` (a parser's own included).
     `input_format`, `tokenizer`: as :func:`input_batches` (a format detected that is
     not CoNLL-U is said in the notes); `on_batch`: as :func:`parse_stream`."""
-    from .files import atomic_stream
-
     model = _tagger(model_path) if tag_only else _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     batches, fmt = input_batches(
@@ -274,9 +288,7 @@ def parse_file(
         if sink is None:
             if output_path is None:
                 raise ValueError("parse_file needs an output path or a stream")
-            sink = stack.enter_context(atomic_stream(output_path))
-            if output_path.endswith(".gz"):
-                sink = stack.enter_context(gzip.GzipFile(fileobj=sink, mode="wb", mtime=0))
+            sink = stack.enter_context(_output_stream(output_path))
         done = parse_stream(
             model,
             batches,
@@ -298,6 +310,165 @@ def parse_file(
     return done
 
 
+@dataclass(frozen=True)
+class Chunk:
+    """Whole sentences of a CoNLL-U file: bytes `start` to `end`, the first of them on
+    line `first_line`; chunk `index` 0 is the file's first `sentences` sentences."""
+
+    index: int
+    start: int
+    end: int
+    first_line: int
+    sentences: int
+
+
+def conllu_chunks(path: str, sentences: int) -> list[Chunk]:
+    """A plain CoNLL-U file cut into chunks of `sentences` whole sentences (the last one
+    takes the rest), as the reader splits sentences: a line that is empty once its line
+    end (LF or CRLF) is stripped ends a sentence; a chunk starts at the first line of a
+    sentence, its comments included, and ends after the blank lines that follow the
+    last one. A file of at most `sentences` sentences is one chunk."""
+    chunks: list[Chunk] = []
+    start, first_line, count, pos, line_no, inside = 0, 1, 0, 0, 0, False
+    with open(path, "rb") as f:
+        for line in f:
+            line_no += 1
+            body = line.removesuffix(b"\n").removesuffix(b"\r")
+            if line_no == 1:
+                body = body.removeprefix(b"\xef\xbb\xbf")
+            if not body:
+                count += inside
+                inside = False
+            else:
+                if not inside and count == sentences:
+                    chunks.append(Chunk(len(chunks), start, pos, first_line, count))
+                    start, first_line, count = pos, line_no, 0
+                inside = True
+            pos += len(line)
+    chunks.append(Chunk(len(chunks), start, pos, first_line, count + inside))
+    return chunks
+
+
+def parse_chunk(
+    model_path: str,
+    input_path: str,
+    chunk: Chunk,
+    *,
+    batch_size: int = 5000,
+    allow_missing_tags: bool = False,
+    margin: float | str | None = None,
+    dynfs: bool | None = None,
+    threshold: float | None = None,
+    tagger_path: str | None = None,
+) -> tuple[Parsed, bytes]:
+    """Parses one chunk of a CoNLL-U file (:func:`conllu_chunks`) on one thread: what
+    it did and the output bytes, those of its sentences in a whole-file parse. Chunk 0
+    is read as the whole file's start (the same first batch: the columns are checked
+    and a tagger inside decided on it); a later chunk is read from its bytes, its
+    errors named by their line in the file, and tagged by a tagger inside when the
+    file's first batch says so."""
+    from .errors import FormatError
+
+    model = _model(model_path)
+    tagger = None if tagger_path is None else _tagger(tagger_path)
+    out = io.BytesIO()
+    kw: dict[str, Any] = dict(margin=margin, dynfs=dynfs, threshold=threshold, source=input_path)
+    if chunk.index == 0:
+        batches = _first_sentences(input_path, chunk.sentences, batch_size)
+        done = parse_stream(
+            model, batches, out, allow_missing_tags=allow_missing_tags, tagger=tagger, **kw
+        )
+        return done, out.getvalue()
+    own_tags = None
+    if tagger is None and getattr(model, "tagger_", None) is not None:
+        own_tags = model.tagger_needed(next(_first_sentences(input_path, 1, batch_size)))
+    with open(input_path, "rb") as f:
+        f.seek(chunk.start)
+        data = f.read(chunk.end - chunk.start)
+    try:
+        tb = _core.Treebank.from_bytes(data, name=input_path)
+    except FormatError as e:
+        line, sep, rest = str(e).removeprefix(f"{input_path}:").partition(":")
+        if not (sep and line.isdigit()):
+            raise
+        raise FormatError(f"{input_path}:{int(line) + chunk.first_line - 1}:{rest}") from None
+    done = parse_stream(
+        model, [tb], out, allow_missing_tags=True, tagger=tagger, own_tags=own_tags, **kw
+    )
+    return done, out.getvalue()
+
+
+def _first_sentences(path: str, sentences: int, batch_size: int) -> Iterator[_core.Treebank]:
+    """The batches of a CoNLL-U file's first `sentences` sentences (at least its first
+    batch), read as :func:`input_batches` reads the whole file."""
+    reader = _core.ConlluBatches(path, sentences=batch_size)
+    size, left = max(batch_size, CHECK_SENTENCES), sentences
+    while left > 0:
+        tb = reader.next_batch(size)
+        if tb is None:
+            return
+        yield tb
+        left -= len(tb)
+        size = min(batch_size, left)
+
+
+@contextlib.contextmanager
+def _output_stream(path: str) -> Iterator[BinaryIO]:
+    """The stream of an output file, written atomically (gzip when it ends in .gz)."""
+    from .files import atomic_stream
+
+    with atomic_stream(path) as f:
+        if path.endswith(".gz"):
+            with gzip.GzipFile(fileobj=f, mode="wb", mtime=0) as gz:
+                blocks = _InBlocks(gz)
+                yield blocks  # type: ignore[misc]
+                blocks.close()
+        else:
+            yield f
+
+
+class _InBlocks:
+    """Hands `out` (a gzip stream) the bytes written in whole blocks, the rest at
+    `close`, and never flushes it: the compressor sees the same calls, and writes the
+    same bytes, however the text was cut (batches, chunks)."""
+
+    SIZE = 1 << 16
+
+    def __init__(self, out: BinaryIO) -> None:
+        self.out, self.buf = out, bytearray()
+
+    def write(self, data: bytes) -> int:
+        self.buf += data
+        whole = len(self.buf) - len(self.buf) % self.SIZE
+        for i in range(0, whole, self.SIZE):
+            self.out.write(self.buf[i : i + self.SIZE])
+        del self.buf[:whole]
+        return len(data)
+
+    def flush(self) -> None:
+        """Nothing: a gzip flush would change the compressed bytes."""
+
+    def close(self) -> None:
+        self.out.write(self.buf)
+        self.buf.clear()
+
+
+def _chunks(
+    path: str, input_format: str | None, tokenizer: str | None, sentences: int
+) -> list[Chunk]:
+    """The chunks of an input (:func:`conllu_chunks`) when it is a plain CoNLL-U file
+    that may hold more than `sentences` sentences; else none (parsed whole)."""
+    if tokenizer is not None or (input_format or detect_input(path)) != "conllu":
+        return []
+    with open(path, "rb") as f:
+        if f.read(2) == b"\x1f\x8b":  # gzip: no byte offsets to cut at
+            return []
+    # A sentence takes at least 21 bytes (10 columns, 9 tabs, 2 line ends).
+    if os.path.getsize(path) < 21 * sentences:
+        return []
+    return conllu_chunks(path, sentences)
+
+
 def parse_files(
     model_path: str,
     pairs: Sequence[tuple[str, str]],
@@ -309,40 +480,124 @@ def parse_files(
     dynfs: bool | None = None,
     threshold: float | None = None,
     on_done: Callable[[Parsed], None] | None = None,
+    on_words: Callable[[int], None] | None = None,
     tagger_path: str | None = None,
     input_format: str | None = "conllu",
     tokenizer: str | None = None,
+    chunk_sentences: int = CHUNK_SENTENCES,
 ) -> list[Parsed]:
     """Parses every (input, output) pair on `executor` (one thread per task: the
-    executor's workers are the parallelism), in completion order; with `tagger_path`,
-    tagged first (each worker loads the tagger once too)."""
-    futures = [
-        executor.submit(
-            parse_file,
-            model_path,
-            inp,
-            out,
-            threads=1,
-            batch_size=batch_size,
-            allow_missing_tags=allow_missing_tags,
-            margin=margin,
-            dynfs=dynfs,
-            threshold=threshold,
-            tagger_path=tagger_path,
-            input_format=input_format,
-            tokenizer=tokenizer,
-        )
-        for inp, out in pairs
-    ]
-    results = []
-    for fut in cf.as_completed(futures):
-        r = fut.result()
-        results.append(r)
-        if on_done is not None:
-            on_done(r)
+    executor's workers are the parallelism), reported in completion order (`on_done`
+    per file, `on_words` per file or chunk parsed: a progress bar); with `tagger_path`,
+    tagged first (each worker loads the tagger once too). A plain (not gzipped) CoNLL-U
+    file of more than `chunk_sentences` sentences (at least its first batch,
+    :data:`CHECK_SENTENCES` or `batch_size`) is parsed in chunks, written here in order."""
+    knobs: dict[str, Any] = dict(
+        batch_size=batch_size,
+        allow_missing_tags=allow_missing_tags,
+        margin=margin,
+        dynfs=dynfs,
+        threshold=threshold,
+        tagger_path=tagger_path,
+    )
+    size = max(chunk_sentences, batch_size, CHECK_SENTENCES)
+    files: dict[cf.Future, str] = {}
+    chunked: list[_Chunked] = []
+    results: list[Parsed] = []
+    with contextlib.ExitStack() as outputs:  # on an error, chunked outputs are dropped
+        try:
+            for inp, out in pairs:
+                chunks = _chunks(inp, input_format, tokenizer, size)
+                if len(chunks) > 1:
+                    c = _Chunked(model_path, inp, out, chunks, executor, knobs)
+                    outputs.enter_context(c.stack)
+                    chunked.append(c)
+                    continue
+                fut = executor.submit(
+                    parse_file,
+                    model_path,
+                    inp,
+                    out,
+                    threads=1,
+                    input_format=input_format,
+                    tokenizer=tokenizer,
+                    **knobs,
+                )
+                files[fut] = inp
+            for c in chunked:
+                c.submit_more()
+            while files or any(c.running for c in chunked):
+                waiting = [f for f in [*files, *_running(chunked)] if not f.done()]
+                if waiting:
+                    cf.wait(waiting, return_when=cf.FIRST_COMPLETED)
+                finished = []
+                for fut in [f for f in files if f.done()]:
+                    del files[fut]
+                    finished.append(fut.result())
+                    if on_words is not None:
+                        on_words(finished[-1].words)
+                for c in chunked:
+                    finished += c.write_finished(on_words)
+                for r in finished:
+                    results.append(r)
+                    if on_done is not None:
+                        on_done(r)
+        finally:
+            for fut in [*files, *_running(chunked)]:
+                fut.cancel()
     for _, out in pairs:
         remove_leftovers(out)
     return results
+
+
+def _running(chunked: list[_Chunked]) -> list[cf.Future]:
+    return [f for c in chunked for f in c.running]
+
+
+class _Chunked:
+    """A file parsed in chunks: at most :data:`CHUNKS_IN_FLIGHT` chunks submitted at a
+    time, their outputs written in order into the output file, which appears once the
+    last one is written (`stack` closed); dropped if `stack` ends with an error."""
+
+    def __init__(
+        self,
+        model_path: str,
+        inp: str,
+        output: str,
+        chunks: list[Chunk],
+        executor: cf.Executor,
+        knobs: dict[str, Any],
+    ) -> None:
+        self.model_path, self.input, self.executor, self.knobs = model_path, inp, executor, knobs
+        self.todo = list(reversed(chunks))
+        self.running: list[cf.Future] = []
+        self.stack = contextlib.ExitStack()
+        self.stream = self.stack.enter_context(_output_stream(output))
+        self.done = Parsed(inp, output)
+
+    def submit_more(self) -> None:
+        while self.todo and len(self.running) < CHUNKS_IN_FLIGHT:
+            args = (self.model_path, self.input, self.todo.pop())
+            self.running.append(self.executor.submit(parse_chunk, *args, **self.knobs))
+
+    def write_finished(self, on_words: Callable[[int], None] | None) -> list[Parsed]:
+        """Writes the chunks finished in order from the first; returns the file's result
+        once its last chunk is written and the output complete, else nothing."""
+        if not self.running:
+            return []
+        while self.running and self.running[0].done():
+            part, data = self.running.pop(0).result()
+            self.stream.write(data)
+            self.done.sentences += part.sentences
+            self.done.words += part.words
+            self.done.notes += [n for n in part.notes if n not in self.done.notes]
+            if on_words is not None:
+                on_words(part.words)
+        self.submit_more()
+        if self.running:
+            return []
+        self.stack.close()
+        return [self.done]
 
 
 def remove_leftovers(output: str) -> None:
