@@ -656,3 +656,25 @@ def test_cli_jackknife(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         assert needle in res.output
     res = CliRunner().invoke(main, ["jackknife", "--train", str(train), "-o", str(train)])
     assert res.exit_code == 2 and "--force" in res.output
+
+
+def test_overlapped_reads_and_writes_keep_the_batches_in_order(parser: ArcEagerParser):
+    """parse_stream reads the next batch and writes the previous one in other threads
+    while it parses: the output is the batches' parses in input order, and a reading
+    error surfaces at its batch (after the batches before it were written)."""
+    import io
+
+    batches = [synthetic(n, seed=40 + n) for n in (1, 9, 2, 7, 3, 5)]
+    out = io.BytesIO()
+    done = depfs.pipeline.parse_stream(parser, iter(batches), out)
+    assert out.getvalue() == b"".join(parser.parse(b).to_bytes() for b in batches)
+    assert done.sentences == sum(len(b) for b in batches)
+
+    def failing() -> Any:
+        yield from batches[:2]
+        raise ValueError("batch 3 is bad")
+
+    out = io.BytesIO()
+    with pytest.raises(ValueError, match="batch 3 is bad"):
+        depfs.pipeline.parse_stream(parser, failing(), out)
+    assert out.getvalue() == b"".join(parser.parse(b).to_bytes() for b in batches[:2])

@@ -10,7 +10,7 @@ use depfs_core::Treebank;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyIndexError, PyKeyError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PyString};
 
 use crate::errors::IntoPyResult;
 use std::sync::Arc;
@@ -126,8 +126,8 @@ impl PyTreebank {
         Ok(PyTreebank::new(inner))
     }
 
-    /// Writes the treebank as CoNLL-U (gzip if the name ends in .gz), atomically:
-    /// a temporary file in the same directory is renamed over `path`.
+    /// Writes the treebank as CoNLL-U (gzip if the name ends in .gz), atomically (see
+    /// `depfs_core::io::atomic`: nothing half-written is ever left under any name).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let tb = &self.inner;
         py.detach(|| conllu::write_path(tb, &path)).py_err(py)
@@ -137,6 +137,14 @@ impl PyTreebank {
     fn to_string(&self, py: Python<'_>) -> String {
         let tb = &self.inner;
         py.detach(|| conllu::to_string(tb))
+    }
+
+    /// The treebank as UTF-8 CoNLL-U bytes, as `to_string().encode()` without the two
+    /// copies through a Python str (what a streamed parse writes).
+    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let tb = &self.inner;
+        let text = py.detach(|| conllu::to_string(tb));
+        PyBytes::new(py, text.as_bytes())
     }
 
     fn __len__(&self) -> usize {
