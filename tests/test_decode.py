@@ -236,6 +236,10 @@ def test_bad_input_eisner2_and_k() -> None:
         dec.eisner_kbest(np.zeros((3, 3)), 0)
     with pytest.raises(ValueError, match="k must be"):
         dec.eisner_kbest(np.zeros((3, 3)), -2)
+    # A k that would run for minutes (10**6 trees of 30 words) is refused at once.
+    assert len(dec.eisner_kbest(np.zeros((3, 3)), dec.MAX_KBEST)) == 2
+    with pytest.raises(ValueError, match="k must be in 1..100,000"):
+        dec.eisner_kbest(np.zeros((31, 31)), 10**6)
     with pytest.raises(ValueError, match="threads"):
         dec.cle_batch([np.zeros((3, 3))], threads=-1)
     with pytest.raises(ValueError, match="ndarray|float"):

@@ -65,12 +65,18 @@ def eisner2(arc: Any, sib: Any, single_root: bool = True) -> NDArray[np.int64]:
     return _core.decode_eisner2(_array(arc), _array(sib), single_root)
 
 
+#: The most trees :func:`eisner_kbest` returns in one call.
+MAX_KBEST = 100_000
+
+
 def eisner_kbest(
     scores: Any, k: int, single_root: bool = True
 ) -> list[tuple[NDArray[np.int64], float]]:
-    """The ``k`` best projective trees, best first, as ``(heads, score)`` (fewer if fewer exist)."""
-    if not 1 <= k < 2**63:
-        raise ValueError(f"eisner_kbest: k must be in 1..2**63-1, got {k}")
+    """The ``k`` best projective trees, best first, as ``(heads, score)`` (fewer if fewer
+    exist); ``k`` at most :data:`MAX_KBEST` (time and memory grow with k: 100,000 trees of
+    a 200-word sentence take about 3 s)."""
+    if not 1 <= k <= MAX_KBEST:
+        raise ValueError(f"eisner_kbest: k must be in 1..{MAX_KBEST:,}, got {k}")
     return _core.decode_eisner_kbest(_array(scores), k, single_root)
 
 
