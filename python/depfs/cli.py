@@ -928,7 +928,7 @@ def jackknife(
             threads=threads,
             on_epoch=report,
         )
-    data = tagged.to_string().encode("utf-8")
+    data = tagged.to_bytes()
     if output == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()

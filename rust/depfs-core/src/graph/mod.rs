@@ -453,12 +453,12 @@ impl<W: WeightTable> GraphModel<W> {
         with_margins: bool,
     ) -> Vec<Result<SentenceParse>> {
         self.score_batch(tb, prep, ss, sc);
+        let tree_level = self.config.order == 1 && self.config.decoder == DecoderKind::Eisner;
         ss.iter()
             .enumerate()
             .map(|(i, &s)| {
                 let heads = self.decode_scored(tb, prep, s, i, sc)?;
                 let labels = self.label(tb, prep, s, &heads, sc);
-                let tree_level = self.config.order == 1 && self.config.decoder == DecoderKind::Eisner;
                 let margins =
                     if with_margins { margins(&sc.batch[i].scores, &heads, tree_level) } else { Vec::new() };
                 Ok(SentenceParse { heads, labels, margins })
