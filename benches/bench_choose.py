@@ -8,8 +8,12 @@ punctuation included, universal labels), then the in-process speed: the model lo
 `parse(test, threads=1)` timed --reps times (median words/s). Peak RSS is the child's own
 (`/usr/bin/time`), so each figure is that one process's.
 
+With `--models DIR` the models and their training figures are kept in DIR (outside the
+repository), and a later run with the same DIR times the kept models again without training:
+train while the machine is busy, time its speeds when it is quiet.
+
     python -m benches.bench_choose [--treebanks en_ewt pt_bosque]
-                                   [--parsers arc-eager graph1 graph2] [--reps N]
+                                   [--parsers arc-eager graph1 graph2] [--reps N] [--models DIR]
 
 Prints a Markdown table and writes bench-results/choose.json.
 """
@@ -45,13 +49,13 @@ def run(args: list[str]) -> dict[str, float]:
     return child([sys.executable, "-m", "depfs.cli", *args])
 
 
-def bench(treebank: str, parser: str, reps: int, tmp: Path) -> dict[str, object]:
+def trained(treebank: str, parser: str, models: Path) -> tuple[Path, dict[str, float]]:
+    """The model of (treebank, parser) in `models` and its training figures; trained when absent."""
     d = data_dir() / treebank
-    test_text = (d / "test.conllu").read_text(encoding="utf-8")
-    gold = depfs.Treebank.from_string(test_text)
-    test_blank = tmp / f"{treebank}.test.blank.conllu"
-    test_blank.write_text(blank(test_text), encoding="utf-8")
-    model, out = tmp / f"{treebank}.{parser}.depfs", tmp / f"{treebank}.{parser}.conllu"
+    model = models / f"{treebank}.{parser}.depfs"
+    figures = models / f"{treebank}.{parser}.train.json"
+    if model.exists() and figures.exists():
+        return model, json.loads(figures.read_text(encoding="utf-8"))
     train = run(
         [
             "train",
@@ -64,6 +68,18 @@ def bench(treebank: str, parser: str, reps: int, tmp: Path) -> dict[str, object]
             str(model),
         ]
     )
+    figures.write_text(json.dumps(train) + "\n", encoding="utf-8")
+    return model, train
+
+
+def bench(treebank: str, parser: str, reps: int, tmp: Path, models: Path) -> dict[str, object]:
+    d = data_dir() / treebank
+    test_text = (d / "test.conllu").read_text(encoding="utf-8")
+    gold = depfs.Treebank.from_string(test_text)
+    test_blank = tmp / f"{treebank}.test.blank.conllu"
+    test_blank.write_text(blank(test_text), encoding="utf-8")
+    out = tmp / f"{treebank}.{parser}.conllu"
+    model, train = trained(treebank, parser, models)
     parses = [
         run(["parse", str(model), str(test_blank), "--threads", "1", "-o", str(out)])
         for _ in range(reps)
@@ -122,6 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--treebanks", nargs="+", default=["en_ewt", "pt_bosque"])
     ap.add_argument("--parsers", nargs="+", choices=list(PARSERS), default=list(PARSERS))
     ap.add_argument("--reps", type=int, default=5, help="parses timed (medians reported)")
+    ap.add_argument("--models", type=Path, help="keep (and reuse) models and training figures here")
     args = ap.parse_args(argv)
     missing = [t for t in args.treebanks if not (data_dir() / t / "train.conllu").exists()]
     if missing:
@@ -129,9 +146,11 @@ def main(argv: list[str] | None = None) -> None:
         return
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        models = args.models or Path(tmp)
+        models.mkdir(parents=True, exist_ok=True)
         for treebank in args.treebanks:
             for parser in args.parsers:
-                row = bench(treebank, parser, args.reps, Path(tmp))
+                row = bench(treebank, parser, args.reps, Path(tmp), models)
                 print(json.dumps(row), flush=True)
                 rows.append(row)
     print(table(rows))
