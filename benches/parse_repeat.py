@@ -2,10 +2,12 @@
 process to time from outside, against the same with another --mode (the parse-only time
 is a run's time minus that of --times 0, which only loads and reads).
 
-    python -m benches.parse_repeat MODEL TEST [--mode dynfs|full|THRESHOLD] [--times 6]
+    python -m benches.parse_repeat MODEL TEST [--mode dynfs|full|plain|THRESHOLD] [--times 6]
 
 --mode dynfs: a DynFS model's policy at its own threshold; full: the full model
-(``dynfs=False``); a number: the policy at that threshold.
+(``dynfs=False``); a number: the policy at that threshold; plain: ``parse(test, threads=1)``
+with no DynFS argument, for any model (arc-eager too): the command to run under
+``perf record -g`` or ``valgrind --tool=callgrind``.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ def main() -> None:
     parser = depfs.load(args.model)
     test = depfs.read_conllu(args.test)
     kw: dict[str, object] = {}
-    if args.mode == "full":
+    if args.mode == "plain":
+        kw = {"threads": 1}
+    elif args.mode == "full":
         kw = {"dynfs": False}
     elif args.mode != "dynfs":
         kw = {"threshold": float(args.mode)}
