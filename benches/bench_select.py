@@ -1,8 +1,9 @@
 """The selection engine on en_ewt (or --treebank): throughput and the wrapper runs.
 
     python -m benches.bench_select throughput [--parser arc-eager|graph] [--n 24]
-    python -m benches.bench_select wrapper --parser arc-eager --pool arc_eager [--candidates M]
-    python -m benches.bench_select compare --pool-size 30   # exact vs cheaper wrapper
+    python -m benches.bench_select wrapper --parser arc-eager|graph|tagger [--pool POOL]
+                                           [--candidates M] [--plot PATH]
+    python -m benches.bench_select compare --pool-size 30 [--shortlist M:R ...] [--plot PATH]
     python -m benches.bench_select quality --order-file ORDER  # top-k prefixes on test
 
 `throughput` evaluates the same random candidates (template subsets of 5 to 30 of the
@@ -13,9 +14,15 @@ treebanks) is left out, the rate is the rest over the span from their first star
 last end. The three runs must give the same scores.
 
 `wrapper` orders a pool with the forward wrapper (log in bench-results/, so a rerun
-resumes), writes the order file and the selection curve. `compare` runs the exact and
-the cheaper wrapper on the first N templates of the pool and reports what the cheaper
-one loses. Results go to bench-results/select_*.json.
+resumes), writes the order file and the selection curve (to --plot PATH if given), and
+prints the sizes of the groups `depfs select groups --k 7` cuts the order into (He et al.
+2013's seven groups). `compare` runs the exact wrapper and each cheaper one (`--shortlist
+M:R`, repeatable: M candidates, a full re-rank every R steps; default --candidates 5
+--rerank-every 10) on the first --pool-size templates of the pool, and prints each one's
+trainings, best dev score, the gap between its curve and the exact one (exact minus it at
+each number of templates: largest and mean) and the Spearman correlation of its order with
+the exact order (over the templates both ordered); one plot holds every curve. Results go
+to bench-results/select_*.json.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from depfs.select import (
     Candidate,
     Engine,
     Log,
+    cut_groups,
     dask_executor,
     forward_wrapper,
     order_text,
@@ -42,6 +50,28 @@ from depfs.templates import TemplateSet
 from .bench_arceager import data_dir
 
 OUT = Path("bench-results")
+FAMILY = {"arc-eager": "config", "graph": "arc", "tagger": "token"}
+DEFAULT_POOL = {"arc-eager": "arc_eager", "graph": "first_order", "tagger": "tagger"}
+#: Groups He et al. 2013 cut their order into (`depfs select groups --k 7`).
+GROUPS = 7
+
+
+def curve_gaps(exact: list[float], other: list[float]) -> tuple[float, float]:
+    """Largest and mean of exact − other over the prefix sizes both curves have."""
+    gaps = [e - o for e, o in zip(exact, other)]
+    return max(gaps), sum(gaps) / len(gaps)
+
+
+def spearman(a: list[str], b: list[str]) -> float:
+    """Spearman's rank correlation of two orders over the items both contain
+    (1 − 6 Σd² / (n(n² − 1)), ranks taken within those items; no ties in an order)."""
+    common = [x for x in a if x in set(b)]
+    n = len(common)
+    if n < 2:
+        return float("nan")
+    rank_b = {x: i for i, x in enumerate(y for y in b if y in set(common))}
+    d2 = sum((i - rank_b[x]) ** 2 for i, x in enumerate(common))
+    return 1 - 6 * d2 / (n * (n * n - 1))
 
 
 def paths(treebank: str) -> tuple[str, str]:
@@ -58,10 +88,9 @@ def rate(results: list[Any], workers: int) -> float:
 
 def throughput(args: argparse.Namespace) -> dict[str, Any]:
     train, dev = paths(args.treebank)
-    family, default = (
-        ("config", "arc_eager") if args.parser == "arc-eager" else ("arc", "first_order")
-    )
-    pool = list(TemplateSet.load(default, family))
+    if args.parser == "tagger":
+        raise SystemExit("throughput: arc-eager or graph")
+    pool = list(TemplateSet.load(DEFAULT_POOL[args.parser], FAMILY[args.parser]))
     rng = random.Random(7)
     cands = [
         Candidate(args.parser, tuple(rng.sample(pool, rng.randint(5, 30))), max_length=20)
@@ -125,27 +154,46 @@ def wrapper(args: argparse.Namespace) -> dict[str, Any]:
     if args.candidates:
         header += f" --candidates {args.candidates} --rerank-every {args.rerank_every}"
     (OUT / f"select_{name}.txt").write_text(order_text(r.order, r.scores, r.metric, header))
-    plot_curves(OUT / f"select_{name}.png", [("forward wrapper", r.scores)], r.metric, title=name)
+    plot = Path(args.plot) if args.plot else OUT / f"select_{name}.png"
+    plot_curves(plot, [("forward wrapper", r.scores)], r.metric, title=name)
+    groups = cut_groups(r.scores, GROUPS)
     out = {
         "name": name,
         "minutes": (time.time() - t0) / 60,
         "evaluated": r.evaluated,
         "reused": r.reused,
         "scores": r.scores,
+        "groups": groups,
     }
     (OUT / f"select_{name}.json").write_text(json.dumps(out, indent=1))
     print(f"{name}: {len(r.steps)} templates in {out['minutes']:.1f} min ({r.evaluated} trained)")
+    print(f"groups (depfs select groups --k {GROUPS}): {', '.join(map(str, groups))}")
+    print(f"wrote {plot}")
     return out
+
+
+def shortlists(args: argparse.Namespace) -> list[tuple[int, int]]:
+    """The (M, R) pairs of `compare`: each --shortlist M:R, else --candidates / --rerank-every."""
+    if not args.shortlist:
+        return [(args.candidates or 5, args.rerank_every)]
+    pairs = []
+    for text in args.shortlist:
+        m, _, r = text.partition(":")
+        if not (m.isdigit() and r.isdigit() and int(m) > 0 and int(r) > 0):
+            raise SystemExit(f"--shortlist {text}: expected M:R, two positive integers")
+        pairs.append((int(m), int(r)))
+    return pairs
 
 
 def compare(args: argparse.Namespace) -> dict[str, Any]:
     train, dev = paths(args.treebank)
-    family = "config" if args.parser == "arc-eager" else "arc"
-    pool = TemplateSet.load(args.pool, family)[: args.pool_size]
+    pool = TemplateSet.load(args.pool, FAMILY[args.parser])[: args.pool_size]
     OUT.mkdir(exist_ok=True)
     log = OUT / f"select_compare_{args.parser}_{args.pool_size}.jsonl"
+    runs: list[tuple[str, int | None, int]] = [("exact", None, args.rerank_every)]
+    runs += [(f"shortlist M={m}, R={r}", m, r) for m, r in shortlists(args)]
     curves, out = [], {}
-    for label, m in [("exact", None), (f"shortlist M={args.candidates}", args.candidates)]:
+    for label, m, every in runs:
         t0 = time.time()
         r = forward_wrapper(
             pool,
@@ -155,22 +203,35 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
             epochs=args.epochs,
             max_length=args.max_length,
             candidates=m,
-            rerank_every=args.rerank_every,
+            rerank_every=every,
             workers=args.workers,
             log=log,
         )
-        curves.append((label, r.scores))
-        out[label] = {
+        row: dict[str, Any] = {
             "trained": r.evaluated,
             "reused": r.reused,
             "minutes": (time.time() - t0) / 60,
             "scores": r.scores,
             "order": [t.text for t in r.order],
         }
-        print(f"{label}: best {max(r.scores):.2f}, {r.evaluated + r.reused} candidates", flush=True)
-    plot_curves(
-        OUT / f"select_compare_{args.parser}.png", curves, r.metric, title="exact vs shortlist"
-    )
+        exact = out.get("exact")
+        line = f"{label}: {r.evaluated + r.reused} candidates, best {max(r.scores):.2f}"
+        if exact is not None:
+            row["max_gap"], row["mean_gap"] = curve_gaps(exact["scores"], r.scores)
+            row["spearman"] = spearman(exact["order"], row["order"])
+            share = (r.evaluated + r.reused) / (exact["trained"] + exact["reused"])
+            line += (
+                f" ({share:.0%} of the exact wrapper's); curve vs exact: max gap "
+                f"{row['max_gap']:.2f}, mean gap {row['mean_gap']:.2f}; "
+                f"Spearman of the orders {row['spearman']:.2f}"
+            )
+        print(line, flush=True)
+        curves.append((f"{label} ({r.evaluated + r.reused})", r.scores))
+        out[label] = row
+    plot = Path(args.plot) if args.plot else OUT / f"select_compare_{args.parser}.png"
+    title = f"forward wrapper, first {len(pool)} {args.pool} templates, {args.treebank} dev"
+    plot_curves(plot, curves, r.metric, title=title)
+    print(f"wrote {plot}")
     (OUT / f"select_compare_{args.parser}.json").write_text(json.dumps(out, indent=1))
     return out
 
@@ -181,7 +242,9 @@ def quality(args: argparse.Namespace) -> dict[str, Any]:
     import depfs
     from depfs.select import read_order
 
-    family = "config" if args.parser == "arc-eager" else "arc"
+    if args.parser == "tagger":
+        raise SystemExit("quality: arc-eager or graph parsers only")
+    family = FAMILY[args.parser]
     order, _ = read_order(args.order_file, family)
     d = data_dir() / args.treebank
     train, test = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "test.conllu")
@@ -217,9 +280,9 @@ def main(argv: list[str] | None = None) -> None:
     )
     ap.add_argument("what", choices=["throughput", "wrapper", "compare", "quality"])
     ap.add_argument("--order-file", help="quality: the order file of a wrapper run")
-    ap.add_argument("--parser", choices=["arc-eager", "graph"], default="arc-eager")
+    ap.add_argument("--parser", choices=list(FAMILY), default="arc-eager")
     ap.add_argument("--treebank", default="en_ewt")
-    ap.add_argument("--pool", default=None, help="[default: arc_eager / first_order]")
+    ap.add_argument("--pool", default=None, help="[default: arc_eager / first_order / tagger]")
     ap.add_argument("--n", type=int, default=24)
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--max-length", type=int, default=20)
@@ -228,10 +291,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--pool-size", type=int, default=30)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument(
+        "--shortlist", action="append", metavar="M:R", help="compare: a cheaper wrapper (repeat)"
+    )
+    ap.add_argument("--plot", help="wrapper, compare: write the curves' PNG here")
     args = ap.parse_args(argv)
-    args.pool = args.pool or ("arc_eager" if args.parser == "arc-eager" else "first_order")
-    if args.what == "compare" and args.candidates is None:
-        args.candidates = 5
+    args.pool = args.pool or DEFAULT_POOL[args.parser]
     run = {"throughput": throughput, "wrapper": wrapper, "compare": compare, "quality": quality}
     run[args.what](args)
 
