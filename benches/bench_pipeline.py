@@ -5,7 +5,10 @@ trained on the others, Strubell et al. 2015); trains the arc-eager parser on the
 jackknifed train with the tagger inside (dev tagged by it, the best dev epoch kept) and,
 for comparison, the same parser on gold-tagged train. Test has LEMMA, UPOS, XPOS and
 FEATS blanked; each parser tags it with the tagger, then parses. Prints UAS / LAS of both
-(the one scorer, universal labels) and the tagger's test accuracies.
+(the one scorer, universal labels) and the tagger's test accuracies; the time of each step
+(tagger training, jackknifing, each parser's training with dev scoring: wall and CPU
+seconds); the jackknifed train's tag accuracies against the gold train, and whether every
+other column and comment of it is byte-identical to train's.
 
     python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10]
 """
@@ -14,11 +17,40 @@ from __future__ import annotations
 
 import argparse
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 import depfs
 
 from .bench_arceager import data_dir
 from .bench_tagger import blank_tags
+
+T = TypeVar("T")
+#: CoNLL-U columns the tagger predicts (0-based): LEMMA, UPOS, XPOS, FEATS.
+TAG_COLUMNS = (2, 3, 4, 5)
+
+
+def timed(what: str, fn: Callable[[], T]) -> T:
+    """fn(), its wall and CPU seconds printed."""
+    t0, c0 = time.perf_counter(), time.process_time()
+    out = fn()
+    print(f"{what}: {time.perf_counter() - t0:.0f} s wall ({time.process_time() - c0:.0f} s CPU)")
+    return out
+
+
+def other_columns_identical(a: str, b: str) -> bool:
+    """Whether two CoNLL-U texts agree byte for byte outside the tagger's four columns."""
+    la, lb = a.splitlines(), b.splitlines()
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb):
+        cx, cy = x.split("\t"), y.split("\t")
+        if len(cx) == 10 and len(cy) == 10:
+            cx = [c for i, c in enumerate(cx) if i not in TAG_COLUMNS]
+            cy = [c for i, c in enumerate(cy) if i not in TAG_COLUMNS]
+        if cx != cy:
+            return False
+    return True
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -30,17 +62,26 @@ def main(argv: list[str] | None = None) -> None:
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
     test_path = d / "test.conllu"
     untagged = depfs.Treebank.from_string(blank_tags(test_path.read_text(encoding="utf-8")))
-    t0 = time.perf_counter()
-    tagger = depfs.Tagger().fit(train, dev=dev)
-    jk = depfs.jackknife(train, folds=args.folds)
-    print(f"tagger and {args.folds}-fold jackknifing: {time.perf_counter() - t0:.0f} s")
+    tagger = timed("tagger training", lambda: depfs.Tagger().fit(train, dev=dev))
+    jk = timed(f"{args.folds}-fold jackknifing", lambda: depfs.jackknife(train, folds=args.folds))
+    acc = depfs.evaluate(train, jk)
+    same = other_columns_identical(train.to_string(), jk.to_string())
+    print(
+        f"jackknifed train against gold train: UPOS {acc.upos:.2f}, XPOS {acc.xpos:.2f}, "
+        f"UFeats {acc.ufeats:.2f}, lemmas {acc.lemmas:.2f}; every other column and comment "
+        f"byte-identical: {same}"
+    )
     tags = depfs.evaluate(test_path, tagger.tag(untagged, threads=1))
     print(
         f"tagger on {args.treebank} test: UPOS {tags.upos:.2f}, XPOS {tags.xpos:.2f}, "
         f"UFeats {tags.ufeats:.2f}, lemmas {tags.lemmas:.2f}"
     )
+    epochs = depfs.ArcEagerParser().epochs
     for name, tb in [("jackknifed tags", jk), ("gold tags", train)]:
-        parser = depfs.ArcEagerParser(tagger=tagger).fit(tb, dev=dev)
+        parser = timed(
+            f"arc-eager training on {name} ({epochs} epochs, dev scored after each)",
+            lambda tb=tb: depfs.ArcEagerParser(tagger=tagger).fit(tb, dev=dev),
+        )
         s = depfs.evaluate(test_path, parser.parse(untagged, threads=1))
         print(
             f"arc-eager trained on {name} (epoch {parser.best_epoch_} kept), test tagged by "
