@@ -1,0 +1,92 @@
+"""The figures benches print that are computed in Python, not timed: rank correlation and
+curve gaps of `bench_select compare`, the column check of `bench_pipeline`, and how
+`run_all` calls each bench."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+
+from benches import run_all
+from benches.bench_pipeline import other_columns_identical
+from benches.bench_select import curve_gaps, shortlists, spearman
+
+
+def test_spearman_of_orders() -> None:
+    assert spearman(list("abcd"), list("abcd")) == 1.0
+    assert spearman(list("abcd"), list("dcba")) == -1.0
+    # One swap among four: 1 - 6 * (1 + 1) / (4 * 15).
+    assert spearman(list("abcd"), list("bacd")) == pytest.approx(0.8)
+    # Templates only one wrapper ordered do not count; ranks are within the common ones.
+    assert spearman(list("abxcd"), list("bacdy")) == pytest.approx(0.8)
+
+
+def test_curve_gaps_are_exact_minus_other() -> None:
+    largest, mean = curve_gaps([70.0, 75.0, 78.0], [70.0, 72.5, 78.5])
+    assert largest == pytest.approx(2.5)
+    assert mean == pytest.approx((0.0 + 2.5 - 0.5) / 3)
+    # A shorter curve: only the prefix sizes both have.
+    assert curve_gaps([70.0, 75.0], [69.0]) == (1.0, 1.0)
+
+
+def test_shortlist_pairs() -> None:
+    ns = types.SimpleNamespace(shortlist=["5:10", "10:5"], candidates=None, rerank_every=10)
+    assert shortlists(ns) == [(5, 10), (10, 5)]
+    assert shortlists(types.SimpleNamespace(shortlist=None, candidates=7, rerank_every=3)) == [
+        (7, 3)
+    ]
+    with pytest.raises(SystemExit, match="M:R"):
+        shortlists(types.SimpleNamespace(shortlist=["5"], candidates=None, rerank_every=10))
+
+
+GOLD = (
+    "# sent_id = 1\n"
+    "1\tDogs\tdog\tNOUN\tNNS\tNumber=Plur\t2\tnsubj\t_\t_\n"
+    "2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t_\tSpaceAfter=No\n\n"
+)
+
+
+def test_other_columns_identical() -> None:
+    retagged = GOLD.replace("\tdog\tNOUN\tNNS\tNumber=Plur\t", "\tdogs\tPROPN\tNNP\t_\t")
+    assert other_columns_identical(GOLD, retagged)
+    assert not other_columns_identical(GOLD, GOLD.replace("\t2\tnsubj\t", "\t0\tnsubj\t"))
+    assert not other_columns_identical(GOLD, GOLD.replace("\tSpaceAfter=No", "\t_"))
+    assert not other_columns_identical(GOLD, GOLD.replace("sent_id = 1", "sent_id = 2"))
+    assert not other_columns_identical(GOLD, GOLD + GOLD)
+
+
+def test_run_all_skips_benches_that_need_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_all.main(["long_sentence", "threads"]) == 0
+    out = capsys.readouterr().out
+    assert "bench_long_sentence: skipped, needs --model" in out
+    assert "bench_threads: skipped, needs --model" in out
+
+
+def test_run_all_calls_mains_with_and_without_argv(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+    old_style = types.ModuleType("benches.bench_old")
+    old_style.main = lambda: seen.append(sys.argv[1:])  # type: ignore[attr-defined]
+    new_style = types.ModuleType("benches.bench_new")
+    new_style.main = lambda argv: seen.append(argv)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "benches.bench_old", old_style)
+    monkeypatch.setitem(sys.modules, "benches.bench_new", new_style)
+    monkeypatch.setattr(sys, "argv", ["run_all", "--not-for-the-benches"])
+    run_all.run("bench_old", ["throughput"])
+    run_all.run("bench_new", [])
+    assert seen == [["throughput"], []]
+    assert sys.argv == ["run_all", "--not-for-the-benches"]
+
+
+def test_run_all_reports_a_failing_bench(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fail(argv: list[str]) -> None:
+        raise SystemExit(2)  # what argparse does on a missing argument
+
+    broken = types.ModuleType("benches.bench_read")
+    broken.main = fail  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "benches.bench_read", broken)
+    assert run_all.main(["read"]) == 1
+    assert "failed: bench_read" in capsys.readouterr().out
