@@ -7,6 +7,8 @@
 
 Per-sentence times over batches of random dense matrices (standard normal scores), for
 n = 25, 50 and 100 words; the growth from 50 to 100 words shows the O(n²) / O(n³) scaling.
+Every timing, the numpy Eisner's included, is the best of ``--repeat`` runs (CPU time;
+``--numpy-repeat`` times the numpy Eisner differently, e.g. 1 for a quick run).
 Run ``python -m benches.bench_decoders [--sentences 1000]``; writes bench-results/decoders.json.
 
 ``--cle-batch`` runs only the batch comparison: ``decode.cle_batch`` (one call, threads=1) vs
@@ -152,7 +154,9 @@ def tree_score(scores: np.ndarray, heads: np.ndarray) -> float:
     return float(scores[np.arange(1, len(heads)), heads[1:]].sum())
 
 
-def bench(sizes: list[int], sentences: int, numpy_sentences: int, repeat: int) -> dict[str, Any]:
+def bench(
+    sizes: list[int], sentences: int, numpy_sentences: int, repeat: int, numpy_repeat: int
+) -> dict[str, Any]:
     from ufal.chu_liu_edmonds import chu_liu_edmonds
 
     rng = np.random.default_rng(0)
@@ -180,7 +184,9 @@ def bench(sizes: list[int], sentences: int, numpy_sentences: int, repeat: int) -
                 lambda ms: decode.eisner_batch(ms, threads=1), mats, repeat
             ),
             "numpy_eisner_sentences": len(few),
-            "numpy_eisner_us": per_sentence(lambda ms: [numpy_eisner(m) for m in ms], few, 1),
+            "numpy_eisner_us": per_sentence(
+                lambda ms: [numpy_eisner(m) for m in ms], few, numpy_repeat
+            ),
         }
         row["cle_speedup_vs_ufal"] = row["ufal_cle_us"] / row["cle_us"]
         row["cle_batch_speedup_vs_ufal"] = row["ufal_cle_us"] / row["cle_batch_us"]
@@ -194,6 +200,8 @@ def bench(sizes: list[int], sentences: int, numpy_sentences: int, repeat: int) -
             growth[key] = by_n[100][key] / by_n[50][key]
     return {
         "machine": {"python": platform.python_version(), "cpu_count": os.cpu_count()},
+        "repeat": repeat,
+        "numpy_repeat": numpy_repeat,
         "rows": rows,
         "growth_50_to_100": growth,
     }
@@ -204,7 +212,10 @@ def print_table(result: dict[str, Any]) -> None:
         f"{'n':>4} {'cle':>8} {'cle_batch':>10} {'ufal':>8} {'x ufal':>7} "
         f"{'eisner':>8} {'eis_batch':>10} {'numpy':>10} {'x numpy':>8}"
     )
-    print("µs per sentence (best of runs); x = speedup of the per-call depfs function")
+    print(
+        f"µs per sentence (CPU time, best of {result['repeat']} runs; numpy Eisner best of "
+        f"{result['numpy_repeat']}); x = speedup of the per-call depfs function"
+    )
     print(head)
     for r in result["rows"]:
         print(
@@ -230,6 +241,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sentences", type=int, default=1000)
     parser.add_argument("--numpy-sentences", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument(
+        "--numpy-repeat", type=int, default=None, help="runs of the numpy Eisner [--repeat]"
+    )
     parser.add_argument("--sizes", type=int, nargs="+", default=[25, 50, 100])
     parser.add_argument("--out", type=Path, default=Path("bench-results/decoders.json"))
     parser.add_argument("--cle-batch", action="store_true", help="only the batch comparison")
@@ -238,7 +252,11 @@ def main(argv: list[str] | None = None) -> None:
         print_cle_batch(cle_batch_rows(args.sizes, args.sentences, args.repeat))
         return
     result = bench(
-        args.sizes, args.sentences, min(args.numpy_sentences, args.sentences), args.repeat
+        args.sizes,
+        args.sentences,
+        min(args.numpy_sentences, args.sentences),
+        args.repeat,
+        args.repeat if args.numpy_repeat is None else args.numpy_repeat,
     )
     print_table(result)
     write_json(result, args.out)
