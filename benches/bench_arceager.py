@@ -11,7 +11,14 @@ of --reps runs; CPU time and peak RSS from /usr/bin/time): `depfs parse MODEL TE
 -o OUT` against a Python process that loads the UDPipe model, parses the same file and writes
 CoNLL-U.
 
-    python -m benches.bench_arceager [--epochs N] [--reps N] [--skip-udpipe]
+    python -m benches.bench_arceager [--epochs N] [--reps N] [--skip-udpipe] [--seed N] [--dev]
+
+--seed sets the training shuffle (`ArcEagerParser(random_state=N)`, default 1). --dev also
+scores dev after every epoch and prints dev UAS / LAS per epoch; the model scored on test is
+still the last epoch's (`keep="last"`), as without --dev. With --model, the model file's
+depfs version and date are printed (a kept model may come from an older build). The
+pseudo-projective labels made plain (seen fewer than `min_lifted_label_count` times in the
+projectivised train) are counted and printed.
 
 Prints a table and writes bench-results/arceager.json.
 """
@@ -80,16 +87,39 @@ open(dst, "w", encoding="utf-8").write(out)
 """
 
 
-def child(argv: list[str]) -> dict[str, float]:
-    """Runs argv as a whole process: wall s, CPU s (user + system), peak RSS MB.
+def model_stamp(path: str | Path) -> str:
+    """Which build wrote a model file: its depfs version (as recorded in the file) and date."""
+    from depfs.models import model_info
+
+    version = model_info(str(path))["training"].get("depfs", "not recorded")
+    written = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(Path(path).stat().st_mtime))
+    return f"{path}: written by depfs {version}, {written}"
+
+
+def lifted_labels(train: depfs.Treebank, min_count: int) -> dict[str, int]:
+    """Pseudo-projective labels `r↑h` of the projectivised train seen fewer than min_count
+    times (made plain `r` in training): how many such labels, on how many arcs."""
+    from collections import Counter
+
+    from depfs.arceager import projectivize
+
+    proj, _ = projectivize(train)
+    counts = Counter(d for s in proj for d in s.deprels if "↑" in d)
+    rare = [n for n in counts.values() if n < min_count]
+    return {"labels": len(rare), "arcs": sum(rare), "all_arcs": train.n_words}
+
+
+def child(argv: list[str], stdout: Path | None = None) -> dict[str, float]:
+    """Runs argv as a whole process: wall s, CPU s (user + system), peak RSS in MiB
+    (`peak_rss_mb`: /usr/bin/time's KiB / 1024).
 
     /usr/bin/time measures it: a child forked from this (large) process would report this
-    process's RSS as its own peak."""
-    with tempfile.NamedTemporaryFile("r") as usage:
+    process's RSS as its own peak. Its standard output goes to `stdout` (a file), else nowhere."""
+    with tempfile.NamedTemporaryFile("r") as usage, open(stdout or os.devnull, "wb") as out:
         t0 = time.perf_counter()
         proc = subprocess.run(
             ["/usr/bin/time", "-f", "%U %S %M", "-o", usage.name, *argv],
-            stdout=subprocess.DEVNULL,
+            stdout=out,
             stderr=subprocess.PIPE,
             check=False,
         )
@@ -102,7 +132,7 @@ def child(argv: list[str]) -> dict[str, float]:
 
 def file_to_file(argvs: dict[str, list[str]], reps: int) -> dict[str, dict[str, float]]:
     """Each command run reps times, taking turns (A B C A B C ...) so that a change in the
-    shared machine's load falls on all of them: median wall s, median CPU s, peak RSS MB."""
+    shared machine's load falls on all of them: median wall s, median CPU s, peak RSS MiB."""
     runs: dict[str, list[dict[str, float]]] = {name: [] for name in argvs}
     for _ in range(reps):
         for name, argv in argvs.items():
@@ -226,6 +256,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--save", help="write the trained model here")
     ap.add_argument("--model", help="time this saved model instead of training one")
     ap.add_argument("--reps", type=int, default=5, help="parses timed (the median is reported)")
+    ap.add_argument("--seed", type=int, default=1, help="training shuffle (random_state)")
+    ap.add_argument("--dev", action="store_true", help="print dev UAS / LAS after each epoch")
     args = ap.parse_args(argv)
     d = data_dir() / "en_ewt"
     if not (d / "train.conllu").exists():
@@ -240,9 +272,21 @@ def main(argv: list[str] | None = None) -> None:
     t0, c0 = time.perf_counter(), time.process_time()
     if args.model:
         parser = depfs.load(args.model)
+        print(model_stamp(args.model))
     else:
-        parser = ArcEagerParser(args.templates, epochs=args.epochs).fit(train)
+        dev = depfs.read_conllu(d / "dev.conllu") if args.dev else None
+        parser = ArcEagerParser(args.templates, epochs=args.epochs, random_state=args.seed)
+        parser.fit(train, dev, keep="last")
     train_s, train_cpu = time.perf_counter() - t0, time.process_time() - c0
+    if args.dev and not args.model:
+        for row in parser.history_:
+            uas, las = row["dev_uas"], row["dev_las"]
+            print(f"epoch {int(row['epoch']):>2}: dev UAS {uas:.2f} LAS {las:.2f}")
+    lifted = lifted_labels(train, parser.min_lifted_label_count)
+    print(
+        f"lifted labels seen < {parser.min_lifted_label_count} times (made plain): "
+        f"{lifted['labels']} labels on {lifted['arcs']} of {lifted['all_arcs']:,} arcs"
+    )
     if args.save:
         parser.save(args.save)
     parsed = parser.parse(test_input, threads=1)  # warm-up (page in the weights)
@@ -261,6 +305,7 @@ def main(argv: list[str] | None = None) -> None:
         "depfs": {
             "templates": args.templates,
             "epochs": args.epochs,
+            "seed": None if args.model else args.seed,
             "train_s": round(train_s, 1),
             "train_cpu_s": round(train_cpu, 1),
             "uas": round(scores.uas, 2),
@@ -269,7 +314,8 @@ def main(argv: list[str] | None = None) -> None:
             "words_per_cpu_s": round(words / parse_cpu),
             "words_per_cpu_s_best": round(words / min(cpus)),
             "parse_reps": args.reps,
-        }
+        },
+        "lifted_labels_made_plain": lifted,
     }
     rows = [
         (
@@ -300,8 +346,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"{u['file_to_file_ratio']}x wall, {u['file_to_file_ratio_cpu']}x CPU time "
                 f"({u['file_to_file_s']:.2f} s vs "
                 f"depfs {result['depfs_file_to_file_s']:.2f} s); peak RSS "
-                f"{u['file_to_file_peak_rss_mb']:.0f} MB vs depfs "
-                f"{result['depfs_file_to_file_peak_rss_mb']:.0f} MB"
+                f"{u['file_to_file_peak_rss_mb']:.0f} MiB vs depfs "
+                f"{result['depfs_file_to_file_peak_rss_mb']:.0f} MiB"
             )
     out = Path("bench-results")
     out.mkdir(exist_ok=True)
