@@ -6,11 +6,14 @@ epochs, the best dev epoch kept) in a child process (wall time, CPU time, peak R
 (--reps runs: median wall time, peak RSS), scored against test (gold tokens and tags,
 punctuation included, universal labels), then the in-process speed: the model loaded once and
 `parse(test, threads=1)` timed --reps times (median words/s). Peak RSS is the child's own
-(`/usr/bin/time`), so each figure is that one process's.
+(`/usr/bin/time`), so each figure is that one process's. Sizes are in MiB (2^20 bytes): peak
+RSS is /usr/bin/time's KiB / 1024, the model its file size / 2^20. Each row also gives the
+epoch `depfs train` kept (best on dev).
 
 With `--models DIR` the models and their training figures are kept in DIR (outside the
 repository), and a later run with the same DIR times the kept models again without training:
-train while the machine is busy, time its speeds when it is quiet.
+train while the machine is busy, time its speeds when it is quiet. A kept model is printed
+with the depfs version recorded in it and its file's date, since it may be an older build's.
 
     python -m benches.bench_choose [--treebanks en_ewt pt_bosque]
                                    [--parsers arc-eager graph1 graph2] [--reps N] [--models DIR]
@@ -29,8 +32,9 @@ import time
 from pathlib import Path
 
 import depfs
+from depfs.models import model_info
 
-from benches.bench_arceager import blank, child, data_dir
+from benches.bench_arceager import blank, child, data_dir, model_stamp
 
 PARSERS = {
     "arc-eager": ["--parser", "arc-eager"],
@@ -45,7 +49,7 @@ NAMES = {
 
 
 def run(args: list[str]) -> dict[str, float]:
-    """`python -m depfs.cli ARGS` as a whole process: wall s, CPU s, peak RSS MB."""
+    """`python -m depfs.cli ARGS` as a whole process: wall s, CPU s, peak RSS MiB."""
     return child([sys.executable, "-m", "depfs.cli", *args])
 
 
@@ -55,6 +59,7 @@ def trained(treebank: str, parser: str, models: Path) -> tuple[Path, dict[str, f
     model = models / f"{treebank}.{parser}.depfs"
     figures = models / f"{treebank}.{parser}.train.json"
     if model.exists() and figures.exists():
+        print(f"kept model {model_stamp(model)}", flush=True)
         return model, json.loads(figures.read_text(encoding="utf-8"))
     train = run(
         [
@@ -107,28 +112,29 @@ def bench(treebank: str, parser: str, reps: int, tmp: Path, models: Path) -> dic
         "words_per_cpu_s": round(words / statistics.median(cpus)),
         "file_to_file_s": round(statistics.median(file_walls), 2),
         "file_to_file_s_range": [round(min(file_walls), 2), round(max(file_walls), 2)],
-        "parse_peak_rss_mb": round(max(p["peak_rss_mb"] for p in parses)),
+        "parse_peak_rss_mib": round(max(p["peak_rss_mb"] for p in parses)),
         "train_wall_s": round(train["wall_s"], 1),
         "train_cpu_s": round(train["cpu_s"], 1),
-        "train_peak_rss_mb": round(train["peak_rss_mb"]),
-        "model_mb": round(model.stat().st_size / 2**20, 1),
+        "train_peak_rss_mib": round(train["peak_rss_mb"]),
+        "model_mib": round(model.stat().st_size / 2**20, 1),
+        "best_epoch": model_info(model)["training"].get("best_epoch"),
     }
 
 
 def table(rows: list[dict[str, object]]) -> str:
     lines = [
         "| treebank | parser | UAS | LAS | words/s (1 thread, median) | words/CPU-s "
-        "| file to file s | parse peak RSS MB | training wall s (CPU s) "
-        "| training peak RSS MB | model MB |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| file to file s | parse peak RSS MiB | training wall s (CPU s) "
+        "| training peak RSS MiB | model MiB | epoch kept |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         lines.append(
             f"| {r['treebank']} | {NAMES[str(r['parser'])]} | {r['uas']:.2f} | {r['las']:.2f} "
             f"| {r['words_per_s']:,} | {r['words_per_cpu_s']:,} | {r['file_to_file_s']:.2f} "
-            f"| {r['parse_peak_rss_mb']:,} "
-            f"| {r['train_wall_s']:.0f} ({r['train_cpu_s']:.0f}) | {r['train_peak_rss_mb']:,} "
-            f"| {r['model_mb']} |"
+            f"| {r['parse_peak_rss_mib']:,} "
+            f"| {r['train_wall_s']:.0f} ({r['train_cpu_s']:.0f}) | {r['train_peak_rss_mib']:,} "
+            f"| {r['model_mib']} | {r['best_epoch']} |"
         )
     return "\n".join(lines)
 
