@@ -2,12 +2,13 @@
 
 For each depfs parser (graph, arc-eager): trains it on train with its default settings
 (dev: best epoch kept), or loads it from bench-results/ when a previous run left it
-there; parses test (gold tags) with ``scores=True``; sorts the words by margin
-(:func:`depfs.margins`) and cuts them into ten groups of equal size (ties in input
-order). For each decile it prints the margin range, the head error rate (words whose
-head is wrong, punctuation included, as the one scorer counts UAS) and the labelled
-error rate (head or label wrong). The ratio asked for in issue 17 is the head error
-rate of the lowest-margin 10% over the average head error rate (target ≥ 3).
+there (printed with the depfs version recorded in the file and its date); parses test
+(gold tags) with ``scores=True``; sorts the words by margin (:func:`depfs.margins`) and
+cuts them into ten groups of equal size (ties in input order). For each decile it prints
+the margin range, the head error rate (words whose head is wrong, punctuation included, as
+the one scorer counts UAS) and the labelled error rate (head or label wrong). The ratio
+asked for in issue 17 is the head error rate of the lowest-margin 10% over the average head
+error rate (target ≥ 3).
 
 Writes docs/img/calibration_<treebank>.png (error rate per decile, both parsers) and
 bench-results/calibration_<treebank>.json.
@@ -28,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 from depfs.files import write_bytes_atomic
 
-from .bench_arceager import data_dir
+from .bench_arceager import data_dir, model_stamp
 
 OUT = Path("bench-results")
 IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
@@ -38,7 +39,7 @@ DECILES = 10
 def trained(kind: str, treebank: str, train: depfs.Treebank, dev: depfs.Treebank) -> object:
     path = OUT / f"calibration_{kind}_{treebank}.depfs"
     if path.exists():
-        print(f"{kind}: using {path} (delete it to retrain)")
+        print(f"{kind}: using {model_stamp(path)} (delete it to retrain)")
         return depfs.load(path)
     t0 = time.perf_counter()
     parser = (depfs.GraphParser() if kind == "graph" else depfs.ArcEagerParser()).fit(train, dev)

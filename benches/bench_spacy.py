@@ -2,7 +2,8 @@
 
 For each depfs parser (graph, arc-eager): trains it on train's gold tags (dev: best
 epoch kept; not jackknifed) with a depfs tagger (trained on train) inside its model
-file, or loads both from bench-results/ when a previous run left them there. Docs are
+file, or loads both from bench-results/ when a previous run left them there (printed with
+the depfs version recorded in the file and its date: delete it to retrain). Docs are
 built from the gold words of test (one doc per sentence, `spaces` from SpaceAfter, no
 tags), so tokenisation is left out; `nlp.pipe` on spacy.blank(LANG) + `depfs` then tags
 and parses them on one thread (best of --reps runs, wall time). Heads and labels are
@@ -10,9 +11,11 @@ read back from the docs and scored against gold with the one scorer (depfs.evalu
 The same model parsing the same words as a Treebank in memory (no spaCy) is timed
 alongside: the ratio is the cost of the component.
 
-spaCy 3.8's own trained parser is not retrained here (about an hour): its figures,
-measured on this machine with spaCy's efficiency parser config trained on en_ewt, are
-UAS 84.27, LAS 80.77 at 13,900 words/s (issue 17), and are printed as such.
+spaCy 3.8's own trained parser is neither trained nor timed here (about an hour to train).
+Issue 17 quotes its figures, measured on this machine on another day with spaCy's efficiency
+parser config trained on en_ewt: UAS 84.27, LAS 80.77 at 13,900 words/s. The bench prints
+them on a separate line labelled as quoted, with no ratio: a speed from another day's load
+does not compare with this run's.
 
     python -m benches.bench_spacy [--treebank en_ewt] [--parsers graph,arc-eager] [--reps 3]
 
@@ -30,18 +33,19 @@ import depfs
 import spacy
 from spacy.tokens import Doc
 
-from .bench_arceager import data_dir
+from .bench_arceager import data_dir, model_stamp
 
 OUT = Path("bench-results")
-#: spaCy 3.8's trained parser on en_ewt test, measured on this machine (issue 17).
-SPACY_PARSER = {"uas": 84.27, "las": 80.77, "words_per_s": 13_900}
+#: spaCy 3.8's trained parser on en_ewt test: quoted from issue 17 (measured on this machine
+#: on another day), not measured by this bench.
+SPACY_QUOTED = {"uas": 84.27, "las": 80.77, "words_per_s": 13_900, "source": "issue 17"}
 
 
 def trained(kind: str, treebank: str, train: depfs.Treebank, dev: depfs.Treebank) -> Path:
     """The model file of `kind` with a tagger inside, trained unless cached."""
     path = OUT / f"spacy_{kind}_{treebank}.depfs"
     if path.exists():
-        print(f"{kind}: using {path} (delete it to retrain)")
+        print(f"{kind}: using {model_stamp(path)} (delete it to retrain)")
         return path
     OUT.mkdir(exist_ok=True)
     tagger_path = OUT / f"spacy_tagger_{treebank}.depfs"
@@ -133,14 +137,15 @@ def main(argv: list[str] | None = None) -> None:
         name = "  same model, no spaCy (Treebank)"
         ratio = r["depfs_only_words_per_s"] / r["words_per_s"]
         print(f"{name:<34} {'':>6} {'':>6} {r['depfs_only_words_per_s']:>9,}  ({ratio:.2f}x)")
-    s = SPACY_PARSER
-    name = "spaCy 3.8 parser (issue 17 figures)"
-    print(f"{name:<34} {s['uas']:>6.2f} {s['las']:>6.2f} {s['words_per_s']:>9,}  (not rerun)")
-    for r in rows:
-        ratio = r["words_per_s"] / s["words_per_s"]
-        print(f"depfs {r['parser']} / spaCy 3.8 words/s: {ratio:.1f}x")
+    if args.treebank == "en_ewt":
+        s = SPACY_QUOTED
+        print(
+            f"not measured here, quoted from issue 17 (another day's run on this machine): "
+            f"spaCy 3.8's own parser, efficiency config, UAS {s['uas']:.2f}, LAS {s['las']:.2f}, "
+            f"{s['words_per_s']:,} words/s"
+        )
     OUT.mkdir(exist_ok=True)
-    result = {"treebank": args.treebank, "words": gold.n_words, "rows": rows, "spacy": s}
+    result = {"treebank": args.treebank, "words": gold.n_words, "rows": rows}
     (OUT / f"spacy_{args.treebank}.json").write_text(json.dumps(result, indent=1))
 
 
