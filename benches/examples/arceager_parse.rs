@@ -1,6 +1,6 @@
 //! Parses en_ewt test (or another treebank) with a saved arc-eager model, for
 //! profiling the parse loop alone:
-//! `cargo run --release -p depfs-core --example arceager_parse -- MODEL [reps] [treebank]`.
+//! `cargo run --release -p depfs-benches --example arceager_parse -- MODEL [reps] [treebank]`.
 //! Prints words/s over the repetitions (one thread; the model is loaded once) and UAS.
 
 use std::time::Instant;

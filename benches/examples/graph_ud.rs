@@ -1,5 +1,5 @@
 //! Train and evaluate the graph parser on a UD treebank:
-//! `cargo run --release -p depfs-core --example graph_ud -- en_ewt [order] [decoder] [epochs]`.
+//! `cargo run --release -p depfs-benches --example graph_ud -- en_ewt [order] [decoder] [epochs]`.
 //! Reads $DEPFS_DATA/<tb>/{train,dev,test}.conllu (default ../shared/data/ud); MAX_BITS sets the
 //! largest weight block (2^bits rows). Prints per-epoch DEV scores (choose templates and
 //! epochs on these), then the final model's test scores, the share of template evaluations

@@ -1,5 +1,5 @@
 //! Trains the arc-eager parser on a UD treebank and reports dev/test scores and
-//! parse speed. `cargo run --release -p depfs-core --example arceager_train -- [lang] [epochs] [templates]`
+//! parse speed. `cargo run --release -p depfs-benches --example arceager_train -- [lang] [epochs] [templates]`
 //! (data from $DEPFS_DATA, default ../shared/data/ud; SAVE=path writes the model).
 
 use std::time::Instant;
