@@ -4,8 +4,11 @@ curve gaps of `bench_select compare`, the column check of `bench_pipeline`, and 
 
 from __future__ import annotations
 
+import re
+import subprocess
 import sys
 import types
+from pathlib import Path
 
 import pytest
 
@@ -90,3 +93,41 @@ def test_run_all_reports_a_failing_bench(
     monkeypatch.setitem(sys.modules, "benches.bench_read", broken)
     assert run_all.main(["read"]) == 1
     assert "failed: bench_read" in capsys.readouterr().out
+
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_COMMAND = re.compile(r"python\s+-m\s+benches\.(\w+)([^`]*)`")
+
+
+def bench_commands() -> list[tuple[str, str, str]]:
+    """(file, bench, argument text) of each `python -m benches.NAME ...` in README and docs."""
+    found = []
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for m in BENCH_COMMAND.finditer(path.read_text(encoding="utf-8")):
+            found.append((path.name, m.group(1), " ".join(m.group(2).split())))
+    return found
+
+
+def test_docs_name_real_benches_and_options() -> None:
+    """Every bench the docs name exists, and every --option beside it is in its --help."""
+    commands = bench_commands()
+    assert len(commands) > 30, "the pattern finds the docs' bench commands"
+    helps: dict[str, str] = {}
+    wrong = []
+    for file, bench, args in commands:
+        if bench not in helps:
+            if not (ROOT / "benches" / f"{bench}.py").is_file():
+                wrong.append(f"{file}: no benches/{bench}.py")
+                continue
+            out = subprocess.run(
+                [sys.executable, "-m", f"benches.{bench}", "--help"],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            helps[bench] = out.stdout
+        for option in re.findall(r"(?<![\w-])--[a-z][\w-]*", args):
+            if not re.search(rf"{re.escape(option)}\b", helps[bench]):
+                wrong.append(f"{file}: benches.{bench} has no {option}")
+    assert not wrong, "\n".join(sorted(set(wrong)))
