@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import TypeVar
 
 import depfs
@@ -78,9 +79,10 @@ def main(argv: list[str] | None = None) -> None:
     )
     epochs = depfs.ArcEagerParser().epochs
     for name, tb in [("jackknifed tags", jk), ("gold tags", train)]:
-        parser = timed(
+        parser = depfs.ArcEagerParser(tagger=tagger)
+        timed(
             f"arc-eager training on {name} ({epochs} epochs, dev scored after each)",
-            lambda tb=tb: depfs.ArcEagerParser(tagger=tagger).fit(tb, dev=dev),
+            partial(parser.fit, tb, dev=dev),
         )
         s = depfs.evaluate(test_path, parser.parse(untagged, threads=1))
         print(

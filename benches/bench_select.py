@@ -192,7 +192,8 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     log = OUT / f"select_compare_{args.parser}_{args.pool_size}.jsonl"
     runs: list[tuple[str, int | None, int]] = [("exact", None, args.rerank_every)]
     runs += [(f"shortlist M={m}, R={r}", m, r) for m, r in shortlists(args)]
-    curves, out = [], {}
+    curves: list[tuple[str, list[float]]] = []
+    out: dict[str, Any] = {}
     for label, m, every in runs:
         t0 = time.time()
         r = forward_wrapper(
