@@ -19,7 +19,7 @@ prints the sizes of the groups `depfs select groups --k 7` cuts the order into (
 2013's seven groups). `compare` runs the exact wrapper and each cheaper one (`--shortlist
 M:R`, repeatable: M candidates, a full re-rank every R steps; default --candidates 5
 --rerank-every 10) on the first --pool-size templates of the pool, and prints each one's
-trainings, best dev score, the gap between its curve and the exact one (exact minus it at
+trainings, best dev score, the gap between its curve and the exact one (|exact − it| at
 each number of templates: largest and mean) and the Spearman correlation of its order with
 the exact order (over the templates both ordered); one plot holds every curve. Results go
 to bench-results/select_*.json.
@@ -57,8 +57,9 @@ GROUPS = 7
 
 
 def curve_gaps(exact: list[float], other: list[float]) -> tuple[float, float]:
-    """Largest and mean of exact − other over the prefix sizes both curves have."""
-    gaps = [e - o for e, o in zip(exact, other)]
+    """Largest and mean of |exact − other| over the prefix sizes both curves have: how far
+    the cheaper wrapper's curve strays from the exact one, above or below."""
+    gaps = [abs(e - o) for e, o in zip(exact, other)]
     return max(gaps), sum(gaps) / len(gaps)
 
 

@@ -26,10 +26,12 @@ def test_spearman_of_orders() -> None:
     assert spearman(list("abxcd"), list("ybacd")) == pytest.approx(0.8)
 
 
-def test_curve_gaps_are_exact_minus_other() -> None:
+def test_curve_gaps_are_absolute() -> None:
     largest, mean = curve_gaps([70.0, 75.0, 78.0], [70.0, 72.5, 78.5])
     assert largest == pytest.approx(2.5)
-    assert mean == pytest.approx((0.0 + 2.5 - 0.5) / 3)
+    assert mean == pytest.approx((0.0 + 2.5 + 0.5) / 3)
+    # Above the exact curve counts as much as below it.
+    assert curve_gaps([70.0, 75.0], [70.0, 78.0]) == (3.0, 1.5)
     # A shorter curve: only the prefix sizes both have.
     assert curve_gaps([70.0, 75.0], [69.0]) == (1.0, 1.0)
 
