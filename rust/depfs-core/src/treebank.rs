@@ -25,9 +25,9 @@ pub struct Vocab {
 
 impl Default for Vocab {
     fn default() -> Self {
-        let mut v = Vocab { ids: FxHashMap::default(), strings: Vec::new() };
-        v.intern("_");
-        v
+        let blank: Arc<str> = "_".into();
+        let ids = FxHashMap::from_iter([(Arc::clone(&blank), 0)]);
+        Vocab { ids, strings: vec![blank] }
     }
 }
 
@@ -37,6 +37,10 @@ impl Vocab {
     }
     /// Id of `s`, adding it if new. O(len(s)).
     pub fn intern(&mut self, s: &str) -> u32 {
+        // `_` (id 0) fills whole columns (FEATS, DEPS, MISC of most words): no hashing.
+        if s == "_" {
+            return 0;
+        }
         if let Some(&id) = self.ids.get(s) {
             return id;
         }
