@@ -32,6 +32,8 @@ fn model_file_header(py: Python<'_>, path: PathBuf) -> PyResult<(u32, String)> {
 }
 
 /// What a model file holds, loaded by [`load_model`].
+// One value per load, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum AnyModel {
     Graph(GraphModel),
     ArcEager(depfs_core::transition::parser::ArcEagerParser),
