@@ -6,6 +6,13 @@ shared machine's speed drifts), checks that both outputs are the same bytes, and
 each side's median wall time and the median of the paired ratios.
 
     python -m benches.bench_threads --model MODEL [--copies 5] [--runs 5]
+
+With `--parts`, instead prints the CPU seconds (this process, medians of `--runs`) of what
+`depfs parse` does besides parsing, on the same input: Python imports (`import depfs.cli`
+in a child process), model load (`depfs.load`), reading the batches (`input_batches`, as
+`depfs parse` reads them), writing them (`to_bytes` and a file write), and, for scale, the
+arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
+time on a busy machine: run it against two builds in turn to compare them.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from .bench_arceager import data_dir
 
@@ -27,17 +35,71 @@ def timed(cmd: list[str]) -> float:
     return time.perf_counter() - t0
 
 
+def cpu_of(fn: Any) -> float:
+    """CPU seconds (all threads of this process) that `fn()` takes."""
+    t0 = time.process_time()
+    fn()
+    return time.process_time() - t0
+
+
+def parts(model: str, big: Path, runs: int) -> dict[str, float]:
+    """Median CPU seconds of each part of a whole-process parse but the parse, and the
+    parse's on one thread (see the module doc)."""
+    import resource
+
+    import depfs
+    from depfs.pipeline import input_batches
+
+    def imports() -> float:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "import depfs.cli"], check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
+
+    parser = depfs.load(model)
+    batches = list(input_batches(str(big))[0])
+    parsed = [parser.parse(b, threads=1, tag=False) for b in batches[:1]]
+    out = big.with_suffix(".out")
+
+    def write() -> None:
+        with open(out, "wb") as f:
+            for p in parsed:
+                f.write(p.to_bytes())
+
+    got: dict[str, list[float]] = {"import": [], "load": [], "read": [], "write": []}
+    for i in range(runs):
+        got["import"].append(imports())
+        got["load"].append(cpu_of(lambda: depfs.load(model)))
+        got["read"].append(cpu_of(lambda: list(input_batches(str(big))[0])))
+        if i == 0:
+            t = cpu_of(
+                lambda: parsed.extend(parser.parse(b, threads=1, tag=False) for b in batches[1:])
+            )
+            got["parse, 1 thread"] = [t]
+        got["write"].append(cpu_of(write))
+    out.unlink()
+    return {k: statistics.median(v) for k, v in got.items()}
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", required=True)
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--copies", type=int, default=5)
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--parts", action="store_true", help="CPU seconds of each part instead")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "big.conllu"
         train = (data_dir() / args.treebank / "train.conllu").read_bytes()
         big.write_bytes(train * args.copies)
+        if args.parts:
+            print(
+                f"{args.model}: {args.treebank} train x{args.copies}, CPU s, medians of {args.runs}"
+            )
+            for what, sec in parts(args.model, big, args.runs).items():
+                print(f"{what}: {sec:.3f} s CPU")
+            return
         cmd = [sys.executable, "-m", "depfs", "parse", args.model, str(big)]
         one, two, ratios = [], [], []
         timed([*cmd, "-o", f"{tmp}/warm.conllu", "--threads", "1"])  # page cache, imports

@@ -108,3 +108,44 @@ def test_checked_in_method_arrays(inp: depfs.Treebank, arrays: dict[str, np.ndar
         g = depfs.load(DATA / f"{name}.depfs")
         for i, m in enumerate(g.arc_scores(inp, range(5))):
             np.testing.assert_allclose(m, arrays[f"{name}_arc_scores_{i}"], rtol=1e-9, atol=1e-9)
+
+
+def test_one_read_load_gives_what_the_per_part_loaders_give(inp: depfs.Treebank, tmp_path: Path):
+    """`depfs.load` reads a model file once (`_core.load_model`): the parser, and the tagger
+    a parser's file holds, parse and tag as the per-part loaders' (the model class's own
+    `load`, then `TaggerModel.load_embedded`) did, on the checked-in files of formats 3 and
+    5 and on a parser saved today with a tagger inside; another kind is refused."""
+    from depfs import Tagger, _core
+    from depfs.datasets import synthetic
+    from depfs.errors import ModelError
+    from small_models import AE_SET
+    from test_tagger import SMALL, blank
+
+    tagger = Tagger(SMALL, epochs=1).fit(synthetic(60, seed=0))
+    ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(synthetic(60, seed=1)).save(
+        tmp_path / "with.depfs"
+    )
+    untagged = depfs.Treebank.from_string(blank(inp.to_string()))
+    paths = [DATA / f"{n}.depfs" for n in [*MODELS, "arceager_v5"]] + [tmp_path / "with.depfs"]
+    for path in paths:
+        kind = _core.model_kind(path)
+        cls = ArcEagerParser if kind == "arc-eager" else GraphParser
+        old = cls.from_model(cls._core_model.load(path))
+        old_tagger = _core.TaggerModel.load_embedded(path)
+        new = depfs.load(path)
+        assert type(new) is cls, path
+        assert new.parse(inp, tag=False).to_string() == old.parse(inp, tag=False).to_string()
+        assert (new.tagger_ is None) == (old_tagger is None), path
+        if old_tagger is not None:
+            want = Tagger.from_model(old_tagger).tag(untagged).to_string()
+            assert new.tagger_.tag(untagged).to_string() == want
+            assert (
+                new.parse(untagged, tag=True).to_string()
+                == old.parse(Tagger.from_model(old_tagger).tag(untagged), tag=False).to_string()
+            )
+        other = "graph" if kind == "arc-eager" else "arc-eager"
+        with pytest.raises(ModelError, match=f'expected "{other}"'):
+            _core.load_model(path, other)
+    assert depfs.load(tmp_path / "with.depfs").tagger_ is not None
+    with pytest.raises(ModelError, match='expected "graph"'):
+        GraphParser.load(DATA / "arceager.depfs")

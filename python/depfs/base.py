@@ -263,13 +263,17 @@ class TrainableModel:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
         """Reads a model file of this class's kind."""
-        parser = cls.from_model(cls._core_model.load(Path(path)))
-        if cls.kind in ("graph", "arc-eager"):
-            embedded = _core.TaggerModel.load_embedded(Path(path))
-            if embedded is not None:
-                from .tagger import Tagger
+        # One read of the file: the model and the tagger stored inside it.
+        _, model, tagger = _core.load_model(Path(path), cls.kind)
+        return cls.with_tagger(cls.from_model(model), tagger)
 
-                parser.tagger_ = Tagger.from_model(embedded)
+    @staticmethod
+    def with_tagger(parser: Any, tagger: Any) -> Any:
+        """`parser` with the Rust `tagger` read from its file (if any) as its ``tagger_``."""
+        if tagger is not None:
+            from .tagger import Tagger
+
+            parser.tagger_ = Tagger.from_model(tagger)
         return parser
 
 

@@ -4,34 +4,35 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from . import _core
-from .errors import ModelError
 
 __all__ = ["load", "model_info"]
 
 
 def load(path: str | os.PathLike[str]) -> Any:
     """Loads a model file; returns e.g. a :class:`depfs.GraphParser`."""
-    kind = _core.model_kind(path)
-    if kind == "graph":
-        from .graph import GraphParser
+    return _wrap(*_core.load_model(Path(path)))
 
-        return GraphParser.load(path)
-    if kind == "arc-eager":
-        from .arceager import ArcEagerParser
 
-        return ArcEagerParser.load(path)
+def _wrap(kind: str, model: Any, tagger: Any) -> Any:
+    """The Python model around a Rust `model` of `kind` (and the `tagger` stored with it)."""
     if kind == "ensemble":
         from .arceager import Ensemble
 
-        return Ensemble.load(path)
-    if kind == "tagger":
-        from .tagger import Tagger
-
-        return Tagger.load(path)
-    raise ModelError(f"{os.fspath(path)}: unknown model kind {kind!r}")
+        e = Ensemble.__new__(Ensemble)
+        e.model_ = model
+        return e
+    cls: Any
+    if kind == "graph":
+        from .graph import GraphParser as cls
+    elif kind == "arc-eager":
+        from .arceager import ArcEagerParser as cls
+    else:
+        from .tagger import Tagger as cls
+    return cls.with_tagger(cls.from_model(model), tagger)
 
 
 def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:

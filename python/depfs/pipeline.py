@@ -174,7 +174,7 @@ class _Overlapped:
     """Reads the next batch and writes the previous one while the current one is
     parsed: reading and writing CoNLL-U are Rust calls that release the GIL, so with
     ``--threads 2`` they no longer leave a core idle between parses (on en_ewt they
-    cost about as much CPU as an arc-eager parse). One batch ahead and one behind:
+    cost about a fifth of the CPU of an arc-eager parse). One batch ahead and one behind:
     memory stays bounded; one thread each way: the output keeps its order."""
 
     def __init__(self, out: BinaryIO, on_batch: Callable[[int], None] | None) -> None:

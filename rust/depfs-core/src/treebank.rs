@@ -5,6 +5,8 @@
 //! token ranges `3-4`, empty nodes `5.1`). Word index `i` of a sentence (1-based
 //! as in CoNLL-U) is column position `start + i - 1`; HEAD 0 is the root.
 
+use std::sync::Arc;
+
 use rustc_hash::FxHashMap;
 
 /// Value of an unset HEAD (`_` in the file, e.g. parser input).
@@ -14,16 +16,18 @@ pub const NO_HEAD: i32 = -1;
 #[derive(Debug, Clone)]
 pub struct Vocab {
     /// FxHash: interning is the hot loop of reading a treebank (8 lookups per
-    /// word); ids are per treebank, so the hash never needs to be stable.
-    ids: FxHashMap<Box<str>, u32>,
-    strings: Vec<Box<str>>,
+    /// word); ids are per treebank, so the hash never needs to be stable. A string is
+    /// stored once, shared by the table and the list (one allocation per entry, and a
+    /// treebank's copy shares them).
+    ids: FxHashMap<Arc<str>, u32>,
+    strings: Vec<Arc<str>>,
 }
 
 impl Default for Vocab {
     fn default() -> Self {
-        let mut v = Vocab { ids: FxHashMap::default(), strings: Vec::new() };
-        v.intern("_");
-        v
+        let blank: Arc<str> = "_".into();
+        let ids = FxHashMap::from_iter([(Arc::clone(&blank), 0)]);
+        Vocab { ids, strings: vec![blank] }
     }
 }
 
@@ -33,12 +37,17 @@ impl Vocab {
     }
     /// Id of `s`, adding it if new. O(len(s)).
     pub fn intern(&mut self, s: &str) -> u32 {
+        // `_` (id 0) fills whole columns (FEATS, DEPS, MISC of most words): no hashing.
+        if s == "_" {
+            return 0;
+        }
         if let Some(&id) = self.ids.get(s) {
             return id;
         }
         let id = self.strings.len() as u32;
-        self.strings.push(s.into());
-        self.ids.insert(s.into(), id);
+        let s: Arc<str> = s.into();
+        self.strings.push(Arc::clone(&s));
+        self.ids.insert(s, id);
         id
     }
     pub fn get(&self, s: &str) -> Option<u32> {
@@ -54,7 +63,7 @@ impl Vocab {
     pub fn is_empty(&self) -> bool {
         self.strings.is_empty()
     }
-    pub fn strings(&self) -> &[Box<str>] {
+    pub fn strings(&self) -> &[Arc<str>] {
         &self.strings
     }
 }
@@ -188,9 +197,63 @@ impl<'a> WordStrs<'a> {
     }
 }
 
+/// How large a treebank's tables are: what a reader reserves for the next batch of a
+/// stream (its batches are alike).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TreebankSizes {
+    /// Entries of the FORM, LEMMA, UPOS, XPOS, FEATS, DEPREL, DEPS and MISC vocabularies.
+    vocabs: [usize; 8],
+    words: usize,
+    sentences: usize,
+}
+
 impl Treebank {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// The sizes to reserve for a treebank like this one.
+    pub fn sizes(&self) -> TreebankSizes {
+        let v = &self.vocabs;
+        let vocabs =
+            [&v.form, &v.lemma, &v.upos, &v.xpos, &v.feats, &v.deprel, &v.deps, &v.misc].map(Vocab::len);
+        TreebankSizes { vocabs, words: self.words.len(), sentences: self.sentences.len() }
+    }
+
+    /// Reserves room for `sizes` (vocabulary entries, words, sentences).
+    pub fn reserve_like(&mut self, sizes: &TreebankSizes) {
+        let v = &mut self.vocabs;
+        for (vocab, &n) in [
+            &mut v.form,
+            &mut v.lemma,
+            &mut v.upos,
+            &mut v.xpos,
+            &mut v.feats,
+            &mut v.deprel,
+            &mut v.deps,
+            &mut v.misc,
+        ]
+        .into_iter()
+        .zip(&sizes.vocabs)
+        {
+            vocab.ids.reserve(n);
+            vocab.strings.reserve(n);
+        }
+        let w = &mut self.words;
+        for col in [
+            &mut w.form,
+            &mut w.lemma,
+            &mut w.upos,
+            &mut w.xpos,
+            &mut w.feats,
+            &mut w.deprel,
+            &mut w.deps,
+            &mut w.misc,
+        ] {
+            col.reserve(sizes.words);
+        }
+        w.head.reserve(sizes.words);
+        self.sentences.reserve(sizes.sentences);
     }
 
     /// The strings of the word at flat position `i`.

@@ -524,12 +524,14 @@ impl QuantizedWeights {
         (self.layout.width, self.layout.row_counts(), self.scales.clone(), bytes)
     }
 
-    /// Rebuilds from [`QuantizedWeights::to_parts`]; checks that the sizes agree.
+    /// Rebuilds from [`QuantizedWeights::to_parts`]; checks that the sizes agree. Takes
+    /// the bytes by value: they become the weights in place (no second copy of a model's
+    /// tens of megabytes while it loads).
     pub fn from_parts(
         width: usize,
         rows: &[usize],
         scales: Vec<f32>,
-        bytes: &[u8],
+        bytes: Vec<u8>,
     ) -> Result<QuantizedWeights> {
         let (layout, len) = Layout::new(rows, width)?;
         if bytes.len() != len || scales.len() != rows.len() {
@@ -544,7 +546,8 @@ impl QuantizedWeights {
             return Err(Error::InvalidArgument("weight scales must be finite and ≥ 0".into()));
         }
         let shared_scale = shared(&scales);
-        let q = bytes.iter().map(|&b| b as i8).collect();
+        // Same size and alignment: collected into the bytes' own allocation.
+        let q = bytes.into_iter().map(|b| b as i8).collect();
         Ok(QuantizedWeights { layout, scales, shared_scale, q })
     }
 
@@ -562,7 +565,7 @@ impl QuantizedWeights {
             scales.push(s);
             bytes.extend(q.iter().map(|&x| x as u8));
         }
-        QuantizedWeights::from_parts(self.layout.width, &rows, scales, &bytes)
+        QuantizedWeights::from_parts(self.layout.width, &rows, scales, bytes)
     }
 }
 
@@ -769,10 +772,10 @@ mod tests {
         assert_eq!(q.get(1, 6), 0.5);
         assert!((q.dequantized().row(1, 7)[1] - 0.25).abs() <= 0.5 / 127.0 / 2.0);
         let (width, rows, scales, bytes) = q.to_parts();
-        assert_eq!(QuantizedWeights::from_parts(width, &rows, scales.clone(), &bytes).unwrap(), q);
-        assert!(QuantizedWeights::from_parts(width, &rows, scales.clone(), &bytes[1..]).is_err());
-        assert!(QuantizedWeights::from_parts(width, &rows, vec![f32::NAN, 1.0], &bytes).is_err());
-        assert!(QuantizedWeights::from_parts(0, &rows, scales, &bytes).is_err());
+        assert_eq!(QuantizedWeights::from_parts(width, &rows, scales.clone(), bytes.clone()).unwrap(), q);
+        assert!(QuantizedWeights::from_parts(width, &rows, scales.clone(), bytes[1..].to_vec()).is_err());
+        assert!(QuantizedWeights::from_parts(width, &rows, vec![f32::NAN, 1.0], bytes.clone()).is_err());
+        assert!(QuantizedWeights::from_parts(0, &rows, scales, bytes).is_err());
         let s = q.select(&[1]).unwrap();
         assert_eq!(s.get(0, 6), 0.5);
         assert!(q.select(&[2]).is_err());
@@ -798,7 +801,7 @@ mod tests {
             assert!((a - b).abs() < 1e-3, "{a} vs {b}");
         }
         let (width, rows, scales, bytes) = q.to_parts();
-        assert!(QuantizedWeights::from_parts(width, &rows, scales, &bytes).unwrap().shared_scale.is_some());
+        assert!(QuantizedWeights::from_parts(width, &rows, scales, bytes).unwrap().shared_scale.is_some());
     }
 
     proptest! {

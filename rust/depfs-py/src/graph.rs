@@ -31,6 +31,60 @@ fn model_file_header(py: Python<'_>, path: PathBuf) -> PyResult<(u32, String)> {
     py.detach(|| container::peek(&path)).py_err(py)
 }
 
+/// What a model file holds, loaded by [`load_model`].
+// One value per load, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+enum AnyModel {
+    Graph(GraphModel),
+    ArcEager(depfs_core::transition::parser::ArcEagerParser),
+    Ensemble(depfs_core::transition::local::Ensemble),
+    Tagger(depfs_core::tagger::Tagger),
+}
+
+/// Any model file, read once (checksum checked): its kind, the model (a GraphModel,
+/// ArcEagerModel, Ensemble or TaggerModel) and the tagger stored inside a parser's file
+/// (None when there is none). With `kind`, another kind of model is refused.
+#[pyfunction]
+#[pyo3(signature = (path, kind = None))]
+fn load_model(
+    py: Python<'_>,
+    path: PathBuf,
+    kind: Option<String>,
+) -> PyResult<(String, Py<PyAny>, Option<crate::tagger::PyTaggerModel>)> {
+    use depfs_core::tagger::Tagger;
+    let (got, model, tagger) = py
+        .detach(|| -> depfs_core::Result<_> {
+            let mut file = container::load_model(&path)?;
+            let got = file.model.kind();
+            if let Some(want) = kind.as_deref().filter(|w| *w != got) {
+                return Err(container::wrong_kind(&path, &file.model, want));
+            }
+            let tagger = file.tagger.take().map(|f| Tagger::from_file(&path, f)).transpose()?;
+            let model = match got {
+                "graph" => AnyModel::Graph(GraphModel::from_loaded(&path, file)?),
+                "arc-eager" => AnyModel::ArcEager(
+                    depfs_core::transition::parser::ArcEagerParser::from_loaded(&path, file)?,
+                ),
+                "ensemble" => {
+                    AnyModel::Ensemble(depfs_core::transition::local::Ensemble::from_loaded(&path, file)?)
+                }
+                _ => AnyModel::Tagger(Tagger::from_file(
+                    &path,
+                    container::ModelFile { inputs: file.inputs, info: file.info, model: file.model },
+                )?),
+            };
+            Ok((got, model, tagger))
+        })
+        .py_err(py)?;
+    let model = match model {
+        AnyModel::Graph(m) => Py::new(py, PyGraphModel::new(m))?.into_any(),
+        AnyModel::ArcEager(inner) => Py::new(py, crate::transition::PyArcEagerModel { inner })?.into_any(),
+        AnyModel::Ensemble(inner) => Py::new(py, crate::transition::PyEnsemble { inner })?.into_any(),
+        AnyModel::Tagger(inner) => Py::new(py, crate::tagger::PyTaggerModel { inner })?.into_any(),
+    };
+    Ok((got.to_string(), model, tagger.map(|inner| crate::tagger::PyTaggerModel { inner })))
+}
+
 /// Number of policy features of a DynFS model with `groups` groups (He et al. 2013 §5.4).
 #[pyfunction]
 fn dynfs_n_features(groups: usize) -> usize {
@@ -48,7 +102,7 @@ pub struct PyGraphModel {
 }
 
 impl PyGraphModel {
-    fn new(m: GraphModel) -> Self {
+    pub(crate) fn new(m: GraphModel) -> Self {
         PyGraphModel { inner: Arc::new(m), prepared: Mutex::new(None) }
     }
 
@@ -506,6 +560,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(model_kind, m)?)?;
     m.add_function(wrap_pyfunction!(dynfs_n_features, m)?)?;
     m.add_function(wrap_pyfunction!(model_file_header, m)?)?;
+    m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add("GRAPH_MAX_EXACT_WORDS", depfs_core::graph::MAX_EXACT_WORDS)?;
     m.add("GRAPH_CHUNK_WORDS", depfs_core::graph::CHUNK_WORDS)?;
     Ok(())

@@ -421,7 +421,7 @@ impl PyLocalClassifier {
 /// A weighted vote of local classifiers that parses (SAMME's final classifier).
 #[pyclass(name = "Ensemble", module = "depfs._core", frozen)]
 pub struct PyEnsemble {
-    inner: Ensemble,
+    pub(crate) inner: Ensemble,
 }
 
 #[pymethods]

@@ -143,8 +143,8 @@ impl PyTreebank {
     /// copies through a Python str (what a streamed parse writes).
     fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         let tb = &self.inner;
-        let text = py.detach(|| conllu::to_string(tb));
-        PyBytes::new(py, text.as_bytes())
+        let bytes = py.detach(|| conllu::to_bytes(tb));
+        PyBytes::new(py, &bytes)
     }
 
     fn __len__(&self) -> usize {

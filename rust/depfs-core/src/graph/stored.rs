@@ -134,7 +134,7 @@ impl GraphModel {
                     wf.rows.len()
                 )));
             }
-            QuantizedWeights::from_parts(wf.width, &wf.rows, wf.scales, &wf.q)
+            QuantizedWeights::from_parts(wf.width, &wf.rows, wf.scales, wf.q)
                 .map_err(|e| bad(format!("{what} weights: {e}")))
         };
         let mut m = GraphModel::<crate::weights::Weights>::build(f.config, templates, f.labels)?;

@@ -25,7 +25,7 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
-use crate::treebank::{ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, NO_HEAD};
+use crate::treebank::{ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, NO_HEAD};
 
 /// File name used in messages when reading from a string.
 pub const STRING_SOURCE: &str = "<string>";
@@ -142,6 +142,8 @@ pub struct Batches<R> {
     done: bool,
     /// Sentences given out so far.
     read: usize,
+    /// The last batch's sizes (vocabularies, words, sentences).
+    sizes: TreebankSizes,
 }
 
 impl Batches<Box<dyn BufRead + Send + Sync>> {
@@ -172,6 +174,7 @@ impl<R: BufRead> Batches<R> {
             cur: Pending::default(),
             done: false,
             read: 0,
+            sizes: TreebankSizes::default(),
         }
     }
 
@@ -182,8 +185,10 @@ impl<R: BufRead> Batches<R> {
             return Ok(None);
         }
         let name = self.name.clone();
-        let mut r =
-            Reader { name: &name, opts: &self.opts, tb: Treebank::new(), cur: std::mem::take(&mut self.cur) };
+        // Sized as the previous batch was: no table rehashed nor column regrown as it fills.
+        let mut tb = Treebank::new();
+        tb.reserve_like(&self.sizes);
+        let mut r = Reader { name: &name, opts: &self.opts, tb, cur: std::mem::take(&mut self.cur) };
         r.tb.format = format_from_name(&name);
         while r.tb.len() < n.max(1) {
             self.buf.clear();
@@ -221,11 +226,39 @@ impl<R: BufRead> Batches<R> {
             r.line(line, self.line_no)?;
         }
         self.cur = std::mem::take(&mut r.cur);
+        self.sizes = r.tb.sizes();
         self.read += r.tb.len();
         if self.read == 0 {
             return Err(Error::format(&name, self.line_no.max(1), "empty input: no sentence found"));
         }
         Ok((!r.tb.is_empty()).then_some(r.tb))
+    }
+}
+
+/// The ten tab-separated columns of a word line, or how many columns it has: one pass
+/// over the bytes, O(line). (A `str::split` searches again for each of the short
+/// fields: the reader's hottest loop after interning.)
+fn columns(line: &str) -> std::result::Result<[&str; N_COLUMNS], usize> {
+    let mut cols = [""; N_COLUMNS];
+    let (mut n, mut start) = (0, 0);
+    for (i, &b) in line.as_bytes().iter().enumerate() {
+        if b == b'\t' {
+            if n < N_COLUMNS {
+                // A tab is ASCII: both ends are character boundaries.
+                cols[n] = &line[start..i];
+            }
+            n += 1;
+            start = i + 1;
+        }
+    }
+    if n < N_COLUMNS {
+        cols[n] = &line[start..];
+    }
+    n += 1;
+    if n == N_COLUMNS {
+        Ok(cols)
+    } else {
+        Err(n)
     }
 }
 
@@ -274,28 +307,23 @@ impl Reader<'_> {
     }
 
     fn word_line(&mut self, line: &str, line_no: usize) -> Result<()> {
-        let mut cols = [""; N_COLUMNS];
-        let mut n = 0usize;
-        for field in line.split('\t') {
-            if n < N_COLUMNS {
-                cols[n] = field;
-            }
-            n += 1;
-        }
-        if n != N_COLUMNS {
-            return Err(self.err(line_no, format!("expected {N_COLUMNS} tab-separated columns, found {n}")));
-        }
+        let cols = columns(line).map_err(|n| {
+            self.err(line_no, format!("expected {N_COLUMNS} tab-separated columns, found {n}"))
+        })?;
         if let Some(i) = cols.iter().position(|c| c.is_empty()) {
             return Err(
                 self.err(line_no, format!("empty {} column (write `_` for no value)", COLUMN_NAMES[i]))
             );
         }
         let id = cols[0];
-        if let Some((first, last)) = id.split_once('-') {
-            return self.multiword_line(first, last, line, line_no);
-        }
-        if let Some((after, minor)) = id.split_once('.') {
-            return self.empty_node_line(after, minor, line, line_no);
+        // A word's ID is digits: the two searches below only on a rarer line.
+        if !id.bytes().all(|b| b.is_ascii_digit()) {
+            if let Some((first, last)) = id.split_once('-') {
+                return self.multiword_line(first, last, line, line_no);
+            }
+            if let Some((after, minor)) = id.split_once('.') {
+                return self.empty_node_line(after, minor, line, line_no);
+            }
         }
         let expected = self.cur.n_words() + 1;
         match parse_index(id) {
@@ -513,12 +541,17 @@ pub fn write<W: Write + ?Sized>(tb: &Treebank, out: &mut W) -> std::io::Result<(
 
 /// The whole treebank as CoNLL-U text.
 pub fn to_string(tb: &Treebank) -> String {
+    // Every piece written is a str from the vocabularies or ASCII.
+    String::from_utf8(to_bytes(tb)).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// The whole treebank as CoNLL-U bytes (UTF-8, not checked again).
+pub fn to_bytes(tb: &Treebank) -> Vec<u8> {
     let mut buf = Vec::with_capacity(tb.n_words() * 64);
     for s in 0..tb.len() {
         write_sentence(tb, s, &mut buf);
     }
-    // Every piece written is a str from the vocabularies or ASCII.
-    String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+    buf
 }
 
 /// Appends sentence `s` (with its trailing blank line) to `buf`.
@@ -1003,6 +1036,20 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn columns_are_split_at_every_tab() {
+        let ten = ["1", "a", "b", "c", "d", "e", "f", "g", "h", "i"];
+        assert_eq!(columns(&ten.join("\t")), Ok(ten));
+        assert_eq!(columns(&["é", "àü", "", "", "", "", "", "", "", "z"].join("\t")).map(|c| c[1]), Ok("àü"));
+        let mut blank = [""; 10];
+        blank[0] = "1";
+        assert_eq!(columns("1\t\t\t\t\t\t\t\t\t"), Ok(blank));
+        assert_eq!(columns("no tabs"), Err(1));
+        assert_eq!(columns(&ten[..9].join("\t")), Err(9));
+        assert_eq!(columns(&format!("{}\t", ten.join("\t"))), Err(11));
+        assert_eq!(columns(&format!("{}\tj\tk", ten.join("\t"))), Err(12));
     }
 
     #[test]

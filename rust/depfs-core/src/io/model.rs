@@ -182,8 +182,12 @@ pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
 
 /// Reads any model file this build knows: version 5 or 4, or a version-3 graph or
 /// arc-eager file (its `inputs` are then empty: the caller takes its templates').
+/// One read of the file and no copy of the payload: the weights are copied once, out
+/// of the file's bytes into the model (what `depfs parse` waits for before its first
+/// batch).
 pub fn load_model(path: &Path) -> Result<Loaded> {
-    decode(path, read_container(path)?)
+    let bytes = read_file(path)?;
+    decode(path, container_of(path, &bytes)?)
 }
 
 /// [`load_model`] of a file's bytes held in memory; `path` names the file in messages.
@@ -192,13 +196,13 @@ pub fn load_model_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
 }
 
 /// The payload of a checked container.
-fn decode(path: &Path, c: Container) -> Result<Loaded> {
+fn decode(path: &Path, c: Container<'_>) -> Result<Loaded> {
     let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));
     if c.version >= 4 {
         let f: ModelFile = if c.version >= 5 {
-            postcard::from_bytes(&c.payload).map_err(decode_err)?
+            postcard::from_bytes(c.payload).map_err(decode_err)?
         } else {
-            let v4: ModelFileV4 = postcard::from_bytes(&c.payload).map_err(decode_err)?;
+            let v4: ModelFileV4 = postcard::from_bytes(c.payload).map_err(decode_err)?;
             ModelFile { inputs: v4.inputs, info: String::new(), model: v4.model }
         };
         if f.model.kind() != c.kind {
@@ -211,8 +215,8 @@ fn decode(path: &Path, c: Container) -> Result<Loaded> {
         return Ok(Loaded { version: c.version, inputs: f.inputs, info: f.info, model, tagger });
     }
     let model = match c.kind.as_str() {
-        "graph" => Model::Graph(postcard::from_bytes(&c.payload).map_err(decode_err)?),
-        "arc-eager" => Model::ArcEager(postcard::from_bytes(&c.payload).map_err(decode_err)?),
+        "graph" => Model::Graph(postcard::from_bytes(c.payload).map_err(decode_err)?),
+        "arc-eager" => Model::ArcEager(postcard::from_bytes(c.payload).map_err(decode_err)?),
         other => {
             return Err(model_err(
                 path,
@@ -264,16 +268,17 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
         _variant: u32,
         tagger: ModelFile,
     }
-    let c = read_container(path)?;
+    let bytes = read_file(path)?;
+    let c = container_of(path, &bytes)?;
     if c.version < 5 || c.kind == "tagger" {
         return Ok(None);
     }
-    match postcard::take_from_bytes::<Head>(&c.payload) {
+    match postcard::take_from_bytes::<Head>(c.payload) {
         Ok((h, _)) if h.variant == WITH_TAGGER_VARIANT => {}
         // Another model, or a payload that does not decode (reported by its loader).
         _ => return Ok(None),
     }
-    let (head, _) = postcard::take_from_bytes::<TaggerFirst>(&c.payload)
+    let (head, _) = postcard::take_from_bytes::<TaggerFirst>(c.payload)
         .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
     if !matches!(head.tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_)) {
         return Err(model_err(
@@ -316,11 +321,11 @@ pub(crate) fn header(version: u32, kind: &str, payload: &[u8]) -> Vec<u8> {
     out
 }
 
-/// A checked container: its version, kind and payload bytes.
-struct Container {
+/// A checked container: its version, kind and payload bytes (borrowed from the file's).
+struct Container<'a> {
     version: u32,
     kind: String,
-    payload: Vec<u8>,
+    payload: &'a [u8],
 }
 
 /// Takes `n` bytes from the front of `rest` or reports a truncated file.
@@ -333,13 +338,12 @@ fn take<'a>(path: &Path, rest: &mut &'a [u8], n: usize, what: &str) -> Result<&'
     Ok(head)
 }
 
-fn read_container(path: &Path) -> Result<Container> {
-    let bytes = std::fs::read(path).map_err(|e| Error::io(&path.display().to_string(), &e))?;
-    container_of(path, &bytes)
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| Error::io(&path.display().to_string(), &e))
 }
 
 /// The container in a file's bytes, checked; `path` names the file in messages.
-fn container_of(path: &Path, bytes: &[u8]) -> Result<Container> {
+fn container_of<'a>(path: &Path, bytes: &'a [u8]) -> Result<Container<'a>> {
     let mut rest: &[u8] = bytes;
     if take(path, &mut rest, MAGIC.len(), "the header").ok() != Some(MAGIC.as_slice()) {
         return Err(model_err(path, "not a depfs model file (bad magic bytes)"));
@@ -374,28 +378,30 @@ fn container_of(path: &Path, bytes: &[u8]) -> Result<Container> {
     if crc32fast::hash(rest) != crc {
         return Err(model_err(path, "corrupted file: checksum mismatch"));
     }
-    Ok(Container { version, kind, payload: rest.to_vec() })
+    Ok(Container { version, kind, payload: rest })
 }
 
 /// The kind of model a file holds ("graph", "arc-eager", ...), after checking the whole file.
 pub fn peek_kind(path: &Path) -> Result<String> {
-    Ok(read_container(path)?.kind)
+    Ok(peek(path)?.1)
 }
 
 /// The container version and kind of a model file (checksum checked).
 pub fn peek(path: &Path) -> Result<(u32, String)> {
-    let c = read_container(path)?;
+    let bytes = read_file(path)?;
+    let c = container_of(path, &bytes)?;
     Ok((c.version, c.kind))
 }
 
 /// The payload of a container of kind `kind`, decoded as `T`.
 #[cfg(test)]
 fn load<T: DeserializeOwned>(path: &Path, kind: &str) -> Result<T> {
-    let c = read_container(path)?;
+    let bytes = read_file(path)?;
+    let c = container_of(path, &bytes)?;
     if c.kind != kind {
         return Err(model_err(path, format!("holds a {:?} model, expected {kind:?}", c.kind)));
     }
-    postcard::from_bytes(&c.payload).map_err(|e| model_err(path, format!("corrupted payload: {e}")))
+    postcard::from_bytes(c.payload).map_err(|e| model_err(path, format!("corrupted payload: {e}")))
 }
 
 #[cfg(test)]

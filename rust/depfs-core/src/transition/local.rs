@@ -445,7 +445,7 @@ impl StoredWeights {
         if self.rows.len() != n_templates || self.width != width {
             return Err(Error::InvalidArgument("weight blocks do not match the templates".into()));
         }
-        QuantizedWeights::from_parts(self.width, &self.rows, self.scales, &self.bytes)
+        QuantizedWeights::from_parts(self.width, &self.rows, self.scales, self.bytes)
     }
 }
 

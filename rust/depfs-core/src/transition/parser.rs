@@ -377,7 +377,7 @@ impl ArcEagerParser {
         {
             return Err(bad("weight blocks do not match the templates".into()));
         }
-        let move_w = QuantizedWeights::from_parts(N_KINDS, &st.move_rows, st.move_scales, &st.move_w)
+        let move_w = QuantizedWeights::from_parts(N_KINDS, &st.move_rows, st.move_scales, st.move_w)
             .map_err(|e| bad(e.to_string()))?;
         let label_col_of =
             label_col_of(&st.label_cols, l).ok_or_else(|| bad("inconsistent label columns".into()))?;
@@ -387,7 +387,7 @@ impl ArcEagerParser {
         if width * rows != st.label_w.len() || width < label_width(&st.label_cols, 1) {
             return Err(bad("label weight rows do not match the label columns".into()));
         }
-        let label_w = QuantizedWeights::from_parts(width, &st.label_rows, st.label_scales, &st.label_w)
+        let label_w = QuantizedWeights::from_parts(width, &st.label_rows, st.label_scales, st.label_w)
             .map_err(|e| bad(e.to_string()))?;
         let bias = label_bias(&st.label_cols, &st.root_ok, &st.nonroot_ok, width);
         Ok(ArcEagerParser {

@@ -441,7 +441,7 @@ fn label_rows_are_padded_and_files_with_unpadded_rows_still_load() {
     let cut: Vec<u8> = bytes.chunks(width).flat_map(|r| r[..narrow].to_vec()).collect();
     let q = p.with_weights(
         p.move_weights().clone(),
-        QuantizedWeights::from_parts(narrow, &rows, scales, &cut).unwrap(),
+        QuantizedWeights::from_parts(narrow, &rows, scales, cut).unwrap(),
     );
     let loaded = saved_and_loaded(&q, "narrow");
     assert_eq!(loaded.label_weights().width(), narrow);
