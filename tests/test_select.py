@@ -325,3 +325,48 @@ def test_the_tagger_wrapper_orders_token_templates_by_mean_accuracy(
     assert res.exit_code == 0, res.output
     order, scores = read_order(out, "token")
     assert [t.text for t in order] == [r.order[0].text] and len(scores) == 1
+
+
+def _gone(pid: int) -> bool:
+    """The process has exited (a zombie nobody reaps counts as exited)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def test_pool_workers_end_when_their_parent_is_killed(data: tuple[str, str]):
+    # A parent killed outright runs no cleanup: its workers, busy, must not live on.
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import os, sys, time\n"
+        "from depfs.select import Engine\n"
+        f"eng = Engine({data[0]!r}, {data[1]!r}, workers=2)\n"
+        "pool = eng._pool()\n"
+        "busy = [pool.submit(time.sleep, 120) for _ in range(2)]\n"
+        "while len(pool._processes) < 2:\n"
+        "    time.sleep(0.05)\n"
+        "print(*sorted(pool._processes), flush=True)\n"
+        "time.sleep(120)\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pids = [int(p) for p in child.stdout.readline().split()]  # type: ignore[union-attr]
+        assert len(pids) == 2
+        assert not any(_gone(p) for p in pids)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    deadline = time.monotonic() + 30
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [p for p in pids if not _gone(p)]
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    assert not alive, f"pool workers {alive} outlived their killed parent"

@@ -40,6 +40,22 @@ PARSER_METRICS = {
 FAMILY = {"arc-eager": "config", "graph": "arc", "tagger": "token"}
 
 
+def _exit_with_parent(parent: int) -> None:
+    """Pool-worker initializer: a watcher thread ends this worker once its parent is gone.
+
+    A parent killed outright (SIGKILL, or SIGTERM without a handler) runs no cleanup, and its
+    pool's workers would otherwise live on as orphans, waiting on the task queue or finishing
+    a training nobody reads."""
+    import threading
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="depfs-exit-with-parent", daemon=True).start()
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A template set to train and score: ``templates`` in set order; ``base`` templates
@@ -284,7 +300,12 @@ class Engine:
             n = self.workers or os.cpu_count() or 1
             # spawn: a forked child would inherit the parent's Rust thread pools mid-state.
             ctx = multiprocessing.get_context("spawn")
-            self._own = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx)
+            self._own = cf.ProcessPoolExecutor(
+                max_workers=n,
+                mp_context=ctx,
+                initializer=_exit_with_parent,
+                initargs=(os.getpid(),),
+            )
         return self._own
 
     def close(self) -> None:
