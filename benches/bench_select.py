@@ -152,8 +152,12 @@ def wrapper(args: argparse.Namespace) -> dict[str, Any]:
         on_step=lambda s: print(f"{s.template.text}  {s.score:.2f}  ({s.candidates})", flush=True),
     )
     header = f"python -m benches.bench_select wrapper --parser {args.parser} --pool {args.pool}"
+    if args.treebank != "en_ewt":
+        header += f" --treebank {args.treebank}"
     if args.candidates:
         header += f" --candidates {args.candidates} --rerank-every {args.rerank_every}"
+    if args.limit:
+        header += f" --limit {args.limit}"
     (OUT / f"select_{name}.txt").write_text(order_text(r.order, r.scores, r.metric, header))
     plot = Path(args.plot) if args.plot else OUT / f"select_{name}.png"
     plot_curves(plot, [("forward wrapper", r.scores)], r.metric, title=name)
