@@ -161,7 +161,7 @@ impl PyGraphModel {
             }
         };
         let spec = Dynfs { groups, weights, threshold, arc_w };
-        spec.check(self.inner.n_arc_templates()).py_err(py)?;
+        self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
         Ok(PyGraphModel::new(m))
