@@ -1,7 +1,7 @@
 """Dynamic feature selection for the graph parser (He, Daumé & Eisner 2013), their Table 1.
 
-Trains (or loads, --model) a first-order (or --order 2) DynFS model on en_ewt train (or --treebank) with
-dev for the epochs kept and the policy: `depfs train --parser graph --dynfs` in one
+Trains (or loads, --model) a first-order (or --order 2) DynFS model on en_ewt train (or
+--treebank) with dev for the epochs kept and the policy: `depfs train --parser graph --dynfs` in one
 process, timed (full model, prefix-trained model of the rounds, fold parsers, DAgger).
 Then parses test on one thread — each setting --reps runs in CPU time, each taken in turn
 with a parse by the full model, the speed-up the median of the pairs' ratios; CoNLL-U in
