@@ -724,6 +724,13 @@ fn the_second_order_expert_locks_only_gold_arcs() {
     assert!(st.sib_evaluated < st.sib_full && st.evaluated < st.full);
     assert_eq!(expert.rows.len(), expert.labels.len() * dynfs::n_features(5));
     assert_eq!(expert.labels.iter().filter(|&&l| l == 1).count() as u64, st.locks);
+    // Before the second sibling group the policy sees what the first one changed: its
+    // scores are arc + best sibling part (the arc sums no longer change).
+    let width = dynfs::n_features(5);
+    let after_sib: Vec<&[f32]> =
+        expert.rows.chunks(width).filter(|r| r[dynfs::BASE_FEATURES + 4] == 1.0).collect();
+    assert!(!after_sib.is_empty());
+    assert!(after_sib.iter().any(|r| r[12] != 0.0), "the score's change with the sibling group");
 }
 
 #[test]
