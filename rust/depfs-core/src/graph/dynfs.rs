@@ -645,7 +645,7 @@ impl GraphModel {
         base.sibs.resize(n1 * n1 * n1, 0.0);
         cur.clone_from(&o.scores);
         let mut marked = vec![false; n1];
-        for next in k1..k {
+        for (next, group) in groups.iter().enumerate().skip(k1) {
             let added = decide_round(o, Some(cur), d, next, k, decider, record, order, psi, stack, desc);
             if added == 0 {
                 d.stats.early += 1;
@@ -661,7 +661,6 @@ impl GraphModel {
                     }
                 }
             }
-            let group = &groups[next];
             for m in (1..n1).filter(|&m| marked[m]) {
                 let parts = score::add_sibling_parts(
                     &self.sib,
