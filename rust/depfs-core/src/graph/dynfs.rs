@@ -15,17 +15,25 @@
 //!   one head is locked in turn (footnote 3); or
 //! * *adds* the next group to every arc still open into that modifier.
 //!
-//! Scores of groups already added are never recomputed. The last group is decoded
-//! with projective Eisner (FAIL: the previous non-projective tree stays); a sentence
-//! stops as soon as every modifier is locked. Sentences of a batch run their rounds
-//! in lockstep, so a group's weight blocks are read for all of them at once.
+//! Scores of groups already added are never recomputed. The last first-order group
+//! (K₁) is decoded with projective Eisner (FAIL: the previous non-projective tree stays
+//! and the sentence is done); a sentence stops as soon as every modifier is locked.
+//! Sentences of a batch run their first-order rounds in lockstep, so a group's weight
+//! blocks are read for all of them at once.
+//!
+//! Second order (K₂ sibling groups after the K₁ first-order ones, numbered after the
+//! arc templates): sentence by sentence, each sibling round decides as above, adds the
+//! next sibling group to the parts (h, m, s) of the added modifiers that a tree can
+//! still use (arcs h → m and h → s left), and decodes with Eisner2
+//! (`GraphModel::sibling_rounds`).
 //!
 //! Two weight tables, as the paper keeps a model per parser: the rounds score with a
 //! prefix-trained model ([`Dynfs::arc_w`]; the full model's partial sums are poor
 //! parsers), and each feature of those groups is read in the full model's table too, so
-//! the projective last round continues from the full model's sums and adds only its own
-//! group. A policy that never locks thus gives the full model's parse. Without
-//! `arc_w`, every round uses the model's own table.
+//! the projective last round (second order: the first sibling round) continues from the
+//! full model's sums. A policy that never locks thus gives the full model's parse (in
+//! second order exactly when no word starts with one head left: a locked word's sibling
+//! parts are never scored). Without `arc_w`, every round uses the model's own table.
 
 use super::chain::OpenSentence;
 use super::score::{self, Split};
@@ -294,7 +302,7 @@ fn policy_features(
 impl GraphModel {
     /// Parses `tb` with dynamic feature selection (Algorithm 1) under `spec`, deciding
     /// with `decider`; with `record`, keeps every decision's features and the expert's
-    /// action (sentences with a complete gold tree only). First order only. Sentences
+    /// action (sentences with a complete gold tree only). Sentences
     /// over [`super::MAX_EXACT_WORDS`] words are parsed in chunks, as by
     /// [`GraphModel::parse`].
     pub fn parse_dynfs(
