@@ -203,6 +203,7 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
         ("full", "*", "full model"),
         ("expert", "^", "expert policy (bound)"),
         ("amdahl", "v", "lock all after group 1"),
+        ("never", "D", "never lock (dictionary-pruned parts)"),
     ]:
         for r in rows:
             if r["kind"] == kind:
@@ -210,7 +211,8 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("cost: % of the templates computed on the arcs left by the length dictionary")
     ax.set_ylabel("test UAS")
-    ax.set_title(f"He et al. (2013) dynamic feature selection, {treebank}")
+    order = " second order" if any(r["kind"] == "never" for r in rows) else ""
+    ax.set_title(f"He et al. (2013) dynamic feature selection{order}, {treebank}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()
