@@ -888,12 +888,13 @@ mod tests {
     /// stay, the locked arcs are the only heads of their words, no arc left crosses a
     /// locked arc or closes a cycle with locked arcs (outside the tree), at most one
     /// ROOT arc is left once a ROOT arc is locked, and CLE still finds a tree that
-    /// keeps every locked arc; so does Eisner when it finds one.
+    /// keeps every locked arc; so do Eisner and Eisner2 when Eisner finds one.
     #[test]
     #[allow(clippy::needless_range_loop)] // heads, locks and counts indexed by word
     fn locks_rule_out_exactly_the_conflicting_arcs() {
         let mut rng = Rng::new(3);
         let (mut cle, mut eisner) = (CleWorkspace::default(), EisnerWorkspace::default());
+        let mut eisner2 = crate::decode::Eisner2Workspace::default();
         let (mut stack, mut desc) = (Vec::new(), Vec::new());
         for trial in 0..300 {
             let n1 = 2 + (rng.next_u64() % 12) as usize;
@@ -953,6 +954,12 @@ mod tests {
             assert!(keeps(&again), "trial {trial}");
             if let Ok(p) = eisner.decode(&o.scores, n1, true) {
                 assert!(keeps(&p), "trial {trial}");
+                // The sibling rounds' decoder too: a tree of arcs left only, the locked
+                // ones among them (Eisner2 itself is checked against brute force).
+                let sib: Vec<f64> = (0..n1 * n1 * n1).map(|_| (rng.next_u64() % 100) as f64 / 10.0).collect();
+                let p2 = eisner2.decode(&o.scores, &sib, n1, true).unwrap();
+                assert!(keeps(&p2), "trial {trial}: eisner2 {p2:?}");
+                assert!((1..n1).all(|m| alive(p2[m] as usize, m)), "trial {trial}: eisner2 {p2:?}");
             }
         }
     }
