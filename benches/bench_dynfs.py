@@ -1,26 +1,31 @@
 """Dynamic feature selection for the graph parser (He, Daumé & Eisner 2013), their Table 1.
 
-Trains (or loads, --model) a first-order DynFS model on en_ewt train (or --treebank) with
-dev for the epochs kept and the policy: `depfs train --parser graph --dynfs` in one
+Trains (or loads, --model) a first-order (or --order 2) DynFS model on en_ewt train (or
+--treebank) with dev for the epochs kept and the policy: `depfs train --parser graph --dynfs` in one
 process, timed (full model, prefix-trained model of the rounds, fold parsers, DAgger).
-Then parses test on one thread — each setting best of --reps runs in CPU time, taken in
-turn with the full model's parse so each speed-up is a paired ratio; CoNLL-U in memory —
+Then parses test on one thread — each setting --reps runs in CPU time, each taken in turn
+with a parse by the full model, the speed-up the median of the pairs' ratios; CoNLL-U in
+memory —
 and prints: the full model; DynFS at the threshold chosen on dev and around it; the
 expert policy (locks exactly the gold arcs: an upper bound); the Amdahl bound (lock every
 arc after the first group: T₁, one CLE decode and the labeler); static prefixes (the
-first k templates of the rounds' model on every arc, one CLE decode). Columns: speed-up,
+first k templates of the rounds' model on every arc, one CLE decode; first order only);
+second order: the policy that never locks (every group, but sibling parts only where the
+dictionary leaves both arcs). Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
 UAS(F) (punctuation included), LAS, words/s. Also the length dictionary's pruning on dev.
 Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UAS
 against cost (dynamic thresholds against static prefixes; --replot JSON redraws one).
 
-    python -m benches.bench_dynfs [--treebank en_ewt] [--model M] [--reps 3] [--plot PNG]
+    python -m benches.bench_dynfs [--treebank en_ewt] [--order 1|2] [--model M] [--reps 3]
+        [--epochs E] [--folds N] [--iterations I] [--plot PNG]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import time
 from pathlib import Path
 from typing import Any
@@ -36,24 +41,29 @@ OFFSETS = (-1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 
 
 def timed(parse: Any, test: Any, reps: int, full: Any) -> tuple[float, float, Any]:
-    """Best CPU time of `reps` runs of `parse(test)`, the same for `full(test)` run in
-    turn with it (pairing cancels the machine's drift), and the last result."""
-    best, best_full, out = float("inf"), float("inf"), None
+    """Median CPU time of `reps` runs of `parse(test)`, the median of the ratios to
+    `full(test)` run in turn with each (pairing cancels the machine's drift; A B A B),
+    and the last result."""
+    secs, ratios, out = [], [], None
     for _ in range(reps):
         t0 = time.process_time()
         out = parse(test)
-        best = min(best, time.process_time() - t0)
+        secs.append(time.process_time() - t0)
         t0 = time.process_time()
         full(test)
-        best_full = min(best_full, time.process_time() - t0)
-    return best, best_full, out
+        ratios.append((time.process_time() - t0) / secs[-1])
+    return statistics.median(secs), statistics.median(ratios), out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--model", help="A model trained with --dynfs (else trained here).")
-    ap.add_argument("--groups", default="dynfs_en_ewt")
+    ap.add_argument("--groups", help="[default: the shipped groups of the order]")
+    ap.add_argument("--order", type=int, default=1, choices=(1, 2))
+    ap.add_argument("--epochs", type=int, help="Training epochs [default: the parser's].")
+    ap.add_argument("--folds", type=int, default=4)
+    ap.add_argument("--iterations", type=int, help="DAgger iterations [default: 2 x folds].")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--plot")
     ap.add_argument("--replot", help="Only plot a JSON this script wrote (to --plot).")
@@ -70,13 +80,24 @@ def main() -> None:
         parser = depfs.load(args.model)
     else:
         t0 = time.time()
-        parser = depfs.GraphParser(dynfs=True, groups=args.groups)
+        parser = depfs.GraphParser(
+            dynfs=True,
+            order=args.order,
+            groups=args.groups,
+            epochs=args.epochs,
+            folds=args.folds,
+            dagger_iterations=args.iterations,
+        )
         parser.fit(train, dev, report=lambda line: print("  " + line, flush=True))
         train_s = time.time() - t0
-        parser.save(OUT / f"dynfs_{args.treebank}.depfs")
+        parser.save(OUT / f"dynfs{args.order}_{args.treebank}.depfs")
         print(f"trained in {train_s / 60:.1f} min (wall)")
     model = parser.model_
-    groups, weights, threshold = model.dynfs
+    all_groups, weights, threshold = model.dynfs
+    n_arc = len(model.arc_templates)
+    groups = [g for g in all_groups if g[0] < n_arc]
+    sib_groups = [g for g in all_groups if g[0] >= n_arc]
+    order = 2 if sib_groups else 1
     k = len(groups)
     n_templates = sum(len(g) for g in groups)
     prune = model.length_dict_stats(dev)
@@ -85,13 +106,13 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
 
     def add(name: str, parse: Any, kind: str, **extra: Any) -> None:
-        secs, full_secs, out = timed(parse, test, args.reps, full_parse)
+        secs, speedup, out = timed(parse, test, args.reps, full_parse)
         parsed, st = out if isinstance(out, tuple) else (out, None)
         sc = evaluate(test, parsed)
         row = {
             "setting": name,
             "kind": kind,
-            "speedup": full_secs / secs,
+            "speedup": speedup,
             "cost": 100 * st["cost"] if st else 100.0,
             "uas": sc.uas,
             "las": sc.las,
@@ -101,9 +122,13 @@ def main() -> None:
         }
         if st:
             row.update(fails=st["fails"], rounds=st["rounds"] / max(1, st["sentences"]))
+            row.update(arc_cost=100 * st["arc_cost"], sib_cost=100 * st["sib_cost"])
         rows.append(row)
+        split = (
+            f" (arc {row['arc_cost']:.1f}, sib {row['sib_cost']:.1f})" if order == 2 and st else ""
+        )
         print(
-            f"{name:<34} {row['speedup']:5.2f}x  cost {row['cost']:5.1f}%  "
+            f"{name:<34} {row['speedup']:5.2f}x  cost {row['cost']:5.1f}%{split}  "
             f"UAS {sc.uas:.2f} (full {gold_uas:.2f})  LAS {sc.las:.2f}  "
             f"{row['words_per_s']:8.0f} w/s",
             flush=True,
@@ -112,36 +137,47 @@ def main() -> None:
     def dyn(**kw: Any) -> Any:
         return lambda tb: model.run_dynfs(tb, **kw)[:2]
 
+    sib = (
+        f", {sum(map(len, sib_groups))} sibling templates in {len(sib_groups)} groups "
+        f"({', '.join(str(len(g)) for g in sib_groups)})"
+        if sib_groups
+        else ""
+    )
     print(
         f"{args.treebank}: {n_templates} arc templates in {k} groups "
-        f"({', '.join(str(len(g)) for g in groups)}); chosen threshold {threshold:g}"
+        f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}; "
+        f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
     )
     print(
         f"length dictionary on dev: prunes {100 * prune['other_pruned_share']:.1f}% of the "
         f"non-gold arcs and {100 * prune['gold_pruned_share']:.2f}% of the gold arcs"
     )
-    add("full model (Eisner)", full_parse, "full")
+    add(f"full model ({'Eisner2' if order == 2 else 'Eisner'})", full_parse, "full")
+    if order == 2:
+        add("never lock (dictionary-pruned parts)", dyn(threshold=1e6), "never")
     for off in OFFSETS:
         t = threshold + off
         name = f"DynFS threshold {t:g}" + (" (dev)" if off == 0 else "")
         add(name, dyn(threshold=t), "dynfs", threshold=t)
     add("expert policy (upper bound)", dyn(expert=True), "expert")
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
-    for p in PREFIXES:
+    for p in PREFIXES if order == 1 else ():
         if p < n_templates:
             g = [list(range(p)), list(range(p, n_templates))]
             zero = [0.0] * depfs._core.dynfs_n_features(len(g))
             add(f"static prefix {p}", dyn(groups=g, weights=zero, threshold=-1e6), "static", k=p)
     result = {
         "treebank": args.treebank,
+        "order": order,
         "groups": [len(g) for g in groups],
+        "sibling_groups": [len(g) for g in sib_groups],
         "threshold": threshold,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),
         "rows": rows,
     }
-    out = OUT / f"dynfs_{args.treebank}.json"
+    out = OUT / (f"dynfs_{args.treebank}.json" if order == 1 else f"dynfs2_{args.treebank}.json")
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")
     if args.plot:
@@ -167,6 +203,7 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
         ("full", "*", "full model"),
         ("expert", "^", "expert policy (bound)"),
         ("amdahl", "v", "lock all after group 1"),
+        ("never", "D", "never lock (dictionary-pruned parts)"),
     ]:
         for r in rows:
             if r["kind"] == kind:
@@ -174,7 +211,8 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
     ax.set_xscale("log")
     ax.set_xlabel("cost: % of the templates computed on the arcs left by the length dictionary")
     ax.set_ylabel("test UAS")
-    ax.set_title(f"He et al. (2013) dynamic feature selection, {treebank}")
+    order = " second order" if any(r["kind"] == "never" for r in rows) else ""
+    ax.set_title(f"He et al. (2013) dynamic feature selection{order}, {treebank}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     fig.tight_layout()

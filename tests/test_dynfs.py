@@ -127,7 +127,7 @@ def test_misuse_is_refused(
     dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], groups_file: Path
 ) -> None:
     train, dev = data
-    with pytest.raises(ValueError, match="first-order"):
+    with pytest.raises(ValueError, match="no '# group k' lines after '# order 2'"):
         small(dynfs=True, order=2, groups=str(groups_file)).fit(train, dev)
     with pytest.raises(ValueError, match="give dev"):
         small(dynfs=True, groups=str(groups_file)).fit(train)
@@ -221,10 +221,96 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
             "knob",
         ),
         (["train", "--parser", "graph", "--folds", "3", *common, "--out", "x"], "of --dynfs"),
-        (["train", "--parser", "graph", "--dynfs", "--order", "2", *common, "--out", "x"], "order"),
+        (
+            ["train", "--parser", "graph", "--dynfs", "--order", "2", "--sibling-templates"]
+            + [SIB, *common, "--out", "x"],
+            "sibling templates are the groups'",
+        ),
         (["train", "--parser", "arc-eager", "--dynfs", *common, "--out", "x"], "graph parser only"),
         (["train", "--parser", "graph", "--dynfs", "--train", str(train), "--out", "x"], "--dev"),
     ]:
         res = run(main, args)
         assert res.exit_code == 2, (args, res.output)
         assert msg in res.output, (args, res.output)
+
+
+# Second order: the first-order groups, then the two sibling templates of SIB.
+GROUPS2 = GROUPS + "# order 2\n# group 1\nupos(s) & upos(m) & dir\n# group 2\n"
+GROUPS2 += "upos(h) & upos(s) & upos(m)\n"
+SIB2 = "upos(s) & upos(m) & dir\nupos(h) & upos(s) & upos(m)\n"  # the groups' order
+
+
+@pytest.fixture(scope="module")
+def groups2_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    p = tmp_path_factory.mktemp("dynfs2") / "groups2.txt"
+    p.write_text(GROUPS2)
+    return p
+
+
+@pytest.fixture(scope="module")
+def dynfs2(data: tuple[depfs.Treebank, depfs.Treebank], groups2_file: Path) -> depfs.GraphParser:
+    train, dev = data
+    # Without the length dictionary no word starts with one head left (locked, so its
+    # sibling parts are never scored): a policy that never locks is the full parse.
+    return small(dynfs=True, order=2, groups=str(groups2_file), prune=False).fit(train, dev)
+
+
+def test_second_order_groups_follow_the_arc_templates(groups2_file: Path) -> None:
+    from depfs.dynamic.he2013 import load_sibling_groups, sibling_set_of
+
+    text, index = sibling_set_of(load_sibling_groups(str(groups2_file)), 4)
+    assert index == [[4], [5]]
+    assert text.splitlines() == [t.text for t in TemplateSet.parse(SIB2)]
+    assert len(load_groups(str(groups2_file))) == 3  # the first-order groups only
+    shipped = load_sibling_groups("dynfs2_en_ewt")
+    assert [len(g) for g in shipped] == [4, 10, 10]
+    assert [len(g) for g in load_groups("dynfs2_en_ewt")] == [5, 15, 40, 109]
+
+
+def test_second_order_dynfs_keeps_the_full_second_order_model(
+    dynfs2: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    train, dev = data
+    plain = small(order=2, arc_templates=ARC, sibling_templates=SIB2, prune=False).fit(train, dev)
+    full = dynfs2.parse(dev, dynfs=False).to_string()
+    assert full == plain.parse(dev).to_string()
+    assert dynfs2.parse(dev, threshold=1e6).to_string() == full  # never locks
+    st = dynfs2.dynfs_stats_
+    assert st["locks"] == 0 and st["sib_evaluated"] == st["sib_full"] > 0
+    assert st["cost"] == 1.0 and st["rounds"] == 5 * len(dev)
+    dynfs2.parse(dev, threshold=-1e6)  # locks every arc after the first group
+    st = dynfs2.dynfs_stats_
+    assert st["sib_evaluated"] == 0 and st["evaluated"] * 4 == st["full"]
+    parsed = dynfs2.parse(dev)
+    r = dynfs2.dynfs_result_
+    assert depfs.evaluate(dev, parsed).uas == pytest.approx(r.dev_uas)
+    assert dynfs2.dynfs_stats_["cost"] * 100 == pytest.approx(r.dev_cost)
+    groups = dynfs2.model_.dynfs[0]
+    assert groups == [[0], [1, 2], [3], [4], [5]]
+    _, st, x, y = dynfs2.model_.run_dynfs(dev, expert=True, record=True)
+    assert x.shape == (st["decisions"], depfs._core.dynfs_n_features(5))
+    assert int(y.sum()) == st["locks"] and st["sib_cost"] < 1.0
+
+
+def test_second_order_cli_trains_and_info_shows_the_sibling_groups(
+    tmp_path: Path, groups2_file: Path
+) -> None:
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    synthetic(150, seed=5).write(train)
+    synthetic(40, seed=6).write(dev)
+    common = ["--train", str(train), "--dev", str(dev), "--epochs", "2", "--seed", "7"]
+    run = CliRunner().invoke
+    res = run(
+        main,
+        ["train", "--parser", "graph", "--order", "2", "--dynfs", "--groups", str(groups2_file)]
+        + ["--folds", "2", *common, "--out", str(tmp_path / "d.depfs")],
+    )
+    assert res.exit_code == 0, res.output
+    res = run(main, ["info", str(tmp_path / "d.depfs")])
+    assert res.exit_code == 0, res.output
+    assert "groups of 1, 2, 1, sibling groups of 1, 1; policy threshold" in res.output
+    for args in (["--no-dynfs"], []):
+        out = tmp_path / "out.conllu"
+        res = run(main, ["parse", str(tmp_path / "d.depfs"), *args, str(dev), "-o", str(out)])
+        assert res.exit_code == 0, res.output
+        assert depfs.evaluate(depfs.read_conllu(dev), depfs.read_conllu(out)).uas > 50

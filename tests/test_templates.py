@@ -29,6 +29,7 @@ SHIPPED = [
     "first_order_en_ewt",
     "tagger_en_ewt",
     "dynfs_en_ewt",
+    "dynfs2_en_ewt",
 ]
 
 

@@ -341,7 +341,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "groups_path",
     default=None,
     help="With --dynfs: the template groups, a groups file (depfs select groups) or set "
-    "name [default: dynfs_en_ewt]; its templates are the model's arc templates.",
+    "name [default: dynfs_en_ewt, with --order 2 dynfs2_en_ewt]; its first-order groups are "
+    "the model's arc templates, its groups after '# order 2' the sibling templates.",
 )
 @click.option(
     "--folds",
@@ -420,12 +421,12 @@ def train(
     if dynfs:
         if parser_kind != "graph":
             raise click.UsageError(f"--dynfs: graph parser only (this is --parser {parser_kind})")
-        if order != 1:
-            raise click.UsageError(
-                "--dynfs: first order only for now (second-order rounds are not built yet)"
-            )
         if arc_templates is not None:
             raise click.UsageError("--dynfs: the arc templates are the groups' (--groups)")
+        if sibling_templates is not None:
+            raise click.UsageError(
+                "--dynfs: the sibling templates are the groups' after '# order 2' (--groups)"
+            )
         if dev_path is None:
             raise click.UsageError("--dynfs: the policy is chosen on --dev: give one")
         _check_template_path(groups_path)
@@ -477,7 +478,7 @@ def train(
                 random_state=seed,
                 tagger=own_tagger,
                 dynfs=dynfs,
-                groups=groups_path or "dynfs_en_ewt",
+                groups=groups_path,
                 folds=folds,
                 dagger_iterations=dagger_iterations,
             )
@@ -1156,9 +1157,11 @@ def info_command(model: str, as_json: bool) -> None:
             if chosen
             else ""
         )
+        sib = dy.get("sibling_groups")
+        sib = f", sibling groups of {', '.join(map(str, sib))}" if sib else ""
         click.echo(
-            f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}; policy threshold "
-            f"{dy['threshold']:g}{dev} (depfs parse --policy-threshold, --no-dynfs)"
+            f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}{sib}; policy "
+            f"threshold {dy['threshold']:g}{dev} (depfs parse --policy-threshold, --no-dynfs)"
         )
     if d.get("tagger"):
         tg = d["tagger"]

@@ -43,12 +43,14 @@ class GraphParser(TrainableModel):
     ``tagger``: a fitted :class:`depfs.Tagger` that tags untagged input first and is saved
     inside the model file (``tagger_``; see :class:`depfs.ArcEagerParser`).
 
-    ``dynfs=True``: dynamic feature selection (He, Daumé & Eisner 2013; first order, see
+    ``dynfs=True``: dynamic feature selection (He, Daumé & Eisner 2013; see
     :mod:`depfs.dynamic.he2013`). The arc templates are then those of ``groups`` (a
-    groups file or shipped set with ``# group k`` lines; default the en_ewt groups), one
-    group after the other; ``fit`` trains the full model as usual, then the model the
-    rounds score with (``prefix_groups``: every group prefix trained as a parser of its
-    own), ``folds`` fold parsers of that kind and the lock/add policy by DAgger
+    groups file or shipped set with ``# group k`` lines; default the en_ewt groups,
+    ``dynfs_en_ewt``, or with ``order=2`` ``dynfs2_en_ewt``), one group after the other,
+    and with ``order=2`` the sibling templates those of its groups after ``# order 2``;
+    ``fit`` trains the full model as usual, then the first-order model the rounds score
+    with (``prefix_groups``: every group prefix trained as a parser of its own), ``folds``
+    fold parsers of both kinds and the lock/add policy by DAgger
     (``dagger_iterations``, default 2 × folds), and picks the policy and threshold with
     the fewest templates computed on ``dev`` within ``dynfs_tolerance`` UAS of the full
     model (``dynfs_result_``). The policy is saved in the model file; :meth:`parse` uses
@@ -77,7 +79,7 @@ class GraphParser(TrainableModel):
         random_state: int = 1,
         tagger: Any = None,
         dynfs: bool = False,
-        groups: str | os.PathLike[str] = "dynfs_en_ewt",
+        groups: str | os.PathLike[str] | None = None,
         folds: int = 4,
         dagger_iterations: int | None = None,
         dynfs_tolerance: float = 0.2,
@@ -122,7 +124,7 @@ class GraphParser(TrainableModel):
         return _core.GraphTrainer(
             train,
             arc_text,
-            resolve_templates(self.sibling_templates),
+            self._sibling_text(),
             resolve_templates(self.labeler_templates),
             order=self.order,
             decoder=self.decoder,
@@ -139,13 +141,41 @@ class GraphParser(TrainableModel):
             else [list(map(int, g)) for g in self.prefix_groups],
         )
 
+    def _groups(self) -> str | os.PathLike[str]:
+        """The groups file or set of dynfs (the shipped one of the order by default)."""
+        from .dynamic.he2013 import DEFAULT_GROUPS, DEFAULT_GROUPS_2
+
+        if self.groups is not None:
+            return self.groups
+        return DEFAULT_GROUPS_2 if self.order == 2 else DEFAULT_GROUPS
+
     def _arc_text(self) -> str:
         """The arc templates: with dynfs, the groups' one after the other."""
         if not self.dynfs:
             return resolve_templates(self.arc_templates)
         from .dynamic.he2013 import arc_set_of, load_groups
 
-        return arc_set_of(load_groups(self.groups))[0]
+        return arc_set_of(load_groups(self._groups()))[0]
+
+    def _sibling_text(self) -> str:
+        """The sibling templates: with dynfs (order 2), the sibling groups' in order."""
+        if not (self.dynfs and self.order == 2):
+            return resolve_templates(self.sibling_templates)
+        from .dynamic.he2013 import arc_set_of, load_sibling_groups
+
+        return arc_set_of(load_sibling_groups(self._groups()))[0]
+
+    def _dynfs_groups(self) -> tuple[list[list[int]], list[list[int]]]:
+        """The first-order groups (arc template indices) and the sibling groups (indices
+        after the arc templates; empty in first order) of the policy spec."""
+        from .dynamic.he2013 import arc_set_of, load_groups, load_sibling_groups, sibling_set_of
+
+        first = load_groups(self._groups())
+        index = arc_set_of(first)[1]
+        if self.order != 2:
+            return index, []
+        n_arc = sum(len(g) for g in first)
+        return index, sibling_set_of(load_sibling_groups(self._groups()), n_arc)[1]
 
     def _fitted(self, trainer: _core.GraphTrainer) -> None:
         self.skipped_sentences_ = trainer.skipped_sentences
@@ -164,11 +194,9 @@ class GraphParser(TrainableModel):
         """:meth:`TrainableModel.fit`; with ``dynfs``, then the policy by DAgger (needs
         ``dev``; ``report`` sees a line per step, ``threads`` parse the folds and dev)."""
         if self.dynfs:
-            if self.order != 1:
-                raise ValueError("dynfs: first-order models only (order=1)")
             if dev is None:
                 raise ValueError("dynfs: the policy and its threshold are chosen on dev: give dev")
-            self._arc_text()  # a bad groups file fails before training
+            self._dynfs_groups()  # a bad groups file fails before training
         super().fit(train, dev, keep=keep, progress=progress, on_epoch=on_epoch)
         if self.dynfs:
             assert dev is not None and isinstance(train, _core.Treebank)
@@ -182,29 +210,46 @@ class GraphParser(TrainableModel):
         report: Callable[[str], None] | None,
         threads: int,
     ) -> None:
-        """The prefix-trained model of the rounds, fold parsers and the policy."""
-        from .dynamic.he2013 import arc_set_of, load_groups, train_policy
+        """The prefix-trained model of the rounds, fold parsers and the policy. Second
+        order: the rounds' model is first-order; a fold parser is a second-order model
+        with a rounds' model of its own, both trained on the other folds."""
+        from .dynamic.he2013 import train_policy
 
         say = report or (lambda _msg: None)
-        groups = arc_set_of(load_groups(self.groups))[1]
+        groups, sib_groups = self._dynfs_groups()
         if self.tagger_ is not None:
             dev = self.tagger_.tag(dev, threads)
+        params = {k: getattr(self, k) for k in self._init_names()}
+        params.update(
+            dynfs=False,
+            tagger=None,
+            arc_templates=self._arc_text(),
+            sibling_templates=self._sibling_text(),
+        )
 
         def prefix_parser(tb: _core.Treebank, dev: _core.Treebank | None = None) -> Any:
-            params = {k: getattr(self, k) for k in self._init_names()}
-            params.update(
-                dynfs=False, tagger=None, arc_templates=self._arc_text(), prefix_groups=groups
-            )
-            return GraphParser(**params).fit(tb, dev)._model()
+            first = {**params, "prefix_groups": groups}
+            if sib_groups:  # the rounds of a second-order model: first order, Eisner last
+                first.update(order=1, decoder="eisner")
+            return GraphParser(**first).fit(tb, dev)._model()
+
+        def fold_parser(tb: _core.Treebank) -> Any:
+            rounds = prefix_parser(tb)
+            if not sib_groups:
+                return rounds
+            full = GraphParser(**params).fit(tb)._model()
+            zeros = [0.0] * _core.dynfs_n_features(len(all_groups))
+            return full.with_dynfs(all_groups, zeros, 0.0, rounds)
 
         say(f"prefix-trained model of the rounds on {len(train)} sentences")
         rounds = prefix_parser(train, dev)
+        all_groups = groups + sib_groups
         self.dynfs_result_ = train_policy(
             rounds,
             train,
             dev,
-            groups,
-            prefix_parser,
+            all_groups,
+            fold_parser,
             reference=self.model_,
             folds=self.folds,
             iterations=self.dagger_iterations,
@@ -213,7 +258,7 @@ class GraphParser(TrainableModel):
             report=report,
         )
         r = self.dynfs_result_
-        self.model_ = self.model_.with_dynfs(groups, r.weights, r.threshold, rounds)
+        self.model_ = self.model_.with_dynfs(all_groups, r.weights, r.threshold, rounds)
 
     @classmethod
     def _init_names(cls) -> list[str]:

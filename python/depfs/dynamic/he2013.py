@@ -7,10 +7,15 @@ their modifier's arcs, a projective last round) runs in Rust (``GraphModel.run_d
 This module holds what surrounds it:
 
 * the template groups (§4.1): a groups file (``depfs select groups``) whose groups, one
-  after the other, are the model's arc templates (shipped: ``dynfs_en_ewt``);
-* the rounds' model: a parser of the same templates whose every group prefix is trained
-  (``GraphParser(prefix_groups=...)``), since partial sums of the full model's weights
-  are poor parsers; the last round switches to the full model's weights;
+  after the other, are the model's arc templates (shipped: ``dynfs_en_ewt``) and, for a
+  second-order model, whose groups after ``# order 2`` are its sibling templates
+  (``dynfs2_en_ewt``): K₁ first-order rounds (CLE, the K₁th projective Eisner), then K₂
+  sibling rounds decoded with Eisner2, the sibling groups computed only on the parts of
+  the modifiers the policy did not lock;
+* the rounds' model: a first-order parser of the same arc templates whose every group
+  prefix is trained (``GraphParser(prefix_groups=...)``), since partial sums of the full
+  model's weights are poor parsers; the last round (first order) or the first sibling
+  round (second order) switches to the full model's weights;
 * DAgger (§5.2–5.3, Algorithm 2): the training sentences are cut into N folds, a parser
   is trained on the other folds for each; iteration i runs policy πᵢ (π₁: the expert,
   which locks exactly the gold arcs) over fold i with that fold's parser, every state it
@@ -41,10 +46,13 @@ from ..templates import TemplateSet, resolve_templates
 
 __all__ = [
     "DEFAULT_GROUPS",
+    "DEFAULT_GROUPS_2",
     "DaggerResult",
     "arc_set_of",
     "fit_policy",
     "load_groups",
+    "load_sibling_groups",
+    "sibling_set_of",
     "train_policy",
 ]
 
@@ -56,15 +64,37 @@ THRESHOLDS = tuple(float(t) for t in np.arange(-1.0, 4.01, 0.25))
 """Thresholds tried on dev for each DAgger iteration's policy (w · ψ in logit units)."""
 
 
-def load_groups(spec: str | os.PathLike[str]) -> list[TemplateSet]:
-    """The first-order groups of a groups file or shipped set with ``# group k`` lines."""
+DEFAULT_GROUPS_2 = "dynfs2_en_ewt"
+"""The shipped second-order groups: those of ``dynfs_en_ewt``, then the sibling templates
+of ``second_order`` in groups of 4, 10 and 10 (file order; the file's header says why)."""
+
+
+def load_groups(spec: str | os.PathLike[str], order: int = 1) -> list[TemplateSet]:
+    """The first-order groups (`order` 1) or the sibling groups (2: after ``# order 2``)
+    of a groups file or shipped set with ``# group k`` lines."""
     from ..select.groups import parse_groups
 
     name = str(spec) if "\n" not in str(spec) else "<template text>"
-    groups = parse_groups(resolve_templates(spec), name).get(1, [])
+    groups = parse_groups(resolve_templates(spec), name).get(order, [])
     if not groups:
-        raise ValueError(f"{name}: no '# group k' lines (a groups file: depfs select groups)")
+        where = "" if order == 1 else " after '# order 2'"
+        raise ValueError(
+            f"{name}: no '# group k' lines{where} (a groups file: depfs select groups)"
+        )
     return groups
+
+
+def load_sibling_groups(spec: str | os.PathLike[str]) -> list[TemplateSet]:
+    """The sibling groups (after ``# order 2``) of a groups file or shipped set."""
+    return load_groups(spec, 2)
+
+
+def sibling_set_of(groups: Sequence[TemplateSet], n_arc: int) -> tuple[str, list[list[int]]]:
+    """The sibling template text of a second-order DynFS model (the sibling groups one
+    after the other) and each group's indices as the policy spec numbers them: after
+    the `n_arc` arc templates."""
+    text, index = arc_set_of(groups)
+    return text, [[n_arc + t for t in g] for g in index]
 
 
 def arc_set_of(groups: Sequence[TemplateSet]) -> tuple[str, list[list[int]]]:

@@ -215,7 +215,7 @@ impl PyGraphModel {
             }
         };
         let spec = Dynfs { groups, weights, threshold, arc_w };
-        spec.check(self.inner.n_arc_templates()).py_err(py)?;
+        self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
         Ok(PyGraphModel::new(m))
@@ -281,10 +281,16 @@ impl PyGraphModel {
             ("rounds", st.rounds),
             ("fails", st.fails),
             ("early", st.early),
+            ("sib_evaluated", st.sib_evaluated),
+            ("sib_full", st.sib_full),
         ] {
             d.set_item(key, v)?;
         }
-        d.set_item("cost", if st.full > 0 { st.evaluated as f64 / st.full as f64 } else { 0.0 })?;
+        // Arc and sibling template evaluations alike (second order: both).
+        let share = |a: u64, b: u64| if b > 0 { a as f64 / b as f64 } else { 0.0 };
+        d.set_item("cost", share(st.evaluated + st.sib_evaluated, st.full + st.sib_full))?;
+        d.set_item("arc_cost", share(st.evaluated, st.full))?;
+        d.set_item("sib_cost", share(st.sib_evaluated, st.sib_full))?;
         let width = n_features(k);
         let n = run.labels.len();
         let rows = numpy::ndarray::Array2::from_shape_vec((n, width), run.rows)

@@ -15,17 +15,25 @@
 //!   one head is locked in turn (footnote 3); or
 //! * *adds* the next group to every arc still open into that modifier.
 //!
-//! Scores of groups already added are never recomputed. The last group is decoded
-//! with projective Eisner (FAIL: the previous non-projective tree stays); a sentence
-//! stops as soon as every modifier is locked. Sentences of a batch run their rounds
-//! in lockstep, so a group's weight blocks are read for all of them at once.
+//! Scores of groups already added are never recomputed. The last first-order group
+//! (K₁) is decoded with projective Eisner (FAIL: the previous non-projective tree stays
+//! and the sentence is done); a sentence stops as soon as every modifier is locked.
+//! Sentences of a batch run their first-order rounds in lockstep, so a group's weight
+//! blocks are read for all of them at once.
+//!
+//! Second order (K₂ sibling groups after the K₁ first-order ones, numbered after the
+//! arc templates): sentence by sentence, each sibling round decides as above, adds the
+//! next sibling group to the parts (h, m, s) of the added modifiers that a tree can
+//! still use (arcs h → m and h → s left), and decodes with Eisner2
+//! (`GraphModel::sibling_rounds`).
 //!
 //! Two weight tables, as the paper keeps a model per parser: the rounds score with a
 //! prefix-trained model ([`Dynfs::arc_w`]; the full model's partial sums are poor
 //! parsers), and each feature of those groups is read in the full model's table too, so
-//! the projective last round continues from the full model's sums and adds only its own
-//! group. A policy that never locks thus gives the full model's parse. Without
-//! `arc_w`, every round uses the model's own table.
+//! the projective last round (second order: the first sibling round) continues from the
+//! full model's sums. A policy that never locks thus gives the full model's parse (in
+//! second order exactly when no word starts with one head left: a locked word's sibling
+//! parts are never scored). Without `arc_w`, every round uses the model's own table.
 
 use super::chain::OpenSentence;
 use super::score::{self, Split};
@@ -66,22 +74,47 @@ pub struct Dynfs {
 }
 
 impl Dynfs {
-    /// An error unless the groups partition `n_arc` templates and the weights fit them.
-    pub fn check(&self, n_arc: usize) -> Result<()> {
+    /// An error unless the groups partition the `n_arc` arc templates (indices
+    /// 0..n_arc) and then, in a second-order model, the `n_sib` sibling templates
+    /// (indices n_arc..n_arc + n_sib): first-order groups first, sibling groups after,
+    /// none of them mixed. The policy weights must fit the groups.
+    pub fn check(&self, n_arc: usize, n_sib: usize) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(format!("dynfs: {m}")));
         if self.groups.is_empty() || self.groups.iter().any(|g| g.is_empty()) {
             return bad("every group needs a template".into());
         }
-        let mut seen = vec![false; n_arc];
+        let n = n_arc + n_sib;
+        let mut seen = vec![false; n];
         for &t in self.groups.iter().flatten() {
             match seen.get_mut(t as usize) {
-                None => return bad(format!("template index {t} out of range ({n_arc} arc templates)")),
+                None => {
+                    return bad(format!(
+                        "template index {t} out of range ({n_arc} arc and {n_sib} sibling templates)"
+                    ))
+                }
                 Some(true) => return bad(format!("template {t} is in two groups")),
                 Some(s) => *s = true,
             }
         }
         if let Some(t) = seen.iter().position(|s| !s) {
-            return bad(format!("arc template {t} is in no group"));
+            return match t.checked_sub(n_arc) {
+                None => bad(format!("arc template {t} is in no group")),
+                Some(t) => bad(format!("sibling template {t} is in no group")),
+            };
+        }
+        let k1 = self.first_order_groups(n_arc);
+        if k1 == 0 {
+            return bad("the first group must hold arc templates".into());
+        }
+        for g in &self.groups[..k1] {
+            if g.iter().any(|&t| t as usize >= n_arc) {
+                return bad("a group mixes arc and sibling templates".into());
+            }
+        }
+        for g in &self.groups[k1..] {
+            if g.iter().any(|&t| (t as usize) < n_arc) {
+                return bad("arc templates after a sibling group (first-order groups come first)".into());
+            }
         }
         if self.weights.len() != n_features(self.groups.len()) {
             return bad(format!(
@@ -98,6 +131,12 @@ impl Dynfs {
             return bad("the prefix-trained arc weights do not fit the arc templates".into());
         }
         Ok(())
+    }
+
+    /// K₁: the number of leading groups of arc templates (indices below `n_arc`); the
+    /// groups after them are sibling groups.
+    pub fn first_order_groups(&self, n_arc: usize) -> usize {
+        self.groups.iter().take_while(|g| g.first().is_some_and(|&t| (t as usize) < n_arc)).count()
     }
 }
 
@@ -131,6 +170,10 @@ pub struct DynStats {
     pub fails: u64,
     /// Sentences done before the last group (every modifier locked).
     pub early: u64,
+    /// Second order: sibling template evaluations on parts (h, m, s) whose arcs the
+    /// length dictionary leaves, and what the full model evaluates on those parts.
+    pub sib_evaluated: u64,
+    pub sib_full: u64,
 }
 
 impl DynStats {
@@ -145,6 +188,8 @@ impl DynStats {
         self.rounds += o.rounds;
         self.fails += o.fails;
         self.early += o.early;
+        self.sib_evaluated += o.sib_evaluated;
+        self.sib_full += o.sib_full;
     }
 }
 
@@ -186,6 +231,8 @@ pub struct DynScratch {
     psi: Vec<f32>,
     stack: Vec<(usize, usize)>,
     desc: Vec<usize>,
+    /// Second order: the policy's scores (arc + best sibling part so far).
+    cur: Vec<f64>,
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -202,8 +249,12 @@ fn sigmoid(x: f64) -> f64 {
 /// without a rival); 14 h was the best head before the last group too; then the next
 /// group one-hot (k), feature 3 times it (k) and feature 4 times it (k). The margin is
 /// the most telling (their §5.4); the rest say how stable it is and where.
+/// The scores are `cur` (first order: the arc scores; in the sibling rounds: each arc's
+/// score plus its best sibling part so far); the heads left are those of `o`.
+#[allow(clippy::too_many_arguments)]
 fn policy_features(
     o: &OpenSentence,
+    cur: &[f64],
     d: &DynSent,
     h: usize,
     m: usize,
@@ -212,12 +263,13 @@ fn policy_features(
     out: &mut Vec<f32>,
 ) {
     let n1 = o.n1();
-    let row = &o.scores[m * n1..(m + 1) * n1];
+    let left = &o.scores[m * n1..(m + 1) * n1];
+    let row = &cur[m * n1..(m + 1) * n1];
     let prev = &d.prev[m * n1..(m + 1) * n1];
     let (s, sp) = (row[h], prev[h]);
     let best_other = |r: &[f64]| {
         (0..n1)
-            .filter(|&g| g != h && g != m && row[g].is_finite())
+            .filter(|&g| g != h && g != m && left[g].is_finite())
             .map(|g| r[g])
             .fold(f64::NEG_INFINITY, f64::max)
     };
@@ -250,7 +302,7 @@ fn policy_features(
 impl GraphModel {
     /// Parses `tb` with dynamic feature selection (Algorithm 1) under `spec`, deciding
     /// with `decider`; with `record`, keeps every decision's features and the expert's
-    /// action (sentences with a complete gold tree only). First order only. Sentences
+    /// action (sentences with a complete gold tree only). Sentences
     /// over [`super::MAX_EXACT_WORDS`] words are parsed in chunks, as by
     /// [`GraphModel::parse`].
     pub fn parse_dynfs(
@@ -261,12 +313,7 @@ impl GraphModel {
         record: bool,
         threads: usize,
     ) -> Result<DynRun> {
-        if self.config.order != 1 {
-            return Err(Error::InvalidArgument(
-                "dynamic feature selection is built for first-order models".into(),
-            ));
-        }
-        spec.check(self.arc.len())?;
+        self.check_dynfs(spec)?;
         if let Decider::Linear { weights, threshold } = decider {
             if weights.len() != n_features(spec.groups.len()) || !threshold.is_finite() {
                 return Err(Error::InvalidArgument(format!(
@@ -279,6 +326,24 @@ impl GraphModel {
             Some(w) => self.parse_dynfs_with(w, true, tb, spec, decider, record, threads),
             None => self.parse_dynfs_with(&self.arc_w, false, tb, spec, decider, record, threads),
         }
+    }
+
+    /// An error unless `spec` fits this model: its groups partition the arc templates
+    /// and, in second order, the sibling templates ([`Dynfs::check`]), and the rounds'
+    /// arc weights have the model's block sizes (a feature's row is computed once and
+    /// read in both tables).
+    pub fn check_dynfs(&self, spec: &Dynfs) -> Result<()> {
+        spec.check(self.arc.len(), self.sib.len())?;
+        if let Some(w) = &spec.arc_w {
+            if (0..self.arc.len()).any(|t| w.rows(t) != self.arc_w.rows(t)) {
+                return Err(Error::InvalidArgument(
+                    "dynfs: the prefix-trained arc weights have other block sizes than the model's \
+                     (trained on other data?)"
+                        .into(),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// [`Self::parse_dynfs`], scoring arcs with the weights `arc_w`; with `switch`, the
@@ -296,7 +361,14 @@ impl GraphModel {
     ) -> Result<DynRun> {
         let groups: Vec<Vec<usize>> =
             spec.groups.iter().map(|g| g.iter().map(|&t| t as usize).collect()).collect();
-        let splits: Vec<Split> = groups.iter().map(|g| Split::new(&self.arc, g)).collect();
+        // The first-order groups' templates by shape; sibling groups index the sibling set.
+        let k1 = spec.first_order_groups(self.arc.len());
+        let splits: Vec<Split> = groups[..k1].iter().map(|g| Split::new(&self.arc, g)).collect();
+        let groups: Vec<Vec<usize>> = groups
+            .into_iter()
+            .enumerate()
+            .map(|(i, g)| if i < k1 { g } else { g.into_iter().map(|t| t - self.arc.len()).collect() })
+            .collect();
         let mut stats = DynStats::default();
         let (mut rows, mut labels) = (Vec::new(), Vec::new());
         let (parsed, _) = self.with_chunks(tb, |t| {
@@ -318,8 +390,10 @@ impl GraphModel {
         Ok(DynRun { parsed, stats, rows, labels })
     }
 
-    /// Algorithm 1 on sentences `ss`, in lockstep. Per sentence: its parse, statistics,
-    /// recorded states and actions.
+    /// Algorithm 1 on sentences `ss`, in lockstep: the first-order rounds (one per
+    /// entry of `splits`, K₁), then, sentence by sentence, the sibling rounds of the
+    /// groups after them (indices into the sibling set). Per sentence: its parse,
+    /// statistics, recorded states and actions.
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn dynfs_batch(
         &self,
@@ -334,8 +408,9 @@ impl GraphModel {
         record: bool,
         sc: &mut DynScratch,
     ) -> Vec<Result<(SentenceParse, DynStats, Vec<f32>, Vec<u8>)>> {
-        let k = groups.len();
-        let total: u64 = groups.iter().map(|g| g.len() as u64).sum();
+        let (k, k1) = (groups.len(), splits.len());
+        let total: u64 = groups[..k1].iter().map(|g| g.len() as u64).sum();
+        let total_sib: u64 = groups[k1..].iter().map(|g| g.len() as u64).sum();
         sc.base.prepare_batch(ss.len());
         if sc.sents.len() < ss.len() {
             sc.sents.resize_with(ss.len(), DynSent::default);
@@ -367,7 +442,8 @@ impl GraphModel {
             &splits[0],
             groups[0].len(),
         );
-        let first = if k == 1 { DecoderKind::Eisner } else { DecoderKind::Cle };
+        // The K₁th round is projective (He et al. §4.2), the rounds before it not.
+        let first = if k1 == 1 { DecoderKind::Eisner } else { DecoderKind::Cle };
         let mut out: Vec<Option<Error>> = (0..ss.len()).map(|_| None).collect();
         for (i, &s) in ss.iter().enumerate() {
             let (o, d) = (&mut sc.base.batch[i], &mut sc.sents[i]);
@@ -415,6 +491,9 @@ impl GraphModel {
             }));
             d.stats.arcs = d.alive.iter().map(|&a| a as u64).sum();
             d.stats.full = d.stats.arcs * total;
+            if k > k1 {
+                d.stats.sib_full = score::count_sibling_parts(&o.scores, n1) * total_sib;
+            }
             d.stats.rounds = 1;
             // Modifiers with one head left are decided already.
             for m in 1..n1 {
@@ -429,7 +508,7 @@ impl GraphModel {
                 d.stats.early += u64::from(k > 1);
             }
         }
-        for next in 1..k {
+        for next in 1..k1 {
             let mut any = false;
             for i in 0..ss.len() {
                 if !sc.sents[i].running {
@@ -437,6 +516,7 @@ impl GraphModel {
                 }
                 let added = decide_round(
                     &mut sc.base.batch[i],
+                    None,
                     &mut sc.sents[i],
                     next,
                     k,
@@ -457,8 +537,8 @@ impl GraphModel {
             if !any {
                 break;
             }
-            let last = next == k - 1;
-            if last && switch {
+            let last = next == k1 - 1;
+            if last && switch && k == k1 {
                 // The projective round is the full model's (He et al. keep a model per
                 // parser): its sums of the earlier groups, kept while they were scored,
                 // then the last group with its weights, on the arcs still open.
@@ -497,15 +577,29 @@ impl GraphModel {
                 let kind = if last { DecoderKind::Eisner } else { DecoderKind::Cle };
                 match sc.base.decode.first(kind, &o.scores, o.n1()) {
                     Ok(h) => d.heads = h,
-                    // FAIL: no tree left (only possible in the projective round).
-                    Err(Error::NoSpanningTree(_)) => d.stats.fails += 1,
+                    // FAIL: no projective tree left (only possible in round K₁): the
+                    // non-projective tree stays and the sentence is done.
+                    Err(Error::NoSpanningTree(_)) => {
+                        d.stats.fails += 1;
+                        d.running = false;
+                    }
                     Err(e) => {
                         *err = Some(e);
                         d.running = false;
                     }
                 }
-                if last {
+                if last && k == k1 {
                     d.running = false;
+                }
+            }
+        }
+        if k > k1 {
+            for (i, &s) in ss.iter().enumerate() {
+                if sc.sents[i].running && out[i].is_none() {
+                    let r = self.sibling_rounds(tb, prep, s, i, switch, groups, k1, decider, record, sc);
+                    if let Err(e) = r {
+                        out[i] = Some(e);
+                    }
                 }
             }
         }
@@ -526,6 +620,93 @@ impl GraphModel {
                 ))
             })
             .collect()
+    }
+
+    /// The sibling rounds of sentence `s` (slot `i` of the batch) after round K₁ (He
+    /// et al. §4.2): each round the policy locks or marks the unlocked arcs of the
+    /// current tree, the next sibling group is added to the parts (h, m, s) of the marked
+    /// modifiers that a tree can still use (arcs h → m and h → s left; nothing for a
+    /// locked modifier, nothing recomputed), and Eisner2 decodes arc plus sibling scores.
+    /// Before the first, the open arcs switch to the model's own arc sums (with
+    /// `switch`: kept beside the rounds' sums while the groups were added).
+    /// O(rounds · n³ + parts · |group|) for the parts scored.
+    #[allow(clippy::too_many_arguments)]
+    fn sibling_rounds(
+        &self,
+        tb: &Treebank,
+        prep: &Prepared,
+        s: usize,
+        i: usize,
+        switch: bool,
+        groups: &[Vec<usize>],
+        k1: usize,
+        decider: Decider<'_>,
+        record: bool,
+        sc: &mut DynScratch,
+    ) -> Result<()> {
+        let k = groups.len();
+        let DynScratch { base, sents, order, psi, stack, desc, cur } = sc;
+        let (o, d) = (&mut base.batch[i], &mut sents[i]);
+        let n1 = o.n1();
+        self.sib.prepare(&prep.sib, tb, s, &mut base.sib);
+        base.sibs.clear();
+        base.sibs.resize(n1 * n1 * n1, 0.0);
+        cur.clone_from(&o.scores);
+        let mut marked = vec![false; n1];
+        for (next, group) in groups.iter().enumerate().skip(k1) {
+            let added = decide_round(o, Some(cur), d, next, k, decider, record, order, psi, stack, desc);
+            if added == 0 {
+                d.stats.early += 1;
+                break;
+            }
+            for (m, mk) in marked.iter_mut().enumerate() {
+                *mk = m > 0 && o.todo[m * n1..(m + 1) * n1].iter().any(|&t| t);
+            }
+            if next == k1 && switch {
+                for (j, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
+                    if t && op {
+                        o.scores[j] = d.full[j];
+                    }
+                }
+            }
+            for m in (1..n1).filter(|&m| marked[m]) {
+                let parts = score::add_sibling_parts(
+                    &self.sib,
+                    &self.sib_w,
+                    &base.sib,
+                    group,
+                    &o.scores,
+                    m,
+                    &mut base.sibs,
+                );
+                d.stats.sib_evaluated += parts * group.len() as u64;
+            }
+            d.stats.rounds += 1;
+            match base.decode.second(&o.scores, &base.sibs, n1) {
+                Ok(h) => d.heads = h,
+                // The current tree is projective and its arcs are never ruled out, so
+                // Eisner2 finds a tree; should it not, the tree stays.
+                Err(Error::NoSpanningTree(_)) => {
+                    d.stats.fails += 1;
+                    break;
+                }
+                Err(e) => return Err(e),
+            }
+            // The policy's scores of the marked modifiers' arcs: arc + best part. O(n²) each.
+            for m in (1..n1).filter(|&m| marked[m]) {
+                for h in (0..n1).filter(|&h| h != m && o.scores[m * n1 + h].is_finite()) {
+                    let base_i = (m * n1 + h) * n1;
+                    let inner = if m > h { h..m } else { m + 1..h + 1 };
+                    let best = inner
+                        .filter(|&x| x == h || o.scores[x * n1 + h].is_finite())
+                        .map(|x| base.sibs[base_i + x])
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    cur[m * n1 + h] = o.scores[m * n1 + h] + best;
+                }
+            }
+        }
+        d.running = false;
+        Ok(())
     }
 
     /// Adds one group to the arcs each running sentence marked in `todo`, all
@@ -569,6 +750,7 @@ impl GraphModel {
 #[allow(clippy::too_many_arguments)]
 fn decide_round(
     o: &mut OpenSentence,
+    cur: Option<&[f64]>,
     d: &mut DynSent,
     next: usize,
     k: usize,
@@ -584,7 +766,7 @@ fn decide_round(
     o.todo.resize(n1 * n1, false);
     order.clear();
     order.extend((1..n1).filter(|&m| !d.locked[m]));
-    let score = |m: usize| o.scores[m * n1 + d.heads[m] as usize];
+    let score = |m: usize| cur.unwrap_or(&o.scores)[m * n1 + d.heads[m] as usize];
     order.sort_by(|&a, &b| score(b).total_cmp(&score(a)).then(a.cmp(&b)));
     let mut added = 0;
     for &m in order.iter() {
@@ -596,14 +778,14 @@ fn decide_round(
         let lock_it = match decider {
             Decider::Expert => gold.unwrap_or(false),
             Decider::Linear { weights, threshold } => {
-                policy_features(o, d, h, m, next, k, psi);
+                policy_features(o, cur.unwrap_or(&o.scores), d, h, m, next, k, psi);
                 weights.iter().zip(psi.iter()).map(|(w, x)| w * x).sum::<f32>() > threshold
             }
         };
         if record {
             if let Some(g) = gold {
                 if matches!(decider, Decider::Expert) {
-                    policy_features(o, d, h, m, next, k, psi);
+                    policy_features(o, cur.unwrap_or(&o.scores), d, h, m, next, k, psi);
                 }
                 d.rows.extend_from_slice(psi);
                 d.labels.push(u8::from(g));
@@ -619,7 +801,7 @@ fn decide_round(
                 let i = m * n1 + g;
                 if o.open[i] {
                     o.todo[i] = true;
-                    d.prev[i] = o.scores[i];
+                    d.prev[i] = cur.unwrap_or(&o.scores)[i];
                 }
             }
         }
@@ -706,12 +888,13 @@ mod tests {
     /// stay, the locked arcs are the only heads of their words, no arc left crosses a
     /// locked arc or closes a cycle with locked arcs (outside the tree), at most one
     /// ROOT arc is left once a ROOT arc is locked, and CLE still finds a tree that
-    /// keeps every locked arc; so does Eisner when it finds one.
+    /// keeps every locked arc; so do Eisner and Eisner2 when Eisner finds one.
     #[test]
     #[allow(clippy::needless_range_loop)] // heads, locks and counts indexed by word
     fn locks_rule_out_exactly_the_conflicting_arcs() {
         let mut rng = Rng::new(3);
         let (mut cle, mut eisner) = (CleWorkspace::default(), EisnerWorkspace::default());
+        let mut eisner2 = crate::decode::Eisner2Workspace::default();
         let (mut stack, mut desc) = (Vec::new(), Vec::new());
         for trial in 0..300 {
             let n1 = 2 + (rng.next_u64() % 12) as usize;
@@ -771,6 +954,12 @@ mod tests {
             assert!(keeps(&again), "trial {trial}");
             if let Ok(p) = eisner.decode(&o.scores, n1, true) {
                 assert!(keeps(&p), "trial {trial}");
+                // The sibling rounds' decoder too: a tree of arcs left only, the locked
+                // ones among them (Eisner2 itself is checked against brute force).
+                let sib: Vec<f64> = (0..n1 * n1 * n1).map(|_| (rng.next_u64() % 100) as f64 / 10.0).collect();
+                let p2 = eisner2.decode(&o.scores, &sib, n1, true).unwrap();
+                assert!(keeps(&p2), "trial {trial}: eisner2 {p2:?}");
+                assert!((1..n1).all(|m| alive(p2[m] as usize, m)), "trial {trial}: eisner2 {p2:?}");
             }
         }
     }

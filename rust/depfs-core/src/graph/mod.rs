@@ -891,7 +891,7 @@ impl GraphTrainer {
             threshold: 0.0,
             arc_w: None,
         }
-        .check(self.model.arc.len())?;
+        .check(self.model.arc.len(), 0)?;
         self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());
         Ok(())
     }

@@ -259,6 +259,56 @@ pub fn sibling_scores<W: WeightTable>(
     }
 }
 
+/// Adds the sibling templates `active` to the parts (h, m, s) of modifier `m` that a
+/// tree can still use — arc h → m allowed (`arc[m * n1 + h]` finite) and s == h (m is
+/// h's innermost child) or s strictly between h and m with h → s allowed — in the
+/// layout of [`sibling_scores`]; other parts are left as they are. Returns the number
+/// of parts scored. O(parts · |active|), parts ≤ n².
+pub fn add_sibling_parts<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    sent: &ArcSent,
+    active: &[usize],
+    arc: &[f64],
+    m: usize,
+    out: &mut [f64],
+) -> u64 {
+    let n1 = sent.n1;
+    let mut parts = 0;
+    for h in (0..n1).filter(|&h| h != m && arc[m * n1 + h].is_finite()) {
+        let base = (m * n1 + h) * n1;
+        let inner = if m > h { h..m } else { m + 1..h + 1 };
+        for s in inner.filter(|&s| s == h || arc[s * n1 + h].is_finite()) {
+            let second = Second { sib: (s != h).then_some(s), grand: None };
+            let mut acc = 0f32;
+            for &t in active {
+                af.for_each(sent, t, h, m, second, |f| acc += w.get(t, f));
+            }
+            out[base + s] += acc as f64;
+            parts += 1;
+        }
+    }
+    parts
+}
+
+/// The number of sibling parts (h, m, s) a tree can use under arc scores `arc`
+/// (allowed arcs finite; see [`add_sibling_parts`]), over every modifier. O(n²).
+pub fn count_sibling_parts(arc: &[f64], n1: usize) -> u64 {
+    let mut parts = 0u64;
+    let mut before = vec![0u64; n1 + 1]; // before[x]: allowed children of h among 1..x
+    for h in 0..n1 {
+        for x in 0..n1 {
+            let child = x != h && x != 0 && arc[x * n1 + h].is_finite();
+            before[x + 1] = before[x] + u64::from(child);
+        }
+        for m in (1..n1).filter(|&m| m != h && arc[m * n1 + h].is_finite()) {
+            let (a, b) = (h.min(m), h.max(m)); // siblings strictly between
+            parts += 1 + before[b] - before[a + 1];
+        }
+    }
+    parts
+}
+
 /// Label scores of arc h → m: `out[l]` = Σ_t row(t, f)[l]; `feats` is scratch.
 /// O(T · L).
 #[allow(clippy::too_many_arguments)]

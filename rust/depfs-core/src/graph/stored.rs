@@ -158,9 +158,13 @@ impl GraphModel {
             if let Some(w) = prefix_w {
                 d.arc_w = Some(std::sync::Arc::new(weights(w, m.arc.len(), "prefix-trained arc")?));
             }
-            d.check(m.arc.len()).map_err(|e| bad(e.to_string()))?;
+            d.check(m.arc.len(), m.sib.len()).map_err(|e| bad(e.to_string()))?;
         }
         m.dynfs = dynfs;
-        Ok(m.with_weights(arc_w, sib_w, lab_w))
+        let m = m.with_weights(arc_w, sib_w, lab_w);
+        if let Some(d) = &m.dynfs {
+            m.check_dynfs(d).map_err(|e| bad(e.to_string()))?;
+        }
+        Ok(m)
     }
 }

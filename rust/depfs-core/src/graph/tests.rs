@@ -584,12 +584,15 @@ fn dynfs_specs_and_models_are_checked_and_round_trip() {
         threshold: 0.0,
         arc_w: None,
     };
-    assert!(bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4).is_err(), "template 3 in no group");
-    assert!(bad(vec![vec![0, 1], vec![1, 2, 3]], dynfs::n_features(2)).check(4).is_err(), "in two groups");
-    assert!(bad(vec![vec![0, 1, 2, 9]], dynfs::n_features(1)).check(4).is_err(), "out of range");
-    assert!(bad(vec![vec![0, 1], vec![], vec![2, 3]], dynfs::n_features(3)).check(4).is_err(), "empty");
-    assert!(bad(vec![vec![0, 1], vec![2, 3]], 3).check(4).is_err(), "weights");
-    assert!(bad(vec![vec![0, 1], vec![2, 3]], dynfs::n_features(2)).check(4).is_ok());
+    assert!(
+        bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4, 0).is_err(),
+        "template 3 in no group"
+    );
+    assert!(bad(vec![vec![0, 1], vec![1, 2, 3]], dynfs::n_features(2)).check(4, 0).is_err(), "in two groups");
+    assert!(bad(vec![vec![0, 1, 2, 9]], dynfs::n_features(1)).check(4, 0).is_err(), "out of range");
+    assert!(bad(vec![vec![0, 1], vec![], vec![2, 3]], dynfs::n_features(3)).check(4, 0).is_err(), "empty");
+    assert!(bad(vec![vec![0, 1], vec![2, 3]], 3).check(4, 0).is_err(), "weights");
+    assert!(bad(vec![vec![0, 1], vec![2, 3]], dynfs::n_features(2)).check(4, 0).is_ok());
     let wrong = bad(vec![vec![0, 1], vec![2, 3]], dynfs::n_features(2));
     assert!(model
         .parse_dynfs(&tb, &wrong, Decider::Linear { weights: &[0.0; 3], threshold: 0.0 }, false, 1)
@@ -619,4 +622,213 @@ fn a_policy_that_locks_before_the_last_group_skips_exactly_that_group() {
     assert_eq!(st.evaluated * 4, st.full * 3, "groups 1 and 2 (three templates of four) on every arc");
     assert_eq!(st.rounds, 2 * tb.len() as u64);
     assert_eq!(st.locks + st.propagated, tb.n_words() as u64);
+}
+
+/// A toy second-order model with random arc and sibling weights (arc templates 0..4,
+/// sibling templates 4..6 in the spec's numbering).
+fn noisy_model2(seed: u64) -> (Treebank, GraphModel) {
+    let tb = toy(30, 12);
+    let config = GraphConfig { order: 2, epochs: 1, prune: false, ..Default::default() };
+    let m = train(&tb, small_templates(), config, |_, _| {}).unwrap();
+    let arc = QuantizedWeights::quantize(&random_weights(&m.arc, 6, seed));
+    let sib = QuantizedWeights::quantize(&random_weights(&m.sib, 6, seed + 100));
+    (tb, m.with_weights(arc, sib, m.lab_w.clone()))
+}
+
+/// Three first-order groups, then the two sibling templates one group each.
+fn spec2(threshold: f32) -> Dynfs {
+    let groups = vec![vec![0], vec![2, 1], vec![3], vec![5], vec![4]];
+    Dynfs { weights: vec![0.0; dynfs::n_features(groups.len())], groups, threshold, arc_w: None }
+}
+
+fn linear(sp: &Dynfs) -> Decider<'_> {
+    Decider::Linear { weights: &sp.weights, threshold: sp.threshold }
+}
+
+#[test]
+fn second_order_dynfs_that_never_locks_is_the_full_second_order_parse() {
+    let (tb, model) = noisy_model2(21);
+    let full = model.parse(&tb, 1).unwrap();
+    let sp = spec2(1.0);
+    let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    assert_eq!(run.parsed.words.head, full.words.head);
+    assert_eq!(run.parsed.words.deprel, full.words.deprel);
+    let st = run.stats;
+    assert_eq!((st.locks, st.evaluated), (0, st.full));
+    assert_eq!(st.sib_evaluated, st.sib_full, "every usable part gets both sibling groups");
+    assert!(st.sib_full > 0);
+    assert_eq!(st.rounds, 5 * tb.len() as u64);
+    let run2 = model.parse_dynfs(&tb, &sp, linear(&sp), false, 2).unwrap();
+    assert_eq!(run2.parsed.words.head, full.words.head, "threads do not change the parse");
+}
+
+#[test]
+fn sibling_scores_change_the_second_order_parse_of_the_toy_model() {
+    // Without this, the test above could pass with the sibling rounds doing nothing.
+    let (tb, model) = noisy_model2(21);
+    let full = model.parse(&tb, 1).unwrap();
+    let mut sp = spec2(0.5);
+    // Lock every arc before the first sibling group (next group index 3): the parse is
+    // then the first-order projective tree of round K₁ and no sibling part is scored.
+    sp.weights[dynfs::BASE_FEATURES + 3] = 1.0;
+    let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    let st = run.stats;
+    assert_eq!(st.evaluated, st.full, "every first-order group on every arc");
+    assert_eq!(st.sib_evaluated, 0);
+    assert_eq!(st.locks + st.propagated, tb.n_words() as u64);
+    assert_ne!(run.parsed.words.head, full.words.head, "sibling scores change some tree");
+    let prep = model.prepare(&tb);
+    let (mut sc, mut ws) = (Scratch::default(), DecodeWs::default());
+    for s in 0..tb.len() {
+        let scores = model.arc_scores(&tb, &prep, s, None, false, None, &mut sc).unwrap();
+        let heads = ws.first(DecoderKind::Eisner, &scores, tb.heads(s).len() + 1).unwrap();
+        let start = tb.sentences[s].start as usize;
+        assert_eq!(&heads[1..], &run.parsed.words.head[start..start + heads.len() - 1], "sentence {s}");
+    }
+}
+
+#[test]
+fn second_order_locks_in_a_sibling_round_skip_exactly_the_last_sibling_group() {
+    let (tb, model) = noisy_model2(22);
+    let mut sp = spec2(0.5);
+    // Lock only before the last group (index 4): both sibling rounds' decisions before
+    // it add, the last one locks everything.
+    sp.weights[dynfs::BASE_FEATURES + 4] = 1.0;
+    let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    let st = run.stats;
+    assert_eq!(st.evaluated, st.full);
+    // Template 5 (one of two sibling templates) on every usable part.
+    assert_eq!(2 * st.sib_evaluated, st.sib_full);
+    assert_eq!(st.rounds, 4 * tb.len() as u64);
+    assert_eq!(st.locks + st.propagated, tb.n_words() as u64);
+    // Every word is attached and every tree projective (Eisner2's).
+    for s in 0..tb.len() {
+        let start = tb.sentences[s].start as usize;
+        let n = tb.heads(s).len();
+        let mut heads = vec![-1];
+        heads.extend_from_slice(&run.parsed.words.head[start..start + n]);
+        assert!(crate::heads::is_projective(&heads[1..]), "sentence {s}: {heads:?}");
+    }
+}
+
+#[test]
+fn the_second_order_expert_locks_only_gold_arcs() {
+    let (tb, model) = noisy_model2(23);
+    let sp = spec2(1.0);
+    let never = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    let expert = model.parse_dynfs(&tb, &sp, Decider::Expert, true, 1).unwrap();
+    let (uas_never, _) = crate::eval::attachment(&tb, &never.parsed).unwrap();
+    let (uas_expert, _) = crate::eval::attachment(&tb, &expert.parsed).unwrap();
+    assert!(uas_expert > uas_never + 5.0, "expert {uas_expert} vs full {uas_never}");
+    let st = expert.stats;
+    assert!(st.sib_evaluated < st.sib_full && st.evaluated < st.full);
+    assert_eq!(expert.rows.len(), expert.labels.len() * dynfs::n_features(5));
+    assert_eq!(expert.labels.iter().filter(|&&l| l == 1).count() as u64, st.locks);
+    // Before the second sibling group the policy sees what the first one changed: its
+    // scores are arc + best sibling part (the arc sums no longer change).
+    let width = dynfs::n_features(5);
+    let after_sib: Vec<&[f32]> =
+        expert.rows.chunks(width).filter(|r| r[dynfs::BASE_FEATURES + 4] == 1.0).collect();
+    assert!(!after_sib.is_empty());
+    assert!(after_sib.iter().any(|r| r[12] != 0.0), "the score's change with the sibling group");
+}
+
+#[test]
+fn second_order_specs_are_checked() {
+    let (tb, model) = noisy_model2(24);
+    let with = |groups: Vec<Vec<u32>>| Dynfs {
+        weights: vec![0.0; dynfs::n_features(groups.len())],
+        groups,
+        threshold: 0.0,
+        arc_w: None,
+    };
+    let err = |g: Vec<Vec<u32>>| model.check_dynfs(&with(g)).unwrap_err().to_string();
+    assert!(err(vec![vec![0, 1, 2, 3]]).contains("sibling template 0 is in no group"));
+    assert!(err(vec![vec![0, 1, 2, 3, 4], vec![5]]).contains("mixes"));
+    assert!(err(vec![vec![0, 1], vec![4, 5], vec![2, 3]]).contains("first-order groups come first"));
+    assert!(err(vec![vec![4, 5], vec![0, 1, 2, 3]]).contains("first group"));
+    assert!(err(vec![vec![0, 1, 2, 3], vec![4, 5, 6]]).contains("out of range"));
+    assert!(model.check_dynfs(&with(vec![vec![0, 1, 2, 3], vec![4, 5]])).is_ok());
+    // A first-order model has no sibling templates.
+    let (_, first) = noisy_model(8);
+    assert!(first.check_dynfs(&with(vec![vec![0, 1, 2, 3], vec![4, 5]])).is_err());
+    // Saved and loaded with the spec.
+    let mut m = model.clone();
+    m.dynfs = Some(spec2(0.25));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m2.depfs");
+    m.save(&path).unwrap();
+    assert_eq!(GraphModel::load(&path).unwrap().dynfs, Some(spec2(0.25)));
+    let _ = tb;
+}
+
+/// The sibling parts a tree can use: scored exactly where arc h → m and (s ≠ h) arc
+/// h → s are allowed, with the same values as the full sibling scores, and counted.
+#[test]
+fn sibling_parts_are_scored_only_where_both_arcs_are_allowed() {
+    let (tb, model) = noisy_model2(25);
+    let prep = model.prepare(&tb);
+    let mut rng = Rng::new(5);
+    let (mut sent, mut all) = (ArcSent::default(), Vec::new());
+    let active: Vec<usize> = (0..model.sib.len()).collect();
+    for s in 0..tb.len() {
+        model.sib.prepare(&prep.sib, &tb, s, &mut sent);
+        let n1 = sent.n1;
+        score::sibling_scores(&model.sib, &model.sib_w, &sent, &active, &mut all);
+        let arc: Vec<f64> = (0..n1 * n1)
+            .map(|_| if rng.next_u64().is_multiple_of(3) { f64::NEG_INFINITY } else { 0.0 })
+            .collect();
+        let mut got = vec![0.0; n1 * n1 * n1];
+        let mut parts = 0;
+        for m in 1..n1 {
+            parts += score::add_sibling_parts(&model.sib, &model.sib_w, &sent, &active, &arc, m, &mut got);
+        }
+        let mut want_parts = 0;
+        for m in 1..n1 {
+            for h in (0..n1).filter(|&h| h != m) {
+                for x in 0..n1 {
+                    let i = (m * n1 + h) * n1 + x;
+                    let between = (h.min(m) < x && x < h.max(m)) || x == h;
+                    let usable =
+                        between && arc[m * n1 + h].is_finite() && (x == h || arc[x * n1 + h].is_finite());
+                    want_parts += u64::from(usable);
+                    let want = if usable { all[i] } else { 0.0 };
+                    assert!((got[i] - want).abs() < 1e-9, "sentence {s}: part ({h}, {m}, {x})");
+                }
+            }
+        }
+        assert_eq!(parts, want_parts, "sentence {s}");
+        assert_eq!(score::count_sibling_parts(&arc, n1), want_parts, "sentence {s}");
+    }
+}
+
+#[test]
+fn second_order_rounds_switch_to_the_models_own_arc_sums_before_the_sibling_rounds() {
+    // The first-order rounds score with other (the rounds') weights; a policy that never
+    // locks still gives the full second-order parse, and one that locks everything
+    // before the sibling groups gives the rounds' weights' projective tree.
+    let (tb, model) = noisy_model2(26);
+    let full = model.parse(&tb, 1).unwrap();
+    let rounds = QuantizedWeights::quantize(&random_weights(&model.arc, 6, 77));
+    let mut sp = spec2(1.0);
+    sp.arc_w = Some(std::sync::Arc::new(rounds.clone()));
+    let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    assert_eq!(run.parsed.words.head, full.words.head);
+    let mut locking = sp.clone();
+    locking.threshold = 0.5;
+    locking.weights[dynfs::BASE_FEATURES + 3] = 1.0;
+    let run = model.parse_dynfs(&tb, &locking, linear(&locking), false, 1).unwrap();
+    let other = model.with_weights(rounds, model.sib_w.clone(), model.lab_w.clone());
+    let prep = model.prepare(&tb);
+    let (mut sc, mut ws) = (Scratch::default(), DecodeWs::default());
+    let mut differ = false;
+    for s in 0..tb.len() {
+        let scores = other.arc_scores(&tb, &prep, s, None, false, None, &mut sc).unwrap();
+        let heads = ws.first(DecoderKind::Eisner, &scores, tb.heads(s).len() + 1).unwrap();
+        let start = tb.sentences[s].start as usize;
+        let got = &run.parsed.words.head[start..start + heads.len() - 1];
+        assert_eq!(&heads[1..], got, "sentence {s}");
+        differ |= got != &full.words.head[start..start + heads.len() - 1];
+    }
+    assert!(differ, "the rounds' weights give other trees than the full model");
 }

@@ -19,6 +19,8 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("tagger_en_ewt", Family::Token, include_str!("sets/tagger_en_ewt.txt")),
     // The DynFS groups of the graph parser on en_ewt (He et al. 2013); see the header.
     ("dynfs_en_ewt", Family::Arc, include_str!("sets/dynfs_en_ewt.txt")),
+    // The same first-order groups, then sibling groups (second-order DynFS).
+    ("dynfs2_en_ewt", Family::Arc, include_str!("sets/dynfs2_en_ewt.txt")),
 ];
 
 /// Names of the shipped sets.
