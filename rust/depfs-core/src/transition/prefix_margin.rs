@@ -289,6 +289,14 @@ impl ArcEagerParser<Weights> {
             }
         }
         let predicted = predicted.or_else(|| best_kind(&acc, valid))?;
+        // The updates below are random writes to four arrays (weights, averaging,
+        // AdaGrad and ℓ2 state): their lines are requested first, so the misses overlap.
+        for (j, &(gold, loss)) in w.violations.iter().enumerate() {
+            let f = self.features().feature(j, c, &w.attrs, &mut w.lazy);
+            for k in [gold, loss].into_iter().filter(|&k| k != NO_LOSS) {
+                self.move_w.prefetch_update(j, f, k as usize);
+            }
+        }
         // Template j's update is the sum over violating prefixes i ≥ j: a suffix sum.
         let mut delta = [0f32; N_KINDS];
         for j in (0..w.violations.len()).rev() {
@@ -345,6 +353,15 @@ impl ArcEagerParser<Weights> {
                 }
                 Some(_) if all_prefixes => w.violations.push((gc as u32, NO_LOSS)),
                 _ => break,
+            }
+        }
+        // As for moves, the updated lines are requested first: template i's columns
+        // are the gold one and the loss columns of prefixes i and later (a few).
+        for (i, &(_, loss)) in w.violations.iter().enumerate() {
+            let f = combine(self.features().feature(self.label_templates[i], c, &w.attrs, &mut w.lazy), salt);
+            self.label_w.prefetch_update(i, f, gc);
+            if loss != NO_LOSS {
+                self.label_w.prefetch_update(i, f, loss as usize);
             }
         }
         // Suffix sums over the violating prefixes, as for moves; the loss columns of a
