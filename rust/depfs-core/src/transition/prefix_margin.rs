@@ -158,6 +158,36 @@ fn column_leads_by(scores: &[f32], margin: f32) -> bool {
     best - second >= margin
 }
 
+/// The allowed column with the highest score, the first on ties (+0 above −0, as
+/// `f32::total_cmp` orders them; scores are finite sums), None when none is allowed.
+/// The maximum is taken per lane of 8 (vector max over ~64 label columns, once per
+/// prefix in training), then the columns are scanned for its first occurrence. O(columns).
+fn best_allowed(scores: &[f32], allowed: &[bool]) -> Option<usize> {
+    const LANES: usize = 8;
+    let n = scores.len().min(allowed.len());
+    let (scores, allowed) = (&scores[..n], &allowed[..n]);
+    let mut top = [f32::NEG_INFINITY; LANES];
+    let (chunks, rest) = scores.as_chunks::<LANES>();
+    for (ch, ok) in chunks.iter().zip(allowed.chunks_exact(LANES)) {
+        for k in 0..LANES {
+            let s = if ok[k] { ch[k] } else { f32::NEG_INFINITY };
+            top[k] = if s > top[k] { s } else { top[k] };
+        }
+    }
+    let mut max = top.iter().fold(f32::NEG_INFINITY, |m, &s| if s > m { s } else { m });
+    for (&s, &ok) in rest.iter().zip(&allowed[n - rest.len()..]) {
+        if ok && s > max {
+            max = s;
+        }
+    }
+    let first = |want: &dyn Fn(f32) -> bool| (0..n).find(|&k| allowed[k] && want(scores[k]));
+    if max == 0.0 {
+        // Both zeros compare equal: +0 first, as total_cmp would.
+        return first(&|s| s == 0.0 && s.is_sign_positive()).or_else(|| first(&|s| s == 0.0));
+    }
+    first(&|s| s == max)
+}
+
 impl<W: WeightTable> ArcEagerParser<W> {
     /// Move scores summed template by template in set order, each feature computed when
     /// its template is reached; after each template `stop` sees the running sums and
@@ -344,10 +374,7 @@ impl ArcEagerParser<Weights> {
         for (i, &t) in self.label_templates.iter().enumerate() {
             let f = combine(self.features().feature(t, c, &w.attrs, &mut w.lazy), salt);
             self.label_weights().add_row(i, f, &mut w.label_scores);
-            let rival = (0..w.allowed.len())
-                .filter(|&k| w.allowed[k])
-                .max_by(|&a, &b| w.label_scores[a].total_cmp(&w.label_scores[b]).then(b.cmp(&a)));
-            match rival {
+            match best_allowed(&w.label_scores, &w.allowed) {
                 Some(r) if w.label_scores[gc] - w.label_scores[r] < margin => {
                     w.violations.push((gc as u32, r as u32))
                 }
@@ -402,6 +429,36 @@ mod tests {
         assert!(column_leads_by(&[BARRED, BARRED, 4.5, BARRED], 1e20), "one allowed column");
         assert!(column_leads_by(&[5.0, BARRED, BARRED, 9.0], 4.0));
         assert!(!column_leads_by(&[5.0, BARRED, BARRED, 9.0], 4.5));
+    }
+
+    /// The lane-wise argmax against the scalar `max_by` over `total_cmp` it replaced, on
+    /// rows of every length up to 70 with ties, both zeros and masked columns.
+    #[test]
+    fn the_best_allowed_column_is_the_first_total_cmp_maximum() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for len in 0..=70 {
+            for _ in 0..60 {
+                let row: Vec<f32> = (0..len)
+                    .map(|_| match next() % 6 {
+                        0 => 0.0,
+                        1 => -0.0,
+                        2 => 2.5,
+                        _ => (next() % 1000) as f32 / 100.0 - 5.0,
+                    })
+                    .collect();
+                let allowed: Vec<bool> = (0..len).map(|_| next() % 4 != 0).collect();
+                let want = (0..len)
+                    .filter(|&k| allowed[k])
+                    .max_by(|&a, &b| row[a].total_cmp(&row[b]).then(b.cmp(&a)));
+                assert_eq!(best_allowed(&row, &allowed), want, "{row:?} {allowed:?}");
+            }
+        }
     }
 
     /// The lane-wise check against sorting, on rows of every length up to 70 (whole
