@@ -247,6 +247,19 @@ impl Weights {
         self.update_at(i, step);
     }
 
+    /// Starts loading the training state of w[row(t, f)][k] (the weight, its averaging
+    /// and AdaGrad sums, its ℓ2 stamp: one random cache line each) without waiting, so
+    /// a batch of [`Weights::update_adagrad`] calls after it overlaps its misses.
+    #[inline]
+    pub fn prefetch_update(&self, t: usize, f: u64, k: usize) {
+        use crate::util::prefetch::prefetch;
+        let i = self.row_start(t, f) + k;
+        prefetch(&self.w, i);
+        prefetch(&self.u, i);
+        prefetch(&self.g2, i);
+        prefetch(&self.last, i);
+    }
+
     /// The AdaGrad sum of squared gradients of w[row(t, f)][k] (0 when not started).
     pub fn adagrad_sum(&self, t: usize, f: u64, k: usize) -> f32 {
         self.g2.get(self.row_start(t, f) + k).copied().unwrap_or(0.0)

@@ -281,9 +281,6 @@ impl<W: WeightTable> Guide for MarginGuide<'_, W> {
         let (kind, scores) = if valid.iter().filter(|&&v| v).count() == 1 {
             (valid.iter().position(|&v| v)?, [0f32; N_KINDS])
         } else {
-            if valid[LEFT] || valid[RIGHT] {
-                p.prefetch_labels_ahead(c, valid, w);
-            }
             let (scores, used) = p.kind_scores_lazy(c, w, |acc| leads_by(acc, valid, margin));
             (n.move_templates, n.move_decisions) = (n.move_templates + used as u64, n.move_decisions + 1);
             (best_kind(&scores, valid)?, scores)
