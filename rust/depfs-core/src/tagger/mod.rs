@@ -34,7 +34,7 @@ use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
 use crate::transition::prefix_margin::MarginPresets;
 use crate::util::{map_chunks, Rng};
-use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
@@ -134,20 +134,23 @@ fn salt(column: usize, class: &str) -> u64 {
 }
 
 impl<W: WeightTable> ColumnModel<W> {
-    /// Score of class c given the templates' feature values. O(templates).
-    #[inline]
-    fn score(&self, feats: &[u64], c: u32) -> f32 {
-        let s = self.salts[c as usize];
-        feats.iter().enumerate().map(|(t, &f)| self.weights.get(t, combine(f, s))).sum()
-    }
-
-    /// The best-scoring candidate (first on ties). O(candidates · templates).
-    fn best(&self, feats: &[u64], cands: &[u32]) -> u32 {
-        let mut best = (cands[0], f32::NEG_INFINITY);
+    /// The best-scoring candidate (first on ties). Every candidate's rows are located
+    /// and prefetched before any is summed: a decision reads candidates × templates
+    /// weights scattered over the table, most of them cache misses, and asking for all
+    /// at once keeps many in flight. O(candidates · templates).
+    fn best(&self, feats: &[u64], cands: &[u32], rows: &mut Vec<RowAt>) -> u32 {
+        rows.clear();
         for &c in cands {
-            let s = self.score(feats, c);
-            if s > best.1 {
-                best = (c, s);
+            let s = self.salts[c as usize];
+            self.weights.layout().locate_each(feats.iter().map(|&f| combine(f, s)), rows);
+        }
+        self.weights.prefetch_rows(rows);
+        let mut best = (cands[0], f32::NEG_INFINITY);
+        for (&c, r) in cands.iter().zip(rows.chunks_exact(feats.len().max(1))) {
+            let mut score = [0f32];
+            self.weights.add_located_rows(r, &mut score);
+            if score[0] > best.1 {
+                best = (c, score[0]);
             }
         }
         best.0
@@ -175,6 +178,8 @@ struct Scratch {
     sent: SentAttrs,
     hist: History,
     feats: Vec<u64>,
+    /// Located weight rows of a decision.
+    rows: Vec<RowAt>,
     all: Vec<u32>,
     prefix: PrefixScratch,
 }
@@ -239,7 +244,7 @@ impl<W: WeightTable> Core<W> {
                 pred
             } else {
                 cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
-                let pred = cm.best(&sc.feats, &cands);
+                let pred = cm.best(&sc.feats, &cands, &mut sc.rows);
                 learn(m, &sc.feats, &cands, pred);
                 pred
             };
