@@ -9,3 +9,17 @@ fn a_script_never_makes_an_empty_lemma() {
     assert_eq!(apply_script(&s, &Word { form: "-", entry: None }), "-");
     assert_eq!(apply_script(&s, &Word { form: "a-", entry: None }), "a");
 }
+
+/// The lemma back-off for unknown words offers only scripts seen with two forms or more:
+/// "Mar" → "March" (append "ch") is that word's own and must not make "Miramar" into
+/// "Miramarch"; the known word keeps its script.
+#[test]
+fn the_suffix_back_off_offers_only_productive_lemma_scripts() {
+    let w = |form, script| Seen { form, classes: [Some(0), None, None, Some(script)] };
+    // Script 0: the identity (two forms); script 1: append "ch" (one form, seen twice).
+    let words = [w("Omar", 0), w("bar", 0), w("Mar", 1), w("Mar", 1)];
+    let lex = Lexicon::build(&words, 1, 2);
+    assert_eq!(lex.candidates(LEMMA, None, 0, "Miramar"), &[0]);
+    let mar = lex.entry("Mar").unwrap().0;
+    assert_eq!(lex.candidates(LEMMA, Some(mar), 0, "Mar"), &[1]);
+}
