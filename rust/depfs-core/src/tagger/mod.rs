@@ -57,11 +57,21 @@ pub struct TaggerOptions {
     pub prefix_margin: Option<f32>,
     /// With `prefix_margin`: ℓ2 strength of the AdaGrad steps, per word (0: none).
     pub prefix_l2: f32,
+    /// Line-local hashing (see [`ColumnModel::key`]); false: the layout of taggers
+    /// before it (every (feature, class) pair anywhere in its block).
+    pub line_hashing: bool,
 }
 
 impl Default for TaggerOptions {
     fn default() -> Self {
-        TaggerOptions { seed: 1, min_known: 2, max_bits: 20, prefix_margin: None, prefix_l2: 0.0 }
+        TaggerOptions {
+            seed: 1,
+            min_known: 2,
+            max_bits: 20,
+            prefix_margin: None,
+            prefix_l2: 0.0,
+            line_hashing: true,
+        }
     }
 }
 
@@ -78,6 +88,8 @@ struct ColumnModel<W> {
     history: Vec<Vec<(usize, u64)>>,
     /// Parsed scripts (LEMMA only).
     scripts: Vec<Script>,
+    /// Line-local hashing ([`ColumnModel::key`]).
+    lines: bool,
     weights: W,
 }
 
@@ -90,6 +102,7 @@ impl<W> ColumnModel<W> {
         set: TemplateSet,
         classes: Vec<String>,
         weights: W,
+        lines: bool,
         slots: &mut Slots,
     ) -> Result<Self> {
         if classes.is_empty() {
@@ -114,10 +127,32 @@ impl<W> ColumnModel<W> {
             classes,
             history: Vec::new(),
             scripts,
+            lines,
             weights,
         })
     }
+
+    /// The hash that places the weight of (feature `f`, class `c`) in its template's
+    /// block. With line-local hashing the row's bits above the low six come from `f`
+    /// alone (a hash already) and the low six from (f, c), the top bits of one
+    /// multiplication: every class of a feature lies in one line of 64 rows, so a
+    /// decision reads one line (a cache line of 8-bit weights) per template whatever
+    /// its number of candidates, instead of one scattered row per candidate and
+    /// template. Classes of one feature may share a row (as any two pairs may under
+    /// hashing), but which ones changes from feature to feature.
+    #[inline(always)]
+    fn key(&self, f: u64, c: u32) -> u64 {
+        let s = self.salts[c as usize];
+        if self.lines {
+            (f & !LINE_MASK) | ((f ^ s).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 58)
+        } else {
+            combine(f, s)
+        }
+    }
 }
+
+/// The row bits that pick a weight within a line of line-local hashing (64 rows).
+const LINE_MASK: u64 = 63;
 
 /// The history values each class of every column (but LEMMA) sets, once `slots` holds
 /// every column's attributes.
@@ -138,11 +173,13 @@ impl<W: WeightTable> ColumnModel<W> {
     /// and prefetched before any is summed: a decision reads candidates × templates
     /// weights scattered over the table, most of them cache misses, and asking for all
     /// at once keeps many in flight. O(candidates · templates).
-    fn best(&self, feats: &[u64], cands: &[u32], rows: &mut Vec<RowAt>) -> u32 {
+    fn best(&self, feats: &[u64], cands: &[u32], rows: &mut Vec<RowAt>, scores: &mut Vec<f32>) -> u32 {
+        if self.lines {
+            return self.best_in_lines(feats, cands, rows, scores);
+        }
         rows.clear();
         for &c in cands {
-            let s = self.salts[c as usize];
-            self.weights.layout().locate_each(feats.iter().map(|&f| combine(f, s)), rows);
+            self.weights.layout().locate_each(feats.iter().map(|&f| self.key(f, c)), rows);
         }
         self.weights.prefetch_rows(rows);
         let mut best = (cands[0], f32::NEG_INFINITY);
@@ -154,6 +191,37 @@ impl<W: WeightTable> ColumnModel<W> {
             }
         }
         best.0
+    }
+
+    /// [`Self::best`] under line-local hashing: each template's line (which may straddle
+    /// two cache lines) is prefetched, then the candidates' weights are added template
+    /// by template. O(templates · candidates) adds, O(templates) cache misses.
+    fn best_in_lines(
+        &self,
+        feats: &[u64],
+        cands: &[u32],
+        rows: &mut Vec<RowAt>,
+        scores: &mut Vec<f32>,
+    ) -> u32 {
+        rows.clear();
+        self.weights.layout().locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
+        for r in rows.iter_mut() {
+            self.weights.prefetch_rows(&[*r, RowAt { start: r.start + LINE_MASK as usize, ..*r }]);
+        }
+        scores.clear();
+        scores.resize(cands.len(), 0.0);
+        for (t, &f) in feats.iter().enumerate() {
+            for (s, &c) in scores.iter_mut().zip(cands) {
+                *s += self.weights.get(t, self.key(f, c));
+            }
+        }
+        let mut best = 0;
+        for (k, &s) in scores.iter().enumerate() {
+            if s > scores[best] {
+                best = k;
+            }
+        }
+        cands[best]
     }
 }
 
@@ -178,8 +246,9 @@ struct Scratch {
     sent: SentAttrs,
     hist: History,
     feats: Vec<u64>,
-    /// Located weight rows of a decision.
+    /// Located weight rows and candidate scores of a decision.
     rows: Vec<RowAt>,
+    scores: Vec<f32>,
     all: Vec<u32>,
     prefix: PrefixScratch,
 }
@@ -203,8 +272,8 @@ impl<W: WeightTable> Core<W> {
         // O(candidates).
         if c.is_empty() {
             out.extend(0..cm.classes.len() as u32);
-        } else if cm.column == LEMMA {
-            // Only scripts that fit the form.
+        } else if cm.column == LEMMA && c.len() > 1 {
+            // Only scripts that fit the form (a single one is kept anyway).
             let form = lemma_form(w);
             out.extend(c.iter().copied().filter(|&s| cm.scripts[s as usize].fits(&form)));
             if out.is_empty() {
@@ -244,7 +313,7 @@ impl<W: WeightTable> Core<W> {
                 pred
             } else {
                 cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
-                let pred = cm.best(&sc.feats, &cands, &mut sc.rows);
+                let pred = cm.best(&sc.feats, &cands, &mut sc.rows, &mut sc.scores);
                 learn(m, &sc.feats, &cands, pred);
                 pred
             };
@@ -435,7 +504,7 @@ impl TaggerTrainer {
             gold.push(g);
             // One row per block until `size_blocks` counts the pairs.
             let weights = Weights::new(&vec![1usize; set.len()], 1)?;
-            columns.push(ColumnModel::new(c, set, classes, weights, &mut slots)?);
+            columns.push(ColumnModel::new(c, set, classes, weights, opts.line_hashing, &mut slots)?);
         }
         fill_history(&mut columns, &slots);
         let class_of =
@@ -491,7 +560,7 @@ impl TaggerTrainer {
                     if cands.len() > 1 {
                         cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
                         for (t, &f) in sc.feats.iter().enumerate() {
-                            pairs[m][t].insert(combine(f, cm.salts[g as usize]));
+                            pairs[m][t].insert(cm.key(f, g));
                         }
                     }
                     self.core.record(m, &w, i, g, &mut sc.hist);
@@ -585,10 +654,10 @@ impl TaggerTrainer {
                 }
                 for (m, feats, g, pred) in updates.drain(..) {
                     let cm = &mut self.core.columns[m];
-                    let (sg, sp) = (cm.salts[g as usize], cm.salts[pred as usize]);
                     for (t, &f) in feats.iter().enumerate() {
-                        cm.weights.update(t, combine(f, sg), 0, 1.0);
-                        cm.weights.update(t, combine(f, sp), 0, -1.0);
+                        let (kg, kp) = (cm.key(f, g), cm.key(f, pred));
+                        cm.weights.update(t, kg, 0, 1.0);
+                        cm.weights.update(t, kp, 0, -1.0);
                     }
                 }
                 for cm in &mut self.core.columns {
@@ -624,6 +693,7 @@ impl TaggerTrainer {
                 salts: cm.salts.clone(),
                 history: cm.history.clone(),
                 scripts: cm.scripts.clone(),
+                lines: cm.lines,
                 weights: QuantizedWeights::quantize(&cm.weights.averaged()),
             })
             .collect();
@@ -799,7 +869,9 @@ impl Tagger {
             })
             .collect();
         let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
+        let lines = self.core.columns.first().is_some_and(|cm| cm.lines);
         let model = match self.dynamic {
+            _ if lines => Model::TaggerLines(StoredTaggerLines { tagger: stored, presets: self.dynamic }),
             None => Model::Tagger(stored),
             Some(presets) => Model::TaggerDynamic(StoredTaggerDynamic { tagger: stored, presets }),
         };
@@ -820,9 +892,10 @@ impl Tagger {
     /// The tagger of a model file's payload read from `path`; checks every size.
     pub fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
-        let (st, dynamic) = match file.model {
-            Model::Tagger(st) => (st, None),
-            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets)),
+        let (st, dynamic, lines) = match file.model {
+            Model::Tagger(st) => (st, None, false),
+            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false),
+            Model::TaggerLines(l) => (l.tagger, l.presets, true),
             other => return Err(wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
@@ -830,12 +903,12 @@ impl Tagger {
             return Err(bad(format!("bad margin presets {p:?}")));
         }
         let mut tagger =
-            Tagger::from_stored(st, info).map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
+            Tagger::from_stored(st, info, lines).map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
         tagger.dynamic = dynamic;
         Ok(tagger)
     }
 
-    fn from_stored(st: StoredTagger, info: String) -> Result<Tagger> {
+    fn from_stored(st: StoredTagger, info: String, lines: bool) -> Result<Tagger> {
         let mut slots = Slots::default();
         let mut columns = Vec::new();
         let mut last = None;
@@ -847,7 +920,7 @@ impl Tagger {
             last = Some(c);
             let set = TemplateSet::parse(&sc.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
             let weights = sc.weights.table(set.len(), 1)?;
-            columns.push(ColumnModel::new(c, set, sc.classes, weights, &mut slots)?);
+            columns.push(ColumnModel::new(c, set, sc.classes, weights, lines, &mut slots)?);
         }
         fill_history(&mut columns, &slots);
         let lexicon = st.lexicon;
@@ -896,6 +969,15 @@ pub struct StoredTagger {
 pub struct StoredTaggerDynamic {
     tagger: StoredTagger,
     presets: MarginPresets,
+}
+
+/// A tagger with line-local hashing ([`ColumnModel::key`]) inside a model file, with the
+/// margin presets of one trained by the prefix-margin rule (a variant of its own: files
+/// of the earlier variants keep their layout and decode as before).
+#[derive(Serialize, Deserialize)]
+pub struct StoredTaggerLines {
+    tagger: StoredTagger,
+    presets: Option<MarginPresets>,
 }
 
 #[cfg(test)]

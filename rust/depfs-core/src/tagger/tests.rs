@@ -10,6 +10,29 @@ fn a_script_never_makes_an_empty_lemma() {
     assert_eq!(apply_script(&s, &Word { form: "a-", entry: None }), "a");
 }
 
+/// Line-local hashing: every class of a feature lies in one line of 64 rows (one cache
+/// line of 8-bit weights), spread over it, and the line depends on the feature; without
+/// it a class's row is `combine(f, salt)` as in taggers saved before.
+#[test]
+fn line_hashing_keeps_the_classes_of_a_feature_in_one_line() {
+    use std::collections::HashSet;
+    let set = TemplateSet::parse("form(i)", Family::Token, DEFAULT_MAX_ATOMS).unwrap();
+    let classes: Vec<String> = (0..40).map(|k| format!("C{k}")).collect();
+    let lined = ColumnModel::new(UPOS, set, classes.clone(), (), true, &mut Slots::default()).unwrap();
+    let plain = ColumnModel { lines: false, ..lined.clone() };
+    for f in [1u64, 0xdead_beef, u64::MAX, 12_345 << 20, combine(3, 4)] {
+        let lines: HashSet<u64> = (0..40).map(|c| lined.key(f, c) >> 6).collect();
+        assert_eq!(lines.len(), 1, "one line for every class of feature {f:#x}");
+        let rows: HashSet<u64> = (0..40).map(|c| lined.key(f, c) & 63).collect();
+        assert!(rows.len() > 20, "40 classes spread over the line: {} rows", rows.len());
+        for (c, k) in classes.iter().enumerate() {
+            assert_eq!(plain.key(f, c as u32), combine(f, salt(UPOS, k)));
+        }
+    }
+    let lines: HashSet<u64> = (0..200u64).map(|f| lined.key(combine(f, 7), 0) >> 6).collect();
+    assert!(lines.len() > 190, "features take different lines: {}", lines.len());
+}
+
 /// The lemma back-off for unknown words offers only scripts seen with two forms or more:
 /// "Mar" → "March" (append "ch") is that word's own and must not make "Miramar" into
 /// "Miramarch"; the known word keeps its script.
