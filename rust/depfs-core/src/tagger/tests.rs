@@ -6,8 +6,8 @@ use super::*;
 fn a_script_never_makes_an_empty_lemma() {
     let s = Script::between("--", "-");
     assert_eq!(s.apply("-").as_deref(), Some(""), "the script alone leaves nothing");
-    assert_eq!(apply_script(&s, &Word { form: "-", entry: None }), "-");
-    assert_eq!(apply_script(&s, &Word { form: "a-", entry: None }), "a");
+    assert_eq!(apply_script(&s, &Word { form: "-", entry: None, fid: None }), "-");
+    assert_eq!(apply_script(&s, &Word { form: "a-", entry: None, fid: None }), "a");
 }
 
 /// Line-local hashing: every class of a feature lies in one line of 64 rows (one cache
