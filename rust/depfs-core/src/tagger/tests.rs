@@ -31,6 +31,15 @@ fn line_hashing_keeps_the_classes_of_a_feature_in_one_line() {
     }
     let lines: HashSet<u64> = (0..200u64).map(|f| lined.key(combine(f, 7), 0) >> 6).collect();
     assert!(lines.len() > 190, "features take different lines: {}", lines.len());
+    // Up to 64 classes, one row each; beyond, hashed rows of the one line.
+    let f = combine(5, 6);
+    assert_eq!((0..40).map(|c| lined.key(f, c) & 63).collect::<HashSet<_>>().len(), 40);
+    let set = TemplateSet::parse("form(i)", Family::Token, DEFAULT_MAX_ATOMS).unwrap();
+    let many: Vec<String> = (0..100).map(|k| format!("C{k}")).collect();
+    let wide = ColumnModel::new(UPOS, set, many, (), true, &mut Slots::default()).unwrap();
+    assert_eq!((0..100).map(|c| wide.key(f, c) >> 6).collect::<HashSet<_>>().len(), 1);
+    let rows = (0..100).map(|c| wide.key(f, c) & 63).collect::<HashSet<_>>().len();
+    assert!(rows > 40, "100 classes spread over the line: {rows} rows");
 }
 
 /// The lemma back-off for unknown words offers only scripts seen with two forms or more:
