@@ -295,7 +295,7 @@ def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
     assert [[t.text for t in g] for g in read_groups(path)[1]] == [[t.text] for t in wide]
 
 
-TAG_POOL = "lower(i+1)\nsuffix:2(i)\nform(i)\nshape(i-2)"
+TAG_POOL = "lower(i+1)\nsuffix:2(i)\nform(i)\nhasdigit(i-2)"
 
 
 def test_the_tagger_wrapper_orders_token_templates_by_mean_accuracy(
@@ -304,8 +304,9 @@ def test_the_tagger_wrapper_orders_token_templates_by_mean_accuracy(
     with cf.ThreadPoolExecutor(1) as ex:
         r = forward_wrapper(TAG_POOL, *data, parser="tagger", epochs=2, executor=ex, limit=2)
     assert r.metric == "accuracy"
-    # The word itself (or its suffix) comes first: the next word's form or a shape two
-    # words back says little about a word's tags.
+    # The word itself (or its suffix) comes first: the next word's form, or whether the word
+    # two back has a digit (never, in this grammar), says little about a word's tags. (A shape
+    # two words back did: on this small dev set it ties with form(i) to a word or two.)
     assert r.order[0].text in ("form(i)", "suffix:2(i)"), r.order
     assert r.scores[0] > 60.0 and r.steps[0].dev_las is None
     one = evaluate_candidate(

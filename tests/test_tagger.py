@@ -102,6 +102,35 @@ def test_save_load_same_tags_and_same_bytes(tagger: Tagger, tmp_path: Path) -> N
     assert info["kind"] == "tagger" and info["input_columns"] == ["FORM"]
 
 
+def test_a_tagger_file_of_the_earlier_layout_tags_as_it_did() -> None:
+    """tests/data/tagger_v5.depfs was saved before line-local hashing (commit ac11595:
+    ``Tagger(SMALL, epochs=3, min_known=50).fit(synthetic(300, seed=0))``); it loads with
+    its own layout and tags input.conllu (tag columns blanked) as it did then."""
+    data = Path(__file__).parent / "data"
+    inp = Treebank.from_string(blank((data / "input.conllu").read_text(encoding="utf-8")))
+    out = depfs.load(data / "tagger_v5.depfs").tag(inp, threads=1).to_string()
+    assert out == (data / "expected" / "tagger_v5.conllu").read_text(encoding="utf-8")
+
+
+def test_both_weight_layouts_train_save_and_load(tmp_path: Path) -> None:
+    """Line-local hashing (the default) and the earlier layout both learn, and each
+    tagger tags the same after a save and load."""
+    from depfs import _core
+
+    train, tb = synthetic(300, seed=0), Treebank.from_string(blank(synthetic_conllu(30, seed=5)))
+    gold = synthetic(30, seed=5)
+    for lines in (True, False):
+        trainer = _core.TaggerTrainer(train, [SMALL], min_known=50, line_hashing=lines)
+        for _ in range(3):
+            trainer.epoch()
+        model = trainer.model()
+        tagged = model.tag(tb, 1, None)
+        assert evaluate(gold, tagged).upos > 90
+        path = tmp_path / f"lines_{lines}.depfs"
+        model.save(str(path), "")
+        assert depfs.load(path).tag(tb).to_string() == tagged.to_string()
+
+
 def test_damaged_model_is_refused(tagger: Tagger, tmp_path: Path) -> None:
     path = tmp_path / "t.depfs"
     tagger.save(path)

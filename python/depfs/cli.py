@@ -880,7 +880,9 @@ def tag(
     show_default=True,
     help="Contiguous blocks of sentences; each is tagged by a tagger trained on the others.",
 )
-@click.option("--templates", default="tagger", show_default=True, help="Tagger templates.")
+@click.option(
+    "--templates", default=None, help="Tagger templates (default: the tagger's per-column sets)."
+)
 @click.option("--epochs", type=count(1), default=10, show_default=True)
 @click.option("--threads", type=Threads(), default=1, show_default=True, help="0 = all cores.")
 @click.option("--force", is_flag=True, help="Allow an output path that is the input.")
@@ -889,7 +891,7 @@ def jackknife(
     train_path: str,
     output: str,
     folds: int,
-    templates: str,
+    templates: str | None,
     epochs: int,
     threads: int,
     force: bool,
@@ -905,8 +907,9 @@ def jackknife(
     from .files import atomic_stream
     from .jackknifing import fold_bounds, jackknife
 
-    _check_template_path(templates)
-    _check_templates(templates, "--templates", "token")
+    if templates is not None:
+        _check_template_path(templates)
+        _check_templates(templates, "--templates", "token")
     if output != "-":
         _check_output(output, {"the input": train_path}, force)
     treebank = read_conllu(train_path)

@@ -49,7 +49,7 @@ def jackknife(
     treebank: _core.Treebank,
     folds: int = 10,
     *,
-    templates: str | os.PathLike[str] | Sequence[str] = "tagger",
+    templates: str | os.PathLike[str] | Sequence[str] | None = None,
     epochs: int = 10,
     random_state: int = 1,
     threads: int = 1,

@@ -30,6 +30,8 @@ from .base import HistoryRow, TrainableModel, check_threads
 from .templates import resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
+# The default templates: one shipped set per column, in COLUMNS order.
+DEFAULT_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
 
 # History column of each predicted column's dev accuracy.
 _DEV_KEYS = {"UPOS": "dev_upos", "XPOS": "dev_xpos", "FEATS": "dev_ufeats", "LEMMA": "dev_lemmas"}
@@ -47,15 +49,17 @@ class Tagger(TrainableModel):
 
     def __init__(
         self,
-        # Default: the shipped `tagger` set; a dynamic tagger walks `tagger_en_ewt`,
+        # Default: the shipped per-column sets (DEFAULT_SETS); the single `tagger` set
+        # serves every column of taggers before them; a dynamic tagger walks `tagger_en_ewt`,
         # the forward wrapper's order of it.
         templates: str | os.PathLike[str] | Sequence[str] | None = None,
         *,
         epochs: int = 10,
         random_state: int = 1,
         # A form seen at least this often is known to the tag dictionary (its classes
-        # are restricted to those seen); rarer ones train the unknown-word path.
-        # Chosen on en_ewt dev (see the README).
+        # are restricted to those seen); rarer ones train the unknown-word path. On
+        # en_ewt dev 8 rather than 2 gains 0.2 of mean accuracy for 20% more time, but
+        # loses on test (UPOS -0.41, lemmas -0.54): 2 (docs/design.md § Tagger).
         min_known: int = 2,
         # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
         # trained to reach, the unit of tagging-time margins; l2: the ℓ2 strength of
@@ -66,6 +70,10 @@ class Tagger(TrainableModel):
         # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
         # template in order trained alone for `epochs` epochs, then frozen.
         stagewise: bool = False,
+        # Line-local hashing: every class of a feature in one cache line of weights, so a
+        # decision reads one line per template (see docs/design.md § Tagger); False: the
+        # layout of taggers saved before it (one scattered weight per class and template).
+        line_hashing: bool = True,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -75,11 +83,12 @@ class Tagger(TrainableModel):
         self.train_margin = train_margin
         self.l2 = l2
         self.stagewise = stagewise
+        self.line_hashing = line_hashing
 
     def _template_texts(self) -> list[str]:
         t = self.templates
         if t is None:
-            t = "tagger_en_ewt" if self.dynamic else "tagger"
+            t = "tagger_en_ewt" if self.dynamic else DEFAULT_SETS
         if isinstance(t, (list, tuple)):
             if len(t) != len(COLUMNS):
                 raise ValueError(
@@ -105,6 +114,7 @@ class Tagger(TrainableModel):
             min_known=self.min_known,
             prefix_margin=self.train_margin if self.dynamic else None,
             prefix_l2=self.l2,
+            line_hashing=self.line_hashing,
         )
         return _Stagewise(trainer, self.epochs) if self.stagewise else trainer
 

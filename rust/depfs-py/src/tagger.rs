@@ -122,7 +122,7 @@ pub struct PyTaggerTrainer {
 impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA).
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, line_hashing = true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -133,11 +133,12 @@ impl PyTaggerTrainer {
         max_bits: u32,
         prefix_margin: Option<f32>,
         prefix_l2: f32,
+        line_hashing: bool,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
-        let opts =
-            TaggerOptions { seed, min_known, max_bits: max_bits.clamp(6, 26), prefix_margin, prefix_l2 };
+        let max_bits = max_bits.clamp(6, 26);
+        let opts = TaggerOptions { seed, min_known, max_bits, prefix_margin, prefix_l2, line_hashing };
         let inner = py
             .detach(|| {
                 let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS);

@@ -43,6 +43,8 @@ pub enum Model {
     WithTagger(Box<WithTagger>),
     /// A graph parser with dynamic feature selection (He et al. 2013).
     GraphDynfs(Box<crate::graph::stored::GraphDynfsFile>),
+    /// A tagger with line-local hashing (ordinary or prefix-margin).
+    TaggerLines(crate::tagger::StoredTaggerLines),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -72,6 +74,7 @@ impl Model {
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
             Model::GraphDynfs(_) => "graph",
+            Model::TaggerLines(_) => "tagger",
         }
     }
 }
@@ -245,7 +248,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
     ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }
-    if !matches!(tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_)) {
+    if !matches!(tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_)) {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
     Ok((parser, Some(tagger)))
@@ -280,7 +283,7 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
     }
     let (head, _) = postcard::take_from_bytes::<TaggerFirst>(c.payload)
         .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
-    if !matches!(head.tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_)) {
+    if !matches!(head.tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_)) {
         return Err(model_err(
             path,
             format!("the tagger inside holds a {:?} model", head.tagger.model.kind()),

@@ -7,8 +7,11 @@
 //! lemma-script candidates seen with it. Everything else backs off: UPOS to every tag;
 //! XPOS and FEATS to the values seen with the predicted UPOS; lemma scripts to those seen
 //! with the UPOS and the longest known suffix (4 to 1 characters) of the lower-cased
-//! form, then with the UPOS alone. Forms are looked up as written, then lower-cased (a
-//! capitalised sentence-initial word). Words seen fewer than `min_known` times train the
+//! form, then with the UPOS alone. The suffix back-off offers only *productive* scripts,
+//! seen with at least [`MIN_SCRIPT_FORMS`] distinct lower-cased forms: a script learnt
+//! from one word ("Mar" → "March": append "ch"; "went" → "go") is that word's own, and
+//! offered to unknown words it made "Miramar" into "Miramarch". Forms are looked up as
+//! written, then lower-cased (a capitalised sentence-initial word). Words seen fewer than `min_known` times train the
 //! back-off paths, so that unknown words at tagging time meet a trained classifier.
 
 use serde::{Deserialize, Serialize};
@@ -37,6 +40,9 @@ pub struct Lexicon {
     /// Per UPOS class: lemma scripts.
     pub scripts_by_upos: Vec<Vec<u32>>,
 }
+
+/// Distinct forms a lemma script must be seen with to be offered by the suffix back-off.
+pub const MIN_SCRIPT_FORMS: usize = 2;
 
 /// Longest suffix the lemma back-off keys on.
 pub const MAX_SUFFIX: usize = 4;
@@ -69,6 +75,14 @@ impl Lexicon {
                 *pair_count.entry((w.form, u)).or_default() += 1;
             }
         }
+        // Distinct lower-cased forms per lemma script. O(words · log).
+        let mut script_forms: BTreeMap<u32, std::collections::BTreeSet<String>> = BTreeMap::new();
+        for w in words {
+            if let Some(s) = w.classes[LEMMA] {
+                script_forms.entry(s).or_default().insert(w.form.to_lowercase());
+            }
+        }
+        let productive = |s: u32| script_forms.get(&s).map_or(0, |f| f.len()) >= MIN_SCRIPT_FORMS;
         let mut lex = Lexicon {
             min_known,
             by_upos: vec![Default::default(); n_upos],
@@ -106,10 +120,12 @@ impl Lexicon {
             }
             if let Some(s) = w.classes[LEMMA] {
                 insert_sorted(&mut lex.scripts_by_upos[u as usize], s);
-                let lower = w.form.to_lowercase();
-                for k in 1..=MAX_SUFFIX {
-                    if let Some(key) = suffix_key(u, &lower, k) {
-                        insert_sorted(lex.scripts_by_suffix.entry(key).or_default(), s);
+                if productive(s) {
+                    let lower = w.form.to_lowercase();
+                    for k in 1..=MAX_SUFFIX {
+                        if let Some(key) = suffix_key(u, &lower, k) {
+                            insert_sorted(lex.scripts_by_suffix.entry(key).or_default(), s);
+                        }
                     }
                 }
             }

@@ -24,7 +24,6 @@
 use super::features::{History, N_COLUMNS};
 use super::ColumnModel;
 use crate::templates::attrs::SentAttrs;
-use crate::templates::hash::combine;
 use crate::weights::{RowAt, WeightTable, Weights};
 
 /// Templates the prefix-margin rule computed, per column (decisions with more than one
@@ -96,7 +95,7 @@ impl<W: WeightTable> ColumnModel<W> {
     ) -> u64 {
         let f = self.feats.feature(t, sent, hist, i);
         for (s, &c) in scores.iter_mut().zip(cands) {
-            *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+            *s += self.weights.get(t, self.key(f, c));
         }
         f
     }
@@ -122,7 +121,7 @@ impl<W: WeightTable> ColumnModel<W> {
         let ahead = |t: usize| {
             let f = self.feats.feature(t, sent, hist, i);
             for &c in cands {
-                let start = self.weights.row_start(t, combine(f, self.salts[c as usize]));
+                let start = self.weights.row_start(t, self.key(f, c));
                 self.weights.prefetch_rows(&[RowAt { start, template: t }]);
             }
             f
@@ -134,7 +133,7 @@ impl<W: WeightTable> ColumnModel<W> {
                 next = ahead(t + 1);
             }
             for (s, &c) in ps.scores.iter_mut().zip(cands) {
-                *s += self.weights.get(t, combine(f, self.salts[c as usize]));
+                *s += self.weights.get(t, self.key(f, c));
             }
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads {
@@ -195,7 +194,7 @@ impl ColumnModel<Weights> {
             }
             for &(class, d) in &ps.delta {
                 if d != 0.0 {
-                    self.weights.update_adagrad(j, combine(ps.feats[j], self.salts[class as usize]), 0, d);
+                    self.weights.update_adagrad(j, self.key(ps.feats[j], class), 0, d);
                 }
             }
         }
@@ -234,8 +233,8 @@ impl ColumnModel<Weights> {
         }
         if let Some(g) = cands.iter().position(|&c| c == gold) {
             if let Some(r) = violating_rival(&ps.scores, g, margin) {
-                self.weights.update_adagrad(last, combine(f, self.salts[gold as usize]), 0, 1.0);
-                self.weights.update_adagrad(last, combine(f, self.salts[cands[r] as usize]), 0, -1.0);
+                self.weights.update_adagrad(last, self.key(f, gold), 0, 1.0);
+                self.weights.update_adagrad(last, self.key(f, cands[r]), 0, -1.0);
             }
         }
         predicted.unwrap_or_else(|| cands[best_and_lead(&ps.scores, margin).0])
