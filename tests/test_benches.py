@@ -101,11 +101,21 @@ ROOT = Path(__file__).resolve().parent.parent
 BENCH_COMMAND = re.compile(r"python\s+-m\s+benches\.(\w+)([^`]*)`")
 
 
+BENCH_LINE = re.compile(r"python\s+-m\s+benches\.(\w+)([^#\n]*)")
+FENCED = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
+
+
 def bench_commands() -> list[tuple[str, str, str]]:
-    """(file, bench, argument text) of each `python -m benches.NAME ...` in README and docs."""
+    """(file, bench, argument text) of each `python -m benches.NAME ...` in README and docs:
+    in a fenced block a command ends with its line (or a # comment), in running text with
+    the closing backtick of its code span (which may wrap across lines)."""
     found = []
     for path in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        for m in BENCH_COMMAND.finditer(path.read_text(encoding="utf-8")):
+        text = path.read_text(encoding="utf-8")
+        for block in FENCED.finditer(text):
+            for m in BENCH_LINE.finditer(block.group(1)):
+                found.append((path.name, m.group(1), " ".join(m.group(2).split())))
+        for m in BENCH_COMMAND.finditer(FENCED.sub("", text)):
             found.append((path.name, m.group(1), " ".join(m.group(2).split())))
     return found
 
