@@ -435,13 +435,8 @@ mod tests {
     /// rows of every length up to 70 with ties, both zeros and masked columns.
     #[test]
     fn the_best_allowed_column_is_the_first_total_cmp_maximum() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::util::rng::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.next_u64();
         for len in 0..=70 {
             for _ in 0..60 {
                 let row: Vec<f32> = (0..len)
@@ -465,13 +460,8 @@ mod tests {
     /// lanes and a rest), with ties, barred columns and a lone allowed column.
     #[test]
     fn the_lane_wise_lead_equals_the_lead_of_the_sorted_row() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut rng = crate::util::rng::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = move || rng.next_u64();
         for len in 1..=70 {
             for _ in 0..40 {
                 let row: Vec<f32> = (0..len)
