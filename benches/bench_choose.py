@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 import depfs
+from depfs.files import write_text_atomic
 from depfs.models import model_info
 
 from benches.bench_arceager import blank, child, data_dir, model_stamp
@@ -73,7 +74,8 @@ def trained(treebank: str, parser: str, models: Path) -> tuple[Path, dict[str, f
             str(model),
         ]
     )
-    figures.write_text(json.dumps(train) + "\n", encoding="utf-8")
+    # Atomic: a run killed here must not leave a model beside half its figures.
+    write_text_atomic(figures, json.dumps(train) + "\n")
     return model, train
 
 
