@@ -149,3 +149,27 @@ def test_one_read_load_gives_what_the_per_part_loaders_give(inp: depfs.Treebank,
     assert depfs.load(tmp_path / "with.depfs").tagger_ is not None
     with pytest.raises(ModelError, match='expected "graph"'):
         GraphParser.load(DATA / "arceager.depfs")
+
+
+def test_checked_in_dynfs_model_parses_byte_identically(inp: depfs.Treebank, tmp_path: Path):
+    """dynfs1_v5.depfs: a first-order DynFS model (policy and rounds' weights inside) written by
+    the build of commit ac11595, before the second-order rounds and their load-time checks:
+    GraphParser(order=1, dynfs=True, groups=<3 groups of tests/test_dynfs.py's GROUPS>,
+    epochs=3, labeler_templates=LAB, max_bits=10, folds=2, dagger_iterations=3) fitted on
+    synthetic(200, seed=901, nonprojective_rate=1.0) with synthetic(60, seed=903, ...) as dev.
+    Its DynFS parse of input.conllu (which differs from its full parse) must stay the same."""
+    path = DATA / "dynfs1_v5.depfs"
+    assert format_version(path) == 5
+    parser = depfs.load(path)
+    assert isinstance(parser, GraphParser)
+    info = depfs.model_info(path)["dynfs"]
+    assert info["groups"] == [1, 2, 1] and info["sibling_groups"] == []
+    expected = (DATA / "expected" / "dynfs1_v5.conllu").read_text(encoding="utf-8")
+    assert parser.parse(inp, threads=1).to_string() == expected
+    assert parser.parse(inp, threads=2).to_string() == expected
+    assert parser.parse(inp, threads=1, dynfs=False).to_string() != expected
+    out = tmp_path / "out.conllu"
+    args = ["parse", str(path), str(DATA / "input.conllu"), "-o", str(out)]
+    r = CliRunner().invoke(main, args)
+    assert r.exit_code == 0, r.output
+    assert out.read_text(encoding="utf-8") == expected
