@@ -94,7 +94,9 @@ def main(argv: list[str] | None = None) -> None:
     test_blank = blank_tags(gold_text)
     blank_tb = Treebank.from_string(test_blank)
 
-    opts = {k: v for k, v in (("epochs", args.epochs), ("min_known", args.min_known)) if v}
+    opts = {
+        k: v for k, v in (("epochs", args.epochs), ("min_known", args.min_known)) if v is not None
+    }
     tagger = Tagger(args.templates, **opts)
     t0, c0 = time.perf_counter(), time.process_time()
     tagger.fit(train, dev=dev)
