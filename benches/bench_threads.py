@@ -10,7 +10,9 @@ each side's median wall time and the median of the paired ratios.
 With `--parts`, instead prints the CPU seconds (this process, medians of `--runs`) of what
 `depfs parse` does besides parsing, on the same input: Python imports (`import depfs.cli`
 in a child process), model load (`depfs.load`), reading the batches (`input_batches`, as
-`depfs parse` reads them), writing them (`to_bytes` and a file write), and, for scale, the
+`depfs parse` reads them: with their text), writing them as `depfs parse` does (each batch's
+text rewritten around HEAD and DEPREL, and a file write; `to_bytes` instead, as a parse
+with a tagger or margins writes, for comparison), and, for scale, the
 arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
 time on a busy machine: run it against two builds in turn to compare them.
 """
@@ -57,26 +59,33 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
     parser = depfs.load(model)
-    batches = list(input_batches(str(big))[0])
+    batches, texts = zip(*input_batches(str(big), keep_text=True)[0], strict=True)
     parsed = [parser.parse(b, threads=1, tag=False) for b in batches[:1]]
     out = big.with_suffix(".out")
 
-    def write() -> None:
+    def write(rewrite: bool) -> None:
         with open(out, "wb") as f:
-            for p in parsed:
-                f.write(p.to_bytes())
+            for p, t in zip(parsed, texts, strict=True):
+                f.write(t.rewrite(p) if rewrite else p.to_bytes())
 
-    got: dict[str, list[float]] = {"import": [], "load": [], "read": [], "write": []}
+    got: dict[str, list[float]] = {
+        "import": [],
+        "load": [],
+        "read": [],
+        "write": [],
+        "write, to_bytes": [],
+    }
     for i in range(runs):
         got["import"].append(imports())
         got["load"].append(cpu_of(lambda: depfs.load(model)))
-        got["read"].append(cpu_of(lambda: list(input_batches(str(big))[0])))
+        got["read"].append(cpu_of(lambda: list(input_batches(str(big), keep_text=True)[0])))
         if i == 0:
             t = cpu_of(
                 lambda: parsed.extend(parser.parse(b, threads=1, tag=False) for b in batches[1:])
             )
             got["parse, 1 thread"] = [t]
-        got["write"].append(cpu_of(write))
+        got["write"].append(cpu_of(lambda: write(True)))
+        got["write, to_bytes"].append(cpu_of(lambda: write(False)))
     out.unlink()
     return {k: statistics.median(v) for k, v in got.items()}
 

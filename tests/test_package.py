@@ -82,11 +82,13 @@ def test_an_interruption_reaches_python_during_a_long_rust_call():
     m = np.random.default_rng(0).normal(size=(101, 101))
     finished = threading.Event()
 
-    def long_call() -> None:  # ~0.5 s or more of Rust with the GIL released
-        decode.cle_batch([m] * 20_000, threads=1)
+    def long_call() -> None:  # ~1.2 s or more of Rust with the GIL released
+        # The interruption is timed from here, in the call's own thread: timed from
+        # before `interruptible`, a busy machine could deliver it before the call starts.
+        threading.Timer(0.05, _thread.interrupt_main).start()
+        decode.cle_batch([m] * 60_000, threads=1)
         finished.set()
 
-    threading.Timer(0.05, _thread.interrupt_main).start()
     with pytest.raises(KeyboardInterrupt):
         interruptible(long_call)
     assert not finished.is_set()

@@ -57,6 +57,33 @@ def by_hand(tagger: Tagger, parser: ArcEagerParser, path: Path) -> str:
     return parser.parse(tagged, tag=False).to_string()
 
 
+def test_a_streamed_parse_writes_the_bytes_of_the_api_parse(
+    files: dict[str, Path],
+    parser: ArcEagerParser,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`depfs parse` writes each batch by copying its input around HEAD and DEPREL;
+    with `--scores` (margins in MISC) it writes the parse itself. Either way, for any
+    batch size and CRLF input, the bytes of the API's parse. Planted: the copy used with
+    `--scores` fails (the margins are lost)."""
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    crlf = tmp_path / "crlf.conllu"
+    crlf.write_bytes(files["gold"].read_bytes().replace(b"\n", b"\r\n"))
+    tb = depfs.read_conllu(files["gold"])
+    for scores in (False, True):
+        expected = parser.parse(tb, scores=scores).to_string()
+        assert ("Margin=" in expected) == scores
+        for inp in (files["gold"], crlf):
+            for batch in ("7", "5000"):
+                out = tmp_path / "out.conllu"
+                args = ["parse", str(files["parser"]), str(inp), "-o", str(out)]
+                args += ["--batch-size", batch, *(["--scores"] if scores else [])]
+                res = CliRunner().invoke(main, args)
+                assert res.exit_code == 0, res.output
+                assert out.read_text() == expected, (scores, inp.name, batch)
+
+
 def test_parse_with_tagger_is_tag_then_parse_by_hand(
     files: dict[str, Path],
     tagger: Tagger,

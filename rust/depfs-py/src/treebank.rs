@@ -367,43 +367,80 @@ impl PySentence {
 
 /// A CoNLL-U file read `sentences` at a time (gzipped or not): iterating gives
 /// treebanks that together are the whole file; messages count lines from its start.
+/// With `keep_text`, each item is a pair (treebank, its `BatchText`).
 #[pyclass(name = "ConlluBatches", module = "depfs._core")]
 pub struct PyConlluBatches {
     inner: conllu::Batches<Box<dyn std::io::BufRead + Send + Sync>>,
     sentences: usize,
+    keep_text: bool,
 }
 
 #[pymethods]
 impl PyConlluBatches {
     #[new]
-    #[pyo3(signature = (path, *, sentences = 5000, multiple_roots = false, allow_blank_heads = true))]
+    #[pyo3(signature = (path, *, sentences = 5000, multiple_roots = false, allow_blank_heads = true, keep_text = false))]
     fn new(
         py: Python<'_>,
         path: PathBuf,
         sentences: usize,
         multiple_roots: bool,
         allow_blank_heads: bool,
+        keep_text: bool,
     ) -> PyResult<Self> {
         let opts = options(multiple_roots, allow_blank_heads);
-        let inner = py.detach(|| conllu::Batches::open(&path, &opts)).py_err(py)?;
-        Ok(PyConlluBatches { inner, sentences: sentences.max(1) })
+        let mut inner = py.detach(|| conllu::Batches::open(&path, &opts)).py_err(py)?;
+        if keep_text {
+            inner = inner.keeping_text();
+        }
+        Ok(PyConlluBatches { inner, sentences: sentences.max(1), keep_text })
     }
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
-    fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<PyTreebank>> {
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.next_batch(py, self.sentences)
     }
-    /// The next (up to) `sentences` sentences, None at the end of the file.
-    fn next_batch(&mut self, py: Python<'_>, sentences: usize) -> PyResult<Option<PyTreebank>> {
+    /// The next (up to) `sentences` sentences (with their text when kept), None at the
+    /// end of the file.
+    fn next_batch<'py>(&mut self, py: Python<'py>, sentences: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
         let inner = &mut self.inner;
-        Ok(py.detach(|| inner.next_batch(sentences)).py_err(py)?.map(PyTreebank::new))
+        let Some(tb) = py.detach(|| inner.next_batch(sentences)).py_err(py)? else { return Ok(None) };
+        let tb = Bound::new(py, PyTreebank::new(tb))?.into_any();
+        if !self.keep_text {
+            return Ok(Some(tb));
+        }
+        let text = PyBatchText { inner: self.inner.take_text().unwrap_or_default() };
+        Ok(Some((tb, text).into_pyobject(py)?.into_any()))
+    }
+}
+
+/// A batch's input text, to write a parse of that batch by copying the input around
+/// each word's HEAD and DEPREL (the same bytes as `Treebank.to_bytes`, cheaper).
+#[pyclass(name = "BatchText", module = "depfs._core", frozen)]
+pub struct PyBatchText {
+    inner: conllu::BatchText,
+}
+
+#[pymethods]
+impl PyBatchText {
+    /// `parsed` (this batch with new heads and labels) as CoNLL-U bytes.
+    fn rewrite<'py>(&self, py: Python<'py>, parsed: PyRef<'_, PyTreebank>) -> PyResult<Bound<'py, PyBytes>> {
+        let tb = Arc::clone(&parsed.inner);
+        drop(parsed);
+        let text = &self.inner;
+        match py.detach(|| text.rewrite(&tb)) {
+            Some(bytes) => Ok(PyBytes::new(py, &bytes)),
+            None => Err(pyo3::exceptions::PyValueError::new_err(
+                "BatchText.rewrite: the treebank is not the batch this text was read with",
+            )),
+        }
     }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTreebank>()?;
     m.add_class::<PyConlluBatches>()?;
+    m.add_class::<PyBatchText>()?;
     m.add_class::<PySentence>()?;
     m.add_class::<SentenceIter>()?;
     m.add_function(wrap_pyfunction!(read_conllu, m)?)

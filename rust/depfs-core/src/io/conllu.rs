@@ -122,6 +122,9 @@ struct Reader<'a> {
     opts: &'a ReadOptions,
     tb: Treebank,
     cur: Pending,
+    /// The text of the batch, when kept: the lines of the sentences closed so far and
+    /// of the one being read.
+    text: Option<BatchText>,
 }
 
 fn read_plain<R: BufRead>(source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
@@ -144,6 +147,55 @@ pub struct Batches<R> {
     read: usize,
     /// The last batch's sizes (vocabularies, words, sentences).
     sizes: TreebankSizes,
+    /// Whether each batch keeps its text (see [`BatchText`]), and the last batch's.
+    keep_text: bool,
+    text: Option<BatchText>,
+    /// The last batch text's bytes and words (reserved for the next).
+    text_sizes: (usize, usize),
+}
+
+/// A batch's text in canonical form (what [`to_bytes`] writes for it) with the byte span
+/// of each word's HEAD and DEPREL fields, so that a parse of the batch is written by
+/// copying the input around those two fields ([`BatchText::rewrite`]): a streamed parse
+/// then formats two fields a word instead of ten, and reads no vocabulary.
+#[derive(Debug, Default, Clone)]
+pub struct BatchText {
+    bytes: Vec<u8>,
+    /// Per word: start of its HEAD field and end of its DEPREL field in `bytes`.
+    fields: Vec<(usize, usize)>,
+    sentences: usize,
+}
+
+impl BatchText {
+    /// `parsed` (the batch this text was read with, its HEAD and DEPREL columns changed
+    /// at most) as CoNLL-U bytes: the same bytes as `to_bytes(parsed)`, copied from the
+    /// input around the two fields. `None` when `parsed` has other sentences or words.
+    /// O(bytes).
+    pub fn rewrite(&self, parsed: &Treebank) -> Option<Vec<u8>> {
+        if parsed.len() != self.sentences || parsed.n_words() != self.fields.len() {
+            return None;
+        }
+        let (w, deprels) = (&parsed.words, &parsed.vocabs.deprel);
+        let mut out = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 16);
+        let mut heads = itoa::Buffer::new();
+        let mut from = 0;
+        for (pos, &(head_start, deprel_end)) in self.fields.iter().enumerate() {
+            out.extend_from_slice(&self.bytes[from..head_start]);
+            let h = w.head[pos];
+            out.extend_from_slice(if h < 0 { b"_" } else { heads.format(h).as_bytes() });
+            out.push(b'\t');
+            out.extend_from_slice(deprels.str(w.deprel[pos]).as_bytes());
+            from = deprel_end;
+        }
+        out.extend_from_slice(&self.bytes[from..]);
+        Some(out)
+    }
+
+    /// Appends one line of the sentence being read (and its line end).
+    fn line(&mut self, line: &str) {
+        self.bytes.extend_from_slice(line.as_bytes());
+        self.bytes.push(b'\n');
+    }
 }
 
 impl Batches<Box<dyn BufRead + Send + Sync>> {
@@ -175,7 +227,22 @@ impl<R: BufRead> Batches<R> {
             done: false,
             read: 0,
             sizes: TreebankSizes::default(),
+            keep_text: false,
+            text: None,
+            text_sizes: (0, 0),
         }
+    }
+
+    /// Each batch keeps its text, for [`Batches::take_text`].
+    pub fn keeping_text(mut self) -> Self {
+        self.keep_text = true;
+        self
+    }
+
+    /// The text of the batch [`Batches::next_batch`] gave last (once; `None` unless
+    /// [`Batches::keeping_text`]).
+    pub fn take_text(&mut self) -> Option<BatchText> {
+        self.text.take()
     }
 
     /// The next (up to) `n` sentences; `None` at the end of the source. A source with
@@ -188,45 +255,43 @@ impl<R: BufRead> Batches<R> {
         // Sized as the previous batch was: no table rehashed nor column regrown as it fills.
         let mut tb = Treebank::new();
         tb.reserve_like(&self.sizes);
-        let mut r = Reader { name: &name, opts: &self.opts, tb, cur: std::mem::take(&mut self.cur) };
+        // A batch ends at a sentence's end, so no text is pending from the last one.
+        let text = self.keep_text.then(|| BatchText {
+            bytes: Vec::with_capacity(self.text_sizes.0),
+            fields: Vec::with_capacity(self.text_sizes.1),
+            sentences: 0,
+        });
+        let mut r = Reader { name: &name, opts: &self.opts, tb, cur: std::mem::take(&mut self.cur), text };
         r.tb.format = format_from_name(&name);
         while r.tb.len() < n.max(1) {
-            self.buf.clear();
-            let got = self.source.read_until(b'\n', &mut self.buf).map_err(|e| Error::Io {
+            let read_err = |e: std::io::Error, line_no: usize| Error::Io {
                 file: name.clone(),
-                msg: format!("read error after line {}: {e}", self.line_no),
-            })?;
-            if got == 0 {
+                msg: format!("read error after line {line_no}: {e}"),
+            };
+            // A line wholly in the reader's buffer is read where it lies; one that runs
+            // past the buffer's end is gathered in `buf` (a copy per line cost ~10% of
+            // reading).
+            let avail = self.source.fill_buf().map_err(|e| read_err(e, self.line_no))?;
+            if avail.is_empty() {
                 r.end_sentence()?;
                 self.done = true;
                 break;
             }
             self.line_no += 1;
-            let mut bytes = self.buf.as_slice();
-            if let Some(b) = bytes.strip_suffix(b"\n") {
-                bytes = b;
+            if let Some(end) = memchr::memchr(b'\n', avail) {
+                r.raw_line(&avail[..end], self.line_no)?;
+                self.source.consume(end + 1);
+            } else {
+                self.buf.clear();
+                self.source.read_until(b'\n', &mut self.buf).map_err(|e| read_err(e, self.line_no - 1))?;
+                let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+                r.raw_line(line, self.line_no)?;
             }
-            // Every CR before the LF ends the line: a CR kept at the end of a line's text
-            // would be written before an LF and read back as a CRLF line end.
-            while let Some(b) = bytes.strip_suffix(b"\r") {
-                bytes = b;
-            }
-            if self.line_no == 1 {
-                if let Some(b) = bytes.strip_prefix("\u{feff}".as_bytes()) {
-                    bytes = b;
-                }
-            }
-            let line = std::str::from_utf8(bytes).map_err(|e| {
-                Error::format(
-                    &name,
-                    self.line_no,
-                    format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1),
-                )
-            })?;
-            r.line(line, self.line_no)?;
         }
         self.cur = std::mem::take(&mut r.cur);
         self.sizes = r.tb.sizes();
+        self.text = r.text.take();
+        self.text_sizes = self.text.as_ref().map_or((0, 0), |t| (t.bytes.len(), t.fields.len()));
         self.read += r.tb.len();
         if self.read == 0 {
             return Err(Error::format(&name, self.line_no.max(1), "empty input: no sentence found"));
@@ -237,19 +302,21 @@ impl<R: BufRead> Batches<R> {
 
 /// The ten tab-separated columns of a word line, or how many columns it has: one pass
 /// over the bytes, O(line). (A `str::split` searches again for each of the short
-/// fields: the reader's hottest loop after interning.)
+/// fields, and `memchr` per field costs more than it saves on fields this short: the
+/// reader's hottest loop after interning.)
 fn columns(line: &str) -> std::result::Result<[&str; N_COLUMNS], usize> {
     let mut cols = [""; N_COLUMNS];
     let (mut n, mut start) = (0, 0);
     for (i, &b) in line.as_bytes().iter().enumerate() {
-        if b == b'\t' {
-            if n < N_COLUMNS {
-                // A tab is ASCII: both ends are character boundaries.
-                cols[n] = &line[start..i];
-            }
-            n += 1;
-            start = i + 1;
+        if b != b'\t' {
+            continue;
         }
+        if n < N_COLUMNS {
+            // A tab is ASCII: both ends are character boundaries.
+            cols[n] = &line[start..i];
+        }
+        n += 1;
+        start = i + 1;
     }
     if n < N_COLUMNS {
         cols[n] = &line[start..];
@@ -285,6 +352,25 @@ impl Reader<'_> {
         Error::format(self.name, line, msg)
     }
 
+    /// Line `line_no` as read (its LF taken off): CRs that end it and a BOM that opens
+    /// the file are dropped, then it must be UTF-8.
+    fn raw_line(&mut self, mut bytes: &[u8], line_no: usize) -> Result<()> {
+        // Every CR before the LF ends the line: a CR kept at the end of a line's text
+        // would be written before an LF and read back as a CRLF line end.
+        while let Some(b) = bytes.strip_suffix(b"\r") {
+            bytes = b;
+        }
+        if line_no == 1 {
+            if let Some(b) = bytes.strip_prefix("\u{feff}".as_bytes()) {
+                bytes = b;
+            }
+        }
+        let line = std::str::from_utf8(bytes).map_err(|e| {
+            self.err(line_no, format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1))
+        })?;
+        self.line(line, line_no)
+    }
+
     fn line(&mut self, line: &str, line_no: usize) -> Result<()> {
         if line.is_empty() {
             return self.end_sentence();
@@ -301,6 +387,9 @@ impl Reader<'_> {
                 ));
             }
             self.cur.meta.comments.push(line.to_string());
+            if let Some(t) = &mut self.text {
+                t.line(line);
+            }
             return Ok(());
         }
         self.word_line(line, line_no)
@@ -360,6 +449,13 @@ impl Reader<'_> {
         w.deprel.push(v.deprel.intern(cols[7]));
         w.deps.push(v.deps.intern(cols[8]));
         w.misc.push(v.misc.intern(cols[9]));
+        if let Some(t) = &mut self.text {
+            // Columns are slices of `line`: their offsets in it by address.
+            let at = |c: &str| t.bytes.len() + (c.as_ptr() as usize - line.as_ptr() as usize);
+            let span = (at(cols[6]), at(cols[7]) + cols[7].len());
+            t.fields.push(span);
+            t.line(line);
+        }
         self.cur.word_lines.push(line_no);
         self.cur.last_empty = None;
         Ok(())
@@ -419,6 +515,9 @@ impl Reader<'_> {
     }
 
     fn push_extra(&mut self, kind: ExtraKind, line: &str) {
+        if let Some(t) = &mut self.text {
+            t.line(line);
+        }
         let before_word = self.cur.n_words() + 1;
         self.cur.meta.extra.push(ExtraLine { before_word, kind, text: line.to_string() });
     }
@@ -444,6 +543,10 @@ impl Reader<'_> {
         let start = self.cur.meta.start as usize;
         check_tree(&self.tb.words.head[start..], &self.cur.word_lines, self.opts)
             .map_err(|(line, msg)| self.err(line, msg))?;
+        if let Some(t) = &mut self.text {
+            t.bytes.push(b'\n');
+            t.sentences += 1;
+        }
         let mut done = std::mem::take(&mut self.cur);
         done.meta.len = n;
         self.tb.sentences.push(done.meta);
@@ -918,6 +1021,8 @@ mod tests {
                 let original = std::fs::read(&p).unwrap();
                 let tb = read_path(&p, &opts()).unwrap();
                 assert!(to_string(&tb).as_bytes() == original.as_slice(), "{}", p.display());
+                let (got, want) = rewritten_and_written(&original, 700, 7, &opts());
+                assert!(got == want, "batch text of {}", p.display());
                 n_files += 1;
             }
         }
@@ -994,6 +1099,19 @@ mod tests {
             }
 
             #[test]
+            fn batch_text_rewrite_is_to_bytes(
+                sents in proptest::collection::vec(sentence(), 1..5),
+                crlf in any::<bool>(),
+                n in 1usize..4,
+                seed in any::<u64>(),
+            ) {
+                let text = sents.concat();
+                let text = if crlf { text.replace('\n', "\r\n") } else { text };
+                let (got, want) = rewritten_and_written(text.as_bytes(), n, seed, &ReadOptions::default());
+                prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+            }
+
+            #[test]
             fn mutated_sample_never_panics(
                 edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>(), any::<bool>()), 1..12),
             ) {
@@ -1050,6 +1168,64 @@ mod tests {
         assert_eq!(columns(&ten[..9].join("\t")), Err(9));
         assert_eq!(columns(&format!("{}\t", ten.join("\t"))), Err(11));
         assert_eq!(columns(&format!("{}\tj\tk", ten.join("\t"))), Err(12));
+    }
+
+    /// Every batch of `text` (batches of `n`) with its heads and labels replaced by a
+    /// made-up parse (`seed`): the rewrite of its text and `to_bytes` of the parse.
+    fn rewritten_and_written(text: &[u8], n: usize, seed: u64, o: &ReadOptions) -> (Vec<u8>, Vec<u8>) {
+        let mut b = Batches::plain(text, "t.conllu", o).keeping_text();
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut rng = crate::util::Rng::new(seed);
+        while let Some(mut tb) = b.next_batch(n).unwrap() {
+            let t = b.take_text().expect("kept");
+            assert!(b.take_text().is_none(), "taken once");
+            let new_label = tb.vocabs.deprel.intern("made:up");
+            for i in 0..tb.n_words() {
+                tb.words.head[i] = match rng.below(4) {
+                    0 => NO_HEAD,
+                    1 => 0,
+                    _ => rng.below(1200) as i32,
+                };
+                if rng.below(2) == 0 {
+                    tb.words.deprel[i] = if rng.below(2) == 0 { new_label } else { 0 };
+                }
+            }
+            got.extend(t.rewrite(&tb).expect("same shape"));
+            want.extend(to_bytes(&tb));
+        }
+        (got, want)
+    }
+
+    #[test]
+    fn a_batch_text_rewrites_a_parse_as_to_bytes_writes_it() {
+        // Non-canonical input (BOM, CRLF, extra blank lines, no final blank line), extras,
+        // blank heads: the rewrite is the canonical form, as the writer's.
+        let text = format!(
+            "\u{feff}{}\r\n\n\n# c\r\n1\tHi\thi\tINTJ\tUH\t_\t_\t_\t_\t_\r\n2\tyou\t_\tX\t_\t_\t1\tx\t_\tA=1",
+            SAMPLE.trim_end()
+        );
+        let o = ReadOptions { allow_blank_heads: true, ..ReadOptions::default() };
+        for n in [1, 2, 5] {
+            for seed in 0..4 {
+                let (got, want) = rewritten_and_written(text.as_bytes(), n, seed, &o);
+                assert_eq!(
+                    String::from_utf8(got).unwrap(),
+                    String::from_utf8(want).unwrap(),
+                    "n {n} seed {seed}"
+                );
+            }
+        }
+        // Another batch (other sentences or words) is not rewritten.
+        let mut b = Batches::plain(text.as_bytes(), "t.conllu", &o).keeping_text();
+        let first = b.next_batch(1).unwrap().unwrap();
+        let t = b.take_text().unwrap();
+        let second = b.next_batch(1).unwrap().unwrap();
+        assert!(t.rewrite(&first).is_some());
+        assert!(t.rewrite(&second).is_none());
+        // Without keeping_text there is none.
+        let mut b = Batches::plain(text.as_bytes(), "t.conllu", &o);
+        b.next_batch(1).unwrap();
+        assert!(b.take_text().is_none());
     }
 
     #[test]
