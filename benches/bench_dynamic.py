@@ -4,7 +4,9 @@ and the tagger.
 Trains on en_ewt train (or --treebank), dev for the epochs kept and the presets, all in
 one process and one run: the full model trained the ordinary way on the shipped ordered
 set (`arc_eager_en_ewt`, 104 templates), the dynamic model on the same set, and the
-fixed-prefix baselines (one ordinary model per prefix length k). Then parses test on one
+fixed-prefix baselines (one ordinary model per prefix length k) and the stagewise
+baseline (§6.1: each template in order trained alone for one epoch, the ones before it
+frozen; its own presets, and the dynamic model's margins). Then parses test on one
 thread — each model or margin best of --reps runs in CPU time, taken in turn with the full
 model's so each speed-up is a paired ratio; CoNLL-U in memory (reading and writing
 excluded) — and prints a table in the style of Strubell et al. Table 2: LAS,
@@ -21,11 +23,12 @@ four columns, templates per column decision, tokens/s (all four columns).
 
     python -m benches.bench_dynamic [--parser arc-eager|tagger] [--treebank en_ewt]
                                     [--reps 3] [--plot PNG] [--prefixes 1,5,10]
-                                    [--models DIR]
+                                    [--models DIR] [--no-stagewise]
 
 With --models DIR the arc-eager models are saved there (full.depfs, dynamic.depfs,
-fixed<k>.depfs) and loaded from there when present, so a change to parsing alone is
-re-timed on the same models without retraining (training CPU s then print as nan).
+stagewise.depfs, fixed<k>.depfs) and loaded from there when present, so a change to
+parsing alone is re-timed on the same models without retraining (training CPU s then print
+as nan).
 """
 
 from __future__ import annotations
@@ -79,6 +82,9 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--plot", default=None, help="PNG of LAS against words/s")
     ap.add_argument("--no-prefixes", action="store_true", help="skip the fixed-prefix models")
+    ap.add_argument(
+        "--no-stagewise", action="store_true", help="skip the stagewise baseline (arc-eager)"
+    )
     ap.add_argument("--prefixes", default=None, help="fixed-prefix lengths [1,5,10,20,30,40,60]")
     ap.add_argument("--models", default=None, help="keep (and reuse) the arc-eager models here")
     args = ap.parse_args()
@@ -147,6 +153,16 @@ def main() -> None:
             m, "dynamic"
         )
         add(name, dyn, m, dyn_s, margin_point(dyn.model_, test, m))
+    if not args.no_stagewise:
+        # Stagewise (§6.1): each template in order trained alone for one epoch, the ones
+        # before it frozen; its own presets from dev, and the dynamic model's margins.
+        sw, sw_s = fit(
+            ArcEagerParser(order, epochs=1, random_state=args.seed, dynamic=True, stagewise=True),
+            "stagewise",
+        )
+        sp = sw.margin_presets_
+        for m in sorted({sp["accurate"], sp["fast"], *margins}):
+            add("stagewise", sw, m, sw_s, margin_point(sw.model_, test, m))
     if not args.no_prefixes:
         prefixes = [int(k) for k in args.prefixes.split(",")] if args.prefixes else PREFIXES
         for k in prefixes:

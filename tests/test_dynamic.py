@@ -293,3 +293,25 @@ def test_the_stagewise_baseline_freezes_each_template_after_its_stage(data):
     assert joint.tag(dev, margin=0.0).to_string() != whole.tag(dev, margin=0.0).to_string()
     with pytest.raises(ValueError, match="dynamic=True"):
         depfs.Tagger(TAG_ORDER, stagewise=True).fit(train)
+
+
+def test_the_stagewise_parser_freezes_each_template_after_its_stage(data):
+    """The parser's stagewise baseline (Strubell et al. §6.1): template k of the move
+    and the label order learns only in stage k. At margin 0 every decision stops after
+    the first template, so a stagewise parser over the whole order parses as one trained
+    on the first template alone: later stages never touch it (planted: no freezing)."""
+    train, dev = data
+    first = ORDERED.strip().split("\n")[0]
+
+    def staged(templates: str) -> ArcEagerParser:
+        return ArcEagerParser(templates, epochs=1, dynamic=True, stagewise=True, train_margin=20.0)
+
+    whole = staged(ORDERED).fit(train)
+    assert len(whole.history_) == 8  # one epoch per template
+    alone = staged(first).fit(train)
+    assert whole.parse(dev, margin=0.0).to_string() == alone.parse(dev, margin=0.0).to_string()
+    # The last stage's model, with every template, parses better than the first alone.
+    gold_las = depfs.evaluate(dev, whole.parse(dev, margin=float("inf"))).las
+    assert gold_las > depfs.evaluate(dev, alone.parse(dev, margin=float("inf"))).las
+    with pytest.raises(ValueError, match="dynamic=True"):
+        ArcEagerParser(ORDERED, stagewise=True).fit(train)

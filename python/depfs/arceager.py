@@ -59,7 +59,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _core
-from .base import TrainableModel, check_columns, check_threads
+from .base import Stagewise, TrainableModel, check_columns, check_threads
 from .templates import resolve_templates
 
 TrainingSet = _core.TrainingSet
@@ -95,6 +95,9 @@ class ArcEagerParser(TrainableModel):
         dynamic: bool = False,
         train_margin: float = 50.0,
         l2: float = ARC_EAGER_L2,
+        # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
+        # template in order trained alone for `epochs` epochs, then frozen.
+        stagewise: bool = False,
         # A fitted depfs.Tagger that tags untagged input first and is saved inside the
         # model file (``tagger_``); it is used as it is, not trained by ``fit``.
         tagger: Any = None,
@@ -104,6 +107,7 @@ class ArcEagerParser(TrainableModel):
         self.dynamic = dynamic
         self.train_margin = train_margin
         self.l2 = l2
+        self.stagewise = stagewise
         self.epochs = epochs
         self.random_state = random_state
         self.explore_from = explore_from
@@ -111,11 +115,16 @@ class ArcEagerParser(TrainableModel):
         self.pseudo_projective = pseudo_projective
         self.min_lifted_label_count = min_lifted_label_count
 
-    def _trainer(self, train: _core.Treebank | TrainingSet) -> _core.ArcEagerTrainer:
+    def _template_text(self) -> str:
         default = "arc_eager_en_ewt" if self.dynamic else "arc_eager"
-        return _core.ArcEagerTrainer(
+        return resolve_templates(default if self.templates is None else self.templates)
+
+    def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
+        if self.stagewise and not self.dynamic:
+            raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
+        trainer = _core.ArcEagerTrainer(
             train,
-            resolve_templates(default if self.templates is None else self.templates),
+            self._template_text(),
             seed=self.random_state,
             explore_from=self.explore_from,
             explore_p=self.explore_p,
@@ -124,6 +133,14 @@ class ArcEagerParser(TrainableModel):
             prefix_margin=self.train_margin if self.dynamic else None,
             prefix_l2=self.l2,
         )
+        return Stagewise(trainer, self.epochs) if self.stagewise else trainer
+
+    def _n_epochs(self) -> int:
+        if not self.stagewise:
+            return self.epochs
+        from .templates import TemplateSet
+
+        return self.epochs * len(TemplateSet.parse(self._template_text(), "config"))
 
     @staticmethod
     def _params_of(model: _core.ArcEagerModel) -> dict[str, Any]:

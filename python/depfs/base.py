@@ -297,6 +297,23 @@ def _check_tagger(tagger: Any) -> None:
     tagger._model()  # a clear error when it is not fitted
 
 
+class Stagewise:
+    """A prefix-margin trainer driven stagewise, the baseline of Strubell et al. 2015
+    (§6.1): epoch e trains only template e // per_stage (its trainer's ``set_stage``),
+    the templates before it frozen."""
+
+    def __init__(self, trainer: Any, per_stage: int) -> None:
+        self.trainer, self.per_stage, self.done = trainer, per_stage, 0
+
+    def epoch(self) -> dict[str, float]:
+        self.trainer.set_stage(self.done // self.per_stage)
+        self.done += 1
+        return self.trainer.epoch()
+
+    def model(self) -> Any:
+        return self.trainer.model()
+
+
 def interruptible(call: Callable[[], Any]) -> Any:
     """``call()`` (a Rust call that releases the GIL, e.g. a training epoch) run in a
     helper thread, so that Ctrl-C and SIGTERM reach the main thread at once instead of

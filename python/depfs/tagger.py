@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _core
-from .base import HistoryRow, TrainableModel, check_threads
+from .base import HistoryRow, Stagewise, TrainableModel, check_threads
 from .templates import resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
@@ -116,7 +116,7 @@ class Tagger(TrainableModel):
             prefix_l2=self.l2,
             line_hashing=self.line_hashing,
         )
-        return _Stagewise(trainer, self.epochs) if self.stagewise else trainer
+        return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
     def _n_epochs(self) -> int:
         if not self.stagewise:
@@ -193,18 +193,3 @@ class Tagger(TrainableModel):
     def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:
         """Same as :meth:`tag` (a tagger in a pipeline where parsers are expected)."""
         return self.tag(treebank, threads, margin=kw.get("margin"))
-
-
-class _Stagewise:
-    """A tagger trainer driven stagewise: epoch e trains template e // per_stage."""
-
-    def __init__(self, trainer: _core.TaggerTrainer, per_stage: int) -> None:
-        self.trainer, self.per_stage, self.done = trainer, per_stage, 0
-
-    def epoch(self) -> dict[str, float]:
-        self.trainer.set_stage(self.done // self.per_stage)
-        self.done += 1
-        return self.trainer.epoch()
-
-    def model(self) -> _core.TaggerModel:
-        return self.trainer.model()

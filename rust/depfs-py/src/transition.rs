@@ -285,6 +285,13 @@ impl PyArcEagerTrainer {
         d.set_item("seconds", r.seconds)?;
         Ok(d)
     }
+    /// Stagewise baseline (Strubell et al. §6.1): from the next epoch on train only
+    /// template `stage` (of the move and the label order), earlier ones frozen; None:
+    /// every prefix.
+    #[pyo3(signature = (stage))]
+    fn set_stage(&mut self, py: Python<'_>, stage: Option<usize>) -> PyResult<()> {
+        self.inner.set_stage(stage).py_err(py)
+    }
     /// The averaged model so far.
     fn model(&self, py: Python<'_>) -> PyArcEagerModel {
         let inner = &self.inner;

@@ -317,6 +317,9 @@ pub struct PrefixLearnGuide<'a> {
     pub rng: &'a mut Rng,
     pub right: u64,
     pub total: u64,
+    /// The stagewise baseline (Strubell et al. §6.1): only this template (of the move
+    /// and of the label order) learns, over the prefix that ends with it.
+    pub stage: Option<usize>,
 }
 
 impl Guide for PrefixLearnGuide<'_> {
@@ -330,7 +333,10 @@ impl Guide for PrefixLearnGuide<'_> {
             let k = valid.iter().position(|&v| v)?;
             (k, k)
         } else {
-            let m = p.learn_moves_prefix(c, valid, &zero, w, self.margin, self.all_prefixes)?;
+            let m = match self.stage {
+                Some(st) => p.learn_moves_stage(c, valid, &zero, w, self.margin, st)?,
+                None => p.learn_moves_prefix(c, valid, &zero, w, self.margin, self.all_prefixes)?,
+            };
             self.total += 1;
             self.right += u64::from(zero[m.predicted]);
             (m.predicted, m.target)
@@ -338,8 +344,10 @@ impl Guide for PrefixLearnGuide<'_> {
         let follow =
             if self.explore && !zero[pred] && self.rng.unit() < self.explore_p { pred } else { target };
         let gold = gold_label(&costs, target);
-        if let Some(g) = gold {
-            p.learn_label_prefix(c, target, g, w, self.margin, self.all_prefixes);
+        match (gold, self.stage) {
+            (Some(g), Some(st)) => p.learn_label_stage(c, target, g, w, self.margin, st),
+            (Some(g), None) => p.learn_label_prefix(c, target, g, w, self.margin, self.all_prefixes),
+            (None, _) => {}
         }
         let label = match (follow, gold) {
             (k, Some(g)) if k == target => g,

@@ -440,6 +440,7 @@ impl ArcEagerParser<Weights> {
         explore_p: f64,
         prefix_margin: Option<f32>,
         all_prefixes: bool,
+        stage: Option<usize>,
         rng: &mut Rng,
         c: &mut Configuration,
         work: &mut Work,
@@ -457,6 +458,7 @@ impl ArcEagerParser<Weights> {
                 rng,
                 right: 0,
                 total: 0,
+                stage,
             };
             run(c, &mut g, |_, _| {});
             return (g.right, g.total);
@@ -749,6 +751,8 @@ pub struct Trainer {
     epoch: usize,
     c: Configuration,
     work: Work,
+    /// The stagewise baseline's current template (see [`Trainer::set_stage`]).
+    stage: Option<usize>,
 }
 
 impl Trainer {
@@ -839,7 +843,41 @@ impl Trainer {
             epoch: 0,
             c: Configuration::default(),
             work: Work::default(),
+            stage: None,
         })
+    }
+
+    /// The stagewise baseline of Strubell et al. §6.1 (a prefix-margin trainer only):
+    /// from the next epoch on only template `stage` learns (of the move order, and of
+    /// the label order, whose last template stands in where it is shorter), over the
+    /// prefix that ends with it; the templates before it are frozen at their averages.
+    /// Stages only move forward. None: back to Algorithm 2.
+    pub fn set_stage(&mut self, stage: Option<usize>) -> Result<()> {
+        if stage.is_some() && self.opts.prefix_margin.is_none() {
+            return Err(Error::InvalidArgument("stagewise training needs a prefix margin".into()));
+        }
+        let Some(after) = stage else {
+            self.stage = None;
+            return Ok(());
+        };
+        let before = self.stage.unwrap_or(0);
+        if after < before {
+            return Err(Error::InvalidArgument(format!(
+                "stage {after} after stage {before}: stages only move forward"
+            )));
+        }
+        // A template is frozen once its stage is over; the last one of an order keeps
+        // learning while later stages run (its order has no template for them).
+        let p = &mut self.parser;
+        let (moves, labels) = (p.set.len(), p.label_templates.len());
+        for t in before.min(moves.saturating_sub(1))..after.min(moves.saturating_sub(1)) {
+            p.move_w.freeze_template(t);
+        }
+        for t in before.min(labels.saturating_sub(1))..after.min(labels.saturating_sub(1)) {
+            p.label_w.freeze_template(t);
+        }
+        self.stage = stage;
+        Ok(())
     }
 
     /// One pass over the (shuffled) training sentences. O(decisions · T).
@@ -859,6 +897,7 @@ impl Trainer {
                 self.opts.explore_p,
                 self.opts.prefix_margin,
                 self.opts.prefix_all,
+                self.stage,
                 &mut self.rng,
                 &mut self.c,
                 &mut self.work,
@@ -866,8 +905,20 @@ impl Trainer {
             right += r;
             total += t;
         }
-        self.parser.move_w.flush_l2();
-        self.parser.label_w.flush_l2();
+        match self.stage {
+            // Frozen templates keep their weights: only the stage's decays.
+            Some(st) => {
+                let p = &mut self.parser;
+                p.move_w.flush_l2_template(st.min(p.set.len() - 1));
+                if let Some(last) = p.label_templates.len().checked_sub(1) {
+                    p.label_w.flush_l2_template(st.min(last));
+                }
+            }
+            None => {
+                self.parser.move_w.flush_l2();
+                self.parser.label_w.flush_l2();
+            }
+        }
         self.epoch += 1;
         EpochReport {
             epoch: self.epoch,

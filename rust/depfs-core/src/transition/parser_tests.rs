@@ -513,3 +513,48 @@ fn a_training_set_serves_many_models() {
     let other = TrainOptions { pseudo_projective: false, ..opts.clone() };
     assert!(Trainer::on(ArcEagerParser::compile_set(SET).unwrap(), &shared, &other).is_err());
 }
+
+#[test]
+fn stagewise_training_moves_one_template_at_a_time_and_freezes_the_ones_before() {
+    let tb = toy(4);
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let opts = TrainOptions { prefix_margin: Some(10.0), ..TrainOptions::default() };
+    let mut trainer = Trainer::new(set.clone(), &tb, &opts).unwrap();
+    let blocks = |t: &Trainer| -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
+        let p = t.averaged_f32();
+        let (m, l) = (p.move_weights(), p.label_weights());
+        (
+            (0..set.len()).map(|i| m.block(i).to_vec()).collect(),
+            (0..p.label_templates.len()).map(|i| l.block(i).to_vec()).collect(),
+        )
+    };
+    let nonzero = |b: &[f32]| b.iter().any(|&x| x != 0.0);
+    let n_labels = trainer.parser.label_templates.len();
+    assert!(set.len() >= 3 && n_labels >= 2);
+    trainer.set_stage(Some(0)).unwrap();
+    trainer.epoch();
+    let (m0, l0) = blocks(&trainer);
+    assert!(nonzero(&m0[0]) && nonzero(&l0[0]), "stage 0 trains template 0");
+    assert!(m0[1..].iter().chain(&l0[1..]).all(|b| !nonzero(b)), "and nothing else");
+    trainer.set_stage(Some(1)).unwrap();
+    trainer.epoch();
+    let (m1, l1) = blocks(&trainer);
+    assert_eq!((&m1[0], &l1[0]), (&m0[0], &l0[0]), "template 0 is frozen at its average");
+    assert!(nonzero(&m1[1]) && nonzero(&l1[1]), "stage 1 trains template 1");
+    assert!(m1[2..].iter().chain(&l1[2..]).all(|b| !nonzero(b)), "and nothing after it");
+    // Stages only move forward; an ordinary trainer has none.
+    assert!(trainer.set_stage(Some(0)).is_err());
+    let mut ordinary = Trainer::new(set.clone(), &tb, &TrainOptions::default()).unwrap();
+    assert!(ordinary.set_stage(Some(0)).is_err());
+    // Every stage in turn: a model that parses the toy grammar at its training margin.
+    let mut trainer = Trainer::new(set.clone(), &tb, &opts).unwrap();
+    for stage in 0..set.len() {
+        trainer.set_stage(Some(stage)).unwrap();
+        for _ in 0..2 {
+            trainer.epoch();
+        }
+    }
+    let (parsed, _, _) = trainer.averaged().parse_with(&tb, 1, false, Some(10.0)).unwrap();
+    let right = parsed.words.head.iter().zip(&tb.words.head).filter(|(a, b)| a == b).count();
+    assert!(right as f64 >= 0.9 * tb.n_words() as f64, "{right} of {} heads", tb.n_words());
+}

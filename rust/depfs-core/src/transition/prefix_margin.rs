@@ -414,6 +414,84 @@ impl ArcEagerParser<Weights> {
     }
 }
 
+impl ArcEagerParser<Weights> {
+    /// One step of the stagewise baseline (Strubell et al. §6.1) at stage `stage`: the
+    /// prefix of move templates 0..=stage scores the moves (earlier templates frozen by
+    /// the trainer) and only template `stage` is moved, by the hinge step of
+    /// [`Self::learn_moves_prefix`], when the best zero-cost move does not lead the best
+    /// other valid move by `margin`. O(stage) reads, two updates at most.
+    pub(crate) fn learn_moves_stage(
+        &mut self,
+        c: &Configuration,
+        valid: &[bool; N_KINDS],
+        zero: &[bool; N_KINDS],
+        w: &mut Work,
+        margin: f32,
+        stage: usize,
+    ) -> Option<PrefixMove> {
+        let wrong: [bool; N_KINDS] = std::array::from_fn(|k| valid[k] && !zero[k]);
+        let last = stage.min(self.n_templates() - 1);
+        let mut acc = [0f32; N_KINDS];
+        let mut predicted = None;
+        let mut f = 0;
+        for t in 0..=last {
+            f = self.features().feature(t, c, &w.attrs, &mut w.lazy);
+            self.move_weights().add_row(t, f, &mut acc);
+            if predicted.is_none() && leads_by(&acc, valid, margin) {
+                predicted = best_kind(&acc, valid);
+            }
+        }
+        let target = best_kind(&acc, zero)?;
+        if let Some(loss) = best_kind(&acc, &wrong).filter(|&l| acc[target] - acc[l] < margin) {
+            self.move_w.update_adagrad(last, f, target, 1.0);
+            self.move_w.update_adagrad(last, f, loss, -1.0);
+        }
+        self.move_w.tick();
+        let predicted = predicted.or_else(|| best_kind(&acc, valid))?;
+        Some(PrefixMove { predicted, target })
+    }
+
+    /// The label rows' counterpart of [`Self::learn_moves_stage`]: label templates
+    /// 0..=min(stage, last) score the labels of an arc of kind `dir` from `c`, and only
+    /// the last of them is moved when the gold label `gold` does not lead by `margin`.
+    pub(crate) fn learn_label_stage(
+        &mut self,
+        c: &Configuration,
+        dir: usize,
+        gold: u32,
+        w: &mut Work,
+        margin: f32,
+        stage: usize,
+    ) {
+        let to_root = dir == super::parser::RIGHT && c.s0() == 0;
+        let gc = self.label_col_of[dir_index(dir)].get(gold as usize).copied().unwrap_or(super::NONE);
+        if gc == super::NONE || self.label_templates.is_empty() {
+            self.label_w.tick();
+            return;
+        }
+        let gc = gc as usize;
+        self.allowed_columns(dir, to_root, &mut w.allowed);
+        w.allowed[gc] = false; // the rivals of the gold label
+        w.label_scores.clear();
+        w.label_scores.resize(self.label_weights().width(), 0.0);
+        let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
+        let last = stage.min(self.label_templates.len() - 1);
+        let mut f = 0;
+        for i in 0..=last {
+            let t = self.label_templates[i];
+            f = combine(self.features().feature(t, c, &w.attrs, &mut w.lazy), salt);
+            self.label_weights().add_row(i, f, &mut w.label_scores);
+        }
+        if let Some(r) = best_allowed(&w.label_scores, &w.allowed) {
+            if w.label_scores[gc] - w.label_scores[r] < margin {
+                self.label_w.update_adagrad(last, f, gc, 1.0);
+                self.label_w.update_adagrad(last, f, r, -1.0);
+            }
+        }
+        self.label_w.tick();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::guide::{begin, run, ModelGuide};
