@@ -281,6 +281,22 @@ def test_shipped_orders_are_grouped_permutations_of_their_pool(
     assert [t.text for g in groups for t in g] == [t.text for t in order]
 
 
+def test_the_pt_bosque_order_is_its_wrapper_prefix_then_the_en_ewt_order(tmp_path: Path) -> None:
+    """`arc_eager_pt_bosque`: a permutation of `arc_eager` whose 40 scored templates (the
+    wrapper's steps on pt_bosque dev) come first, then the rest in the en_ewt order."""
+    from depfs.templates import template_set_text
+
+    path = tmp_path / "pt.txt"
+    path.write_text(template_set_text("arc_eager_pt_bosque"))
+    order, scores = read_order(path, "config")
+    pool = TemplateSet.load("arc_eager")
+    assert sorted(t.text for t in order) == sorted(t.text for t in pool)
+    assert len(scores) == 40
+    head = {t.text for t in order[:40]}
+    en = [t.text for t in TemplateSet.load("arc_eager_en_ewt")]
+    assert [t.text for t in order[40:]] == [t for t in en if t not in head]
+
+
 def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
     from depfs.select.groups import order_text
 

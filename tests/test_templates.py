@@ -30,6 +30,7 @@ SHIPPED = [
     "tagger_feats",
     "tagger_lemma",
     "arc_eager_en_ewt",
+    "arc_eager_pt_bosque",
     "first_order_en_ewt",
     "tagger_en_ewt",
     "dynfs_en_ewt",

@@ -20,6 +20,8 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("tagger_lemma", Family::Token, include_str!("sets/tagger_lemma.txt")),
     // Learned orders (forward wrapper on en_ewt dev), grouped; see each file's header.
     ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
+    // pt_bosque: its own first 40, then the en_ewt order (see the header).
+    ("arc_eager_pt_bosque", Family::Config, include_str!("sets/arc_eager_pt_bosque.txt")),
     ("first_order_en_ewt", Family::Arc, include_str!("sets/first_order_en_ewt.txt")),
     ("tagger_en_ewt", Family::Token, include_str!("sets/tagger_en_ewt.txt")),
     // The DynFS groups of the graph parser on en_ewt (He et al. 2013); see the header.
