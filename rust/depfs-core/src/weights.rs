@@ -125,7 +125,8 @@ impl Weights {
     }
 
     /// Weights `w` laid out by `layout`, with no training state.
-    fn plain(layout: Layout, w: Vec<f32>) -> Weights {
+    fn plain(layout: Layout, mut w: Vec<f32>) -> Weights {
+        crate::util::prefetch::huge_pages(&mut w);
         Weights { layout, w, u: Vec::new(), c: 1.0, g2: Vec::new(), l2: 0.0, last: Vec::new() }
     }
 
@@ -172,6 +173,7 @@ impl Weights {
     /// Starts keeping the averaging sums (training).
     pub fn start_averaging(&mut self) {
         self.u = vec![0.0; self.w.len()];
+        crate::util::prefetch::huge_pages(&mut self.u);
         self.c = 1.0;
     }
 
@@ -179,9 +181,11 @@ impl Weights {
     /// strength `l2` per step (0: none).
     pub fn start_adagrad(&mut self, l2: f32) {
         self.g2 = vec![0.0; self.w.len()];
+        crate::util::prefetch::huge_pages(&mut self.g2);
         self.l2 = l2;
         if self.l2 > 0.0 {
             self.last = vec![0; self.w.len()];
+            crate::util::prefetch::huge_pages(&mut self.last);
         }
     }
 
@@ -499,6 +503,7 @@ impl QuantizedWeights {
             scales.push(scale);
         }
         let shared_scale = shared(&scales);
+        crate::util::prefetch::huge_pages(&mut q);
         QuantizedWeights { layout: w.layout.clone(), scales, shared_scale, q }
     }
 
@@ -560,7 +565,8 @@ impl QuantizedWeights {
         }
         let shared_scale = shared(&scales);
         // Same size and alignment: collected into the bytes' own allocation.
-        let q = bytes.into_iter().map(|b| b as i8).collect();
+        let mut q: Vec<i8> = bytes.into_iter().map(|b| b as i8).collect();
+        crate::util::prefetch::huge_pages(&mut q);
         Ok(QuantizedWeights { layout, scales, shared_scale, q })
     }
 
