@@ -19,6 +19,7 @@ from unittest import mock
 ARGS = {"bench_select": ["throughput"]}
 #: Benches that time a model given on the command line: run them by hand with it.
 SKIP = {
+    "bench_huge_pages": "needs MODEL [MODEL ...] (trained model files)",
     "bench_long_sentence": "needs --model MODEL (a trained graph or arc-eager model)",
     "bench_threads": "needs --model MODEL (a trained graph or arc-eager model)",
 }

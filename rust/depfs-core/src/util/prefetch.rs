@@ -38,12 +38,17 @@ const HUGE: usize = 2 << 20;
 /// pages: `MADV_HUGEPAGE` (later faults there take huge pages) and `MADV_COLLAPSE`
 /// (Linux 6.1+: the pages already there are moved into huge pages now, a copy of at
 /// most `buf`). A hint only: where THP is off, on an older kernel or another OS, or for
-/// a buffer under 2 MiB it does nothing, and errors are ignored. Measured on en_ewt
-/// test (docs/design.md § "Huge pages"): the parsers, whose time goes to scattered
-/// weight reads, run faster with it. O(len) for the collapse.
+/// a buffer under 2 MiB it does nothing, and errors are ignored; the environment
+/// variable `DEPFS_NO_HUGE_PAGES` (any value) turns it off. Measured on en_ewt test
+/// (docs/design.md § "Huge pages"): the parsers, whose time goes to scattered weight
+/// reads, run faster with it. O(len) for the collapse.
 pub fn huge_pages<T>(buf: &mut [T]) {
     #[cfg(target_os = "linux")]
     {
+        static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+        if *OFF.get_or_init(|| std::env::var_os("DEPFS_NO_HUGE_PAGES").is_some()) {
+            return;
+        }
         let start = buf.as_mut_ptr() as usize;
         let end = start + std::mem::size_of_val(buf);
         let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
