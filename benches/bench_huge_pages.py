@@ -52,14 +52,15 @@ def child(model: str, path: str, reps: int, off: bool) -> dict:
     env.pop("DEPFS_NO_HUGE_PAGES", None)
     if off:
         env["DEPFS_NO_HUGE_PAGES"] = "1"
-    out = subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-c", CHILD, model, path, str(reps)],
         env=env,
-        check=True,
         capture_output=True,
         text=True,
-    ).stdout
-    return json.loads(out.strip().splitlines()[-1])
+    )
+    if done.returncode != 0:
+        sys.exit(f"{model}: the child failed:\n{done.stderr.strip()}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def main(argv: list[str] | None = None) -> None:

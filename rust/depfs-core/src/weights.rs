@@ -121,12 +121,14 @@ impl Weights {
     /// Zero weights with `rows[t]` rows (each a power of two) for template t.
     pub fn new(rows: &[usize], width: usize) -> Result<Weights> {
         let (layout, len) = Layout::new(rows, width)?;
-        Ok(Weights::plain(layout, vec![0.0; len]))
+        // Zeroed pages are not touched until written: advised first, they come huge.
+        let mut w = vec![0.0; len];
+        crate::util::prefetch::huge_pages(&mut w);
+        Ok(Weights::plain(layout, w))
     }
 
     /// Weights `w` laid out by `layout`, with no training state.
-    fn plain(layout: Layout, mut w: Vec<f32>) -> Weights {
-        crate::util::prefetch::huge_pages(&mut w);
+    fn plain(layout: Layout, w: Vec<f32>) -> Weights {
         Weights { layout, w, u: Vec::new(), c: 1.0, g2: Vec::new(), l2: 0.0, last: Vec::new() }
     }
 
@@ -493,6 +495,7 @@ impl QuantizedWeights {
     fn quantize_with(w: &Weights, one_scale: bool) -> QuantizedWeights {
         let mut scales = Vec::with_capacity(w.n_templates());
         let mut q = Vec::with_capacity(w.n_params());
+        crate::util::prefetch::huge_pages(&mut q);
         let table_max = w.w.iter().fold(0f32, |m, &x| m.max(x.abs()));
         for t in 0..w.n_templates() {
             let block = w.block(t);
@@ -503,7 +506,6 @@ impl QuantizedWeights {
             scales.push(scale);
         }
         let shared_scale = shared(&scales);
-        crate::util::prefetch::huge_pages(&mut q);
         QuantizedWeights { layout: w.layout.clone(), scales, shared_scale, q }
     }
 
@@ -564,9 +566,9 @@ impl QuantizedWeights {
             return Err(Error::InvalidArgument("weight scales must be finite and ≥ 0".into()));
         }
         let shared_scale = shared(&scales);
-        // Same size and alignment: collected into the bytes' own allocation.
-        let mut q: Vec<i8> = bytes.into_iter().map(|b| b as i8).collect();
-        crate::util::prefetch::huge_pages(&mut q);
+        // Copied into a fresh allocation advised onto huge pages before it is written
+        // (the bytes' own pages are already there, small); the bytes are freed after.
+        let q = crate::util::prefetch::huge_vec(bytes.len(), |i| bytes[i] as i8);
         Ok(QuantizedWeights { layout, scales, shared_scale, q })
     }
 

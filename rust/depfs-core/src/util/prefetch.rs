@@ -34,41 +34,45 @@ const LINE: usize = 64;
 /// Huge-page size of x86_64 and aarch64 Linux (transparent huge pages).
 const HUGE: usize = 2 << 20;
 
-/// Asks the kernel to back the 2 MiB-aligned part of `buf` with transparent huge
-/// pages: `MADV_HUGEPAGE` (later faults there take huge pages) and `MADV_COLLAPSE`
-/// (Linux 6.1+: the pages already there are moved into huge pages now, a copy of at
-/// most `buf`). A hint only: where THP is off, on an older kernel or another OS, or for
-/// a buffer under 2 MiB it does nothing, and errors are ignored; the environment
-/// variable `DEPFS_NO_HUGE_PAGES` (any value) turns it off. Measured on en_ewt test
-/// (docs/design.md § "Huge pages"): the parsers, whose time goes to scattered weight
-/// reads, run faster with it. O(len) for the collapse.
-pub fn huge_pages<T>(buf: &mut [T]) {
+/// Asks the kernel to back the 2 MiB-aligned part of `v`'s allocation (its spare
+/// capacity included) with transparent huge pages (`MADV_HUGEPAGE`): the pages of it
+/// that are first touched afterwards come as huge pages, so call it before filling `v`
+/// (a fresh zeroed `vec!` of this size is not touched yet either). Pages touched before
+/// stay small: collapsing them (`MADV_COLLAPSE`) cost up to 0.3 s of a model's load on
+/// this machine, more than a parse of a small file saves. A hint only: where THP is
+/// off, on another OS, or for an allocation under 2 MiB it does nothing, and errors are
+/// ignored; the environment variable `DEPFS_NO_HUGE_PAGES` (any value) turns it off.
+/// Measured in docs/design.md § "Huge pages". O(1).
+pub fn huge_pages<T>(v: &mut Vec<T>) {
     #[cfg(target_os = "linux")]
     {
         static OFF: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         if *OFF.get_or_init(|| std::env::var_os("DEPFS_NO_HUGE_PAGES").is_some()) {
             return;
         }
-        let start = buf.as_mut_ptr() as usize;
-        let end = start + std::mem::size_of_val(buf);
+        let start = v.as_mut_ptr() as usize;
+        let end = start + v.capacity() * std::mem::size_of::<T>();
         let (first, last) = (start.next_multiple_of(HUGE), end / HUGE * HUGE);
         if last <= first {
             return;
         }
-        // MADV_COLLAPSE's value in Linux's ABI (uapi/asm-generic/mman-common.h); the libc
-        // crate does not name it yet.
-        const MADV_COLLAPSE: libc::c_int = 25;
-        for advice in [libc::MADV_HUGEPAGE, MADV_COLLAPSE] {
-            // SAFETY: `first..last` lies inside `buf`, memory this process owns and that
-            // stays mapped for the call (borrowed mutably: no one frees it meanwhile).
-            // Both advices only change how the range is backed, never its contents:
-            // the kernel copies every page into its huge page before it swaps them.
-            #[allow(unsafe_code)]
-            let _ = unsafe { libc::madvise(first as *mut libc::c_void, last - first, advice) };
-        }
+        // SAFETY: `first..last` lies inside `v`'s allocation, memory this process owns
+        // that stays mapped for the call (borrowed mutably: no one frees it meanwhile).
+        // The advice only changes how the range is backed, never what it holds.
+        #[allow(unsafe_code)]
+        let _ = unsafe { libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_HUGEPAGE) };
     }
     #[cfg(not(target_os = "linux"))]
-    let _ = buf;
+    let _ = v;
+}
+
+/// A vector of `n` values of `f(i)`, its allocation advised onto huge pages before it
+/// is filled ([`huge_pages`]). O(n).
+pub fn huge_vec<T>(n: usize, f: impl FnMut(usize) -> T) -> Vec<T> {
+    let mut v = Vec::with_capacity(n);
+    huge_pages(&mut v);
+    v.extend((0..n).map(f));
+    v
 }
 
 /// Prefetches every cache line of `slice[start .. start + len]` (`len` ≥ 1), one
@@ -127,13 +131,11 @@ mod tests {
     }
 
     #[test]
-    fn huge_page_advice_keeps_every_value_and_backs_the_buffer_with_huge_pages() {
-        // 9 MiB of distinct values, written (so its pages exist) before the advice, which
-        // is given on an unaligned slice of it: nothing changes, and where the kernel
-        // offers transparent huge pages the buffer now lies on them (planted: without
-        // MADV_COLLAPSE it does not).
-        let mut v: Vec<u32> = (0..(9 << 18)).collect();
-        huge_pages(&mut v[3..]);
+    fn a_huge_vec_holds_its_values_on_huge_pages() {
+        // 9 MiB of distinct values: where the kernel offers transparent huge pages the
+        // vector lies on them (planted: without the advice it does not, THP being
+        // `madvise` here); a small one and an empty one are left alone.
+        let v = huge_vec(9 << 18, |i| i as u32);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
         #[cfg(target_os = "linux")]
         {
@@ -143,10 +145,8 @@ mod tests {
                 assert!(kb.is_some_and(|kb| kb >= 2048), "AnonHugePages {kb:?} kB");
             }
         }
-        let mut small = vec![7u8; 100];
-        huge_pages(&mut small);
-        huge_pages::<f32>(&mut []);
-        assert_eq!(small, vec![7u8; 100]);
+        assert_eq!(huge_vec(100, |_| 7u8), vec![7u8; 100]);
+        assert!(huge_vec(0, |_| 0f32).is_empty());
     }
 
     #[test]
