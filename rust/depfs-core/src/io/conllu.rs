@@ -271,7 +271,13 @@ impl<R: BufRead> Batches<R> {
             // A line wholly in the reader's buffer is read where it lies; one that runs
             // past the buffer's end is gathered in `buf` (a copy per line cost ~10% of
             // reading).
-            let avail = self.source.fill_buf().map_err(|e| read_err(e, self.line_no))?;
+            let avail = loop {
+                // A signal that lands in this thread is not an error (read_until retries too).
+                match self.source.fill_buf() {
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    got => break got.map_err(|e| read_err(e, self.line_no))?,
+                }
+            };
             if avail.is_empty() {
                 r.end_sentence()?;
                 self.done = true;
@@ -1226,6 +1232,29 @@ mod tests {
         let mut b = Batches::plain(text.as_bytes(), "t.conllu", &o);
         b.next_batch(1).unwrap();
         assert!(b.take_text().is_none());
+    }
+
+    #[test]
+    fn a_read_interrupted_by_a_signal_is_retried() {
+        // A source whose reads are each interrupted once (EINTR) before they give bytes:
+        // the same treebank as from the bytes themselves.
+        struct Interrupted<'a>(&'a [u8], bool);
+        impl std::io::Read for Interrupted<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.1 = !self.1;
+                if self.1 {
+                    return Err(std::io::ErrorKind::Interrupted.into());
+                }
+                let n = buf.len().min(self.0.len()).min(7);
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let source = std::io::BufReader::with_capacity(16, Interrupted(SAMPLE.as_bytes(), false));
+        let mut b = Batches::plain(source, "t.conllu", &ReadOptions::default());
+        let tb = b.next_batch(usize::MAX).unwrap().unwrap();
+        assert_eq!(to_string(&tb), SAMPLE);
     }
 
     #[test]
