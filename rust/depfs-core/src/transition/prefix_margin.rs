@@ -346,6 +346,31 @@ impl ArcEagerParser<Weights> {
         Some(PrefixMove { predicted, target })
     }
 
+    /// The start of a label step for an arc of kind `dir` from `c` with gold label
+    /// `gold`: `w.allowed` set to the gold label's rivals, `w.label_scores` to zeros;
+    /// returns the gold column and the direction's salt. None (the averaging clock
+    /// ticked, nothing to learn) when the gold label has no column here.
+    fn label_step_start(
+        &mut self,
+        c: &Configuration,
+        dir: usize,
+        gold: u32,
+        w: &mut Work,
+    ) -> Option<(usize, u64)> {
+        let to_root = dir == super::parser::RIGHT && c.s0() == 0;
+        let gc = self.label_col_of[dir_index(dir)].get(gold as usize).copied().unwrap_or(super::NONE);
+        if gc == super::NONE {
+            self.label_w.tick();
+            return None;
+        }
+        let gc = gc as usize;
+        self.allowed_columns(dir, to_root, &mut w.allowed);
+        w.allowed[gc] = false; // the rivals of the gold label
+        w.label_scores.clear();
+        w.label_scores.resize(self.label_weights().width(), 0.0);
+        Some((gc, if dir == LEFT { LEFT_SALT } else { RIGHT_SALT }))
+    }
+
     /// One prefix-hinge step of the label weights for an arc of kind `dir` from `c`
     /// whose gold label is `gold` (the label rows' counterpart of
     /// [`Self::learn_moves_prefix`]). O(i* · row width).
@@ -358,18 +383,7 @@ impl ArcEagerParser<Weights> {
         margin: f32,
         all_prefixes: bool,
     ) {
-        let to_root = dir == super::parser::RIGHT && c.s0() == 0;
-        let gc = self.label_col_of[dir_index(dir)].get(gold as usize).copied().unwrap_or(super::NONE);
-        if gc == super::NONE {
-            self.label_w.tick();
-            return;
-        }
-        let gc = gc as usize;
-        self.allowed_columns(dir, to_root, &mut w.allowed);
-        w.allowed[gc] = false; // the rivals of the gold label
-        w.label_scores.clear();
-        w.label_scores.resize(self.label_weights().width(), 0.0);
-        let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
+        let Some((gc, salt)) = self.label_step_start(c, dir, gold, w) else { return };
         w.violations.clear();
         for (i, &t) in self.label_templates.iter().enumerate() {
             let f = combine(self.features().feature(t, c, &w.attrs, &mut w.lazy), salt);
@@ -463,18 +477,11 @@ impl ArcEagerParser<Weights> {
         margin: f32,
         stage: usize,
     ) {
-        let to_root = dir == super::parser::RIGHT && c.s0() == 0;
-        let gc = self.label_col_of[dir_index(dir)].get(gold as usize).copied().unwrap_or(super::NONE);
-        if gc == super::NONE || self.label_templates.is_empty() {
+        if self.label_templates.is_empty() {
             self.label_w.tick();
             return;
         }
-        let gc = gc as usize;
-        self.allowed_columns(dir, to_root, &mut w.allowed);
-        w.allowed[gc] = false; // the rivals of the gold label
-        w.label_scores.clear();
-        w.label_scores.resize(self.label_weights().width(), 0.0);
-        let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
+        let Some((gc, salt)) = self.label_step_start(c, dir, gold, w) else { return };
         let last = stage.min(self.label_templates.len() - 1);
         let mut f = 0;
         for i in 0..=last {
