@@ -187,7 +187,11 @@ def main(argv: list[str] | None = None) -> None:
     if plain is not None:
         ps = evaluate(gold, plain_tagged)
         p_cpu = statistics.median(p_times)
-        result["plain"] = {"tag_cpu_s": p_cpu, "tokens_per_cpu_s": round(words / p_cpu), **scores(ps)}
+        result["plain"] = {
+            "tag_cpu_s": p_cpu,
+            "tokens_per_cpu_s": round(words / p_cpu),
+            **scores(ps),
+        }
         print(
             f"plain   {words / p_cpu:,.0f} tokens/CPU-s  UPOS {ps.upos:.2f} XPOS {ps.xpos:.2f} "
             f"UFeats {ps.ufeats:.2f} AllTags {ps.alltags:.2f} Lemmas {ps.lemmas:.2f}  "

@@ -119,8 +119,9 @@ class Tagger(TrainableModel):
         if not isinstance(train, _core.Treebank):
             raise TypeError(f"a tagger trains on a Treebank, got {type(train).__name__}")
         for name in ("min_known", "upos_min_known"):
-            if (getattr(self, name) or 1) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
         backward = self._backward_text()
         upos_min_known = self.upos_min_known
         if upos_min_known is None:
