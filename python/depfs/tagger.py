@@ -5,7 +5,8 @@ family: attributes of the words at i±k, the columns already predicted, and ``am
 the tags the tag dictionary allows for a word); FEATS is one class per whole string, as
 in UDPipe 1; LEMMA an edit-script class (Chrupała 2008) backed by a dictionary of seen
 forms. Columns the training data leaves empty (``_``) are not learnt and are left as
-they are when tagging.
+they are when tagging. By default a cheap backward (right-to-left) UPOS pass runs first and
+the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
 
     tagger = Tagger().fit(train, dev=dev)
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted
