@@ -53,8 +53,6 @@ enum CAtom {
 pub struct Slots {
     /// Whether a template reads `ambig`.
     pub ambig: bool,
-    /// Whether a template reads `bupos` (the backward pass's UPOS).
-    pub bupos: bool,
     /// Attributes of the sentence table (computed from the form).
     pub form_attrs: Vec<Attr>,
     /// Attributes of the history (they read predicted columns).
@@ -198,7 +196,6 @@ impl TokenFeatures {
                 };
                 let offset = *offset as i64;
                 slots.ambig |= *attr == Attr::Ambig;
-                slots.bupos |= *attr == Attr::Bupos;
                 atoms.push(if *attr == Attr::Ambig {
                     CAtom::Ambig { offset }
                 } else if *attr == Attr::Bupos {

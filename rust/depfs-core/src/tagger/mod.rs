@@ -14,7 +14,8 @@
 //! decision reads templates × candidates weights and the table holds only pairs that
 //! training met (sized by counting them). Training follows the tagger's own predictions
 //! for the columns to the left (as at tagging time), shuffles sentences each epoch with
-//! the one seeded [`Rng`], and is deterministic.
+//! the one seeded [`Rng`], and is deterministic. A tagger may run a cheap right-to-left
+//! UPOS pass first, whose tags its templates read as `bupos` ([`backward`]).
 
 pub mod backward;
 pub mod features;
