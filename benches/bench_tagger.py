@@ -16,11 +16,13 @@ accuracy here is that of the one-iteration model: compare accuracy with UDPipe 1
 published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 
     python -m benches.bench_tagger [--treebank en_ewt] [--reps 5] [--skip-udpipe]
-        [--templates SET] [--min-known N] [--epochs N] [--baseline]
+        [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain]
 
 --baseline also trains the tagger as it was before per-column sets and line-local hashing
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
 it in the same rounds (A B C A B C ...): the paired ratio of this build's default to it.
+--plain does the same for the default before the backward pass (`PLAIN_SETS`, no backward
+pass, one dictionary threshold of 2): what the pass and its sets cost and gain.
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -36,6 +38,7 @@ from pathlib import Path
 
 import depfs
 from depfs import Tagger, Treebank, evaluate
+from depfs.tagger import PLAIN_SETS
 
 from .bench_arceager import data_dir, udpipe_sentences
 
@@ -85,6 +88,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--templates", default=None, help="a set name or file (default: the tagger's)")
     ap.add_argument("--min-known", type=int, default=None)
     ap.add_argument("--baseline", action="store_true")
+    ap.add_argument("--plain", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
@@ -104,6 +108,9 @@ def main(argv: list[str] | None = None) -> None:
     base = None
     if args.baseline:
         base = Tagger("tagger", min_known=2, line_hashing=False).fit(train, dev=dev)
+    plain = None
+    if args.plain:
+        plain = Tagger(PLAIN_SETS, **opts).fit(train, dev=dev)
     pipe = None
     if not args.skip_udpipe:
         from ufal.udpipe import Pipeline, ProcessingError
@@ -123,12 +130,16 @@ def main(argv: list[str] | None = None) -> None:
     times: list[tuple[float, float]] = []
     u_times: list[tuple[float, float]] = []
     b_times: list[float] = []
+    p_times: list[float] = []
     for _ in range(args.reps):  # alternating: A B A B ...
         tagged, cpu, wall = timed(lambda: tagger.tag(blank_tb, threads=1))
         times.append((cpu, wall))
         if base is not None:
             base_tagged, b_cpu, _ = timed(lambda: base.tag(blank_tb, threads=1))
             b_times.append(b_cpu)
+        if plain is not None:
+            plain_tagged, p_cpu, _ = timed(lambda: plain.tag(blank_tb, threads=1))
+            p_times.append(p_cpu)
         if pipe is not None:
             out, cpu, wall = timed(lambda: pipe.process(test_blank, err))
             u_times.append((cpu, wall))
@@ -172,6 +183,19 @@ def main(argv: list[str] | None = None) -> None:
             f"earlier {words / b_cpu:,.0f} tokens/CPU-s  UPOS {bs.upos:.2f} XPOS {bs.xpos:.2f} "
             f"UFeats {bs.ufeats:.2f} AllTags {bs.alltags:.2f} Lemmas {bs.lemmas:.2f}  "
             f"(the default {b_cpu / cpu:.2f}x faster)"
+        )
+    if plain is not None:
+        ps = evaluate(gold, plain_tagged)
+        p_cpu = statistics.median(p_times)
+        result["plain"] = {
+            "tag_cpu_s": p_cpu,
+            "tokens_per_cpu_s": round(words / p_cpu),
+            **scores(ps),
+        }
+        print(
+            f"plain   {words / p_cpu:,.0f} tokens/CPU-s  UPOS {ps.upos:.2f} XPOS {ps.xpos:.2f} "
+            f"UFeats {ps.ufeats:.2f} AllTags {ps.alltags:.2f} Lemmas {ps.lemmas:.2f}  "
+            f"(no backward pass; the default takes {cpu / p_cpu:.2f}x its time)"
         )
     if pipe is not None:
         if err.occurred():

@@ -207,3 +207,99 @@ def test_cli_train_tag_eval(tmp_path: Path) -> None:
         ["train", "--parser", "tagger", "--order", "2", "--train", str(train), "--out", str(model)],
     )
     assert r.exit_code == 2 and "graph parser options" in r.output
+
+
+def test_a_tagger_file_of_the_layout_before_the_backward_pass_tags_as_it_did() -> None:
+    """tests/data/tagger_lines_v5.depfs was saved by the build before the backward pass
+    (main at d49cb02, line-local hashing: ``Tagger(SMALL, epochs=3,
+    min_known=50).fit(synthetic(300, seed=0))``); it tags input.conllu as it did then."""
+    data = Path(__file__).parent / "data"
+    inp = Treebank.from_string(blank((data / "input.conllu").read_text(encoding="utf-8")))
+    model = depfs.load(data / "tagger_lines_v5.depfs")
+    assert model.model_.backward_templates is None
+    expected = (data / "expected" / "tagger_lines_v5.conllu").read_text(encoding="utf-8")
+    assert model.tag(inp, threads=1).to_string() == expected
+    assert model.tag(inp, threads=2).to_string() == expected
+
+
+# A chain of the one ambiguous word "a" ends in "b" or "c", which decides the tag of every
+# "a" of the chain: beyond the two words a left-to-right tagger sees to its right, only a
+# backward pass carries it (through its own tag to the right, bupos(i+1)).
+CHAIN_FORWARD = "form(i)\nupos(i-1)\nlower(i+1)\nlower(i+2)\n"
+CHAIN_BIDI = CHAIN_FORWARD + "bupos(i)\n"
+CHAIN_BACKWARD = "form(i)\nlower(i+1)\nbupos(i+1)\n"
+
+
+def chains(n: int, seed: int) -> str:
+    import random
+
+    rng, out = random.Random(seed), []
+    for s in range(n):
+        end = rng.choice("bc")
+        tag = "NOUN" if end == "b" else "VERB"
+        words = [("a", tag)] * rng.randint(3, 9) + [(end, "PART" if end == "b" else "ADP")]
+        out.append(f"# sent_id = c{s}")
+        for i, (form, upos) in enumerate(words, 1):
+            rel = "root" if i == 1 else "dep"
+            out.append(f"{i}\t{form}\t{form}\t{upos}\t{upos}\t_\t{i - 1}\t{rel}\t_\t_")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def a_accuracy(t: Tagger, text: str) -> float:
+    gold = Treebank.from_string(text).to_string().splitlines()
+    got = t.tag(Treebank.from_string(blank(text))).to_string().splitlines()
+    pairs = [(g.split("\t")[3], p.split("\t")[3]) for g, p in zip(gold, got) if "\ta\t" in g]
+    return sum(g == p for g, p in pairs) / len(pairs)
+
+
+def test_the_backward_pass_carries_right_context_a_forward_tagger_cannot_see(
+    tmp_path: Path,
+) -> None:
+    train, test = Treebank.from_string(chains(300, 0)), chains(100, 1)
+    kw = {"epochs": 4, "min_known": 1, "upos_min_known": 1}
+    bidi = Tagger(CHAIN_BIDI, backward=CHAIN_BACKWARD, **kw).fit(train)
+    forward = Tagger(CHAIN_FORWARD, **kw).fit(train)
+    assert a_accuracy(bidi, test) > 0.99
+    assert a_accuracy(forward, test) < 0.8  # the first words of a chain are guesses
+    # Saved and loaded (its own model variant), on 1 and 2 threads: the same tags.
+    path = tmp_path / "bidi.depfs"
+    bidi.save(path)
+    again = depfs.load(path)
+    assert isinstance(again, Tagger)
+    assert again.model_.backward_templates == CHAIN_BACKWARD.split()
+    tb = Treebank.from_string(blank(test))
+    tagged = bidi.tag(tb).to_string()
+    assert again.tag(tb, threads=1).to_string() == tagged
+    assert again.tag(tb, threads=2).to_string() == tagged
+    # A damaged file is refused.
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelError):
+        depfs.load(path)
+
+
+def test_the_default_tagger_has_a_backward_pass_and_tags_the_same_after_loading(
+    tmp_path: Path,
+) -> None:
+    train, tb = synthetic(200, seed=0), Treebank.from_string(blank(synthetic_conllu(30, seed=6)))
+    t = Tagger(epochs=2).fit(train)
+    assert t.model_.backward_templates is not None
+    assert any("bupos" in x for x in t.model_.templates("UPOS"))
+    assert evaluate(synthetic(30, seed=6), t.tag(tb)).upos > 95
+    t.save(tmp_path / "d.depfs")
+    assert depfs.load(tmp_path / "d.depfs").tag(tb, threads=2).to_string() == t.tag(tb).to_string()
+
+
+def test_backward_templates_are_checked() -> None:
+    train = synthetic(5)
+    with pytest.raises(ValueError, match="bupos"):
+        Tagger("form(i)\nbupos(i+1)\n").fit(train)  # no backward pass to read
+    for bad in ("upos(i-1)\n", "bupos(i)\n", "form(i)\nbupos(i-1)\n"):
+        with pytest.raises(ValueError, match="backward pass reads only"):
+            Tagger(SMALL, backward=bad).fit(train)
+    with pytest.raises(ValueError, match="backward pass needs"):
+        Tagger(SMALL, backward=CHAIN_BACKWARD, dynamic=True).fit(train)
+    with pytest.raises(ValueError, match="upos_min_known"):
+        Tagger(SMALL, upos_min_known=0).fit(train)

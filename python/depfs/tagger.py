@@ -5,7 +5,8 @@ family: attributes of the words at i±k, the columns already predicted, and ``am
 the tags the tag dictionary allows for a word); FEATS is one class per whole string, as
 in UDPipe 1; LEMMA an edit-script class (Chrupała 2008) backed by a dictionary of seen
 forms. Columns the training data leaves empty (``_``) are not learnt and are left as
-they are when tagging.
+they are when tagging. By default a cheap backward (right-to-left) UPOS pass runs first and
+the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
 
     tagger = Tagger().fit(train, dev=dev)
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted
@@ -30,8 +31,14 @@ from .base import HistoryRow, Stagewise, TrainableModel, check_threads
 from .templates import resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
-# The default templates: one shipped set per column, in COLUMNS order.
-DEFAULT_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
+# The default templates: one shipped set per column, in COLUMNS order, reading the tags of
+# the default backward pass (DEFAULT_BACKWARD) as `bupos`.
+DEFAULT_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+DEFAULT_BACKWARD = "tagger_backward"
+# upos_min_known with a backward pass, unless given.
+BACKWARD_UPOS_MIN_KNOWN = 8
+# The default before the backward pass (no pass; upos_min_known=2).
+PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
 
 # History column of each predicted column's dev accuracy.
 _DEV_KEYS = {"UPOS": "dev_upos", "XPOS": "dev_xpos", "FEATS": "dev_ufeats", "LEMMA": "dev_lemmas"}
@@ -49,18 +56,23 @@ class Tagger(TrainableModel):
 
     def __init__(
         self,
-        # Default: the shipped per-column sets (DEFAULT_SETS); the single `tagger` set
+        # Default: the shipped per-column sets (DEFAULT_SETS, with the backward pass
+        # DEFAULT_BACKWARD); PLAIN_SETS: the default before the pass; the single `tagger` set
         # serves every column of taggers before them; a dynamic tagger walks `tagger_en_ewt`,
         # the forward wrapper's order of it.
         templates: str | os.PathLike[str] | Sequence[str] | None = None,
         *,
         epochs: int = 10,
         random_state: int = 1,
-        # A form seen at least this often is known to the tag dictionary (its classes
-        # are restricted to those seen); rarer ones train the unknown-word path. On
-        # en_ewt dev 8 rather than 2 gains 0.2 of mean accuracy for 20% more time, but
-        # loses on test (UPOS -0.41, lemmas -0.54): 2 (docs/design.md § Tagger).
+        # A (form, UPOS) pair seen at least this often is known to the tag dictionary
+        # (its XPOS, FEATS and lemma scripts are restricted to those seen); rarer ones
+        # train the back-off. On en_ewt dev 8 rather than 2 gains 0.2 of mean accuracy
+        # for 20% more time, but loses on test (UPOS -0.41, lemmas -0.54): 2.
         min_known: int = 2,
+        # A form seen at least this often takes only the UPOS tags it was seen with;
+        # rarer ones weigh every tag. None: 8 with a backward pass (best on en_ewt dev,
+        # docs/design.md § Tagger), else min_known.
+        upos_min_known: int | None = None,
         # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
         # trained to reach, the unit of tagging-time margins; l2: the ℓ2 strength of
         # its AdaGrad steps (§4.4), per word. Both chosen on en_ewt dev.
@@ -74,16 +86,22 @@ class Tagger(TrainableModel):
         # decision reads one line per template (see docs/design.md § Tagger); False: the
         # layout of taggers saved before it (one scattered weight per class and template).
         line_hashing: bool = True,
+        # Templates of a backward (right-to-left) UPOS pass run first, whose tags the
+        # templates read as `bupos` (docs/design.md § Tagger). None: DEFAULT_BACKWARD
+        # with the default templates, else no pass.
+        backward: str | os.PathLike[str] | None = None,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
         self.random_state = random_state
         self.min_known = min_known
+        self.upos_min_known = upos_min_known
         self.dynamic = dynamic
         self.train_margin = train_margin
         self.l2 = l2
         self.stagewise = stagewise
         self.line_hashing = line_hashing
+        self.backward = backward
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -101,8 +119,14 @@ class Tagger(TrainableModel):
     def _trainer(self, train: Any) -> Any:
         if not isinstance(train, _core.Treebank):
             raise TypeError(f"a tagger trains on a Treebank, got {type(train).__name__}")
-        if self.min_known < 1:
-            raise ValueError(f"min_known must be at least 1, got {self.min_known}")
+        for name in ("min_known", "upos_min_known"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        backward = self._backward_text()
+        upos_min_known = self.upos_min_known
+        if upos_min_known is None:
+            upos_min_known = self.min_known if backward is None else BACKWARD_UPOS_MIN_KNOWN
         if self.dynamic and not (0 < self.train_margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         if self.stagewise and not self.dynamic:
@@ -112,11 +136,19 @@ class Tagger(TrainableModel):
             self._template_texts(),
             seed=self.random_state,
             min_known=self.min_known,
+            upos_min_known=upos_min_known,
             prefix_margin=self.train_margin if self.dynamic else None,
             prefix_l2=self.l2,
             line_hashing=self.line_hashing,
+            backward=backward,
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
+
+    def _backward_text(self) -> str | None:
+        b = self.backward
+        if b is None and self.templates is None and not self.dynamic:
+            b = DEFAULT_BACKWARD
+        return None if b is None else resolve_templates(b, "token")
 
     def _n_epochs(self) -> int:
         if not self.stagewise:
@@ -129,8 +161,10 @@ class Tagger(TrainableModel):
     def _params_of(model: _core.TaggerModel) -> dict[str, Any]:
         sets = ["\n".join(model.templates(c)) for c in model.columns]
         presets = model.margin_presets
+        backward = model.backward_templates
         return {
             "templates": sets[0] if len(set(sets)) == 1 else sets,
+            "backward": None if backward is None else "\n".join(backward),
             "dynamic": presets is not None,
             **({"train_margin": presets["train"]} if presets else {}),
         }

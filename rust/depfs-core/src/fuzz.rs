@@ -83,7 +83,11 @@ fn use_model(path: &Path, loaded: Loaded) {
             ArcEagerParser::from_loaded(path, loaded).and_then(|p| p.parse(&tb, 1))
         }
         Model::Ensemble(_) => Ensemble::from_loaded(path, loaded).and_then(|e| e.parse(&tb, 1)),
-        Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_) | Model::WithTagger(_) => {
+        Model::Tagger(_)
+        | Model::TaggerDynamic(_)
+        | Model::TaggerLines(_)
+        | Model::TaggerBidi(_)
+        | Model::WithTagger(_) => {
             let file = model::ModelFile { inputs: loaded.inputs, info: loaded.info, model: loaded.model };
             Tagger::from_file(path, file).and_then(|t| t.tag(&tb, 1))
         }

@@ -33,6 +33,11 @@ impl PyTaggerModel {
             .templates(column)
             .map_or_else(Vec::new, |s| s.templates.iter().map(|t| t.text.clone()).collect())
     }
+    /// Canonical text of the backward pass's templates (None: the tagger has no such pass).
+    #[getter]
+    fn backward_templates(&self) -> Option<Vec<String>> {
+        self.inner.backward_templates().map(|s| s.templates.iter().map(|t| t.text.clone()).collect())
+    }
     /// The classes of `column` (LEMMA: edit scripts, fields joined by tabs).
     fn classes(&self, column: &str) -> Vec<String> {
         self.inner.classes(column).map_or_else(Vec::new, <[String]>::to_vec)
@@ -120,9 +125,10 @@ pub struct PyTaggerTrainer {
 
 #[pymethods]
 impl PyTaggerTrainer {
-    /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA).
+    /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA);
+    /// `backward`: the templates of a backward UPOS pass (None: none).
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, line_hashing = true))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, line_hashing = true, backward = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -130,18 +136,30 @@ impl PyTaggerTrainer {
         templates: Vec<String>,
         seed: u64,
         min_known: u32,
+        upos_min_known: u32,
         max_bits: u32,
         prefix_margin: Option<f32>,
         prefix_l2: f32,
         line_hashing: bool,
+        backward: Option<String>,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
         let max_bits = max_bits.clamp(6, 26);
-        let opts = TaggerOptions { seed, min_known, max_bits, prefix_margin, prefix_l2, line_hashing };
         let inner = py
             .detach(|| {
                 let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS);
+                let backward = backward.as_deref().map(parse).transpose()?;
+                let opts = TaggerOptions {
+                    seed,
+                    min_known,
+                    upos_min_known,
+                    max_bits,
+                    prefix_margin,
+                    prefix_l2,
+                    line_hashing,
+                    backward,
+                };
                 let sets: [TemplateSet; N_COLUMNS] = match templates.len() {
                     1 => {
                         let s = parse(&templates[0])?;

@@ -45,6 +45,8 @@ pub enum Model {
     GraphDynfs(Box<crate::graph::stored::GraphDynfsFile>),
     /// A tagger with line-local hashing (ordinary or prefix-margin).
     TaggerLines(crate::tagger::StoredTaggerLines),
+    /// A tagger with a backward UPOS pass (line-local hashing).
+    TaggerBidi(crate::tagger::StoredTaggerBidi),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -74,7 +76,7 @@ impl Model {
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
             Model::GraphDynfs(_) => "graph",
-            Model::TaggerLines(_) => "tagger",
+            Model::TaggerLines(_) | Model::TaggerBidi(_) => "tagger",
         }
     }
 }
@@ -248,7 +250,10 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
     ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }
-    if !matches!(tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_)) {
+    if !matches!(
+        tagger.model,
+        Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_) | Model::TaggerBidi(_)
+    ) {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
     Ok((parser, Some(tagger)))
@@ -283,7 +288,10 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
     }
     let (head, _) = postcard::take_from_bytes::<TaggerFirst>(c.payload)
         .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
-    if !matches!(head.tagger.model, Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_)) {
+    if !matches!(
+        head.tagger.model,
+        Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_) | Model::TaggerBidi(_)
+    ) {
         return Err(model_err(
             path,
             format!("the tagger inside holds a {:?} model", head.tagger.model.kind()),

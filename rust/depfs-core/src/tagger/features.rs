@@ -43,6 +43,8 @@ enum CAtom {
     Predicted { slot: usize, offset: i64 },
     /// The ambiguity class of the word at offset from i.
     Ambig { offset: i64 },
+    /// The backward pass's UPOS of the word at offset from i.
+    Back { offset: i64 },
 }
 
 /// The attributes the templates of all columns read: one sentence table and one
@@ -104,6 +106,9 @@ pub struct History {
     vals: Vec<u64>,
     /// Ambiguity class of each word, positions -PAD ..= n + PAD.
     ambig: Vec<u64>,
+    /// The backward pass's UPOS of each word (as its class's salt), positions
+    /// -PAD ..= n + PAD; NONE_VALUE until set.
+    back: Vec<u64>,
 }
 
 impl History {
@@ -124,12 +129,24 @@ impl History {
     }
     #[inline]
     fn ambig(&self, p: i64) -> u64 {
-        let at = p + PAD as i64;
-        if at < 0 {
-            PAD_LEFT
-        } else {
-            self.ambig.get(at as usize).copied().unwrap_or(PAD_RIGHT)
-        }
+        padded(&self.ambig, p)
+    }
+    /// Empties the backward pass's tags for a sentence of n words. O(n).
+    pub fn reset_back(&mut self, n: usize) {
+        self.back.clear();
+        self.back.extend([PAD_LEFT; PAD]);
+        self.back.push(ROOT_VALUE);
+        self.back.resize(PAD + 1 + n, NONE_VALUE);
+        self.back.extend([PAD_RIGHT; PAD]);
+    }
+    /// The backward pass's tag of word `p` (1-based).
+    pub fn back_at(&self, p: usize) -> u64 {
+        self.back[p + PAD]
+    }
+    /// Sets the backward pass's tag of word `p` (1-based).
+    #[inline]
+    pub fn set_back(&mut self, p: usize, v: u64) {
+        self.back[p + PAD] = v;
     }
     /// Sets `slot` of word `p` (1-based).
     #[inline]
@@ -143,6 +160,17 @@ impl History {
         } else {
             self.vals[p as usize * self.n_slots + slot]
         }
+    }
+}
+
+/// Value at position p of a table of positions -PAD ..= n + PAD (padding beyond it).
+#[inline]
+fn padded(v: &[u64], p: i64) -> u64 {
+    let at = p + PAD as i64;
+    if at < 0 {
+        PAD_LEFT
+    } else {
+        v.get(at as usize).copied().unwrap_or(PAD_RIGHT)
     }
 }
 
@@ -170,6 +198,8 @@ impl TokenFeatures {
                 slots.ambig |= *attr == Attr::Ambig;
                 atoms.push(if *attr == Attr::Ambig {
                     CAtom::Ambig { offset }
+                } else if *attr == Attr::Bupos {
+                    CAtom::Back { offset }
                 } else if predicted_column(attr).is_some() {
                     CAtom::Predicted { slot: slot_of(&mut slots.predicted_attrs, attr), offset }
                 } else {
@@ -183,6 +213,19 @@ impl TokenFeatures {
 
     pub fn len(&self) -> usize {
         self.templates.len()
+    }
+    /// Whether the set can run right to left as the backward pass: it reads no predicted
+    /// column and `bupos` only to the right (what that pass has decided).
+    pub fn runs_backward(&self) -> bool {
+        self.templates.iter().flat_map(|(_, a)| a).all(|a| match *a {
+            CAtom::Predicted { .. } => false,
+            CAtom::Back { offset } => offset > 0,
+            _ => true,
+        })
+    }
+    /// Whether the set reads `bupos`.
+    pub fn reads_back(&self) -> bool {
+        self.templates.iter().flat_map(|(_, a)| a).any(|a| matches!(a, CAtom::Back { .. }))
     }
     pub fn is_empty(&self) -> bool {
         self.templates.is_empty()
@@ -198,6 +241,7 @@ impl TokenFeatures {
                 CAtom::Form { slot, offset } => sent.get(slot, i + offset),
                 CAtom::Predicted { slot, offset } => hist.get(slot, i + offset),
                 CAtom::Ambig { offset } => hist.ambig(i + offset),
+                CAtom::Back { offset } => padded(&hist.back, i + offset),
             };
             combine(acc, v)
         })

@@ -2,16 +2,19 @@
 //! guesser): restricting each decision to them makes it cheaper (a word with one
 //! candidate costs nothing) and keeps rare confusions out.
 //!
-//! A *known* form was seen at least `min_known` times in training: its UPOS candidates
-//! are the tags it was seen with. A known (form, UPOS) pair gives the XPOS, FEATS and
-//! lemma-script candidates seen with it. Everything else backs off: UPOS to every tag;
+//! A *known* form was seen at least `upos_min_known` times in training: its UPOS
+//! candidates are the tags it was seen with. A known (form, UPOS) pair, seen at least
+//! `min_known` times, gives the XPOS, FEATS and lemma-script candidates seen with it. (A
+//! form seen a few times is left open for UPOS: the training words it restricts always
+//! find their tag among those seen, new text often does not; on en_ewt dev 8 rather than
+//! 2 for UPOS, 2 for pairs, with the backward pass, docs/design.md § Tagger.) Everything else backs off: UPOS to every tag;
 //! XPOS and FEATS to the values seen with the predicted UPOS; lemma scripts to those seen
 //! with the UPOS and the longest known suffix (4 to 1 characters) of the lower-cased
 //! form, then with the UPOS alone. The suffix back-off offers only *productive* scripts,
 //! seen with at least [`MIN_SCRIPT_FORMS`] distinct lower-cased forms: a script learnt
 //! from one word ("Mar" → "March": append "ch"; "went" → "go") is that word's own, and
 //! offered to unknown words it made "Miramar" into "Miramarch". Forms are looked up as
-//! written, then lower-cased (a capitalised sentence-initial word). Words seen fewer than `min_known` times train the
+//! written, then lower-cased (a capitalised sentence-initial word). Words seen fewer times train the
 //! back-off paths, so that unknown words at tagging time meet a trained classifier.
 
 use serde::{Deserialize, Serialize};
@@ -65,8 +68,10 @@ pub struct Seen<'a> {
 }
 
 impl Lexicon {
-    /// Builds the dictionary from training words. O(words · log).
-    pub fn build(words: &[Seen<'_>], n_upos: usize, min_known: u32) -> Lexicon {
+    /// Builds the dictionary from training words: a form seen `upos_min_known` times is
+    /// known for UPOS, a (form, UPOS) pair seen `min_known` times for the other columns.
+    /// O(words · log).
+    pub fn build(words: &[Seen<'_>], n_upos: usize, min_known: u32, upos_min_known: u32) -> Lexicon {
         let mut form_count: BTreeMap<&str, u32> = BTreeMap::new();
         let mut pair_count: BTreeMap<(&str, u32), u32> = BTreeMap::new();
         for w in words {
@@ -91,7 +96,7 @@ impl Lexicon {
         };
         for w in words {
             let Some(u) = w.classes[UPOS] else { continue };
-            let known_form = form_count[w.form] >= min_known;
+            let known_form = form_count[w.form] >= upos_min_known;
             let known_pair = pair_count[&(w.form, u)] >= min_known;
             if known_form || known_pair {
                 let e = lex.forms.entry(w.form.to_string()).or_default();

@@ -14,8 +14,10 @@
 //! decision reads templates × candidates weights and the table holds only pairs that
 //! training met (sized by counting them). Training follows the tagger's own predictions
 //! for the columns to the left (as at tagging time), shuffles sentences each epoch with
-//! the one seeded [`Rng`], and is deterministic.
+//! the one seeded [`Rng`], and is deterministic. A tagger may run a cheap right-to-left
+//! UPOS pass first, whose tags its templates read as `bupos` ([`backward`]).
 
+pub mod backward;
 pub mod features;
 pub mod lemma;
 pub mod lexicon;
@@ -28,13 +30,13 @@ use std::time::Instant;
 use crate::io::model::{
     embedded_tagger, filled_columns, load_model, save_model, wrong_kind, Model, ModelFile,
 };
-use crate::templates::attrs::{SentAttrs, VocabHashes};
+use crate::templates::attrs::{SentAttrs, VocabHashes, NONE_VALUE};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
 use crate::transition::prefix_margin::MarginPresets;
 use crate::util::{map_chunks, Rng};
-use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
+use crate::weights::{rows_for, Block, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
@@ -48,8 +50,12 @@ pub const MODEL_KIND: &str = "tagger";
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaggerOptions {
     pub seed: u64,
-    /// A form (or form and UPOS) seen this many times is known to the tag dictionary.
+    /// A form and UPOS seen together this many times are known to the tag dictionary
+    /// (their XPOS, FEATS and lemma scripts are those seen).
     pub min_known: u32,
+    /// A form seen this many times is known to the tag dictionary for UPOS (it takes
+    /// only the UPOS tags it was seen with).
+    pub upos_min_known: u32,
     /// Upper bound on a weight block's rows (2^bits).
     pub max_bits: u32,
     /// Train every prefix of each column's templates (in set order) with this margin
@@ -60,6 +66,9 @@ pub struct TaggerOptions {
     /// Line-local hashing (see [`ColumnModel::key`]); false: the layout of taggers
     /// before it (every (feature, class) pair anywhere in its block).
     pub line_hashing: bool,
+    /// Templates of a backward (right-to-left) UPOS pass run before the left-to-right
+    /// one, whose templates read its tags as `bupos` ([`backward`]); None: no such pass.
+    pub backward: Option<TemplateSet>,
 }
 
 impl Default for TaggerOptions {
@@ -67,10 +76,12 @@ impl Default for TaggerOptions {
         TaggerOptions {
             seed: 1,
             min_known: 2,
+            upos_min_known: 2,
             max_bits: 20,
             prefix_margin: None,
             prefix_l2: 0.0,
             line_hashing: true,
+            backward: None,
         }
     }
 }
@@ -151,16 +162,62 @@ impl<W> ColumnModel<W> {
         let s = self.salts[c as usize];
         if !self.lines {
             combine(f, s)
-        } else if self.classes.len() <= LINE_MASK as usize + 1 {
-            (f & !LINE_MASK) | ((c as u64 + (f >> 58)) & LINE_MASK)
         } else {
-            (f & !LINE_MASK) | (f.wrapping_mul(s | 1) >> 58)
+            (f & !LINE_MASK) | self.row_in_line(f, c)
+        }
+    }
+
+    /// The row of (feature `f`, class `c`) within f's line under line-local hashing
+    /// ([`Self::key`]).
+    #[inline(always)]
+    fn row_in_line(&self, f: u64, c: u32) -> u64 {
+        if self.classes.len() <= LINE_MASK as usize + 1 {
+            (c as u64 + (f >> 58)) & LINE_MASK
+        } else {
+            f.wrapping_mul(self.salts[c as usize] | 1) >> 58
+        }
+    }
+}
+
+impl ColumnModel<Weights> {
+    /// The column with its averaged weights in 8 bits, as a trained tagger holds them.
+    fn quantized(&self) -> ColumnModel<QuantizedWeights> {
+        ColumnModel {
+            column: self.column,
+            set: self.set.clone(),
+            feats: self.feats.clone(),
+            classes: self.classes.clone(),
+            salts: self.salts.clone(),
+            history: self.history.clone(),
+            scripts: self.scripts.clone(),
+            lines: self.lines,
+            weights: QuantizedWeights::quantize(&self.weights.averaged()),
         }
     }
 }
 
 /// The row bits that pick a weight within a line of line-local hashing (64 rows).
 const LINE_MASK: u64 = 63;
+
+/// The backward pass (if any) runs right to left, and templates read `bupos` only when
+/// there is one.
+fn check_backward<W, V>(columns: &[ColumnModel<W>], backward: Option<&ColumnModel<V>>) -> Result<()> {
+    match backward {
+        Some(b) if b.set.is_empty() => {
+            Err(Error::InvalidArgument("no templates for the backward pass".into()))
+        }
+        Some(b) if !b.feats.runs_backward() => Err(Error::InvalidArgument(
+            "the backward pass reads only the form, ambig and bupos to the right (i+1, i+2, ...)".into(),
+        )),
+        Some(b) if b.column != UPOS || columns.first().is_none_or(|u| u.classes != b.classes) => {
+            Err(Error::InvalidArgument("the backward pass must predict the UPOS classes".into()))
+        }
+        None if columns.iter().any(|cm| cm.feats.reads_back()) => Err(Error::InvalidArgument(
+            "templates read bupos, the tags of a backward pass, but there is none".into(),
+        )),
+        _ => Ok(()),
+    }
+}
 
 /// The history values each class of every column (but LEMMA) sets, once `slots` holds
 /// every column's attributes.
@@ -219,8 +276,20 @@ impl<W: WeightTable> ColumnModel<W> {
         scores.clear();
         scores.resize(cands.len(), 0.0);
         for (t, &f) in feats.iter().enumerate() {
-            for (s, &c) in scores.iter_mut().zip(cands) {
-                *s += self.weights.get(t, self.key(f, c));
+            // The line's weights are sliced once per template (blocks of width 1, at
+            // least one line each); the sums are those of `get` (same order and values).
+            match self.weights.template_block(t) {
+                Block::Quantized { q, scale } if q.len() > LINE_MASK as usize => {
+                    let line = &q[(f & !LINE_MASK) as usize & (q.len() - 1)..][..LINE_MASK as usize + 1];
+                    for (s, &c) in scores.iter_mut().zip(cands) {
+                        *s += scale * line[self.row_in_line(f, c) as usize] as f32;
+                    }
+                }
+                _ => {
+                    for (s, &c) in scores.iter_mut().zip(cands) {
+                        *s += self.weights.get(t, self.key(f, c));
+                    }
+                }
             }
         }
         let mut best = 0;
@@ -247,6 +316,8 @@ struct Word<'a> {
 #[derive(Debug, Clone)]
 struct Core<W> {
     columns: Vec<ColumnModel<W>>,
+    /// The backward UPOS pass whose tags the columns read as `bupos` (None: no pass).
+    backward: Option<ColumnModel<QuantizedWeights>>,
     lexicon: Lexicon,
     slots: Slots,
 }
@@ -470,6 +541,8 @@ pub struct TaggerTrainer {
     ambig: Vec<u64>,
     /// gold[m][pos]: class of column model m for word pos (UNSET: none).
     gold: Vec<Vec<u32>>,
+    /// With a backward pass: the jackknifed `bupos` of every word ([`backward`]).
+    back: Vec<u64>,
     rng: Rng,
     epoch: usize,
     /// The margin every prefix is trained to (None: ordinary training).
@@ -538,6 +611,21 @@ impl TaggerTrainer {
             let weights = Weights::new(&vec![1usize; set.len()], 1)?;
             columns.push(ColumnModel::new(c, set, classes, weights, opts.line_hashing, &mut slots)?);
         }
+        // The backward pass (untrained), its attributes in the same slots.
+        let backward = match &opts.backward {
+            None => None,
+            Some(set) => {
+                if !opts.line_hashing || opts.prefix_margin.is_some() {
+                    return Err(Error::InvalidArgument(
+                        "a backward pass needs line hashing and ordinary (not prefix-margin) training".into(),
+                    ));
+                }
+                let weights = Weights::new(&vec![1usize; set.len()], 1)?;
+                let classes = columns[0].classes.clone();
+                Some(ColumnModel::new(UPOS, set.clone(), classes, weights, true, &mut slots)?)
+            }
+        };
+        check_backward(&columns, backward.as_ref())?;
         fill_history(&mut columns, &slots);
         let class_of =
             |c: usize, pos: usize| columns.iter().position(|cm| cm.column == c).map(|m| gold[m][pos]);
@@ -548,23 +636,41 @@ impl TaggerTrainer {
             })
             .collect();
         let n_upos = columns[0].classes.len();
-        let lexicon = Lexicon::build(&words, n_upos, opts.min_known.max(1));
+        let lexicon = Lexicon::build(&words, n_upos, opts.min_known.max(1), opts.upos_min_known.max(1));
         let vh = slots.vocab_hashes(train);
         let ambig = train.vocabs.form.strings().iter().map(|f| ambig_hash(lexicon.entry(f))).collect();
         let mut trainer = TaggerTrainer {
-            core: Core { columns, lexicon, slots },
+            core: Core { columns, backward: None, lexicon, slots },
             tb: train.clone(),
             vh,
             ambig,
             gold,
+            back: Vec::new(),
             rng: Rng::new(opts.seed),
             epoch: 0,
             prefix_margin: opts.prefix_margin,
             prefix_l2: opts.prefix_l2,
             stage: None,
         };
+        if let Some(base) = backward {
+            let (back, pass) = trainer.train_backward_passes(&base, opts.seed, opts.max_bits)?;
+            trainer.back = back;
+            trainer.core.backward = Some(pass);
+        }
         trainer.size_blocks(opts.max_bits)?;
         Ok(trainer)
+    }
+
+    /// Starts sentence s in `sc`, with its jackknifed backward tags.
+    fn start(&self, s: usize, sc: &mut Scratch) {
+        start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, sc);
+        if self.core.backward.is_some() {
+            let meta = &self.tb.sentences[s];
+            sc.hist.reset_back(meta.len as usize);
+            for i in 1..=meta.len as usize {
+                sc.hist.set_back(i, self.back[meta.start as usize + i - 1]);
+            }
+        }
     }
 
     fn word(&self, pos: usize) -> Word<'_> {
@@ -580,7 +686,7 @@ impl TaggerTrainer {
         let mut sc = Scratch::default();
         let mut cands = Vec::new();
         for s in 0..self.tb.len() {
-            start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, &mut sc);
+            self.start(s, &mut sc);
             let meta = &self.tb.sentences[s];
             for i in 1..=meta.len as usize {
                 let pos = meta.start as usize + i - 1;
@@ -645,7 +751,7 @@ impl TaggerTrainer {
         // Updates are collected per word and applied after it: deciding reads the weights.
         let mut updates: Vec<(usize, Vec<u64>, u32, u32)> = Vec::new();
         for &s in &order {
-            start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, &mut sc);
+            self.start(s, &mut sc);
             let meta = self.tb.sentences[s].clone();
             for i in 1..=meta.len as usize {
                 let pos = meta.start as usize + i - 1;
@@ -713,24 +819,14 @@ impl TaggerTrainer {
 
     /// The tagger as it stands: averaged, 8-bit weights.
     pub fn model(&self) -> Tagger {
-        let columns = self
-            .core
-            .columns
-            .iter()
-            .map(|cm| ColumnModel {
-                column: cm.column,
-                set: cm.set.clone(),
-                feats: cm.feats.clone(),
-                classes: cm.classes.clone(),
-                salts: cm.salts.clone(),
-                history: cm.history.clone(),
-                scripts: cm.scripts.clone(),
-                lines: cm.lines,
-                weights: QuantizedWeights::quantize(&cm.weights.averaged()),
-            })
-            .collect();
+        let columns = self.core.columns.iter().map(ColumnModel::quantized).collect();
         Tagger {
-            core: Core { columns, lexicon: self.core.lexicon.clone(), slots: self.core.slots.clone() },
+            core: Core {
+                columns,
+                backward: self.core.backward.clone(),
+                lexicon: self.core.lexicon.clone(),
+                slots: self.core.slots.clone(),
+            },
             info: String::new(),
             dynamic: self.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
         }
@@ -766,6 +862,10 @@ impl Tagger {
     pub fn templates(&self, name: &str) -> Option<&TemplateSet> {
         self.core.columns.iter().find(|cm| COLUMN_NAMES[cm.column] == name).map(|cm| &cm.set)
     }
+    /// The templates of the backward pass (None: the tagger has none).
+    pub fn backward_templates(&self) -> Option<&TemplateSet> {
+        self.core.backward.as_ref().map(|cm| &cm.set)
+    }
     /// The classes of column `name` (LEMMA: edit scripts as text).
     pub fn classes(&self, name: &str) -> Option<&[String]> {
         self.core.columns.iter().find(|cm| COLUMN_NAMES[cm.column] == name).map(|cm| &cm.classes[..])
@@ -795,6 +895,11 @@ impl Tagger {
         for s in range {
             start_sentence(&self.core.slots, vh, &forms.ambig, tb, s, sc);
             let meta = &tb.sentences[s];
+            if let Some(cm) = &self.core.backward {
+                let start = meta.start as usize;
+                let entry = |i: usize| entries[tb.words.form[start + i - 1] as usize].map(|e| e.0);
+                backward::run(cm, &self.core.lexicon, meta.len as usize, entry, sc);
+            }
             for i in 1..=meta.len as usize {
                 let pos = meta.start as usize + i - 1;
                 let fid = tb.words.form[pos] as usize;
@@ -894,23 +999,16 @@ impl Tagger {
     /// The model file's payload, with `info` (also what a parser's file holds of its
     /// tagger).
     pub fn to_file(&self, info: &str) -> ModelFile {
-        let columns = self
-            .core
-            .columns
-            .iter()
-            .map(|cm| StoredColumn {
-                column: cm.column as u8,
-                templates: cm.set.to_text(),
-                classes: cm.classes.clone(),
-                weights: StoredWeights::of(&cm.weights),
-            })
-            .collect();
+        let columns = self.core.columns.iter().map(StoredColumn::of).collect();
         let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
         let lines = self.core.columns.first().is_some_and(|cm| cm.lines);
-        let model = match self.dynamic {
+        let model = match (&self.core.backward, self.dynamic) {
+            (Some(b), presets) => {
+                Model::TaggerBidi(StoredTaggerBidi { tagger: stored, backward: StoredColumn::of(b), presets })
+            }
             _ if lines => Model::TaggerLines(StoredTaggerLines { tagger: stored, presets: self.dynamic }),
-            None => Model::Tagger(stored),
-            Some(presets) => Model::TaggerDynamic(StoredTaggerDynamic { tagger: stored, presets }),
+            (_, None) => Model::Tagger(stored),
+            (_, Some(presets)) => Model::TaggerDynamic(StoredTaggerDynamic { tagger: stored, presets }),
         };
         ModelFile { inputs: self.input_columns(), info: info.to_string(), model }
     }
@@ -929,23 +1027,29 @@ impl Tagger {
     /// The tagger of a model file's payload read from `path`; checks every size.
     pub fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
-        let (st, dynamic, lines) = match file.model {
-            Model::Tagger(st) => (st, None, false),
-            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false),
-            Model::TaggerLines(l) => (l.tagger, l.presets, true),
+        let (st, dynamic, lines, backward) = match file.model {
+            Model::Tagger(st) => (st, None, false, None),
+            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false, None),
+            Model::TaggerLines(l) => (l.tagger, l.presets, true, None),
+            Model::TaggerBidi(b) => (b.tagger, b.presets, true, Some(b.backward)),
             other => return Err(wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         if let Some(p) = dynamic.filter(|p| !p.is_valid()) {
             return Err(bad(format!("bad margin presets {p:?}")));
         }
-        let mut tagger =
-            Tagger::from_stored(st, info, lines).map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
+        let mut tagger = Tagger::from_stored(st, backward, info, lines)
+            .map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
         tagger.dynamic = dynamic;
         Ok(tagger)
     }
 
-    fn from_stored(st: StoredTagger, info: String, lines: bool) -> Result<Tagger> {
+    fn from_stored(
+        st: StoredTagger,
+        backward: Option<StoredColumn>,
+        info: String,
+        lines: bool,
+    ) -> Result<Tagger> {
         let mut slots = Slots::default();
         let mut columns = Vec::new();
         let mut last = None;
@@ -955,10 +1059,10 @@ impl Tagger {
                 return Err(Error::InvalidArgument("columns out of order".into()));
             }
             last = Some(c);
-            let set = TemplateSet::parse(&sc.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
-            let weights = sc.weights.table(set.len(), 1)?;
-            columns.push(ColumnModel::new(c, set, sc.classes, weights, lines, &mut slots)?);
+            columns.push(sc.column_model(lines, &mut slots)?);
         }
+        let backward = backward.map(|b| b.column_model(lines, &mut slots)).transpose()?;
+        check_backward(&columns, backward.as_ref())?;
         fill_history(&mut columns, &slots);
         let lexicon = st.lexicon;
         let n_of =
@@ -981,7 +1085,30 @@ impl Tagger {
         if !good {
             return Err(Error::InvalidArgument("the tag dictionary names classes the model lacks".into()));
         }
-        Ok(Tagger { core: Core { columns, lexicon, slots }, info, dynamic: None })
+        Ok(Tagger { core: Core { columns, backward, lexicon, slots }, info, dynamic: None })
+    }
+}
+
+impl StoredColumn {
+    fn of(cm: &ColumnModel<QuantizedWeights>) -> StoredColumn {
+        StoredColumn {
+            column: cm.column as u8,
+            templates: cm.set.to_text(),
+            classes: cm.classes.clone(),
+            weights: StoredWeights::of(&cm.weights),
+        }
+    }
+
+    /// The column model it stores (its attributes added to `slots`); checks the column
+    /// and the weights' size.
+    fn column_model(self, lines: bool, slots: &mut Slots) -> Result<ColumnModel<QuantizedWeights>> {
+        let c = self.column as usize;
+        if c >= N_COLUMNS {
+            return Err(Error::InvalidArgument(format!("no column {c}")));
+        }
+        let set = TemplateSet::parse(&self.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
+        let weights = self.weights.table(set.len(), 1)?;
+        ColumnModel::new(c, set, self.classes, weights, lines, slots)
     }
 }
 
@@ -1014,6 +1141,16 @@ pub struct StoredTaggerDynamic {
 #[derive(Serialize, Deserialize)]
 pub struct StoredTaggerLines {
     tagger: StoredTagger,
+    presets: Option<MarginPresets>,
+}
+
+/// A tagger with a backward pass ([`backward`]; line-local hashing) inside a model file,
+/// with the margin presets of one trained by the prefix-margin rule (a variant of its
+/// own: files of the earlier variants decode as before).
+#[derive(Serialize, Deserialize)]
+pub struct StoredTaggerBidi {
+    tagger: StoredTagger,
+    backward: StoredColumn,
     presets: Option<MarginPresets>,
 }
 

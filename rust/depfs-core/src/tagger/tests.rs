@@ -50,7 +50,7 @@ fn the_suffix_back_off_offers_only_productive_lemma_scripts() {
     let w = |form, script| Seen { form, classes: [Some(0), None, None, Some(script)] };
     // Script 0: the identity (two forms); script 1: append "ch" (one form, seen twice).
     let words = [w("Omar", 0), w("bar", 0), w("Mar", 1), w("Mar", 1)];
-    let lex = Lexicon::build(&words, 1, 2);
+    let lex = Lexicon::build(&words, 1, 2, 2);
     assert_eq!(lex.candidates(LEMMA, None, 0, "Miramar"), &[0]);
     let mar = lex.entry("Mar").unwrap().0;
     assert_eq!(lex.candidates(LEMMA, Some(mar), 0, "Mar"), &[1]);

@@ -42,7 +42,7 @@ pub fn attr_string(attr: &Attr, form: &str, lemma: &str, upos: &str, xpos: &str,
         Attr::HasHyphen => flag(form.contains('-')),
         Attr::HasUpper => flag(form.chars().any(char::is_uppercase)),
         // Read from the tagger's dictionary, never from a column.
-        Attr::Ambig => String::new(),
+        Attr::Ambig | Attr::Bupos => String::new(),
     }
 }
 

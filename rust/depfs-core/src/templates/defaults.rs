@@ -13,11 +13,18 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("arc_eager", Family::Config, include_str!("sets/arc_eager.txt")),
     ("nilsson_nugues", Family::Config, include_str!("sets/nilsson_nugues.txt")),
     ("tagger", Family::Token, include_str!("sets/tagger.txt")),
-    // The tagger's default: one set per column (UPOS, XPOS, FEATS, LEMMA).
+    // One set per column (UPOS, XPOS, FEATS, LEMMA): the tagger's default before the
+    // backward pass.
     ("tagger_upos", Family::Token, include_str!("sets/tagger_upos.txt")),
     ("tagger_xpos", Family::Token, include_str!("sets/tagger_xpos.txt")),
     ("tagger_feats", Family::Token, include_str!("sets/tagger_feats.txt")),
     ("tagger_lemma", Family::Token, include_str!("sets/tagger_lemma.txt")),
+    // The tagger's default: its backward pass, and the sets that read its tags (LEMMA's
+    // is tagger_lemma).
+    ("tagger_backward", Family::Token, include_str!("sets/tagger_backward.txt")),
+    ("tagger_upos_bi", Family::Token, include_str!("sets/tagger_upos_bi.txt")),
+    ("tagger_xpos_bi", Family::Token, include_str!("sets/tagger_xpos_bi.txt")),
+    ("tagger_feats_bi", Family::Token, include_str!("sets/tagger_feats_bi.txt")),
     // Learned orders (forward wrapper on en_ewt dev), grouped; see each file's header.
     ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
     // pt_bosque: its own first 40, then the en_ewt order (see the header).

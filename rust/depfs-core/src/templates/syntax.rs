@@ -44,6 +44,10 @@ pub enum Attr {
     /// ambiguity class; "unknown" for a word it does not know). A look-ahead that a
     /// left-to-right tagger can read to the right.
     Ambig,
+    /// Tagger only: the UPOS its backward (right-to-left) first pass gave the word, at
+    /// any offset: the right context of the left-to-right pass. The backward pass reads
+    /// its own to the right.
+    Bupos,
 }
 
 impl Attr {
@@ -63,6 +67,7 @@ impl Attr {
             Attr::HasHyphen => "hashyphen".into(),
             Attr::HasUpper => "hasupper".into(),
             Attr::Ambig => "ambig".into(),
+            Attr::Bupos => "bupos".into(),
         }
     }
     /// Whether the attribute is computed from the form alone (so a tagger knows it
@@ -322,6 +327,10 @@ fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, Strin
         ("hashyphen", None) => NodeAttr::Word(Attr::HasHyphen),
         ("hasupper", None) => NodeAttr::Word(Attr::HasUpper),
         ("ambig", None) if family == Family::Token => NodeAttr::Word(Attr::Ambig),
+        ("bupos", None) if family == Family::Token => NodeAttr::Word(Attr::Bupos),
+        ("bupos", None) => {
+            return Err("bupos (the tagger's backward pass) exists only in token templates".into())
+        }
         ("ambig", None) => {
             return Err("ambig (the tag dictionary's classes) exists only in token templates".into())
         }
@@ -445,7 +454,7 @@ fn parse_atom(s: &str, family: Family) -> std::result::Result<Atom, String> {
         Family::Token => {
             let NodeAttr::Word(attr) = attr else { unreachable!("checked in parse_attr") };
             let offset = parse_token_addr(inner)?;
-            if offset > 0 && !attr.from_form() && attr != Attr::Ambig {
+            if offset > 0 && !attr.from_form() && !matches!(attr, Attr::Ambig | Attr::Bupos) {
                 return Err(format!(
                     "{}: the tagger predicts {} left to right, so words to the right have none yet",
                     s,
