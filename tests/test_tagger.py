@@ -100,6 +100,7 @@ def test_save_load_same_tags_and_same_bytes(tagger: Tagger, tmp_path: Path) -> N
     assert (tmp_path / "u.depfs").read_bytes() == path.read_bytes()
     info = depfs.model_info(path)
     assert info["kind"] == "tagger" and info["input_columns"] == ["FORM"]
+    assert "backward UPOS" not in info["templates"]  # SMALL: no backward pass
 
 
 def test_a_tagger_file_of_the_earlier_layout_tags_as_it_did() -> None:
@@ -268,6 +269,9 @@ def test_the_backward_pass_carries_right_context_a_forward_tagger_cannot_see(
     again = depfs.load(path)
     assert isinstance(again, Tagger)
     assert again.model_.backward_templates == CHAIN_BACKWARD.split()
+    # `depfs info` counts the backward pass's templates beside the columns'.
+    counts = depfs.model_info(path)["templates"]
+    assert counts["backward UPOS"] == len(CHAIN_BACKWARD.split()) and "UPOS" in counts
     tb = Treebank.from_string(blank(test))
     tagged = bidi.tag(tb).to_string()
     assert again.tag(tb, threads=1).to_string() == tagged

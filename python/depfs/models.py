@@ -54,7 +54,7 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     elif kind == "arc-eager":
         templates = {"config": len(m.templates)}
     elif kind == "tagger":
-        templates = {c: len(m.templates(c)) for c in m.columns}
+        templates = _tagger_templates(m)
     else:
         templates = {f"member {i + 1}": len(t) for i, t in enumerate(m.member_templates)}
     labels = getattr(m, "labels", None)
@@ -91,10 +91,19 @@ def _dynfs_info(d: Any, n_arc: int) -> dict[str, Any] | None:
     }
 
 
+def _tagger_templates(t: Any) -> dict[str, int]:
+    """A tagger's templates per column, and its backward UPOS pass's if it has one."""
+    counts = {c: len(t.templates(c)) for c in t.columns}
+    backward = t.backward_templates
+    if backward is not None:
+        counts["backward UPOS"] = len(backward)
+    return counts
+
+
 def _tagger_info(t: Any) -> dict[str, Any]:
     """What `model_info` says of a tagger stored inside a parser's model file."""
     return {
         "columns": list(t.columns),
-        "templates": {c: len(t.templates(c)) for c in t.columns},
+        "templates": _tagger_templates(t),
         "training": json.loads(t.info) if t.info else {},
     }
