@@ -213,7 +213,7 @@ class GraphParser(TrainableModel):
         """The prefix-trained model of the rounds, fold parsers and the policy. Second
         order: the rounds' model is first-order; a fold parser is a second-order model
         with a rounds' model of its own, both trained on the other folds."""
-        from .dynamic.he2013 import train_policy
+        from .dynamic.he2013 import fewer_rounds, train_policy
 
         say = report or (lambda _msg: None)
         groups, sib_groups = self._dynfs_groups()
@@ -259,6 +259,11 @@ class GraphParser(TrainableModel):
         )
         r = self.dynfs_result_
         self.model_ = self.model_.with_dynfs(all_groups, r.weights, r.threshold, rounds)
+        self.model_, r.groups_kept, uas, cost = fewer_rounds(
+            self.model_, dev, threads=threads, report=report
+        )
+        if uas is not None and cost is not None:
+            r.dev_uas, r.dev_cost = uas, cost
 
     @classmethod
     def _init_names(cls) -> list[str]:

@@ -192,7 +192,8 @@ impl PyGraphModel {
     /// A copy of this model with dynamic feature selection `groups` (arc template
     /// indices, a partition of the arc set), policy `weights` and `threshold`.
     /// With `prefix`, a model trained with `prefix_groups` on the same arc templates,
-    /// whose arc weights the rounds score with.
+    /// whose arc weights the rounds score with; without, the rounds keep this model's
+    /// own rounds' weights (a DynFS model given another policy or groups), if any.
     #[pyo3(signature = (groups, weights, threshold, prefix = None))]
     fn with_dynfs(
         &self,
@@ -203,7 +204,8 @@ impl PyGraphModel {
         prefix: Option<PyRef<'_, PyGraphModel>>,
     ) -> PyResult<PyGraphModel> {
         let arc_w = match prefix {
-            None => None,
+            // The model's own rounds' weights, if it has any (a new policy or groups for it).
+            None => self.inner.dynfs.as_ref().and_then(|d| d.arc_w.clone()),
             Some(p) if p.inner.templates.arc == self.inner.templates.arc => {
                 Some(Arc::new(p.inner.arc_w.clone()))
             }
