@@ -97,7 +97,8 @@ def test_the_threshold_moves_between_the_first_group_and_the_full_parse(
 ) -> None:
     _, dev = data
     full = dynfs.parse(dev, dynfs=False).to_string()
-    assert dynfs.parse(dev, threshold=1e6).to_string() == full  # never locks
+    never = dynfs.parse(dev, threshold=1e6, prune_margin=float("inf"))  # never locks nor prunes
+    assert never.to_string() == full
     assert dynfs.dynfs_stats_["locks"] == 0
     dynfs.parse(dev, threshold=-1e6)  # locks every arc after the first group
     st = dynfs.dynfs_stats_
@@ -175,8 +176,11 @@ def test_merged_rounds_keep_the_decisions_before_them(
     merged, mw = merge_rounds(groups, w, 1, 4)
     assert merged == [[0], [1, 2, 3]] and len(mw) == depfs._core.dynfs_n_features(2)
     for thr in (-0.5, 0.0, 0.5):
-        _, st, _, _ = model.run_dynfs(dev, groups=groups, weights=w, threshold=thr)
-        _, sm, _, _ = model.run_dynfs(dev, groups=merged, weights=mw, threshold=thr)
+        no = float("inf")  # the fixture's own prune margin would prune in round 2 too
+        _, st, _, _ = model.run_dynfs(dev, groups=groups, weights=w, threshold=thr, prune_margin=no)
+        _, sm, _, _ = model.run_dynfs(
+            dev, groups=merged, weights=mw, threshold=thr, prune_margin=no
+        )
         assert 0 < st["locks"] < st["decisions"], st
         # The same locks, all in round 1; the arcs left get the same templates.
         assert (sm["locks"], sm["propagated"]) == (st["locks"], st["propagated"])
@@ -191,6 +195,40 @@ def test_merged_rounds_keep_the_decisions_before_them(
     for slack in [(-100.0, 100.0), (100.0, -100.0)]:  # UAS and cost must both be within
         assert fewer_rounds(three, dev, slack=slack)[1] is None
     assert fewer_rounds(m2, dev, slack=(100.0, 100.0))[1] is None  # two groups: nothing to merge
+
+
+def test_prune_margin_cuts_cost_round_trips_and_is_checked(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    _, dev = data
+    model = dynfs.model_
+    groups, weights, threshold = model.dynfs
+    costs = []
+    for margin in (float("inf"), 4.0, 1.0, 0.0):
+        dynfs.parse(dev, threshold=1e6, prune_margin=margin)  # no lock: only the margin prunes
+        costs.append(dynfs.dynfs_stats_["cost"])
+        assert dynfs.dynfs_stats_["locks"] == 0
+    assert costs == sorted(costs, reverse=True) and costs[-1] < costs[0], costs
+    pruned = depfs.GraphParser.__new__(depfs.GraphParser)
+    pruned.__dict__.update(dynfs.__dict__)
+    pruned.model_ = model.with_dynfs(groups, weights, threshold, prune_margin=1.0)
+    assert pruned.model_.dynfs_prune_margin == 1.0
+    pruned.save(tmp_path / "p.depfs")
+    back = depfs.load(tmp_path / "p.depfs")
+    assert back.model_.dynfs_prune_margin == 1.0 and back.model_.dynfs == pruned.model_.dynfs
+    assert back.parse(dev).to_string() == dynfs.parse(dev, prune_margin=1.0).to_string()
+    assert (
+        back.parse(dev, prune_margin=float("inf")).to_string()
+        == dynfs.parse(dev, prune_margin=float("inf")).to_string()
+    )
+    assert depfs.model_info(tmp_path / "p.depfs")["dynfs"]["prune_margin"] == 1.0
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="prune"):
+            model.with_dynfs(groups, weights, threshold, prune_margin=bad)
+        with pytest.raises(ValueError, match="prune_margin"):
+            dynfs.parse(dev, prune_margin=bad)
+    with pytest.raises(ValueError, match="prune_margin"):
+        dynfs.parse(dev, dynfs=False, prune_margin=1.0)
 
 
 def test_fit_policy_separates_lock_from_add() -> None:
@@ -233,7 +271,7 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         "full": [str(tmp_path / "d.depfs"), "--no-dynfs"],
         "plain": [str(tmp_path / "p.depfs")],
         "dyn": [str(tmp_path / "d.depfs")],
-        "never": [str(tmp_path / "d.depfs"), "--policy-threshold", "1e6"],
+        "never": [str(tmp_path / "d.depfs"), "--policy-threshold", "1e6", "--prune-margin", "inf"],
     }.items():
         out = tmp_path / f"{name}.conllu"
         res = run(main, ["parse", *args, str(dev), "-o", str(out), "--threads", "1"])

@@ -31,7 +31,10 @@ This module holds what surrounds it:
   middle rounds — on en_ewt it locks after T₁ only, and each middle round then costs a
   CLE decode, a pass of decisions and, for its groups, a second weight table read, for
   nothing. The first-order groups after the first j are merged into the projective last
-  round (:func:`merge_rounds`) when dev UAS and cost stay within ``ROUNDS_SLACK``.
+  round (:func:`merge_rounds`) when dev UAS and cost stay within ``ROUNDS_SLACK``;
+* margin pruning (:func:`choose_prune_margin`, not in He et al.): a word the policy adds
+  keeps only the arcs within a margin of its best, so the later groups are computed on
+  fewer arcs; margin and threshold are chosen together on dev by the same rule.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ __all__ = [
     "DEFAULT_GROUPS_2",
     "DaggerResult",
     "arc_set_of",
+    "choose_prune_margin",
     "fewer_rounds",
     "fit_policy",
     "load_groups",
@@ -177,7 +181,7 @@ def fewer_rounds(
     uas, cost = on_dev(model)
     for keep in range(1, k1 - 1):
         g, w = merge_rounds(groups, weights, keep, n_arc)
-        cand = model.with_dynfs(g, w, threshold)
+        cand = model.with_dynfs(g, w, threshold, prune_margin=model.dynfs_prune_margin)
         u, c = on_dev(cand)
         say(
             f"fewer rounds: groups {', '.join(str(len(x)) for x in g)}: dev UAS {u:.2f} at "
@@ -186,6 +190,50 @@ def fewer_rounds(
         if u >= uas - slack[0] and c <= cost + slack[1]:
             return cand, keep, u, c
     return model, None, None, None
+
+
+PRUNE_MARGINS = (4.0, 3.0, 2.5, 2.0, 1.5)
+"""Prune margins tried on dev (score units of the rounds' model; :func:`choose_prune_margin`)."""
+
+
+def choose_prune_margin(
+    model: Any,
+    dev: _core.Treebank,
+    full_uas: float,
+    *,
+    tolerance: float = 0.2,
+    margins: Sequence[float] = PRUNE_MARGINS,
+    thresholds: Sequence[float] = THRESHOLDS,
+    threads: int = 1,
+    report: Callable[[str], None] | None = None,
+) -> tuple[Any, float | None, float, float]:
+    """A prune margin and policy threshold for `model` (first order, with DynFS) chosen
+    together on dev by :func:`train_policy`'s rule — the lowest share of templates whose
+    dev UAS is within `tolerance` of `full_uas` — against the model as it is (its
+    threshold, no margin), which wins ties and stays when nothing is within. Returns the
+    model kept, its margin (None: none), dev UAS and cost."""
+    say = report or (lambda _msg: None)
+    groups, weights, threshold = model.dynfs
+
+    def on_dev(thr: float, margin: float | None) -> tuple[float, float]:
+        parsed, st, _, _ = model.run_dynfs(
+            dev,
+            threshold=thr,
+            prune_margin=float("inf") if margin is None else margin,
+            threads=threads,
+        )
+        return _uas(dev, parsed), 100 * st["cost"]
+
+    uas, cost = on_dev(threshold, None)
+    best: tuple[float, float, float, float | None] = (cost, uas, threshold, None)
+    for margin in margins:
+        for thr in thresholds:
+            u, c = on_dev(thr, margin)
+            if u >= full_uas - tolerance and (c < best[0] or best[1] < full_uas - tolerance):
+                best = (c, u, thr, margin)
+        say(f"prune margin {margin:g}: best so far {best[1]:.2f} UAS at {best[0]:.1f}%")
+    cost, uas, thr, margin = best
+    return model.with_dynfs(groups, weights, thr, prune_margin=margin), margin, uas, cost
 
 
 def fit_policy(x: npt.NDArray[np.float32], y: npt.NDArray[np.uint8], c: float = 1.0) -> list[float]:
@@ -217,6 +265,8 @@ class DaggerResult:
     groups_kept: int | None = None
     """With fewer rounds (:func:`fewer_rounds`): the first-order groups kept before the
     merged last one (None: every group a round)."""
+    prune_margin: float | None = None
+    """The margin pruning of added words chosen on dev (:func:`choose_prune_margin`)."""
     rows: list[dict[str, float]] = field(default_factory=list)
     """Per iteration: states so far, fold, and the dev UAS / cost at each threshold."""
     seconds: float = 0.0
@@ -231,6 +281,7 @@ class DaggerResult:
             "dev_uas": self.dev_uas,
             "dev_cost": self.dev_cost,
             "groups_kept": self.groups_kept,
+            "prune_margin": self.prune_margin,
         }
 
 

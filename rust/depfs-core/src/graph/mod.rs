@@ -890,6 +890,7 @@ impl GraphTrainer {
             weights: vec![0.0; dynfs::n_features(k)],
             threshold: 0.0,
             arc_w: None,
+            prune_margin: None,
         }
         .check(self.model.arc.len(), 0)?;
         self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());
