@@ -11,7 +11,8 @@ expert policy (locks exactly the gold arcs: an upper bound); the Amdahl bound (l
 arc after the first group: T₁, one CLE decode and the labeler); static prefixes (the
 first k templates of the rounds' model on every arc, one CLE decode; first order only);
 second order: the policy that never locks (every group, but sibling parts only where the
-dictionary leaves both arcs). Columns: speed-up,
+dictionary leaves both arcs); with a prune margin (first order, chosen on dev), the dev
+threshold without it and at other margins. Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
 UAS(F) (punctuation included), LAS, words/s. Also the length dictionary's pruning on dev.
 Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UAS
@@ -94,6 +95,7 @@ def main() -> None:
         print(f"trained in {train_s / 60:.1f} min (wall)")
     model = parser.model_
     all_groups, weights, threshold = model.dynfs
+    margin = model.dynfs_prune_margin
     n_arc = len(model.arc_templates)
     groups = [g for g in all_groups if g[0] < n_arc]
     sib_groups = [g for g in all_groups if g[0] >= n_arc]
@@ -145,7 +147,8 @@ def main() -> None:
     )
     print(
         f"{args.treebank}: {n_templates} arc templates in {k} groups "
-        f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}; "
+        f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}"
+        f"{'' if margin is None else f', prune margin {margin:g}'}; "
         f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
     )
     print(
@@ -159,6 +162,16 @@ def main() -> None:
         t = threshold + off
         name = f"DynFS threshold {t:g}" + (" (dev)" if off == 0 else "")
         add(name, dyn(threshold=t), "dynfs", threshold=t)
+    if margin is not None:  # the margin pruning chosen on dev, against none and others
+        for pm in (float("inf"), margin + 1.0, margin - 0.5):
+            if pm >= 0:
+                add(
+                    f"DynFS threshold {threshold:g}, prune margin {pm:g}",
+                    dyn(threshold=threshold, prune_margin=pm),
+                    "margin",
+                    threshold=threshold,
+                    prune_margin=pm,
+                )
     add("expert policy (upper bound)", dyn(expert=True), "expert")
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
     for p in PREFIXES if order == 1 else ():
@@ -172,6 +185,7 @@ def main() -> None:
         "groups": [len(g) for g in groups],
         "sibling_groups": [len(g) for g in sib_groups],
         "threshold": threshold,
+        "prune_margin": margin,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),
