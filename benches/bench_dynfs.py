@@ -19,7 +19,7 @@ Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UA
 against cost (dynamic thresholds against static prefixes; --replot JSON redraws one).
 
     python -m benches.bench_dynfs [--treebank en_ewt] [--order 1|2] [--model M] [--reps 3]
-        [--epochs E] [--folds N] [--iterations I] [--plot PNG]
+        [--epochs E] [--folds N] [--iterations I] [--also M2 ...] [--plot PNG]
 """
 
 from __future__ import annotations
@@ -66,6 +66,13 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--iterations", type=int, help="DAgger iterations [default: 2 x folds].")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        help="Other DynFS model files of the same full model (e.g. an earlier build's), each "
+        "parsed with its own policy in the same run.",
+    )
     ap.add_argument("--plot")
     ap.add_argument("--replot", help="Only plot a JSON this script wrote (to --plot).")
     args = ap.parse_args()
@@ -172,6 +179,9 @@ def main() -> None:
                     threshold=threshold,
                     prune_margin=pm,
                 )
+    for path in args.also:
+        other = depfs.load(path).model_
+        add(f"{Path(path).name} (its own policy)", lambda tb, m=other: m.run_dynfs(tb)[:2], "also")
     add("expert policy (upper bound)", dyn(expert=True), "expert")
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
     for p in PREFIXES if order == 1 else ():
