@@ -11,14 +11,15 @@ expert policy (locks exactly the gold arcs: an upper bound); the Amdahl bound (l
 arc after the first group: T₁, one CLE decode and the labeler); static prefixes (the
 first k templates of the rounds' model on every arc, one CLE decode; first order only);
 second order: the policy that never locks (every group, but sibling parts only where the
-dictionary leaves both arcs). Columns: speed-up,
+dictionary leaves both arcs); with a prune margin (first order, chosen on dev), the dev
+threshold without it and at other margins. Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
 UAS(F) (punctuation included), LAS, words/s. Also the length dictionary's pruning on dev.
 Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UAS
 against cost (dynamic thresholds against static prefixes; --replot JSON redraws one).
 
     python -m benches.bench_dynfs [--treebank en_ewt] [--order 1|2] [--model M] [--reps 3]
-        [--epochs E] [--folds N] [--iterations I] [--plot PNG]
+        [--epochs E] [--folds N] [--iterations I] [--also M2 ...] [--plot PNG]
 """
 
 from __future__ import annotations
@@ -65,6 +66,13 @@ def main() -> None:
     ap.add_argument("--folds", type=int, default=4)
     ap.add_argument("--iterations", type=int, help="DAgger iterations [default: 2 x folds].")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument(
+        "--also",
+        nargs="*",
+        default=[],
+        help="Other DynFS model files of the same full model (e.g. an earlier build's), each "
+        "parsed with its own policy in the same run.",
+    )
     ap.add_argument("--plot")
     ap.add_argument("--replot", help="Only plot a JSON this script wrote (to --plot).")
     args = ap.parse_args()
@@ -94,6 +102,7 @@ def main() -> None:
         print(f"trained in {train_s / 60:.1f} min (wall)")
     model = parser.model_
     all_groups, weights, threshold = model.dynfs
+    margin = model.dynfs_prune_margin
     n_arc = len(model.arc_templates)
     groups = [g for g in all_groups if g[0] < n_arc]
     sib_groups = [g for g in all_groups if g[0] >= n_arc]
@@ -145,7 +154,8 @@ def main() -> None:
     )
     print(
         f"{args.treebank}: {n_templates} arc templates in {k} groups "
-        f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}; "
+        f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}"
+        f"{'' if margin is None else f', prune margin {margin:g}'}; "
         f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
     )
     print(
@@ -159,6 +169,19 @@ def main() -> None:
         t = threshold + off
         name = f"DynFS threshold {t:g}" + (" (dev)" if off == 0 else "")
         add(name, dyn(threshold=t), "dynfs", threshold=t)
+    if margin is not None:  # the margin pruning chosen on dev, against none and others
+        for pm in (float("inf"), margin + 1.0, margin - 0.5):
+            if pm >= 0:
+                add(
+                    f"DynFS threshold {threshold:g}, prune margin {pm:g}",
+                    dyn(threshold=threshold, prune_margin=pm),
+                    "margin",
+                    threshold=threshold,
+                    prune_margin=pm,
+                )
+    for path in args.also:
+        other = depfs.load(path).model_
+        add(f"{Path(path).name} (its own policy)", lambda tb, m=other: m.run_dynfs(tb)[:2], "also")
     add("expert policy (upper bound)", dyn(expert=True), "expert")
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
     for p in PREFIXES if order == 1 else ():
@@ -172,6 +195,7 @@ def main() -> None:
         "groups": [len(g) for g in groups],
         "sibling_groups": [len(g) for g in sib_groups],
         "threshold": threshold,
+        "prune_margin": margin,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 from depfs.cli import main
 from depfs.datasets import synthetic
-from depfs.dynamic.he2013 import arc_set_of, fit_policy, load_groups
+from depfs.dynamic.he2013 import arc_set_of, fewer_rounds, fit_policy, load_groups, merge_rounds
 from depfs.select.groups import parse_groups
 from depfs.templates import TemplateSet
 from small_models import ARC, LAB, SIB
@@ -97,7 +97,8 @@ def test_the_threshold_moves_between_the_first_group_and_the_full_parse(
 ) -> None:
     _, dev = data
     full = dynfs.parse(dev, dynfs=False).to_string()
-    assert dynfs.parse(dev, threshold=1e6).to_string() == full  # never locks
+    never = dynfs.parse(dev, threshold=1e6, prune_margin=float("inf"))  # never locks nor prunes
+    assert never.to_string() == full
     assert dynfs.dynfs_stats_["locks"] == 0
     dynfs.parse(dev, threshold=-1e6)  # locks every arc after the first group
     st = dynfs.dynfs_stats_
@@ -162,6 +163,74 @@ def test_the_expert_policy_is_the_upper_bound(
     assert int(y.sum()) == st["locks"]
 
 
+def test_merged_rounds_keep_the_decisions_before_them(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    _, dev = data
+    model = dynfs.model_
+    groups = [[0], [1, 2], [3]]
+    k, base = len(groups), depfs._core.dynfs_n_features(0)
+    rng = np.random.default_rng(3)
+    w = [float(x) for x in rng.normal(0, 1, depfs._core.dynfs_n_features(k))]
+    w[base + 1], w[base + 2] = 0.5, -1e3  # round 1 may lock, round 2 never does
+    merged, mw = merge_rounds(groups, w, 1, 4)
+    assert merged == [[0], [1, 2, 3]] and len(mw) == depfs._core.dynfs_n_features(2)
+    for thr in (-0.5, 0.0, 0.5):
+        no = float("inf")  # the fixture's own prune margin would prune in round 2 too
+        _, st, _, _ = model.run_dynfs(dev, groups=groups, weights=w, threshold=thr, prune_margin=no)
+        _, sm, _, _ = model.run_dynfs(
+            dev, groups=merged, weights=mw, threshold=thr, prune_margin=no
+        )
+        assert 0 < st["locks"] < st["decisions"], st
+        # The same locks, all in round 1; the arcs left get the same templates.
+        assert (sm["locks"], sm["propagated"]) == (st["locks"], st["propagated"])
+        assert sm["evaluated"] == st["evaluated"] and sm["rounds"] < st["rounds"]
+    with pytest.raises(ValueError, match="keep must be"):
+        merge_rounds(groups, w, 2, 3)
+    # fewer_rounds: merged when dev allows it (any slack), not when it cannot (none).
+    three = model.with_dynfs(groups, w, 0.0)
+    m2, keep, uas, cost = fewer_rounds(three, dev, slack=(100.0, 100.0))
+    assert keep == 1 and m2.dynfs == (merged, pytest.approx(mw), 0.0)
+    assert uas == pytest.approx(depfs.evaluate(dev, m2.run_dynfs(dev)[0]).uas)
+    for slack in [(-100.0, 100.0), (100.0, -100.0)]:  # UAS and cost must both be within
+        assert fewer_rounds(three, dev, slack=slack)[1] is None
+    assert fewer_rounds(m2, dev, slack=(100.0, 100.0))[1] is None  # two groups: nothing to merge
+
+
+def test_prune_margin_cuts_cost_round_trips_and_is_checked(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    _, dev = data
+    model = dynfs.model_
+    groups, weights, threshold = model.dynfs
+    costs = []
+    for margin in (float("inf"), 4.0, 1.0, 0.0):
+        dynfs.parse(dev, threshold=1e6, prune_margin=margin)  # no lock: only the margin prunes
+        costs.append(dynfs.dynfs_stats_["cost"])
+        assert dynfs.dynfs_stats_["locks"] == 0
+    assert costs == sorted(costs, reverse=True) and costs[-1] < costs[0], costs
+    pruned = depfs.GraphParser.__new__(depfs.GraphParser)
+    pruned.__dict__.update(dynfs.__dict__)
+    pruned.model_ = model.with_dynfs(groups, weights, threshold, prune_margin=1.0)
+    assert pruned.model_.dynfs_prune_margin == 1.0
+    pruned.save(tmp_path / "p.depfs")
+    back = depfs.load(tmp_path / "p.depfs")
+    assert back.model_.dynfs_prune_margin == 1.0 and back.model_.dynfs == pruned.model_.dynfs
+    assert back.parse(dev).to_string() == dynfs.parse(dev, prune_margin=1.0).to_string()
+    assert (
+        back.parse(dev, prune_margin=float("inf")).to_string()
+        == dynfs.parse(dev, prune_margin=float("inf")).to_string()
+    )
+    assert depfs.model_info(tmp_path / "p.depfs")["dynfs"]["prune_margin"] == 1.0
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="prune"):
+            model.with_dynfs(groups, weights, threshold, prune_margin=bad)
+        with pytest.raises(ValueError, match="prune_margin"):
+            dynfs.parse(dev, prune_margin=bad)
+    with pytest.raises(ValueError, match="prune_margin"):
+        dynfs.parse(dev, dynfs=False, prune_margin=1.0)
+
+
 def test_fit_policy_separates_lock_from_add() -> None:
     rng = np.random.default_rng(1)
     x = np.ones((400, 5), dtype=np.float32)
@@ -202,7 +271,7 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         "full": [str(tmp_path / "d.depfs"), "--no-dynfs"],
         "plain": [str(tmp_path / "p.depfs")],
         "dyn": [str(tmp_path / "d.depfs")],
-        "never": [str(tmp_path / "d.depfs"), "--policy-threshold", "1e6"],
+        "never": [str(tmp_path / "d.depfs"), "--policy-threshold", "1e6", "--prune-margin", "inf"],
     }.items():
         out = tmp_path / f"{name}.conllu"
         res = run(main, ["parse", *args, str(dev), "-o", str(out), "--threads", "1"])
@@ -211,7 +280,11 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
     assert outs["full"] == outs["plain"]
     assert outs["never"] == outs["full"]
     res = run(main, ["info", str(tmp_path / "d.depfs")])
-    assert res.exit_code == 0 and "dynfs:         groups of 1, 2, 1; policy threshold" in res.output
+    sizes = ", ".join(str(len(g)) for g in depfs.load(tmp_path / "d.depfs").model_.dynfs[0])
+    assert sizes in ("1, 2, 1", "1, 3")  # all rounds, or fewer (merged on dev)
+    assert (
+        res.exit_code == 0 and f"dynfs:         groups of {sizes}; policy threshold" in res.output
+    )
     assert "dynfs:" not in run(main, ["info", str(tmp_path / "p.depfs")]).output
     for args, msg in [
         (["parse", str(tmp_path / "p.depfs"), str(dev), "--no-dynfs"], "not trained with --dynfs"),

@@ -147,12 +147,15 @@ class GraphModel:
     def info(self) -> str: ...
     @property
     def dynfs(self) -> tuple[list[list[int]], list[float], float] | None: ...
+    @property
+    def dynfs_prune_margin(self) -> float | None: ...
     def with_dynfs(
         self,
         groups: list[list[int]],
         weights: list[float],
         threshold: float,
         prefix: GraphModel | None = None,
+        prune_margin: float | None = None,
     ) -> GraphModel: ...
     def run_dynfs(
         self,
@@ -164,6 +167,7 @@ class GraphModel:
         expert: bool = False,
         record: bool = False,
         threads: int = 1,
+        prune_margin: float | None = None,
     ) -> tuple[Treebank, dict[str, Any], npt.NDArray[np.float32], npt.NDArray[np.uint8]]: ...
     def parse(self, treebank: Treebank, threads: int = 1, scores: bool = False) -> Treebank: ...
     def arc_scores(

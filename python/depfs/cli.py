@@ -520,7 +520,9 @@ def train(
         r = getattr(parser, "dynfs_result_", None)
         if r is not None:
             click.echo(
-                f"dynfs: policy of DAgger iteration {r.iteration}, threshold {r.threshold:g}: "
+                f"dynfs: policy of DAgger iteration {r.iteration}, threshold {r.threshold:g}"
+                + (f", prune margin {r.prune_margin:g}" if r.prune_margin is not None else "")
+                + ": "
                 f"dev UAS {r.dev_uas:.2f} (full model {r.full_dev_uas:.2f}) at "
                 f"{r.dev_cost:.1f}% of the templates; expert {r.expert_dev_uas:.2f} at "
                 f"{r.expert_dev_cost:.1f}% ({r.seconds:.0f}s)",
@@ -615,6 +617,13 @@ def train(
     "fewer locks, slower, more accurate) [default: the one chosen on dev].",
 )
 @click.option(
+    "--prune-margin",
+    type=float,
+    default=None,
+    help="A graph model trained with --dynfs: rule out an added word's arcs more than this "
+    "below its best (lower: faster, less accurate; 'inf': none) [default: the model's].",
+)
+@click.option(
     "--tagger",
     "tagger_path",
     type=click.Path(dir_okay=False),
@@ -639,6 +648,7 @@ def parse(
     margin: float | str | None,
     no_dynfs: bool,
     policy_threshold: float | None,
+    prune_margin: float | None,
     tagger_path: str | None,
     input_format: str | None,
     tokenizer: str | None,
@@ -674,17 +684,26 @@ def parse(
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
     knobs: dict[str, Any] = {"margin": margin}
     has_dynfs = getattr(getattr(_model(model), "model_", None), "dynfs", None) is not None
-    if no_dynfs or policy_threshold is not None:
+    if no_dynfs or policy_threshold is not None or prune_margin is not None:
         if not has_dynfs:
-            flag = "--no-dynfs" if no_dynfs else "--policy-threshold"
+            flag = (
+                "--no-dynfs"
+                if no_dynfs
+                else "--policy-threshold"
+                if policy_threshold is not None
+                else "--prune-margin"
+            )
             raise click.UsageError(f"{flag}: {model} was not trained with --dynfs")
-        if no_dynfs and policy_threshold is not None:
+        if no_dynfs and (policy_threshold is not None or prune_margin is not None):
             raise click.UsageError(
-                "--policy-threshold is the dynamic model's knob (not --no-dynfs)"
+                "--policy-threshold and --prune-margin are the dynamic model's knobs "
+                "(not --no-dynfs)"
             )
         if policy_threshold is not None and not math.isfinite(policy_threshold):
             raise click.UsageError(f"--policy-threshold {policy_threshold}: a finite number")
-        knobs.update(dynfs=not no_dynfs, threshold=policy_threshold)
+        if prune_margin is not None and not prune_margin >= 0:
+            raise click.UsageError(f"--prune-margin {prune_margin}: a number >= 0, or inf")
+        knobs.update(dynfs=not no_dynfs, threshold=policy_threshold, prune_margin=prune_margin)
     if scores and has_dynfs and not no_dynfs:
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
     if workers is not None and scheduler != "local":
@@ -1162,9 +1181,12 @@ def info_command(model: str, as_json: bool) -> None:
         )
         sib = dy.get("sibling_groups")
         sib = f", sibling groups of {', '.join(map(str, sib))}" if sib else ""
+        prune = dy.get("prune_margin")
+        prune = f", prune margin {prune:g}" if prune is not None else ""
         click.echo(
             f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}{sib}; policy "
-            f"threshold {dy['threshold']:g}{dev} (depfs parse --policy-threshold, --no-dynfs)"
+            f"threshold {dy['threshold']:g}{prune}{dev} (depfs parse --policy-threshold, "
+            "--no-dynfs)"
         )
     if d.get("tagger"):
         tg = d["tagger"]

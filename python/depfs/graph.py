@@ -213,7 +213,7 @@ class GraphParser(TrainableModel):
         """The prefix-trained model of the rounds, fold parsers and the policy. Second
         order: the rounds' model is first-order; a fold parser is a second-order model
         with a rounds' model of its own, both trained on the other folds."""
-        from .dynamic.he2013 import train_policy
+        from .dynamic.he2013 import choose_prune_margin, fewer_rounds, train_policy
 
         say = report or (lambda _msg: None)
         groups, sib_groups = self._dynfs_groups()
@@ -259,6 +259,21 @@ class GraphParser(TrainableModel):
         )
         r = self.dynfs_result_
         self.model_ = self.model_.with_dynfs(all_groups, r.weights, r.threshold, rounds)
+        self.model_, r.groups_kept, uas, cost = fewer_rounds(
+            self.model_, dev, threads=threads, report=report
+        )
+        if uas is not None and cost is not None:
+            r.dev_uas, r.dev_cost = uas, cost
+        if not sib_groups:
+            self.model_, r.prune_margin, r.dev_uas, r.dev_cost = choose_prune_margin(
+                self.model_,
+                dev,
+                r.full_dev_uas,
+                tolerance=self.dynfs_tolerance,
+                threads=threads,
+                report=report,
+            )
+            r.threshold = self.model_.dynfs[2]
 
     @classmethod
     def _init_names(cls) -> list[str]:
@@ -286,15 +301,18 @@ class GraphParser(TrainableModel):
         tag: bool | None = None,
         dynfs: bool | None = None,
         threshold: float | None = None,
+        prune_margin: float | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
         A model trained with ``dynfs`` parses with its policy (``dynfs_stats_`` then says
         what it computed) unless ``dynfs=False`` (the full model); ``threshold`` moves the
         lock/add boundary (higher: fewer locks, slower, more accurate; default the one
-        chosen on dev). Sentences longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are
-        parsed in chunks of ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact
-        decoding is cubic), with a :class:`LongSentenceWarning`. Untagged input: see
+        chosen on dev); ``prune_margin`` the margin pruning of added words (lower: faster,
+        less accurate; ``inf``: none; default the model's, chosen on dev). Sentences
+        longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
+        ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
+        :class:`LongSentenceWarning`. Untagged input: see
         :meth:`TrainableModel.parse`."""
         long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)
         if long:
@@ -310,8 +328,10 @@ class GraphParser(TrainableModel):
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")
         if not use:
-            if threshold is not None:
-                raise ValueError("threshold: a dynamic feature selection model's knob")
+            if threshold is not None or prune_margin is not None:
+                raise ValueError(
+                    "threshold, prune_margin: a dynamic feature selection model's knobs"
+                )
             return super().parse(
                 treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
             )
@@ -323,8 +343,10 @@ class GraphParser(TrainableModel):
             raise ValueError(f"threshold must be a finite number, got {threshold}")
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
+        if prune_margin is not None and not prune_margin >= 0:
+            raise ValueError(f"prune_margin must be a number >= 0 (inf: none), got {prune_margin}")
         parsed, self.dynfs_stats_, _, _ = model.run_dynfs(
-            treebank, threshold=threshold, threads=threads
+            treebank, threshold=threshold, threads=threads, prune_margin=prune_margin
         )
         return parsed
 

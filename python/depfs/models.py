@@ -72,13 +72,15 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         # A prefix-margin model's margins (Strubell et al. 2015): train, accurate, fast.
         "margin_presets": getattr(m, "margin_presets", None),
         # A DynFS model's groups and policy threshold (He et al. 2013).
-        "dynfs": _dynfs_info(getattr(m, "dynfs", None), len(m.arc_templates))
+        "dynfs": _dynfs_info(
+            getattr(m, "dynfs", None), len(m.arc_templates), getattr(m, "dynfs_prune_margin", None)
+        )
         if kind == "graph"
         else None,
     }
 
 
-def _dynfs_info(d: Any, n_arc: int) -> dict[str, Any] | None:
+def _dynfs_info(d: Any, n_arc: int, prune_margin: float | None = None) -> dict[str, Any] | None:
     """Group sizes: first-order groups, then (second order) sibling groups, whose
     template indices follow the arc templates'."""
     if d is None:
@@ -88,6 +90,7 @@ def _dynfs_info(d: Any, n_arc: int) -> dict[str, Any] | None:
         "groups": [len(g) for g in groups if g[0] < n_arc],
         "sibling_groups": [len(g) for g in groups if g[0] >= n_arc],
         "threshold": threshold,
+        "prune_margin": prune_margin,
     }
 
 

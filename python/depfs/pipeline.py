@@ -229,6 +229,7 @@ def parse_stream(
     margin: float | str | None = None,
     dynfs: bool | None = None,
     threshold: float | None = None,
+    prune_margin: float | None = None,
     source: str = "<stdin>",
     tagger: Any = None,
     input_format: str = "conllu",
@@ -275,6 +276,8 @@ def parse_stream(
                         kw["dynfs"] = dynfs
                     if threshold is not None:
                         kw["threshold"] = threshold
+                    if prune_margin is not None:
+                        kw["prune_margin"] = prune_margin
                     if own is not None:
                         kw["tag"] = False  # decided above, once per input
                     parsed = model.parse(
@@ -319,6 +322,7 @@ def parse_file(
     margin: float | str | None = None,
     dynfs: bool | None = None,
     threshold: float | None = None,
+    prune_margin: float | None = None,
     out: BinaryIO | None = None,
     tagger_path: str | None = None,
     tag_only: bool = False,
@@ -357,6 +361,7 @@ def parse_file(
             margin=margin,
             dynfs=dynfs,
             threshold=threshold,
+            prune_margin=prune_margin,
             source=input_path,
             tagger=tagger,
             input_format=fmt,
@@ -417,6 +422,7 @@ def parse_chunk(
     margin: float | str | None = None,
     dynfs: bool | None = None,
     threshold: float | None = None,
+    prune_margin: float | None = None,
     tagger_path: str | None = None,
 ) -> tuple[Parsed, bytes]:
     """Parses one chunk of a CoNLL-U file (:func:`conllu_chunks`) on one thread: what
@@ -430,7 +436,13 @@ def parse_chunk(
     model = _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     out = io.BytesIO()
-    kw: dict[str, Any] = dict(margin=margin, dynfs=dynfs, threshold=threshold, source=input_path)
+    kw: dict[str, Any] = dict(
+        margin=margin,
+        dynfs=dynfs,
+        threshold=threshold,
+        prune_margin=prune_margin,
+        source=input_path,
+    )
     if chunk.index == 0:
         batches = _first_sentences(input_path, chunk.sentences, batch_size)
         done = parse_stream(
@@ -537,6 +549,7 @@ def parse_files(
     margin: float | str | None = None,
     dynfs: bool | None = None,
     threshold: float | None = None,
+    prune_margin: float | None = None,
     on_done: Callable[[Parsed], None] | None = None,
     on_words: Callable[[int], None] | None = None,
     tagger_path: str | None = None,
@@ -556,6 +569,7 @@ def parse_files(
         margin=margin,
         dynfs=dynfs,
         threshold=threshold,
+        prune_margin=prune_margin,
         tagger_path=tagger_path,
     )
     size = max(chunk_sentences, batch_size, CHECK_SENTENCES)

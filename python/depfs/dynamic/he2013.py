@@ -26,7 +26,15 @@ This module holds what surrounds it:
   iteration's policy at each threshold of a grid, run on dev with the rounds' model and
   the full model's last round; kept:
   the lowest share of templates computed whose dev UAS is within ``tolerance`` of the
-  full model's (the most accurate when none is).
+  full model's (the most accurate when none is);
+* fewer rounds (:func:`fewer_rounds`): the kept policy may lock (almost) nothing in the
+  middle rounds — on en_ewt it locks after T₁ only, and each middle round then costs a
+  CLE decode, a pass of decisions and, for its groups, a second weight table read, for
+  nothing. The first-order groups after the first j are merged into the projective last
+  round (:func:`merge_rounds`) when dev UAS and cost stay within ``ROUNDS_SLACK``;
+* margin pruning (:func:`choose_prune_margin`, not in He et al.): a word the policy adds
+  keeps only the arcs within a margin of its best, so the later groups are computed on
+  fewer arcs; margin and threshold are chosen together on dev by the same rule.
 """
 
 from __future__ import annotations
@@ -49,8 +57,11 @@ __all__ = [
     "DEFAULT_GROUPS_2",
     "DaggerResult",
     "arc_set_of",
+    "choose_prune_margin",
+    "fewer_rounds",
     "fit_policy",
     "load_groups",
+    "merge_rounds",
     "load_sibling_groups",
     "sibling_set_of",
     "train_policy",
@@ -111,6 +122,120 @@ def arc_set_of(groups: Sequence[TemplateSet]) -> tuple[str, list[list[int]]]:
     return "\n".join(text) + "\n", index
 
 
+ROUNDS_SLACK = (0.05, 0.5)
+"""How far a policy with fewer rounds may be from the kept one on dev to replace it:
+UAS points lower, template-cost points higher (:func:`fewer_rounds`)."""
+
+
+def merge_rounds(
+    groups: Sequence[Sequence[int]], weights: Sequence[float], keep: int, n_arc: int
+) -> tuple[list[list[int]], list[float]]:
+    """The same policy with fewer first-order rounds: the first `keep` (≥ 1) first-order
+    groups as they are, the later ones (arc templates: indices below `n_arc`) merged into
+    one, the projective last round; sibling groups unchanged. The policy's per-group
+    weights (next-group one-hot, margins times it: see ``_core.dynfs_n_features``) follow
+    their decisions: those before groups 1 … `keep` and the sibling groups keep theirs,
+    those before the merged-away groups are dropped."""
+    k = len(groups)
+    k1 = sum(1 for g in groups if g and g[0] < n_arc)
+    if not 1 <= keep < k1:
+        raise ValueError(f"keep must be between 1 and {k1 - 1} (first-order groups), got {keep}")
+    base = _core.dynfs_n_features(0)
+    if len(weights) != _core.dynfs_n_features(k):
+        raise ValueError(f"{len(weights)} policy weights for {k} groups")
+    merged = [list(g) for g in groups[:keep]] + [[t for g in groups[keep:k1] for t in g]]
+    merged += [list(g) for g in groups[k1:]]
+    old = list(range(keep + 1)) + list(range(k1, k))  # new group index -> old
+    k2 = len(merged)
+    w = list(weights[:base]) + [0.0] * (3 * k2)
+    for j, i in enumerate(old):
+        for block in range(3):
+            w[base + block * k2 + j] = weights[base + block * k + i]
+    return merged, w
+
+
+def fewer_rounds(
+    model: Any,
+    dev: _core.Treebank,
+    *,
+    slack: tuple[float, float] = ROUNDS_SLACK,
+    threads: int = 1,
+    report: Callable[[str], None] | None = None,
+) -> tuple[Any, int | None, float | None, float | None]:
+    """`model` (a first-order ``_core.GraphModel`` with DynFS) with the fewest rounds
+    (:func:`merge_rounds`) whose dev UAS is at most ``slack[0]`` below and cost at most
+    ``slack[1]`` points above its own, how many groups it keeps before the merged one,
+    and its dev UAS and cost (None, None, None: `model` itself, also for a second-order
+    model). Same threshold."""
+    groups, weights, threshold = model.dynfs
+    n_arc = len(model.arc_templates)
+    k1 = sum(1 for g in groups if g and g[0] < n_arc)
+    if k1 < 3 or k1 < len(groups):
+        return model, None, None, None
+    say = report or (lambda _msg: None)
+
+    def on_dev(m: Any) -> tuple[float, float]:
+        parsed, st, _, _ = m.run_dynfs(dev, threads=threads)
+        return _uas(dev, parsed), 100 * st["cost"]
+
+    uas, cost = on_dev(model)
+    for keep in range(1, k1 - 1):
+        g, w = merge_rounds(groups, weights, keep, n_arc)
+        cand = model.with_dynfs(g, w, threshold, prune_margin=model.dynfs_prune_margin)
+        u, c = on_dev(cand)
+        say(
+            f"fewer rounds: groups {', '.join(str(len(x)) for x in g)}: dev UAS {u:.2f} at "
+            f"{c:.1f}% (all rounds: {uas:.2f} at {cost:.1f}%)"
+        )
+        if u >= uas - slack[0] and c <= cost + slack[1]:
+            return cand, keep, u, c
+    return model, None, None, None
+
+
+PRUNE_MARGINS = (4.0, 3.0, 2.5, 2.0, 1.5)
+"""Prune margins tried on dev (score units of the rounds' model; :func:`choose_prune_margin`)."""
+
+
+def choose_prune_margin(
+    model: Any,
+    dev: _core.Treebank,
+    full_uas: float,
+    *,
+    tolerance: float = 0.2,
+    margins: Sequence[float] = PRUNE_MARGINS,
+    thresholds: Sequence[float] = THRESHOLDS,
+    threads: int = 1,
+    report: Callable[[str], None] | None = None,
+) -> tuple[Any, float | None, float, float]:
+    """A prune margin and policy threshold for `model` (first order, with DynFS) chosen
+    together on dev by :func:`train_policy`'s rule — the lowest share of templates whose
+    dev UAS is within `tolerance` of `full_uas` — against the model as it is (its
+    threshold, no margin), which wins ties and stays when nothing is within. Returns the
+    model kept, its margin (None: none), dev UAS and cost."""
+    say = report or (lambda _msg: None)
+    groups, weights, threshold = model.dynfs
+
+    def on_dev(thr: float, margin: float | None) -> tuple[float, float]:
+        parsed, st, _, _ = model.run_dynfs(
+            dev,
+            threshold=thr,
+            prune_margin=float("inf") if margin is None else margin,
+            threads=threads,
+        )
+        return _uas(dev, parsed), 100 * st["cost"]
+
+    uas, cost = on_dev(threshold, None)
+    best: tuple[float, float, float, float | None] = (cost, uas, threshold, None)
+    for margin in margins:
+        for thr in thresholds:
+            u, c = on_dev(thr, margin)
+            if u >= full_uas - tolerance and (c < best[0] or best[1] < full_uas - tolerance):
+                best = (c, u, thr, margin)
+        say(f"prune margin {margin:g}: best so far {best[1]:.2f} UAS at {best[0]:.1f}%")
+    cost, uas, thr, margin = best
+    return model.with_dynfs(groups, weights, thr, prune_margin=margin), margin, uas, cost
+
+
 def fit_policy(x: npt.NDArray[np.float32], y: npt.NDArray[np.uint8], c: float = 1.0) -> list[float]:
     """Weights of a linear lock (1) / add (0) classifier over the policy features (the
     first is the bias): logistic regression, w · ψ > 0 when P(lock) > 1/2."""
@@ -137,6 +262,11 @@ class DaggerResult:
     """The DAgger iteration whose policy was kept (1 = fitted on the expert's states)."""
     dev_uas: float
     dev_cost: float
+    groups_kept: int | None = None
+    """With fewer rounds (:func:`fewer_rounds`): the first-order groups kept before the
+    merged last one (None: every group a round)."""
+    prune_margin: float | None = None
+    """The margin pruning of added words chosen on dev (:func:`choose_prune_margin`)."""
     rows: list[dict[str, float]] = field(default_factory=list)
     """Per iteration: states so far, fold, and the dev UAS / cost at each threshold."""
     seconds: float = 0.0
@@ -150,6 +280,8 @@ class DaggerResult:
             "iteration": self.iteration,
             "dev_uas": self.dev_uas,
             "dev_cost": self.dev_cost,
+            "groups_kept": self.groups_kept,
+            "prune_margin": self.prune_margin,
         }
 
 

@@ -189,11 +189,19 @@ impl PyGraphModel {
         self.inner.dynfs.as_ref().map(|d| (d.groups.clone(), d.weights.clone(), d.threshold))
     }
 
+    /// The DynFS margin pruning of added words, or None ([`Dynfs::prune_margin`]).
+    #[getter]
+    fn dynfs_prune_margin(&self) -> Option<f32> {
+        self.inner.dynfs.as_ref().and_then(|d| d.prune_margin)
+    }
+
     /// A copy of this model with dynamic feature selection `groups` (arc template
     /// indices, a partition of the arc set), policy `weights` and `threshold`.
     /// With `prefix`, a model trained with `prefix_groups` on the same arc templates,
-    /// whose arc weights the rounds score with.
-    #[pyo3(signature = (groups, weights, threshold, prefix = None))]
+    /// whose arc weights the rounds score with; without, the rounds keep this model's
+    /// own rounds' weights (a DynFS model given another policy or groups), if any.
+    /// `prune_margin`: see [`Dynfs::prune_margin`] (None: no margin pruning).
+    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None))]
     fn with_dynfs(
         &self,
         py: Python<'_>,
@@ -201,9 +209,11 @@ impl PyGraphModel {
         weights: Vec<f32>,
         threshold: f32,
         prefix: Option<PyRef<'_, PyGraphModel>>,
+        prune_margin: Option<f32>,
     ) -> PyResult<PyGraphModel> {
         let arc_w = match prefix {
-            None => None,
+            // The model's own rounds' weights, if it has any (a new policy or groups for it).
+            None => self.inner.dynfs.as_ref().and_then(|d| d.arc_w.clone()),
             Some(p) if p.inner.templates.arc == self.inner.templates.arc => {
                 Some(Arc::new(p.inner.arc_w.clone()))
             }
@@ -214,7 +224,7 @@ impl PyGraphModel {
                 .py_err(py)
             }
         };
-        let spec = Dynfs { groups, weights, threshold, arc_w };
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin };
         self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
@@ -227,7 +237,8 @@ impl PyGraphModel {
     /// treebank, a dict of statistics and, with `record`, every decision's policy
     /// features (float32, one row per decision) and the expert's action (uint8, 1 =
     /// lock) on sentences with a complete gold tree.
-    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1))]
+    /// `prune_margin` overrides the model's own ([`Dynfs::prune_margin`]; inf: none).
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
         &self,
@@ -239,6 +250,7 @@ impl PyGraphModel {
         expert: bool,
         record: bool,
         threads: usize,
+        prune_margin: Option<f32>,
     ) -> PyResult<(PyTreebank, Bound<'py, PyDict>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<u8>>)> {
         let own = self.inner.dynfs.as_ref();
         let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
@@ -254,7 +266,13 @@ impl PyGraphModel {
         let weights =
             weights.or_else(|| own.map(|d| d.weights.clone())).unwrap_or_else(|| vec![0.0; n_features(k)]);
         let threshold = threshold.or(own.map(|d| d.threshold)).unwrap_or(0.0);
-        let spec = Dynfs { groups, weights, threshold, arc_w: own.and_then(|d| d.arc_w.clone()) };
+        let prune_margin = match prune_margin {
+            Some(p) if p == f32::INFINITY => None,
+            Some(p) => Some(p),
+            None => own.and_then(|d| d.prune_margin),
+        };
+        let spec =
+            Dynfs { groups, weights, threshold, arc_w: own.and_then(|d| d.arc_w.clone()), prune_margin };
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
         let m = &self.inner;

@@ -229,6 +229,9 @@ pub struct Scratch {
     sibs: Vec<f64>,
     label_feats: Vec<(u32, u64)>,
     label_scores: Vec<f32>,
+    /// The labeler's rows of every word of a sentence, and where each word's start.
+    label_rows: Vec<crate::weights::RowAt>,
+    label_starts: Vec<usize>,
     decode: DecodeWs,
 }
 
@@ -532,17 +535,31 @@ impl<W: WeightTable> GraphModel<W> {
         let w = &self.lab_w;
         self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
         sc.label_scores.resize(w.width(), 0.0);
+        // Every word's rows are located first, so that the next word's are prefetched
+        // while one word's are summed (the reads are cache misses); the rows and their
+        // order are those of `score::label_scores`, and so are the sums.
+        let (rows, starts) = (&mut sc.label_rows, &mut sc.label_starts);
+        rows.clear();
+        starts.clear();
+        starts.push(0);
+        for (m, &h) in heads.iter().enumerate().skip(1) {
+            for t in 0..self.lab.len() {
+                self.lab.for_each(&sc.lab, t, h as usize, m, Second::default(), |f| {
+                    rows.push(crate::weights::RowAt { start: w.row_start(t, f), template: t })
+                });
+            }
+            starts.push(rows.len());
+        }
         let mut out = vec![0u32; heads.len()];
+        if let Some(&first) = starts.get(1) {
+            w.prefetch_rows(&rows[..first]);
+        }
         for m in 1..heads.len() {
-            score::label_scores(
-                &self.lab,
-                w,
-                &sc.lab,
-                heads[m] as usize,
-                m,
-                &mut sc.label_feats,
-                &mut sc.label_scores,
-            );
+            if m + 1 < starts.len() {
+                w.prefetch_rows(&rows[starts[m]..starts[m + 1]]);
+            }
+            sc.label_scores.fill(0.0);
+            w.add_located_rows(&rows[starts[m - 1]..starts[m]], &mut sc.label_scores);
             out[m] = score::argmax(&sc.label_scores) as u32;
         }
         out
@@ -890,6 +907,7 @@ impl GraphTrainer {
             weights: vec![0.0; dynfs::n_features(k)],
             threshold: 0.0,
             arc_w: None,
+            prune_margin: None,
         }
         .check(self.model.arc.len(), 0)?;
         self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());

@@ -58,6 +58,13 @@ pub struct GraphDynfsFile {
     arc_w: Option<WeightsFile>,
 }
 
+/// [`GraphDynfsFile`] with a prune margin ([`super::Dynfs::prune_margin`]).
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsPrunedFile {
+    dynfs: GraphDynfsFile,
+    prune_margin: f32,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -92,11 +99,20 @@ impl GraphModel {
         };
         let model = match &self.dynfs {
             None => container::Model::Graph(file),
-            Some(d) => container::Model::GraphDynfs(Box::new(GraphDynfsFile {
-                graph: file,
-                dynfs: d.clone(),
-                arc_w: d.arc_w.as_deref().map(WeightsFile::of),
-            })),
+            Some(d) => {
+                let f = GraphDynfsFile {
+                    graph: file,
+                    dynfs: d.clone(),
+                    arc_w: d.arc_w.as_deref().map(WeightsFile::of),
+                };
+                match d.prune_margin {
+                    None => container::Model::GraphDynfs(Box::new(f)),
+                    Some(p) => container::Model::GraphDynfsPruned(Box::new(GraphDynfsPrunedFile {
+                        dynfs: f,
+                        prune_margin: p,
+                    })),
+                }
+            }
         };
         let model = container::with_tagger(model, tagger);
         container::save_model(path, self.inputs.clone(), info.to_string(), model)
@@ -114,6 +130,10 @@ impl GraphModel {
         let (f, dynfs, prefix_w) = match file.model {
             container::Model::Graph(f) => (f, None, None),
             container::Model::GraphDynfs(d) => (d.graph, Some(d.dynfs), d.arc_w),
+            container::Model::GraphDynfsPruned(p) => {
+                let d = p.dynfs;
+                (d.graph, Some(super::Dynfs { prune_margin: Some(p.prune_margin), ..d.dynfs }), d.arc_w)
+            }
             other => return Err(container::wrong_kind(path, &other, KIND)),
         };
         if f.payload_version != PAYLOAD_VERSION {

@@ -505,7 +505,13 @@ fn noisy_model(seed: u64) -> (Treebank, GraphModel) {
 
 fn spec(threshold: f32) -> Dynfs {
     let groups = vec![vec![0], vec![2, 1], vec![3]];
-    Dynfs { weights: vec![0.0; dynfs::n_features(groups.len())], groups, threshold, arc_w: None }
+    Dynfs {
+        weights: vec![0.0; dynfs::n_features(groups.len())],
+        groups,
+        threshold,
+        arc_w: None,
+        prune_margin: None,
+    }
 }
 
 #[test]
@@ -583,6 +589,7 @@ fn dynfs_specs_and_models_are_checked_and_round_trip() {
         weights: vec![0.0; n_w],
         threshold: 0.0,
         arc_w: None,
+        prune_margin: None,
     };
     assert!(
         bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4, 0).is_err(),
@@ -638,7 +645,13 @@ fn noisy_model2(seed: u64) -> (Treebank, GraphModel) {
 /// Three first-order groups, then the two sibling templates one group each.
 fn spec2(threshold: f32) -> Dynfs {
     let groups = vec![vec![0], vec![2, 1], vec![3], vec![5], vec![4]];
-    Dynfs { weights: vec![0.0; dynfs::n_features(groups.len())], groups, threshold, arc_w: None }
+    Dynfs {
+        weights: vec![0.0; dynfs::n_features(groups.len())],
+        groups,
+        threshold,
+        arc_w: None,
+        prune_margin: None,
+    }
 }
 
 fn linear(sp: &Dynfs) -> Decider<'_> {
@@ -741,6 +754,7 @@ fn second_order_specs_are_checked() {
         groups,
         threshold: 0.0,
         arc_w: None,
+        prune_margin: None,
     };
     let err = |g: Vec<Vec<u32>>| model.check_dynfs(&with(g)).unwrap_err().to_string();
     assert!(err(vec![vec![0, 1, 2, 3]]).contains("sibling template 0 is in no group"));

@@ -47,6 +47,9 @@ pub enum Model {
     TaggerLines(crate::tagger::StoredTaggerLines),
     /// A tagger with a backward UPOS pass (line-local hashing).
     TaggerBidi(crate::tagger::StoredTaggerBidi),
+    /// A graph parser with dynamic feature selection and settings the first variant
+    /// lacks (a prune margin); a model without them is written as [`Model::GraphDynfs`].
+    GraphDynfsPruned(Box<crate::graph::stored::GraphDynfsPrunedFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -75,7 +78,7 @@ impl Model {
             Model::ArcEagerDynamic(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
-            Model::GraphDynfs(_) => "graph",
+            Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) => "graph",
             Model::TaggerLines(_) | Model::TaggerBidi(_) => "tagger",
         }
     }
@@ -246,7 +249,11 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
     let WithTagger { tagger, parser } = *w;
     if !matches!(
         parser,
-        Model::Graph(_) | Model::GraphDynfs(_) | Model::ArcEager(_) | Model::ArcEagerDynamic(_)
+        Model::Graph(_)
+            | Model::GraphDynfs(_)
+            | Model::GraphDynfsPruned(_)
+            | Model::ArcEager(_)
+            | Model::ArcEagerDynamic(_)
     ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }
