@@ -171,31 +171,32 @@ def main(argv: list[str] | None = None) -> None:
         f"{words / cpu:,.0f} tokens/CPU-s ({words / wall:,.0f} tokens/wall-s)  UPOS {s.upos:.2f} "
         f"XPOS {s.xpos:.2f} UFeats {s.ufeats:.2f} AllTags {s.alltags:.2f} Lemmas {s.lemmas:.2f}"
     )
-    if base is not None:
-        bs = evaluate(gold, base_tagged)
-        b_cpu = statistics.median(b_times)
-        result["baseline"] = {
-            "tag_cpu_s": b_cpu,
-            "tokens_per_cpu_s": round(words / b_cpu),
-            **scores(bs),
-        }
+
+    def other(key: str, label: str, tagged, times, note) -> None:
+        """The row of a model timed in the same rounds as the default."""
+        o = evaluate(gold, tagged)
+        o_cpu = statistics.median(times)
+        result[key] = {"tag_cpu_s": o_cpu, "tokens_per_cpu_s": round(words / o_cpu), **scores(o)}
         print(
-            f"earlier {words / b_cpu:,.0f} tokens/CPU-s  UPOS {bs.upos:.2f} XPOS {bs.xpos:.2f} "
-            f"UFeats {bs.ufeats:.2f} AllTags {bs.alltags:.2f} Lemmas {bs.lemmas:.2f}  "
-            f"(the default {b_cpu / cpu:.2f}x faster)"
+            f"{label:<7} {words / o_cpu:,.0f} tokens/CPU-s  UPOS {o.upos:.2f} XPOS {o.xpos:.2f} "
+            f"UFeats {o.ufeats:.2f} AllTags {o.alltags:.2f} Lemmas {o.lemmas:.2f}  ({note(o_cpu)})"
+        )
+
+    if base is not None:
+        other(
+            "baseline",
+            "earlier",
+            base_tagged,
+            b_times,
+            lambda t: f"the default {t / cpu:.2f}x faster",
         )
     if plain is not None:
-        ps = evaluate(gold, plain_tagged)
-        p_cpu = statistics.median(p_times)
-        result["plain"] = {
-            "tag_cpu_s": p_cpu,
-            "tokens_per_cpu_s": round(words / p_cpu),
-            **scores(ps),
-        }
-        print(
-            f"plain   {words / p_cpu:,.0f} tokens/CPU-s  UPOS {ps.upos:.2f} XPOS {ps.xpos:.2f} "
-            f"UFeats {ps.ufeats:.2f} AllTags {ps.alltags:.2f} Lemmas {ps.lemmas:.2f}  "
-            f"(no backward pass; the default takes {cpu / p_cpu:.2f}x its time)"
+        other(
+            "plain",
+            "plain",
+            plain_tagged,
+            p_times,
+            lambda t: f"no backward pass; the default takes {cpu / t:.2f}x its time",
         )
     if pipe is not None:
         if err.occurred():

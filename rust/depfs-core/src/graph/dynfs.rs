@@ -918,6 +918,19 @@ mod tests {
     use crate::decode::{CleWorkspace, EisnerWorkspace};
     use crate::util::Rng;
 
+    /// A sentence of 1 to 12 words (n1 = words + ROOT) with every arc open (none into
+    /// ROOT, no self-loop) and random scores in [0, 10).
+    fn random_open(rng: &mut Rng) -> (usize, OpenSentence) {
+        let n1 = 2 + (rng.next_u64() % 12) as usize;
+        let mut o = OpenSentence::default();
+        o.arc.n1 = n1;
+        o.open = (0..n1 * n1).map(|i| i / n1 != 0 && i / n1 != i % n1).collect();
+        o.scores = (0..n1 * n1)
+            .map(|i| if o.open[i] { (rng.next_u64() % 1000) as f64 / 100.0 } else { 0.0 })
+            .collect();
+        (n1, o)
+    }
+
     /// A round that adds every word with a prune margin rules out exactly the arcs more
     /// than the margin below their word's best, never a tree arc, and locks a word left
     /// with one head; without a margin it rules out nothing.
@@ -930,15 +943,9 @@ mod tests {
         let never = [0.0f32; BASE_FEATURES + 3 * 2];
         let decider = Decider::Linear { weights: &never, threshold: 1.0 };
         let (mut pruned, mut locked, mut exact) = (0, 0, 0);
-        for trial in 0..200 {
-            let n1 = 2 + (rng.next_u64() % 12) as usize;
+        for trial in 0..300 {
+            let (n1, o) = random_open(&mut rng);
             let delta = (rng.next_u64() % 400) as f64 / 100.0;
-            let mut o = OpenSentence::default();
-            o.arc.n1 = n1;
-            o.open = (0..n1 * n1).map(|i| i / n1 != 0 && i / n1 != i % n1).collect();
-            o.scores = (0..n1 * n1)
-                .map(|i| if o.open[i] { (rng.next_u64() % 1000) as f64 / 100.0 } else { 0.0 })
-                .collect();
             let before = o.scores.clone();
             let heads = cle.decode(&o.scores, n1, true).unwrap();
             for prune in [None, Some(delta)] {
@@ -1008,13 +1015,7 @@ mod tests {
         let mut eisner2 = crate::decode::Eisner2Workspace::default();
         let (mut stack, mut desc) = (Vec::new(), Vec::new());
         for trial in 0..300 {
-            let n1 = 2 + (rng.next_u64() % 12) as usize;
-            let mut o = OpenSentence::default();
-            o.arc.n1 = n1;
-            o.open = (0..n1 * n1).map(|i| i / n1 != 0 && i / n1 != i % n1).collect();
-            o.scores = (0..n1 * n1)
-                .map(|i| if o.open[i] { (rng.next_u64() % 1000) as f64 / 100.0 } else { 0.0 })
-                .collect();
+            let (n1, mut o) = random_open(&mut rng);
             let heads = cle.decode(&o.scores, n1, true).unwrap();
             let mut d = DynSent {
                 prev: vec![0.0; n1 * n1],
