@@ -931,6 +931,18 @@ mod tests {
         (n1, o)
     }
 
+    /// A sentence's DynFS state before any decision: tree `heads`, nothing locked, every
+    /// word with all of its n1 − 1 heads alive.
+    fn fresh(n1: usize, heads: &[i32]) -> DynSent {
+        DynSent {
+            prev: vec![0.0; n1 * n1],
+            heads: heads.to_vec(),
+            locked: vec![false; n1],
+            alive: (0..n1).map(|m| if m == 0 { 0 } else { n1 as u32 - 1 }).collect(),
+            ..DynSent::default()
+        }
+    }
+
     /// A round that adds every word with a prune margin rules out exactly the arcs more
     /// than the margin below their word's best, never a tree arc, and locks a word left
     /// with one head; without a margin it rules out nothing.
@@ -953,13 +965,7 @@ mod tests {
                 o2.open.clone_from(&o.open);
                 o2.scores.clone_from(&before);
                 o2.arc.n1 = n1;
-                let mut d = DynSent {
-                    prev: vec![0.0; n1 * n1],
-                    heads: heads.clone(),
-                    locked: vec![false; n1],
-                    alive: (0..n1).map(|m| if m == 0 { 0 } else { n1 as u32 - 1 }).collect(),
-                    ..DynSent::default()
-                };
+                let mut d = fresh(n1, &heads);
                 let added = decide_round(
                     &mut o2, None, &mut d, 1, 2, decider, prune, false, &mut order, &mut psi, &mut stack,
                     &mut desc,
@@ -1017,13 +1023,7 @@ mod tests {
         for trial in 0..300 {
             let (n1, mut o) = random_open(&mut rng);
             let heads = cle.decode(&o.scores, n1, true).unwrap();
-            let mut d = DynSent {
-                prev: vec![0.0; n1 * n1],
-                heads: heads.clone(),
-                locked: vec![false; n1],
-                alive: (0..n1).map(|m| if m == 0 { 0 } else { n1 as u32 - 1 }).collect(),
-                ..DynSent::default()
-            };
+            let mut d = fresh(n1, &heads);
             for m in 1..n1 {
                 if rng.next_u64().is_multiple_of(3) && !d.locked[m] {
                     lock(&mut o, &mut d, heads[m] as usize, m, &mut stack, &mut desc);

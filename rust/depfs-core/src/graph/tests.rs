@@ -504,7 +504,11 @@ fn noisy_model(seed: u64) -> (Treebank, GraphModel) {
 }
 
 fn spec(threshold: f32) -> Dynfs {
-    let groups = vec![vec![0], vec![2, 1], vec![3]];
+    spec_of(vec![vec![0], vec![2, 1], vec![3]], threshold)
+}
+
+/// A DynFS spec of `groups` with a policy of zero weights at `threshold`.
+fn spec_of(groups: Vec<Vec<u32>>, threshold: f32) -> Dynfs {
     Dynfs {
         weights: vec![0.0; dynfs::n_features(groups.len())],
         groups,
@@ -548,13 +552,25 @@ fn dynfs_that_always_locks_stops_after_the_first_group() {
     assert_eq!(st.rounds, tb.len() as u64);
     assert_eq!(st.early, tb.len() as u64);
     // The tree is the non-projective tree of the first group's scores.
-    let prep = model.prepare(&tb);
+    assert_trees_decode(&model, &tb, &run.parsed, Some(&[0]), DecoderKind::Cle);
+}
+
+/// Every tree of `parsed` is what `kind` decodes from `model`'s scores of `tb` over the
+/// arc templates `active` (all of them when None).
+fn assert_trees_decode(
+    model: &GraphModel,
+    tb: &Treebank,
+    parsed: &Treebank,
+    active: Option<&[usize]>,
+    kind: DecoderKind,
+) {
+    let prep = model.prepare(tb);
     let (mut sc, mut ws) = (Scratch::default(), DecodeWs::default());
     for s in 0..tb.len() {
-        let scores = model.arc_scores(&tb, &prep, s, Some(&[0]), false, None, &mut sc).unwrap();
-        let heads = ws.first(DecoderKind::Cle, &scores, tb.heads(s).len() + 1).unwrap();
+        let scores = model.arc_scores(tb, &prep, s, active, false, None, &mut sc).unwrap();
+        let heads = ws.first(kind, &scores, tb.heads(s).len() + 1).unwrap();
         let start = tb.sentences[s].start as usize;
-        assert_eq!(&heads[1..], &run.parsed.words.head[start..start + heads.len() - 1], "sentence {s}");
+        assert_eq!(&heads[1..], &parsed.words.head[start..start + heads.len() - 1], "sentence {s}");
     }
 }
 
@@ -644,14 +660,7 @@ fn noisy_model2(seed: u64) -> (Treebank, GraphModel) {
 
 /// Three first-order groups, then the two sibling templates one group each.
 fn spec2(threshold: f32) -> Dynfs {
-    let groups = vec![vec![0], vec![2, 1], vec![3], vec![5], vec![4]];
-    Dynfs {
-        weights: vec![0.0; dynfs::n_features(groups.len())],
-        groups,
-        threshold,
-        arc_w: None,
-        prune_margin: None,
-    }
+    spec_of(vec![vec![0], vec![2, 1], vec![3], vec![5], vec![4]], threshold)
 }
 
 fn linear(sp: &Dynfs) -> Decider<'_> {
@@ -690,14 +699,7 @@ fn sibling_scores_change_the_second_order_parse_of_the_toy_model() {
     assert_eq!(st.sib_evaluated, 0);
     assert_eq!(st.locks + st.propagated, tb.n_words() as u64);
     assert_ne!(run.parsed.words.head, full.words.head, "sibling scores change some tree");
-    let prep = model.prepare(&tb);
-    let (mut sc, mut ws) = (Scratch::default(), DecodeWs::default());
-    for s in 0..tb.len() {
-        let scores = model.arc_scores(&tb, &prep, s, None, false, None, &mut sc).unwrap();
-        let heads = ws.first(DecoderKind::Eisner, &scores, tb.heads(s).len() + 1).unwrap();
-        let start = tb.sentences[s].start as usize;
-        assert_eq!(&heads[1..], &run.parsed.words.head[start..start + heads.len() - 1], "sentence {s}");
-    }
+    assert_trees_decode(&model, &tb, &run.parsed, None, DecoderKind::Eisner);
 }
 
 #[test]
