@@ -5,6 +5,8 @@
                                            [--candidates M] [--plot PATH]
     python -m benches.bench_select compare --pool-size 30 [--shortlist M:R ...] [--plot PATH]
     python -m benches.bench_select quality --order-file ORDER  # top-k prefixes on test
+    python -m benches.bench_select settings --pool arc_eager_en_ewt --pool-size 30 \
+                                            [--full-epochs 17] [--plot PATH]
 
 `throughput` evaluates the same random candidates (template subsets of 5 to 30 of the
 default set, seeded; sentences of at most 20 words, one epoch) with one local worker,
@@ -23,6 +25,16 @@ trainings, best dev score, the gap between its curve and the exact one (|exact �
 each number of templates: largest and mean) and the Spearman correlation of its order with
 the exact order (over the templates both ordered); one plot holds every curve. Results go
 to bench-results/select_*.json.
+
+`settings` checks the shortened training settings a shipped order was made with (train
+sentences of at most --max-length words, --epochs epochs) against full settings (every
+train sentence, --full-epochs epochs): the exact wrapper orders the first --pool-size
+templates of the pool at both settings, then the short order's prefixes are trained at
+full settings too. It prints Spearman's ρ of the two orders and the gap between the two
+orders' dev curves at full settings (largest and mean over the prefix sizes). On a pool
+that is a shipped order's own prefix (`--pool arc_eager_en_ewt`), the short run gives
+back that prefix, so the check is of the shipped order itself. One log,
+bench-results/select_settings_*.jsonl, holds both settings' trainings (a rerun resumes).
 """
 
 from __future__ import annotations
@@ -242,6 +254,70 @@ def compare(args: argparse.Namespace) -> dict[str, Any]:
     return out
 
 
+def settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The short-settings order against the full-settings one on a small pool (see the
+    module doc): Spearman's ρ, and their dev curves at full settings."""
+    train, dev = paths(args.treebank)
+    pool = TemplateSet.load(args.pool, FAMILY[args.parser])[: args.pool_size]
+    OUT.mkdir(exist_ok=True)
+    log = OUT / f"select_settings_{args.treebank}_{args.parser}_{args.pool}_{args.pool_size}.jsonl"
+    common = dict(parser=args.parser, workers=args.workers, log=log)
+    runs = {}
+    for label, epochs, max_length in [
+        ("short", args.epochs, args.max_length),
+        ("full", args.full_epochs, None),
+    ]:
+        t0 = time.time()
+        r = forward_wrapper(pool, train, dev, epochs=epochs, max_length=max_length, **common)
+        runs[label] = r
+        print(
+            f"{label} settings (epochs {epochs}, max length {max_length}): "
+            f"{r.evaluated} trained, {r.reused} from the log, {(time.time() - t0) / 60:.1f} min",
+            flush=True,
+        )
+    short, full = runs["short"], runs["full"]
+    # The short order's prefixes, trained at full settings.
+    cands = [
+        Candidate(args.parser, tuple(short.order[:k]), epochs=args.full_epochs)
+        for k in range(1, len(short.order) + 1)
+    ]
+    with Engine(train, dev, workers=args.workers, log=Log(log)) as engine:
+        got = {c.key(): r.score(full.metric) for c, r in engine.run(cands)}
+    short_at_full = [got[c.key()] for c in cands]
+    max_gap, mean_gap = curve_gaps(full.scores, short_at_full)
+    rho = spearman([t.text for t in full.order], [t.text for t in short.order])
+    print(
+        f"Spearman of the orders {rho:.3f}; dev {full.metric} at full settings, short order "
+        f"against full order: max gap {max_gap:.2f}, mean gap {mean_gap:.2f}; "
+        f"best {max(short_at_full):.2f} against {max(full.scores):.2f}",
+        flush=True,
+    )
+    for k, (a, b) in enumerate(zip(full.scores, short_at_full), 1):
+        print(f"  {k:3d}  full order {a:6.2f}  short order {b:6.2f}  {b - a:+.2f}")
+    plot = Path(args.plot) if args.plot else OUT / f"select_settings_{args.parser}.png"
+    plot_curves(
+        plot,
+        [("order from full settings", full.scores), ("order from short settings", short_at_full)],
+        full.metric,
+        title=f"first {len(pool)} {args.pool} templates, {args.treebank} dev, full settings",
+    )
+    print(f"wrote {plot}")
+    out = {
+        "spearman": rho,
+        "max_gap": max_gap,
+        "mean_gap": mean_gap,
+        "short_order": [t.text for t in short.order],
+        "full_order": [t.text for t in full.order],
+        "short_scores_short_settings": short.scores,
+        "full_scores": full.scores,
+        "short_scores_full_settings": short_at_full,
+    }
+    (OUT / f"select_settings_{args.treebank}_{args.parser}.json").write_text(
+        json.dumps(out, indent=1)
+    )
+    return out
+
+
 def quality(args: argparse.Namespace) -> dict[str, Any]:
     """Top-k prefixes of an order, retrained on all of train with default epochs and
     scored on test, beside the full set, three random sets of 20 and nilsson_nugues."""
@@ -284,7 +360,7 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("what", choices=["throughput", "wrapper", "compare", "quality"])
+    ap.add_argument("what", choices=["throughput", "wrapper", "compare", "quality", "settings"])
     ap.add_argument("--order-file", help="quality: the order file of a wrapper run")
     ap.add_argument("--parser", choices=list(FAMILY), default="arc-eager")
     ap.add_argument("--treebank", default="en_ewt")
@@ -296,6 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rerank-every", type=int, default=10)
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--pool-size", type=int, default=30)
+    ap.add_argument("--full-epochs", type=int, default=17, help="settings: the full epochs")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument(
         "--shortlist", action="append", metavar="M:R", help="compare: a cheaper wrapper (repeat)"
@@ -303,7 +380,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plot", help="wrapper, compare: write the curves' PNG here")
     args = ap.parse_args(argv)
     args.pool = args.pool or DEFAULT_POOL[args.parser]
-    run = {"throughput": throughput, "wrapper": wrapper, "compare": compare, "quality": quality}
+    run = {
+        "throughput": throughput,
+        "wrapper": wrapper,
+        "compare": compare,
+        "quality": quality,
+        "settings": settings,
+    }
     run[args.what](args)
 
 
