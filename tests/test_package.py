@@ -1,5 +1,6 @@
 import subprocess
 import sys
+from pathlib import Path
 
 import depfs
 import numpy as np
@@ -22,6 +23,37 @@ def test_parsers_and_loader_are_top_level():
     assert depfs.ArcEagerParser is ArcEagerParser
     assert depfs.GraphParser is GraphParser
     assert callable(depfs.load)
+
+
+def test_every_public_name_resolves_and_a_parse_runs_without_numpy(tmp_path):
+    # The package's names are imported on first use: each must still resolve, to the
+    # object its module defines, and `depfs parse` must not pay for numpy at start-up.
+    data = Path(__file__).parent / "data"
+    out = tmp_path / "out.conllu"
+    code = (
+        "import sys, depfs.cli\n"
+        f"args = ['parse', {str(data / 'arceager.depfs')!r}, {str(data / 'input.conllu')!r}]\n"
+        f"depfs.cli.main(args + ['-o', {str(out)!r}], standalone_mode=False)\n"
+        "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+        "import depfs, depfs.select, depfs.evaluate\n"
+        "assert callable(depfs.evaluate) and depfs.evaluate.__module__ == 'depfs.evaluate'\n"
+        "for name in depfs.__all__:\n"
+        "    assert getattr(depfs, name) is not None, name\n"
+        "for name in depfs.select.__all__:\n"
+        "    assert getattr(depfs.select, name) is not None, name\n"
+        "assert set(depfs.__all__) <= set(dir(depfs))\n"
+        "try:\n"
+        "    depfs.no_such_name\n"
+        "except AttributeError as e:\n"
+        "    assert 'no_such_name' in str(e)\n"
+        "else:\n"
+        "    raise AssertionError('no AttributeError')\n"
+        "print('ok')\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.endswith("ok\n"), r.stderr
+    assert out.stat().st_size > 0
+    assert depfs.Treebank is depfs.treebank.Treebank
 
 
 def test_the_demo_trains_parses_two_sentences_as_trees_and_scores() -> None:

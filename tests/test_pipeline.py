@@ -705,3 +705,24 @@ def test_overlapped_reads_and_writes_keep_the_batches_in_order(parser: ArcEagerP
     with pytest.raises(ValueError, match="batch 3 is bad"):
         depfs.pipeline.parse_stream(parser, failing(), out)
     assert out.getvalue() == b"".join(parser.parse(b).to_bytes() for b in batches[:2])
+
+
+def test_a_bad_model_is_reported_before_a_bad_input_and_each_alone(tmp_path: Path) -> None:
+    # The model loads in a thread while the first batch is read: which error wins must
+    # not depend on which finishes first.
+    from depfs.errors import FormatError
+
+    data = Path(__file__).parent / "data"
+    bad_model, bad_input = tmp_path / "bad.depfs", tmp_path / "bad.conllu"
+    bad_model.write_bytes(b"not a model at all")
+    bad_input.write_text("1\tonly three\tcolumns\n\n")
+    out = str(tmp_path / "out.conllu")
+    parse = depfs.pipeline.parse_file
+    with pytest.raises(ModelError, match="bad.depfs"):
+        parse(str(bad_model), str(bad_input), out)
+    with pytest.raises(ModelError, match="bad.depfs"):
+        parse(str(bad_model), str(data / "input.conllu"), out)
+    with pytest.raises(FormatError, match="bad.conllu:1"):
+        parse(str(data / "arceager.depfs"), str(bad_input), out)
+    assert not os.path.exists(out)
+    assert parse(str(data / "arceager.depfs"), str(data / "input.conllu"), out).words > 0

@@ -1,17 +1,39 @@
-"""depfs: fast feature-based dependency parsing with automatically selected templates."""
+"""depfs: fast feature-based dependency parsing with automatically selected templates.
+
+The names below are imported on first use (PEP 562), so that ``depfs parse`` and
+``depfs --help`` do not pay for numpy and every parser module before they need them."""
 
 from __future__ import annotations
 
-from . import datasets, decode, errors, templates
+from typing import TYPE_CHECKING
+
 from ._core import __version__
-from .arceager import ArcEagerParser
+from ._lazy import attach
+
+# Not lazy: the function `evaluate` shares its name with its module, which would shadow
+# it once any import of `depfs.evaluate` set the package's attribute (and it is cheap).
 from .evaluate import Scores, Stats, evaluate, stats
-from .graph import GraphParser
-from .jackknifing import jackknife
-from .models import load, model_info
-from .tagger import Tagger
-from .text import read_text, text_to_treebank, tokens_to_treebank
-from .treebank import Sentence, Treebank, margins, read_conllu
+
+# name -> the module that defines it (a submodule's own name: the submodule itself)
+_LAZY = {
+    "datasets": ".datasets",
+    "decode": ".decode",
+    "errors": ".errors",
+    "templates": ".templates",
+    "ArcEagerParser": ".arceager",
+    "GraphParser": ".graph",
+    "jackknife": ".jackknifing",
+    "load": ".models",
+    "model_info": ".models",
+    "Tagger": ".tagger",
+    "read_text": ".text",
+    "text_to_treebank": ".text",
+    "tokens_to_treebank": ".text",
+    "Sentence": ".treebank",
+    "Treebank": ".treebank",
+    "margins": ".treebank",
+    "read_conllu": ".treebank",
+}
 
 __all__ = ["__version__", "errors"]
 __all__ += ["Sentence", "Treebank", "margins", "read_conllu"]
@@ -19,3 +41,16 @@ __all__ += ["ArcEagerParser", "GraphParser", "Tagger", "load", "model_info", "te
 __all__ += ["Scores", "Stats", "datasets", "evaluate", "stats"]
 __all__ += ["decode", "jackknife"]
 __all__ += ["read_text", "text_to_treebank", "tokens_to_treebank"]
+
+
+__getattr__, __dir__ = attach(__name__, _LAZY)
+
+if TYPE_CHECKING:
+    from . import datasets, decode, errors, templates
+    from .arceager import ArcEagerParser
+    from .graph import GraphParser
+    from .jackknifing import jackknife
+    from .models import load, model_info
+    from .tagger import Tagger
+    from .text import read_text, text_to_treebank, tokens_to_treebank
+    from .treebank import Sentence, Treebank, margins, read_conllu

@@ -53,14 +53,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .base import Stagewise, TrainableModel, check_columns, check_threads
 from .templates import resolve_templates
+
+if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
+    import numpy as np
+    import numpy.typing as npt
 
 TrainingSet = _core.TrainingSet
 
@@ -236,6 +237,8 @@ class ArcEagerParser(TrainableModel):
 
     def template_scores(self, features: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:
         """Per-template move scores (n, T, 4) of configurations given by their features (n, T)."""
+        import numpy as np
+
         f = np.asarray(features)
         if f.dtype != np.uint64 and not (f.dtype.kind in "iu" and (f >= 0).all()):
             raise TypeError(f"features must be uint64 feature hashes, got {f.dtype}")
@@ -265,6 +268,8 @@ def train_local(
 ) -> LocalClassifier:
     """Trains a local move and label classifier over `templates` on the decisions of
     `trajectories` weighted by `sample_weight` (one per decision)."""
+    import numpy as np
+
     return _core.LocalClassifier(
         trajectories,
         resolve_templates(templates),

@@ -9,17 +9,19 @@ second-stage labeler. Training and parsing run in Rust with the GIL released.
 
 from __future__ import annotations
 
+import math
 import os
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .base import HistoryRow, TrainableModel, check_columns, check_threads
 from .templates import resolve_templates
+
+if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["GraphParser", "LongSentenceWarning"]
 
@@ -339,7 +341,7 @@ class GraphParser(TrainableModel):
             raise ValueError(
                 "scores=True: margins come from the full model (parse(..., dynfs=False))"
             )
-        if threshold is not None and not np.isfinite(threshold):
+        if threshold is not None and not math.isfinite(threshold):
             raise ValueError(f"threshold must be a finite number, got {threshold}")
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)

@@ -336,15 +336,24 @@ def parse_file(
     `tag_only`, only tags, with the tagger at `model_path` (a parser's own included).
     `input_format`, `tokenizer`: as :func:`input_batches` (a format detected that is
     not CoNLL-U is said in the notes); `on_batch`: as :func:`parse_stream`."""
-    model = _tagger(model_path) if tag_only else _model(model_path)
+    # The model loads (without the GIL) while the first batch is read: neither waits
+    # for the other at start-up. A bad model is reported before a bad input, as when
+    # the two were serial.
+    with cf.ThreadPoolExecutor(1) as pool:
+        loading = pool.submit(_tagger if tag_only else _model, model_path)
+        try:
+            batches, fmt = input_batches(
+                input_path,
+                input_format,
+                tokenizer=tokenizer,
+                batch_size=batch_size,
+                keep_text=not tag_only and tagger_path is None and not scores,
+            )
+        except BaseException:
+            loading.result()
+            raise
+        model = loading.result()
     tagger = None if tagger_path is None else _tagger(tagger_path)
-    batches, fmt = input_batches(
-        input_path,
-        input_format,
-        tokenizer=tokenizer,
-        batch_size=batch_size,
-        keep_text=not tag_only and tagger_path is None and not scores,
-    )
     with contextlib.ExitStack() as stack:
         sink: Any = out
         if sink is None:

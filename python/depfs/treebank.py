@@ -14,11 +14,14 @@ A `Sentence` is a view (treebank + index): `forms`, `lemmas`, `upos`, `xpos`, `f
 
 from __future__ import annotations
 
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING
 
 from . import _core
 from ._core import Sentence, Treebank, read_conllu
+
+if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
+    import numpy as np
+    import numpy.typing as npt
 
 __all__ = ["Sentence", "Treebank", "margins", "read_conllu"]
 
@@ -35,6 +38,8 @@ def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
     buffer front, or headless on the stack top, the move that attached it included): how
     far the chosen move led the best other valid move (0 for a word no scored decision
     concerned). Low margins flag likely errors."""
+    import numpy as np
+
     out = np.full(treebank.n_words, np.nan, dtype=np.float32)
     i = 0
     for s in treebank:

@@ -14,10 +14,15 @@ result is appended to a JSONL log, and a rerun with the same log evaluates nothi
 
 from __future__ import annotations
 
-from .engine import Candidate, Engine, Log, Result, dask_executor, evaluate_candidate
-from .groups import cut_groups, groups_text, order_text, read_groups, read_order
-from .plot import plot_curves
-from .wrapper import Step, WrapperResult, forward_wrapper, planned_evaluations
+from typing import TYPE_CHECKING
+
+from .._lazy import attach
+
+if TYPE_CHECKING:
+    from .engine import Candidate, Engine, Log, Result, dask_executor, evaluate_candidate
+    from .groups import cut_groups, groups_text, order_text, read_groups, read_order
+    from .plot import plot_curves
+    from .wrapper import Step, WrapperResult, forward_wrapper, planned_evaluations
 
 __all__ = [
     "Candidate",
@@ -37,3 +42,21 @@ __all__ = [
     "read_groups",
     "read_order",
 ]
+
+# Imported on first use: `depfs --help` loads this package for its `select` command.
+__getattr__, __dir__ = attach(
+    __name__,
+    {
+        **dict.fromkeys(
+            ["Candidate", "Engine", "Log", "Result", "dask_executor", "evaluate_candidate"],
+            ".engine",
+        ),
+        **dict.fromkeys(
+            ["cut_groups", "groups_text", "order_text", "read_groups", "read_order"], ".groups"
+        ),
+        "plot_curves": ".plot",
+        **dict.fromkeys(
+            ["Step", "WrapperResult", "forward_wrapper", "planned_evaluations"], ".wrapper"
+        ),
+    },
+)
