@@ -89,17 +89,27 @@ enum Nav {
     Step { from: u32, step: Step },
 }
 
-/// One evaluation of lazy extraction: the word at a [`Nav`] entry, or an atom's value.
+/// One evaluation of lazy extraction: the word at `nav` entry j, or the value of
+/// atom a (what to evaluate inline: no second lookup).
 #[derive(Debug, Clone, Copy)]
 enum Op {
-    Nav(u32),
-    Atom(u32),
+    Nav { j: u32, nav: Nav },
+    Atom { a: u32, atom: CAtom },
+}
+
+/// A template of lazy extraction: its id, its plan `ops[ops.0..ops.1]` and its atoms
+/// `atom_ids[atoms.0..atoms.1]` of [`ConfigFeatures`] (one record: one bounds check).
+#[derive(Debug, Clone, Copy)]
+struct LazyTemplate {
+    id: u64,
+    ops: (u32, u32),
+    atoms: (u32, u32),
 }
 
 /// Lazy extraction compiled for the set's order (Strubell et al. 2015 add templates in
 /// that order). When templates 0..t are done, template t needs exactly the addresses
-/// and atoms that no earlier template read: `ops[op_at[t]..op_at[t + 1]]`, evaluated
-/// in order without checks. A template asked out of order (a label decision's, a
+/// and atoms that no earlier template read: its `ops`, evaluated in order without
+/// checks. A template asked out of order (a label decision's, a
 /// trainer's) checks each atom and the prefixes of its address: `chains`.
 #[derive(Debug, Clone, Default)]
 struct LazyPlan {
@@ -107,7 +117,7 @@ struct LazyPlan {
     /// As [`ConfigFeatures::atoms`] (same indices), addresses indexing `nav`.
     atoms: Vec<CAtom>,
     ops: Vec<Op>,
-    op_at: Vec<u32>,
+    templates: Vec<LazyTemplate>,
     /// Per atom, the `nav` entries of its address and its prefixes, base first:
     /// `chain_ids[chain_at[a]..chain_at[a + 1]]`.
     chain_ids: Vec<u32>,
@@ -132,12 +142,17 @@ pub struct LazyScratch {
     gen: u32,
     /// Templates 0..next are done in this configuration.
     next: usize,
-    nav_gen: Vec<u32>,
-    words: Vec<Option<u32>>,
-    atom_gen: Vec<u32>,
-    values: Vec<u64>,
-    feat_gen: Vec<u32>,
-    feats: Vec<u64>,
+    words: Vec<Stamped<Option<u32>>>,
+    values: Vec<Stamped<u64>>,
+    feats: Vec<Stamped<u64>>,
+}
+
+/// A value of lazy extraction and the generation of the configuration it belongs to
+/// (side by side: one bounds check, one cache line).
+#[derive(Debug, Clone, Copy, Default)]
+struct Stamped<T> {
+    gen: u32,
+    value: T,
 }
 
 /// Follows an address in a configuration; `None` when any step leads nowhere.
@@ -169,17 +184,17 @@ fn step_from<V: ConfigView + ?Sized>(w: u32, step: Step, view: &V) -> Option<u32
 
 /// The word at a lazy address, its prefix's word being in `words`.
 #[inline(always)]
-fn nav_word<V: ConfigView + ?Sized>(n: Nav, words: &[Option<u32>], view: &V) -> Option<u32> {
+fn nav_word<V: ConfigView + ?Sized>(n: Nav, words: &[Stamped<Option<u32>>], view: &V) -> Option<u32> {
     match n {
         Nav::Base(Base::Stack(i)) => view.stack(i as usize),
         Nav::Base(Base::Queue(i)) => view.queue(i as usize),
-        Nav::Step { from, step } => words[from as usize].and_then(|w| step_from(w, step, view)),
+        Nav::Step { from, step } => words[from as usize].value.and_then(|w| step_from(w, step, view)),
     }
 }
 
 /// The value of atom `a` in `view`, the word at address i being `word(i)` (which
 /// may cache: lazy extraction).
-#[inline]
+#[inline(always)]
 fn atom_value<V: ConfigView + ?Sized>(
     a: CAtom,
     mut word: impl FnMut(usize) -> Option<u32>,
@@ -297,22 +312,19 @@ impl ConfigFeatures {
     /// forgets every value `lazy` holds. O(1) (O(atoms + templates) once every 2^32 calls).
     pub fn begin_lazy(&self, lazy: &mut LazyScratch) {
         let sizes = (self.lazy.nav.len(), self.atoms.len(), self.templates.len());
-        if (lazy.nav_gen.len(), lazy.atom_gen.len(), lazy.feat_gen.len()) != sizes {
+        if (lazy.words.len(), lazy.values.len(), lazy.feats.len()) != sizes {
             *lazy = LazyScratch::default();
-            lazy.nav_gen.resize(sizes.0, 0);
-            lazy.words.resize(sizes.0, None);
-            lazy.atom_gen.resize(sizes.1, 0);
-            lazy.values.resize(sizes.1, 0);
-            lazy.feat_gen.resize(sizes.2, 0);
-            lazy.feats.resize(sizes.2, 0);
+            lazy.words.resize(sizes.0, Stamped::default());
+            lazy.values.resize(sizes.1, Stamped::default());
+            lazy.feats.resize(sizes.2, Stamped::default());
         }
         lazy.next = 0;
         lazy.gen = lazy.gen.wrapping_add(1);
         if lazy.gen == 0 {
             // The stamps wrapped around: clear them so no old value passes for new.
-            for g in [&mut lazy.nav_gen, &mut lazy.atom_gen, &mut lazy.feat_gen] {
-                g.fill(0);
-            }
+            lazy.words.fill(Stamped::default());
+            lazy.values.fill(Stamped::default());
+            lazy.feats.fill(Stamped::default());
             lazy.gen = 1;
         }
     }
@@ -333,88 +345,87 @@ impl ConfigFeatures {
         lazy: &mut LazyScratch,
     ) -> u64 {
         let gen = lazy.gen;
-        if lazy.feat_gen[t] == gen {
+        let done = lazy.feats[t];
+        if done.gen == gen {
             // Done out of order before: its addresses and atoms are known too.
             lazy.next += usize::from(t == lazy.next);
-            return lazy.feats[t];
+            return done.value;
         }
+        let lt = self.lazy.templates[t];
         if t == lazy.next {
-            self.run_plan(t, view, words, lazy);
+            self.run_plan(&self.lazy.ops[lt.ops.0 as usize..lt.ops.1 as usize], view, words, lazy);
             lazy.next += 1;
         } else {
-            self.evaluate_checked(t, view, words, lazy);
+            self.evaluate_checked(lt, view, words, lazy);
         }
-        let ct = &self.templates[t];
         let values = &lazy.values;
-        let acc = self.atom_ids[ct.start as usize..ct.end as usize]
+        let acc = self.atom_ids[lt.atoms.0 as usize..lt.atoms.1 as usize]
             .iter()
-            .fold(ct.id, |acc, &a| combine(acc, values[a as usize]));
-        lazy.feat_gen[t] = gen;
-        lazy.feats[t] = acc;
+            .fold(lt.id, |acc, &a| combine(acc, values[a as usize].value));
+        lazy.feats[t] = Stamped { gen, value: acc };
         acc
     }
 
-    /// Evaluates the addresses and atoms template t reads first in the set's order
-    /// (templates 0..t are done: everything else it reads is known). O(new atoms + addresses).
+    /// Runs a template's plan: the addresses and atoms it reads first in the set's
+    /// order (templates before it are done: everything else it reads is known).
+    /// O(new atoms + addresses).
     #[inline(always)]
     fn run_plan<V: ConfigView + ?Sized>(
         &self,
-        t: usize,
+        ops: &[Op],
+        view: &V,
+        words: &SentAttrs,
+        lazy: &mut LazyScratch,
+    ) {
+        let gen = lazy.gen;
+        for &op in ops {
+            match op {
+                Op::Nav { j, nav } => {
+                    let w = nav_word(nav, &lazy.words, view);
+                    lazy.words[j as usize] = Stamped { gen, value: w };
+                }
+                Op::Atom { a, atom } => {
+                    let at = &lazy.words;
+                    let v = atom_value(atom, |i| at[i].value, view, words);
+                    lazy.values[a as usize] = Stamped { gen, value: v };
+                }
+            }
+        }
+    }
+
+    /// Evaluates the atoms of template `lt` not yet known, and the addresses they read
+    /// (with their prefixes). O(atoms · address length).
+    #[inline(never)]
+    fn evaluate_checked<V: ConfigView + ?Sized>(
+        &self,
+        lt: LazyTemplate,
         view: &V,
         words: &SentAttrs,
         lazy: &mut LazyScratch,
     ) {
         let (p, gen) = (&self.lazy, lazy.gen);
-        for &op in &p.ops[p.op_at[t] as usize..p.op_at[t + 1] as usize] {
-            match op {
-                Op::Nav(j) => {
-                    let j = j as usize;
-                    lazy.words[j] = nav_word(p.nav[j], &lazy.words, view);
-                    lazy.nav_gen[j] = gen;
-                }
-                Op::Atom(a) => {
-                    let a = a as usize;
-                    let at = &lazy.words;
-                    lazy.values[a] = atom_value(p.atoms[a], |i| at[i], view, words);
-                    lazy.atom_gen[a] = gen;
-                }
-            }
-        }
-    }
-
-    /// Evaluates the atoms of template t not yet known, and the addresses they read
-    /// (with their prefixes). O(atoms of t · address length).
-    #[inline(never)]
-    fn evaluate_checked<V: ConfigView + ?Sized>(
-        &self,
-        t: usize,
-        view: &V,
-        words: &SentAttrs,
-        lazy: &mut LazyScratch,
-    ) {
-        let (p, gen, ct) = (&self.lazy, lazy.gen, &self.templates[t]);
-        for &a in &self.atom_ids[ct.start as usize..ct.end as usize] {
+        for &a in &self.atom_ids[lt.atoms.0 as usize..lt.atoms.1 as usize] {
             let a = a as usize;
-            if lazy.atom_gen[a] == gen {
+            if lazy.values[a].gen == gen {
                 continue;
             }
             for &j in &p.chain_ids[p.chain_at[a] as usize..p.chain_at[a + 1] as usize] {
                 let j = j as usize;
-                if lazy.nav_gen[j] != gen {
-                    lazy.words[j] = nav_word(p.nav[j], &lazy.words, view);
-                    lazy.nav_gen[j] = gen;
+                if lazy.words[j].gen != gen {
+                    let w = nav_word(p.nav[j], &lazy.words, view);
+                    lazy.words[j] = Stamped { gen, value: w };
                 }
             }
             let at = &lazy.words;
-            lazy.values[a] = atom_value(p.atoms[a], |i| at[i], view, words);
-            lazy.atom_gen[a] = gen;
+            let v = atom_value(p.atoms[a], |i| at[i].value, view, words);
+            lazy.values[a] = Stamped { gen, value: v };
         }
     }
 
     /// Whether template t's feature was computed in the current lazy configuration.
     #[inline]
     pub fn has_feature(&self, t: usize, lazy: &LazyScratch) -> bool {
-        lazy.feat_gen.get(t) == Some(&lazy.gen)
+        lazy.feats.get(t).is_some_and(|f| f.gen == lazy.gen)
     }
 
     /// One feature per template of `active` (all templates when `None`), appended to
@@ -516,8 +527,8 @@ impl LazyPlan {
         // What each template reads first in set order: its new atoms, each after the
         // addresses of its chain no earlier template read.
         let (mut nav_seen, mut atom_seen) = (vec![false; p.nav.len()], vec![false; atoms.len()]);
-        p.op_at.push(0);
         for t in templates {
+            let first = p.ops.len() as u32;
             for &a in &atom_ids[t.start as usize..t.end as usize] {
                 let a = a as usize;
                 if std::mem::replace(&mut atom_seen[a], true) {
@@ -525,12 +536,13 @@ impl LazyPlan {
                 }
                 for &j in &p.chain_ids[p.chain_at[a] as usize..p.chain_at[a + 1] as usize] {
                     if !std::mem::replace(&mut nav_seen[j as usize], true) {
-                        p.ops.push(Op::Nav(j));
+                        p.ops.push(Op::Nav { j, nav: p.nav[j as usize] });
                     }
                 }
-                p.ops.push(Op::Atom(a as u32));
+                p.ops.push(Op::Atom { a: a as u32, atom: p.atoms[a] });
             }
-            p.op_at.push(p.ops.len() as u32);
+            let ops = (first, p.ops.len() as u32);
+            p.templates.push(LazyTemplate { id: t.id, ops, atoms: (t.start, t.end) });
         }
         p
     }
