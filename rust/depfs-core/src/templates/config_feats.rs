@@ -76,6 +76,52 @@ pub struct ConfigFeatures {
     atoms: Vec<CAtom>,
     /// The templates' atoms, concatenated (indices into `atoms`).
     atom_ids: Vec<u16>,
+    /// How lazy extraction ([`ConfigFeatures::feature`]) evaluates them.
+    lazy: LazyPlan,
+}
+
+/// How lazy extraction finds a word: at a base, or one step from another entry of
+/// [`LazyPlan::nav`] (the address's prefix, listed before it), so that an address is
+/// one view call once its prefix is known.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Nav {
+    Base(Base),
+    Step { from: u32, step: Step },
+}
+
+/// One evaluation of lazy extraction: the word at `nav` entry j, or the value of
+/// atom a (what to evaluate inline: no second lookup).
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Nav { j: u32, nav: Nav },
+    Atom { a: u32, atom: CAtom },
+}
+
+/// A template of lazy extraction: its id, its plan `ops[ops.0..ops.1]` and its atoms
+/// `atom_ids[atoms.0..atoms.1]` of [`ConfigFeatures`] (one record: one bounds check).
+#[derive(Debug, Clone, Copy)]
+struct LazyTemplate {
+    id: u64,
+    ops: (u32, u32),
+    atoms: (u32, u32),
+}
+
+/// Lazy extraction compiled for the set's order (Strubell et al. 2015 add templates in
+/// that order). When templates 0..t are done, template t needs exactly the addresses
+/// and atoms that no earlier template read: its `ops`, evaluated in order without
+/// checks. A template asked out of order (a label decision's, a
+/// trainer's) checks each atom and the prefixes of its address: `chains`.
+#[derive(Debug, Clone, Default)]
+struct LazyPlan {
+    nav: Vec<Nav>,
+    /// As [`ConfigFeatures::atoms`] (same indices), addresses indexing `nav`.
+    atoms: Vec<CAtom>,
+    ops: Vec<Op>,
+    templates: Vec<LazyTemplate>,
+    /// Per atom, the `nav` entries of its address and its prefixes, base first:
+    /// `chain_ids[chain_at[a]..chain_at[a + 1]]`.
+    chain_ids: Vec<u32>,
+    chain_at: Vec<u32>,
 }
 
 /// Working memory of [`ConfigFeatures::extract`] (reuse it across calls).
@@ -87,18 +133,26 @@ pub struct ExtractScratch {
     values: Vec<u64>,
 }
 
-/// Working memory of lazy extraction ([`ConfigFeatures::feature`]): the addresses,
-/// atoms and template features evaluated in the current configuration, each stamped
-/// with the generation of the configuration it belongs to.
+/// Working memory of lazy extraction ([`ConfigFeatures::feature`]): the addresses
+/// ([`LazyPlan::nav`]), atoms and template features evaluated in the current
+/// configuration, each stamped with the generation of the configuration it belongs
+/// to, and how many templates of the set's order are done.
 #[derive(Debug, Clone, Default)]
 pub struct LazyScratch {
     gen: u32,
-    addr_gen: Vec<u32>,
-    words: Vec<Option<u32>>,
-    atom_gen: Vec<u32>,
-    values: Vec<u64>,
-    feat_gen: Vec<u32>,
-    feats: Vec<u64>,
+    /// Templates 0..next are done in this configuration.
+    next: usize,
+    words: Vec<Stamped<Option<u32>>>,
+    values: Vec<Stamped<u64>>,
+    feats: Vec<Stamped<u64>>,
+}
+
+/// A value of lazy extraction and the generation of the configuration it belongs to
+/// (side by side: one bounds check, one cache line).
+#[derive(Debug, Clone, Copy, Default)]
+struct Stamped<T> {
+    gen: u32,
+    value: T,
 }
 
 /// Follows an address in a configuration; `None` when any step leads nowhere.
@@ -107,24 +161,40 @@ pub fn resolve<V: ConfigView + ?Sized>(addr: &ConfigAddr, view: &V) -> Option<u3
         Base::Stack(i) => view.stack(i as usize)?,
         Base::Queue(i) => view.queue(i as usize)?,
     };
-    for step in &addr.steps {
-        w = match step {
-            Step::H => view.head(w)?,
-            Step::Lc => view.leftmost_child(w)?,
-            Step::Rc => view.rightmost_child(w)?,
-            Step::Ls => view.left_sibling(w)?,
-            Step::Rs => view.right_sibling(w)?,
-            // ROOT (0) has no neighbours in the sentence; word 1 has no previous word.
-            Step::Pw => (w >= 2).then(|| w - 1)?,
-            Step::Fw => (w >= 1 && w < view.n_words()).then(|| w + 1)?,
-        };
+    for &step in &addr.steps {
+        w = step_from(w, step, view)?;
     }
     Some(w)
 }
 
+/// The word one navigation step from word `w`, if any.
+#[inline(always)]
+fn step_from<V: ConfigView + ?Sized>(w: u32, step: Step, view: &V) -> Option<u32> {
+    match step {
+        Step::H => view.head(w),
+        Step::Lc => view.leftmost_child(w),
+        Step::Rc => view.rightmost_child(w),
+        Step::Ls => view.left_sibling(w),
+        Step::Rs => view.right_sibling(w),
+        // ROOT (0) has no neighbours in the sentence; word 1 has no previous word.
+        Step::Pw => (w >= 2).then(|| w - 1),
+        Step::Fw => (w >= 1 && w < view.n_words()).then(|| w + 1),
+    }
+}
+
+/// The word at a lazy address, its prefix's word being in `words`.
+#[inline(always)]
+fn nav_word<V: ConfigView + ?Sized>(n: Nav, words: &[Stamped<Option<u32>>], view: &V) -> Option<u32> {
+    match n {
+        Nav::Base(Base::Stack(i)) => view.stack(i as usize),
+        Nav::Base(Base::Queue(i)) => view.queue(i as usize),
+        Nav::Step { from, step } => words[from as usize].value.and_then(|w| step_from(w, step, view)),
+    }
+}
+
 /// The value of atom `a` in `view`, the word at address i being `word(i)` (which
 /// may cache: lazy extraction).
-#[inline]
+#[inline(always)]
 fn atom_value<V: ConfigView + ?Sized>(
     a: CAtom,
     mut word: impl FnMut(usize) -> Option<u32>,
@@ -211,7 +281,8 @@ impl ConfigFeatures {
                 _ => by_arity.other.push(pos),
             }
         }
-        Ok(ConfigFeatures { templates, by_arity, attrs, addrs, atoms, atom_ids })
+        let lazy = LazyPlan::compile(&addrs, &atoms, &templates, &atom_ids);
+        Ok(ConfigFeatures { templates, by_arity, attrs, addrs, atoms, atom_ids, lazy })
     }
 
     pub fn len(&self) -> usize {
@@ -240,22 +311,20 @@ impl ConfigFeatures {
     /// Starts lazy extraction ([`ConfigFeatures::feature`]) in a new configuration:
     /// forgets every value `lazy` holds. O(1) (O(atoms + templates) once every 2^32 calls).
     pub fn begin_lazy(&self, lazy: &mut LazyScratch) {
-        let sizes = (self.addrs.len(), self.atoms.len(), self.templates.len());
-        if (lazy.addr_gen.len(), lazy.atom_gen.len(), lazy.feat_gen.len()) != sizes {
+        let sizes = (self.lazy.nav.len(), self.atoms.len(), self.templates.len());
+        if (lazy.words.len(), lazy.values.len(), lazy.feats.len()) != sizes {
             *lazy = LazyScratch::default();
-            lazy.addr_gen.resize(sizes.0, 0);
-            lazy.words.resize(sizes.0, None);
-            lazy.atom_gen.resize(sizes.1, 0);
-            lazy.values.resize(sizes.1, 0);
-            lazy.feat_gen.resize(sizes.2, 0);
-            lazy.feats.resize(sizes.2, 0);
+            lazy.words.resize(sizes.0, Stamped::default());
+            lazy.values.resize(sizes.1, Stamped::default());
+            lazy.feats.resize(sizes.2, Stamped::default());
         }
+        lazy.next = 0;
         lazy.gen = lazy.gen.wrapping_add(1);
         if lazy.gen == 0 {
             // The stamps wrapped around: clear them so no old value passes for new.
-            for g in [&mut lazy.addr_gen, &mut lazy.atom_gen, &mut lazy.feat_gen] {
-                g.fill(0);
-            }
+            lazy.words.fill(Stamped::default());
+            lazy.values.fill(Stamped::default());
+            lazy.feats.fill(Stamped::default());
             lazy.gen = 1;
         }
     }
@@ -264,8 +333,10 @@ impl ConfigFeatures {
     /// [`ConfigFeatures::begin_lazy`]: only the addresses and atoms it reads are
     /// evaluated, each once per configuration, so a decision that stops after a few
     /// templates pays for those alone (Strubell et al. 2015). Equal to
-    /// [`ConfigFeatures::extract`]'s t-th feature. O(atoms of t) the first time, O(1) after.
-    #[inline]
+    /// [`ConfigFeatures::extract`]'s t-th feature. Templates asked in the set's order
+    /// (the next one not done) run the compiled plan with no checks; others check each
+    /// atom. O(atoms of t) the first time, O(1) after.
+    #[inline(always)]
     pub fn feature<V: ConfigView + ?Sized>(
         &self,
         t: usize,
@@ -274,36 +345,87 @@ impl ConfigFeatures {
         lazy: &mut LazyScratch,
     ) -> u64 {
         let gen = lazy.gen;
-        if lazy.feat_gen[t] == gen {
-            return lazy.feats[t];
+        let done = lazy.feats[t];
+        if done.gen == gen {
+            // Done out of order before: its addresses and atoms are known too.
+            lazy.next += usize::from(t == lazy.next);
+            return done.value;
         }
-        let ct = &self.templates[t];
-        let mut acc = ct.id;
-        for &a in &self.atom_ids[ct.start as usize..ct.end as usize] {
-            let a = a as usize;
-            if lazy.atom_gen[a] != gen {
-                let LazyScratch { addr_gen, words: at, .. } = &mut *lazy;
-                let word = |i: usize| {
-                    if addr_gen[i] != gen {
-                        at[i] = resolve(&self.addrs[i], view);
-                        addr_gen[i] = gen;
-                    }
-                    at[i]
-                };
-                lazy.values[a] = atom_value(self.atoms[a], word, view, words);
-                lazy.atom_gen[a] = gen;
-            }
-            acc = combine(acc, lazy.values[a]);
+        let lt = self.lazy.templates[t];
+        if t == lazy.next {
+            self.run_plan(&self.lazy.ops[lt.ops.0 as usize..lt.ops.1 as usize], view, words, lazy);
+            lazy.next += 1;
+        } else {
+            self.evaluate_checked(lt, view, words, lazy);
         }
-        lazy.feat_gen[t] = gen;
-        lazy.feats[t] = acc;
+        let values = &lazy.values;
+        let acc = self.atom_ids[lt.atoms.0 as usize..lt.atoms.1 as usize]
+            .iter()
+            .fold(lt.id, |acc, &a| combine(acc, values[a as usize].value));
+        lazy.feats[t] = Stamped { gen, value: acc };
         acc
+    }
+
+    /// Runs a template's plan: the addresses and atoms it reads first in the set's
+    /// order (templates before it are done: everything else it reads is known).
+    /// O(new atoms + addresses).
+    #[inline(always)]
+    fn run_plan<V: ConfigView + ?Sized>(
+        &self,
+        ops: &[Op],
+        view: &V,
+        words: &SentAttrs,
+        lazy: &mut LazyScratch,
+    ) {
+        let gen = lazy.gen;
+        for &op in ops {
+            match op {
+                Op::Nav { j, nav } => {
+                    let w = nav_word(nav, &lazy.words, view);
+                    lazy.words[j as usize] = Stamped { gen, value: w };
+                }
+                Op::Atom { a, atom } => {
+                    let at = &lazy.words;
+                    let v = atom_value(atom, |i| at[i].value, view, words);
+                    lazy.values[a as usize] = Stamped { gen, value: v };
+                }
+            }
+        }
+    }
+
+    /// Evaluates the atoms of template `lt` not yet known, and the addresses they read
+    /// (with their prefixes). O(atoms · address length).
+    #[inline(never)]
+    fn evaluate_checked<V: ConfigView + ?Sized>(
+        &self,
+        lt: LazyTemplate,
+        view: &V,
+        words: &SentAttrs,
+        lazy: &mut LazyScratch,
+    ) {
+        let (p, gen) = (&self.lazy, lazy.gen);
+        for &a in &self.atom_ids[lt.atoms.0 as usize..lt.atoms.1 as usize] {
+            let a = a as usize;
+            if lazy.values[a].gen == gen {
+                continue;
+            }
+            for &j in &p.chain_ids[p.chain_at[a] as usize..p.chain_at[a + 1] as usize] {
+                let j = j as usize;
+                if lazy.words[j].gen != gen {
+                    let w = nav_word(p.nav[j], &lazy.words, view);
+                    lazy.words[j] = Stamped { gen, value: w };
+                }
+            }
+            let at = &lazy.words;
+            let v = atom_value(p.atoms[a], |i| at[i].value, view, words);
+            lazy.values[a] = Stamped { gen, value: v };
+        }
     }
 
     /// Whether template t's feature was computed in the current lazy configuration.
     #[inline]
     pub fn has_feature(&self, t: usize, lazy: &LazyScratch) -> bool {
-        lazy.feat_gen.get(t) == Some(&lazy.gen)
+        lazy.feats.get(t).is_some_and(|f| f.gen == lazy.gen)
     }
 
     /// One feature per template of `active` (all templates when `None`), appended to
@@ -349,22 +471,102 @@ impl ConfigFeatures {
     }
 }
 
+impl LazyPlan {
+    /// The plan of a compiled set: `addrs`, `atoms` and the templates' `atom_ids` as
+    /// [`ConfigFeatures`] holds them. O(templates · atoms + addresses · steps²).
+    fn compile(
+        addrs: &[ConfigAddr],
+        atoms: &[CAtom],
+        templates: &[CompiledConfig],
+        atom_ids: &[u16],
+    ) -> LazyPlan {
+        let mut p = LazyPlan::default();
+        // Every address and each of its prefixes, a prefix before what extends it.
+        let mut keys: Vec<ConfigAddr> = Vec::new();
+        let mut chain_of = |addr: &ConfigAddr, p: &mut LazyPlan| -> Vec<u32> {
+            let mut chain = Vec::with_capacity(addr.steps.len() + 1);
+            for k in 0..=addr.steps.len() {
+                let key = ConfigAddr { base: addr.base, steps: addr.steps[..k].to_vec() };
+                let j = keys.iter().position(|x| *x == key).unwrap_or_else(|| {
+                    p.nav.push(match k {
+                        0 => Nav::Base(addr.base),
+                        _ => Nav::Step { from: chain[k - 1], step: addr.steps[k - 1] },
+                    });
+                    keys.push(key);
+                    keys.len() - 1
+                });
+                chain.push(j as u32);
+            }
+            chain
+        };
+        p.chain_at.push(0);
+        for &a in atoms {
+            let (atom, chain) = match a {
+                CAtom::Word { slot, addr } => {
+                    let chain = chain_of(&addrs[addr], &mut p);
+                    (CAtom::Word { slot, addr: *chain.last().unwrap_or(&0) as usize }, chain)
+                }
+                CAtom::Deprel { addr } => {
+                    let chain = chain_of(&addrs[addr], &mut p);
+                    (CAtom::Deprel { addr: *chain.last().unwrap_or(&0) as usize }, chain)
+                }
+                CAtom::LeftValency { addr } => {
+                    let chain = chain_of(&addrs[addr], &mut p);
+                    (CAtom::LeftValency { addr: *chain.last().unwrap_or(&0) as usize }, chain)
+                }
+                CAtom::RightValency { addr } => {
+                    let chain = chain_of(&addrs[addr], &mut p);
+                    (CAtom::RightValency { addr: *chain.last().unwrap_or(&0) as usize }, chain)
+                }
+                CAtom::Dist => (CAtom::Dist, Vec::new()),
+            };
+            p.atoms.push(atom);
+            p.chain_ids.extend(chain);
+            p.chain_at.push(p.chain_ids.len() as u32);
+        }
+        // What each template reads first in set order: its new atoms, each after the
+        // addresses of its chain no earlier template read.
+        let (mut nav_seen, mut atom_seen) = (vec![false; p.nav.len()], vec![false; atoms.len()]);
+        for t in templates {
+            let first = p.ops.len() as u32;
+            for &a in &atom_ids[t.start as usize..t.end as usize] {
+                let a = a as usize;
+                if std::mem::replace(&mut atom_seen[a], true) {
+                    continue;
+                }
+                for &j in &p.chain_ids[p.chain_at[a] as usize..p.chain_at[a + 1] as usize] {
+                    if !std::mem::replace(&mut nav_seen[j as usize], true) {
+                        p.ops.push(Op::Nav { j, nav: p.nav[j as usize] });
+                    }
+                }
+                p.ops.push(Op::Atom { a: a as u32, atom: p.atoms[a] });
+            }
+            let ops = (first, p.ops.len() as u32);
+            p.templates.push(LazyTemplate { id: t.id, ops, atoms: (t.start, t.end) });
+        }
+        p
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::attrs::VocabHashes;
     use super::*;
     use crate::{Treebank, WordStrs};
 
-    /// A hand-built configuration: stack [ROOT, 2], queue [4, 5], arcs 2→1, 2→3.
+    /// A hand-built configuration of a five-word sentence: its stack (top first),
+    /// queue (front first) and heads.
     struct Fixed {
+        stack: Vec<u32>,
+        queue: Vec<u32>,
         heads: Vec<Option<u32>>,
     }
     impl ConfigView for Fixed {
         fn stack(&self, i: usize) -> Option<u32> {
-            [2, 0].get(i).copied()
+            self.stack.get(i).copied()
         }
         fn queue(&self, i: usize) -> Option<u32> {
-            [4, 5].get(i).copied()
+            self.queue.get(i).copied()
         }
         fn head(&self, w: u32) -> Option<u32> {
             self.heads[w as usize]
@@ -397,8 +599,9 @@ mod tests {
         }
     }
 
+    /// Stack [ROOT, 2], queue [4, 5], arcs 2→1, 2→3.
     fn fixed() -> Fixed {
-        Fixed { heads: vec![None, Some(2), None, Some(2), None, None] }
+        Fixed { stack: vec![2, 0], queue: vec![4, 5], heads: vec![None, Some(2), None, Some(2), None, None] }
     }
 
     fn addr(s: &str) -> ConfigAddr {
@@ -491,7 +694,7 @@ mod tests {
         }
         assert!(cf.has_feature(0, &lazy));
         // Another configuration: nothing of the last one is reused.
-        let other = Fixed { heads: vec![None, None, None, Some(2), Some(3), None] };
+        let other = Fixed { heads: vec![None, None, None, Some(2), Some(3), None], ..fixed() };
         all.clear();
         cf.extract(&other, &sa, None, &mut scratch, &mut all);
         cf.begin_lazy(&mut lazy);
@@ -499,6 +702,58 @@ mod tests {
         for t in (0..n).rev() {
             assert_eq!(cf.feature(t, &other, &sa, &mut lazy), all[t], "template {t}");
         }
+    }
+
+    /// Lazy extraction mixes the compiled plan (the next template of the set's order)
+    /// with checked evaluation (any other): a move decision that stops early, then a
+    /// label decision's or a trainer's templates out of order, then the order again.
+    /// Every mix gives the whole extraction's features, and nothing carries over from
+    /// the configuration before (consecutive configurations differ in every address).
+    #[test]
+    fn lazy_features_equal_the_whole_extraction_whatever_mix_of_ordered_and_other_requests() {
+        // The default set, with addresses whose prefixes are no address of the set.
+        let text = format!("{}\nupos(QUEUE_2 lc rs) & form(STACK_1 h)\n", include_str!("sets/arc_eager.txt"));
+        let cf = ConfigFeatures::compile(&TemplateSet::parse(&text, Family::Config, 3).unwrap()).unwrap();
+        assert_eq!(cf.lazy.nav.len(), cf.addrs.len() + 1, "the plan adds the prefix QUEUE_2 lc");
+        let sa = sentence(["A", "b", "C", "d", "E"], &cf);
+        let views = [
+            fixed(),
+            // Stack [ROOT, 3, 4], queue [5]: 3→2→1, 4 and 5 headless.
+            Fixed {
+                stack: vec![4, 3, 0],
+                queue: vec![5],
+                heads: vec![None, Some(2), Some(3), None, None, None],
+            },
+            // Stack [ROOT, 1], queue [2, 3, 4, 5], no arcs.
+            Fixed { stack: vec![1, 0], queue: vec![2, 3, 4, 5], heads: vec![None; 6] },
+        ];
+        let all: Vec<Vec<u64>> = views
+            .iter()
+            .map(|v| {
+                let mut out = vec![];
+                cf.extract(v, &sa, None, &mut ExtractScratch::default(), &mut out);
+                out
+            })
+            .collect();
+        let n = cf.len();
+        let (mut rng, mut lazy) = (crate::util::rng::Rng::new(15), LazyScratch::default());
+        let mut ordered = 0; // templates computed by the plan
+        for trial in 0..300 {
+            let k = trial % views.len();
+            cf.begin_lazy(&mut lazy);
+            for _ in 0..2 * n {
+                // Mostly the next template in order, as the rule asks; else any.
+                let t = if rng.below(3) > 0 && lazy.next < n { lazy.next } else { rng.index(n) };
+                ordered += usize::from(t == lazy.next && !cf.has_feature(t, &lazy));
+                assert_eq!(
+                    cf.feature(t, &views[k], &sa, &mut lazy),
+                    all[k][t],
+                    "trial {trial}, template {t}"
+                );
+            }
+        }
+        // Most templates come by the plan, the rest checked.
+        assert!(ordered > 200 * n && ordered < 300 * n, "the plan ran {ordered} times");
     }
 
     #[test]

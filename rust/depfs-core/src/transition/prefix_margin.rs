@@ -501,7 +501,7 @@ impl ArcEagerParser<Weights> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::guide::{begin, run, ModelGuide};
+    use super::super::guide::{begin, run, Guide, MarginGuide, ModelGuide, Step};
     use super::super::parser::{TrainOptions, RIGHT};
     use super::*;
     use crate::templates::attrs::VocabHashes;
@@ -634,5 +634,106 @@ mod tests {
         }
         assert!(configs >= 20, "{configs} configurations");
         assert!(label_stops.len() > 3, "label decisions stop at several points: {label_stops:?}");
+    }
+
+    /// Algorithm 1 on the batch features, one decision at a time: what the lazy path
+    /// must parse exactly as (moves, labels and where each decision stops, counted as
+    /// [`MarginGuide`] counts them).
+    struct Reference<'a, W> {
+        p: &'a ArcEagerParser<W>,
+        w: Work,
+        margin: f32,
+        counts: PrefixCounts,
+        move_stops: std::collections::HashSet<usize>,
+    }
+
+    impl<W: WeightTable> Guide for Reference<'_, W> {
+        fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+            let (p, margin) = (self.p, self.margin);
+            self.w.extract(p, c);
+            let feats = &self.w.feats;
+            let kind = if valid.iter().filter(|&&v| v).count() == 1 {
+                valid.iter().position(|&v| v)?
+            } else {
+                let (mut acc, mut used) = ([0f32; N_KINDS], feats.len());
+                for (t, &f) in feats.iter().enumerate() {
+                    p.move_weights().add_row(t, f, &mut acc);
+                    if leads_by(&acc, valid, margin) {
+                        used = t + 1;
+                        break;
+                    }
+                }
+                self.move_stops.insert(used);
+                (self.counts.move_templates, self.counts.move_decisions) =
+                    (self.counts.move_templates + used as u64, self.counts.move_decisions + 1);
+                best_kind(&acc, valid)?
+            };
+            if kind != LEFT && kind != RIGHT {
+                return Some(Step { kind, label: 0 });
+            }
+            let to_root = kind == RIGHT && c.s0() == 0;
+            if let Some(label) = p.sole_label(kind, true).filter(|_| to_root) {
+                return Some(Step { kind, label });
+            }
+            let salt = if kind == LEFT { LEFT_SALT } else { RIGHT_SALT };
+            let mut sc = p.label_bias[2 * dir_index(kind) + usize::from(to_root)].clone();
+            let mut used = p.label_templates.len();
+            for (i, &t) in p.label_templates.iter().enumerate() {
+                p.label_weights().add_row(i, combine(feats[t], salt), &mut sc);
+                if column_leads_by(&sc, margin) {
+                    used = i + 1;
+                    break;
+                }
+            }
+            (self.counts.label_templates, self.counts.label_decisions) =
+                (self.counts.label_templates + used as u64, self.counts.label_decisions + 1);
+            Some(Step { kind, label: p.best_label(&sc, kind, to_root) })
+        }
+    }
+
+    /// Whole parses of a prefix-trained model by the lazy path (features computed
+    /// template by template) equal Algorithm 1 run on the batch features, at margins
+    /// where decisions stop after one template, after many, or never.
+    #[test]
+    fn lazy_parses_are_algorithm_1_on_the_batch_features_move_for_move() {
+        let mut tb = Treebank::new();
+        for _ in 0..4 {
+            for s in super::super::testing::toy_sentences() {
+                tb.push_sentence(&s, vec![]);
+            }
+        }
+        let set = crate::templates::defaults::load("arc_eager").unwrap();
+        let opts = TrainOptions { epochs: 3, prefix_margin: Some(10.0), ..TrainOptions::default() };
+        let p = ArcEagerParser::train(set, &tb, &opts, |_| true).unwrap();
+        let vh = VocabHashes::new(&tb, &p.features().attrs);
+        let mut reference = Reference {
+            p: &p,
+            w: Work::default(),
+            margin: 0.0,
+            counts: PrefixCounts::default(),
+            move_stops: Default::default(),
+        };
+        let (mut c, mut work) = (Configuration::default(), Work::default());
+        let mut decided = 0;
+        for margin in [0.0, 0.5, 2.0, 5.0, 10.0, 20.0, f32::INFINITY] {
+            (reference.margin, reference.counts) = (margin, PrefixCounts::default());
+            let mut counts = PrefixCounts::default();
+            for s in 0..tb.len() {
+                let mut want = Vec::new();
+                begin(&tb, &vh, s, &mut c, &mut reference.w);
+                run(&mut c, &mut reference, |_, m| want.push((m.kind, m.label)));
+                let mut got = Vec::new();
+                begin(&tb, &vh, s, &mut c, &mut work);
+                let mut g = MarginGuide::new(&p, &mut work, margin);
+                run(&mut c, &mut g, |_, m| got.push((m.kind, m.label)));
+                assert_eq!(got, want, "sentence {s} at margin {margin}");
+                counts.add(&g.counts);
+                decided += got.len();
+            }
+            assert_eq!(counts, reference.counts, "templates added at margin {margin}");
+        }
+        assert!(decided > 100, "{decided} moves");
+        let stops = &reference.move_stops;
+        assert!(stops.len() > 5 && stops.contains(&1), "move decisions stop at several points: {stops:?}");
     }
 }
