@@ -33,12 +33,15 @@ from .templates import resolve_templates
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
 # The default templates: one shipped set per column, in COLUMNS order, reading the tags of
 # the default backward pass (DEFAULT_BACKWARD) as `bupos`.
-DEFAULT_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+DEFAULT_SETS = ("tagger_upos_caps", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 DEFAULT_BACKWARD = "tagger_backward"
 # upos_min_known with a backward pass, unless given.
 BACKWARD_UPOS_MIN_KNOWN = 8
 # The default before the backward pass (no pass; upos_min_known=2).
 PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
+# The default before the case rule and tagger_upos_caps: `Tagger(BIDI_SETS, backward=
+# DEFAULT_BACKWARD, cased=False)`.
+BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 
 # History column of each predicted column's dev accuracy.
 _DEV_KEYS = {"UPOS": "dev_upos", "XPOS": "dev_xpos", "FEATS": "dev_ufeats", "LEMMA": "dev_lemmas"}
