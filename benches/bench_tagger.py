@@ -22,9 +22,9 @@ published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
 it in the same rounds (A B C A B C ...): the paired ratio of this build's default to it.
 --plain does the same for the default before the backward pass (`PLAIN_SETS`, no backward
-pass, one dictionary threshold of 2): what the pass and its sets cost and gain. --previous
-does it for the default before the case rule and `tagger_upos_caps` (`BIDI_SETS` with the
-backward pass, `cased=False`).
+pass, one dictionary threshold of 2, no case rule): what the pass and its sets cost and gain.
+--previous does it for the default before the case rule and `tagger_upos_caps` (`BIDI_SETS`
+with the backward pass, `cased=False`).
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         base = Tagger("tagger", min_known=2, line_hashing=False).fit(train, dev=dev)
     plain = None
     if args.plain:
-        plain = Tagger(PLAIN_SETS, **opts).fit(train, dev=dev)
+        plain = Tagger(PLAIN_SETS, cased=False, **opts).fit(train, dev=dev)
     prev = None
     if args.previous:
         prev = Tagger(BIDI_SETS, backward=DEFAULT_BACKWARD, cased=False, **opts).fit(train, dev=dev)

@@ -38,8 +38,8 @@ impl PyTaggerModel {
     fn backward_templates(&self) -> Option<Vec<String>> {
         self.inner.backward_templates().map(|s| s.templates.iter().map(|t| t.text.clone()).collect())
     }
-    /// Whether the tagger keeps the case of forms its dictionary knows only lower-cased with
-    /// another UPOS (false in taggers before the rule).
+    /// Whether the tagger has the case rule: forms its dictionary knows only lower-cased keep
+    /// their case (UPOS open, lemma from the form as written); false in taggers before it.
     #[getter]
     fn cased(&self) -> bool {
         self.inner.cased()

@@ -918,8 +918,8 @@ impl Tagger {
     pub fn backward_templates(&self) -> Option<&TemplateSet> {
         self.core.backward.as_ref().map(|cm| &cm.set)
     }
-    /// Whether it keeps the case of forms its dictionary knows only lower-cased with
-    /// another UPOS ([`CaseRules::cased`]).
+    /// Whether it has the case rule: forms its dictionary knows only lower-cased keep
+    /// their case ([`CaseRules::cased`]; false in taggers saved before the rule).
     pub fn cased(&self) -> bool {
         self.core.case.cased
     }
