@@ -16,13 +16,15 @@ accuracy here is that of the one-iteration model: compare accuracy with UDPipe 1
 published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 
     python -m benches.bench_tagger [--treebank en_ewt] [--reps 5] [--skip-udpipe]
-        [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain]
+        [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain] [--previous]
 
 --baseline also trains the tagger as it was before per-column sets and line-local hashing
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
 it in the same rounds (A B C A B C ...): the paired ratio of this build's default to it.
 --plain does the same for the default before the backward pass (`PLAIN_SETS`, no backward
-pass, one dictionary threshold of 2): what the pass and its sets cost and gain.
+pass, one dictionary threshold of 2, no case rule): what the pass and its sets cost and gain.
+--previous does it for the default before the case rule and `tagger_upos_caps` (`BIDI_SETS`
+with the backward pass, `cased=False`).
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -38,7 +40,7 @@ from pathlib import Path
 
 import depfs
 from depfs import Tagger, Treebank, evaluate
-from depfs.tagger import PLAIN_SETS
+from depfs.tagger import BIDI_SETS, DEFAULT_BACKWARD, PLAIN_SETS
 
 from .bench_arceager import data_dir, udpipe_sentences
 
@@ -89,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--min-known", type=int, default=None)
     ap.add_argument("--baseline", action="store_true")
     ap.add_argument("--plain", action="store_true")
+    ap.add_argument("--previous", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
@@ -110,7 +113,10 @@ def main(argv: list[str] | None = None) -> None:
         base = Tagger("tagger", min_known=2, line_hashing=False).fit(train, dev=dev)
     plain = None
     if args.plain:
-        plain = Tagger(PLAIN_SETS, **opts).fit(train, dev=dev)
+        plain = Tagger(PLAIN_SETS, cased=False, **opts).fit(train, dev=dev)
+    prev = None
+    if args.previous:
+        prev = Tagger(BIDI_SETS, backward=DEFAULT_BACKWARD, cased=False, **opts).fit(train, dev=dev)
     pipe = None
     if not args.skip_udpipe:
         from ufal.udpipe import Pipeline, ProcessingError
@@ -131,6 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     u_times: list[tuple[float, float]] = []
     b_times: list[float] = []
     p_times: list[float] = []
+    v_times: list[float] = []
     for _ in range(args.reps):  # alternating: A B A B ...
         tagged, cpu, wall = timed(lambda: tagger.tag(blank_tb, threads=1))
         times.append((cpu, wall))
@@ -140,6 +147,9 @@ def main(argv: list[str] | None = None) -> None:
         if plain is not None:
             plain_tagged, p_cpu, _ = timed(lambda: plain.tag(blank_tb, threads=1))
             p_times.append(p_cpu)
+        if prev is not None:
+            prev_tagged, v_cpu, _ = timed(lambda: prev.tag(blank_tb, threads=1))
+            v_times.append(v_cpu)
         if pipe is not None:
             out, cpu, wall = timed(lambda: pipe.process(test_blank, err))
             u_times.append((cpu, wall))
@@ -197,6 +207,14 @@ def main(argv: list[str] | None = None) -> None:
             plain_tagged,
             p_times,
             lambda t: f"no backward pass; the default takes {cpu / t:.2f}x its time",
+        )
+    if prev is not None:
+        other(
+            "previous",
+            "previous",
+            prev_tagged,
+            v_times,
+            lambda t: f"no case rule, tagger_upos_bi; the default takes {cpu / t:.2f}x its time",
         )
     if pipe is not None:
         if err.occurred():

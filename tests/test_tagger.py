@@ -307,3 +307,75 @@ def test_backward_templates_are_checked() -> None:
         Tagger(SMALL, backward=CHAIN_BACKWARD, dynamic=True).fit(train)
     with pytest.raises(ValueError, match="upos_min_known"):
         Tagger(SMALL, upos_min_known=0).fit(train)
+
+
+def test_a_tagger_file_with_a_backward_pass_tags_as_it_did() -> None:
+    """tests/data/tagger_bidi_v5.depfs was saved by the build before the lemma rule (main
+    at 5c5e756: the default ``Tagger(epochs=3, min_known=50).fit(synthetic(300, seed=0))``,
+    backward pass included); it loads without the rule and tags input.conllu as it did."""
+    data = Path(__file__).parent / "data"
+    inp = Treebank.from_string(blank((data / "input.conllu").read_text(encoding="utf-8")))
+    model = depfs.load(data / "tagger_bidi_v5.depfs")
+    assert model.model_.backward_templates is not None and not model.model_.cased
+    expected = (data / "expected" / "tagger_bidi_v5.conllu").read_text(encoding="utf-8")
+    assert model.tag(inp, threads=1).to_string() == expected
+    assert model.tag(inp, threads=2).to_string() == expected
+
+
+def planets(n: int, seed: int) -> str:
+    """Sentences where "mercury" is a noun (lemma "mercury") and capitalised names are
+    PROPN with their own form as lemma, "Mercury" never among them (nor any name twice)."""
+    import random
+
+    rng, out = random.Random(seed), []
+    for s in range(n):
+        if rng.random() < 0.5:
+            words = [("the", "DET", "the"), ("mercury", "NOUN", "mercury")]
+            words.append(("rose", "VERB", "rise"))
+        else:
+            # Names seen once each: they train the classifier, not the dictionary.
+            name = "".join(rng.choice("aeiourstlnk") for _ in range(6)).capitalize()
+            words = [("we", "PRON", "we"), ("flew", "VERB", "fly"), ("to", "ADP", "to")]
+            words.append((name, "PROPN", name))
+        out.append(f"# sent_id = p{s}")
+        for i, (form, upos, lemma) in enumerate(words + [(".", "PUNCT", ".")], 1):
+            rel = "root" if i == 1 else "dep"
+            out.append(f"{i}\t{form}\t{lemma}\t{upos}\t{upos}\t_\t{i - 1}\t{rel}\t_\t_")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def test_a_capitalised_name_known_only_as_a_lower_cased_noun_keeps_its_case(
+    tmp_path: Path,
+) -> None:
+    """ "Mercury" is known to the dictionary only as the noun "mercury": with the case rule
+    (the default) its UPOS is open, it is tagged PROPN after "to" as the names are, and its
+    lemma keeps its case; without it, the lower-cased entry made it the noun "mercury".
+    Saved and loaded (its own model variant): the same tags."""
+    train = Treebank.from_string(planets(300, 0))
+    test = "1\twe\t_\t_\t_\t_\t0\troot\t_\t_\n2\tflew\t_\t_\t_\t_\t1\tdep\t_\t_\n"
+    test += "3\tto\t_\t_\t_\t_\t2\tdep\t_\t_\n4\tMercury\t_\t_\t_\t_\t3\tdep\t_\t_\n\n"
+    tb = Treebank.from_string(test)
+    kw = {"epochs": 3, "min_known": 2}
+    cased = Tagger(SMALL, **kw).fit(train)
+    plain = Tagger(SMALL, cased=False, **kw).fit(train)
+    assert cased.model_.cased and not plain.model_.cased
+    word = cased.tag(tb).to_string().splitlines()[3].split("\t")
+    assert (word[1], word[2], word[3]) == ("Mercury", "Mercury", "PROPN")
+    # Without the rule the lower-cased entry decides both: the noun "mercury".
+    word = plain.tag(tb).to_string().splitlines()[3].split("\t")
+    assert (word[2], word[3]) == ("mercury", "NOUN")
+    path = tmp_path / "cased.depfs"
+    cased.save(path)
+    again = depfs.load(path)
+    assert isinstance(again, Tagger) and again.model_.cased
+    big = Treebank.from_string(blank(planets(40, 1)))
+    assert again.tag(big, threads=1).to_string() == cased.tag(big).to_string()
+    assert again.tag(big, threads=2).to_string() == cased.tag(big).to_string()
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with pytest.raises(ModelError):
+        depfs.load(path)
+    with pytest.raises(ValueError, match="the case rule needs"):
+        Tagger(SMALL, cased=True, dynamic=True).fit(train)

@@ -33,6 +33,7 @@ SHIPPED = [
     "tagger_upos_bi",
     "tagger_xpos_bi",
     "tagger_feats_bi",
+    "tagger_upos_caps",
     "arc_eager_en_ewt",
     "arc_eager_pt_bosque",
     "first_order_en_ewt",

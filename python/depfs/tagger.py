@@ -33,12 +33,15 @@ from .templates import resolve_templates
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
 # The default templates: one shipped set per column, in COLUMNS order, reading the tags of
 # the default backward pass (DEFAULT_BACKWARD) as `bupos`.
-DEFAULT_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+DEFAULT_SETS = ("tagger_upos_caps", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 DEFAULT_BACKWARD = "tagger_backward"
 # upos_min_known with a backward pass, unless given.
 BACKWARD_UPOS_MIN_KNOWN = 8
 # The default before the backward pass (no pass; upos_min_known=2).
 PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
+# The default before the case rule and tagger_upos_caps: `Tagger(BIDI_SETS, backward=
+# DEFAULT_BACKWARD, cased=False)`.
+BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 
 # History column of each predicted column's dev accuracy.
 _DEV_KEYS = {"UPOS": "dev_upos", "XPOS": "dev_xpos", "FEATS": "dev_ufeats", "LEMMA": "dev_lemmas"}
@@ -90,6 +93,11 @@ class Tagger(TrainableModel):
         # templates read as `bupos` (docs/design.md § Tagger). None: DEFAULT_BACKWARD
         # with the default templates, else no pass.
         backward: str | os.PathLike[str] | None = None,
+        # A form the dictionary knows only lower-cased keeps its case: its UPOS is open, and
+        # its lemma is made from the form as written unless the lower-cased entry has the
+        # predicted UPOS (docs/design.md § Tagger). None: on, but for dynamic taggers and
+        # the layout before line hashing (which cannot have it).
+        cased: bool | None = None,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -102,6 +110,7 @@ class Tagger(TrainableModel):
         self.stagewise = stagewise
         self.line_hashing = line_hashing
         self.backward = backward
+        self.cased = cased
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -141,8 +150,13 @@ class Tagger(TrainableModel):
             prefix_l2=self.l2,
             line_hashing=self.line_hashing,
             backward=backward,
+            cased=self._cased(),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
+
+    def _cased(self) -> bool:
+        c = self.cased
+        return (not self.dynamic and self.line_hashing) if c is None else c
 
     def _backward_text(self) -> str | None:
         b = self.backward
@@ -163,6 +177,7 @@ class Tagger(TrainableModel):
         presets = model.margin_presets
         backward = model.backward_templates
         return {
+            "cased": model.cased,
             "templates": sets[0] if len(set(sets)) == 1 else sets,
             "backward": None if backward is None else "\n".join(backward),
             "dynamic": presets is not None,

@@ -38,6 +38,12 @@ impl PyTaggerModel {
     fn backward_templates(&self) -> Option<Vec<String>> {
         self.inner.backward_templates().map(|s| s.templates.iter().map(|t| t.text.clone()).collect())
     }
+    /// Whether the tagger has the case rule: forms its dictionary knows only lower-cased keep
+    /// their case (UPOS open, lemma from the form as written); false in taggers before it.
+    #[getter]
+    fn cased(&self) -> bool {
+        self.inner.cased()
+    }
     /// The classes of `column` (LEMMA: edit scripts, fields joined by tabs).
     fn classes(&self, column: &str) -> Vec<String> {
         self.inner.classes(column).map_or_else(Vec::new, <[String]>::to_vec)
@@ -128,7 +134,7 @@ impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA);
     /// `backward`: the templates of a backward UPOS pass (None: none).
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, line_hashing = true, backward = None))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, line_hashing = true, backward = None, cased = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -142,6 +148,7 @@ impl PyTaggerTrainer {
         prefix_l2: f32,
         line_hashing: bool,
         backward: Option<String>,
+        cased: bool,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
@@ -159,6 +166,7 @@ impl PyTaggerTrainer {
                     prefix_l2,
                     line_hashing,
                     backward,
+                    cased,
                 };
                 let sets: [TemplateSet; N_COLUMNS] = match templates.len() {
                     1 => {

@@ -50,6 +50,9 @@ pub enum Model {
     /// A graph parser with dynamic feature selection and settings the first variant
     /// lacks (a prune margin); a model without them is written as [`Model::GraphDynfs`].
     GraphDynfsPruned(Box<crate::graph::stored::GraphDynfsPrunedFile>),
+    /// A tagger with the case rule the earlier variants lack (line-local hashing, with or
+    /// without a backward pass).
+    TaggerCased(crate::tagger::StoredTaggerCased),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -79,7 +82,7 @@ impl Model {
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
             Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) => "graph",
-            Model::TaggerLines(_) | Model::TaggerBidi(_) => "tagger",
+            Model::TaggerLines(_) | Model::TaggerBidi(_) | Model::TaggerCased(_) => "tagger",
         }
     }
 }
@@ -259,7 +262,11 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
     }
     if !matches!(
         tagger.model,
-        Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_) | Model::TaggerBidi(_)
+        Model::Tagger(_)
+            | Model::TaggerDynamic(_)
+            | Model::TaggerLines(_)
+            | Model::TaggerBidi(_)
+            | Model::TaggerCased(_)
     ) {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
@@ -297,7 +304,11 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
         .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
     if !matches!(
         head.tagger.model,
-        Model::Tagger(_) | Model::TaggerDynamic(_) | Model::TaggerLines(_) | Model::TaggerBidi(_)
+        Model::Tagger(_)
+            | Model::TaggerDynamic(_)
+            | Model::TaggerLines(_)
+            | Model::TaggerBidi(_)
+            | Model::TaggerCased(_)
     ) {
         return Err(model_err(
             path,

@@ -96,9 +96,9 @@ impl TaggerTrainer {
         Ok((back, full))
     }
 
-    /// Word `pos`'s dictionary entry.
+    /// Word `pos`'s dictionary entry for UPOS ([`CaseRules::upos_entry`]).
     fn entry_at(&self, pos: usize) -> Option<&FormEntry> {
-        self.core.lexicon.entry(self.tb.vocabs.form.str(self.tb.words.form[pos])).map(|e| e.0)
+        self.core.case.upos_entry(self.core.lexicon.entry(self.tb.vocabs.form.str(self.tb.words.form[pos])))
     }
 
     /// Starts sentence s in `sc` without the backward tags; its first word's position and

@@ -69,6 +69,8 @@ pub struct TaggerOptions {
     /// Templates of a backward (right-to-left) UPOS pass run before the left-to-right
     /// one, whose templates read its tags as `bupos` ([`backward`]); None: no such pass.
     pub backward: Option<TemplateSet>,
+    /// [`CaseRules::cased`].
+    pub cased: bool,
 }
 
 impl Default for TaggerOptions {
@@ -82,6 +84,29 @@ impl Default for TaggerOptions {
             prefix_l2: 0.0,
             line_hashing: true,
             backward: None,
+            cased: false,
+        }
+    }
+}
+
+/// How a form the dictionary knows only lower-cased is tagged, in taggers that have the
+/// rule (a model with it is its own variant, [`StoredTaggerCased`]); the default is the
+/// earlier taggers' way: as its lower-cased form.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct CaseRules {
+    /// Such a form keeps its case: its UPOS is open (every tag; its `ambig` is still the
+    /// lower-cased entry's), and when the lower-cased entry lacks the predicted UPOS its
+    /// lemma scripts (the back-off's) apply to the form as written. A capitalised
+    /// "Mercury" may be a PROPN, and then is not the noun "mercury".
+    pub cased: bool,
+}
+
+impl CaseRules {
+    /// The entry that restricts a word's UPOS (None: every tag).
+    fn upos_entry<'a>(&self, entry: Option<(&'a FormEntry, bool)>) -> Option<&'a FormEntry> {
+        match entry {
+            Some((_, true)) if self.cased => None,
+            e => e.map(|e| e.0),
         }
     }
 }
@@ -304,6 +329,7 @@ impl<W: WeightTable> ColumnModel<W> {
 
 /// A word being tagged: its form and dictionary entry (and whether the entry was found
 /// for the lower-cased form, whose scripts then apply to the lower-cased form).
+#[derive(Clone, Copy)]
 struct Word<'a> {
     form: &'a str,
     entry: Option<(&'a FormEntry, bool)>,
@@ -320,6 +346,7 @@ struct Core<W> {
     backward: Option<ColumnModel<QuantizedWeights>>,
     lexicon: Lexicon,
     slots: Slots,
+    case: CaseRules,
 }
 
 /// Per-sentence buffers.
@@ -348,12 +375,27 @@ enum Rule {
     Margin(f32),
 }
 
+impl<W> Core<W> {
+    /// The word as its LEMMA decision sees it given its predicted UPOS: without its
+    /// lower-cased entry when [`CaseRules::cased`] applies (the back-off's scripts then
+    /// apply to the form as written).
+    fn lemma_word<'a>(&self, w: &Word<'a>, upos: u32) -> Word<'a> {
+        match w.entry {
+            Some((e, true)) if self.case.cased && !e.by_upos.iter().any(|(u, _)| *u == upos) => {
+                Word { entry: None, ..*w }
+            }
+            _ => *w,
+        }
+    }
+}
+
 impl<W: WeightTable> Core<W> {
     /// Candidates of column model `m` for `w` given its decided UPOS (every class when
     /// the dictionary has none). Result in `out`.
     fn candidates(&self, m: usize, w: &Word<'_>, upos: u32, out: &mut Vec<u32>) {
         let cm = &self.columns[m];
-        let c = self.lexicon.candidates(cm.column, w.entry.map(|e| e.0), upos, w.form);
+        let entry = if cm.column == UPOS { self.case.upos_entry(w.entry) } else { w.entry.map(|e| e.0) };
+        let c = self.lexicon.candidates(cm.column, entry, upos, w.form);
         out.clear();
         // O(candidates).
         if c.is_empty() {
@@ -389,6 +431,7 @@ impl<W: WeightTable> Core<W> {
         let mut upos = 0;
         let mut cands = std::mem::take(&mut sc.all);
         for (m, cm) in self.columns.iter().enumerate() {
+            let w = &if cm.column == LEMMA { self.lemma_word(w, upos) } else { *w };
             match w.fid.map(|f| f as usize) {
                 Some(fid) if cm.column == LEMMA => {
                     if sc.lemma_cands.len() <= fid {
@@ -468,6 +511,7 @@ impl Core<Weights> {
         let mut upos = 0;
         let mut cands = std::mem::take(&mut sc.all);
         for (m, slot) in out.iter_mut().enumerate().take(self.columns.len()) {
+            let w = if self.columns[m].column == LEMMA { self.lemma_word(&w, upos) } else { w };
             self.candidates(m, &w, upos, &mut cands);
             let cm = &mut self.columns[m];
             let pred = match stage {
@@ -627,6 +671,12 @@ impl TaggerTrainer {
         };
         check_backward(&columns, backward.as_ref())?;
         fill_history(&mut columns, &slots);
+        if opts.cased && (!opts.line_hashing || opts.prefix_margin.is_some()) {
+            return Err(Error::InvalidArgument(
+                "the case rule needs line hashing and ordinary (not prefix-margin) training".into(),
+            ));
+        }
+        let case = CaseRules { cased: opts.cased };
         let class_of =
             |c: usize, pos: usize| columns.iter().position(|cm| cm.column == c).map(|m| gold[m][pos]);
         let words: Vec<Seen<'_>> = (0..n)
@@ -640,7 +690,7 @@ impl TaggerTrainer {
         let vh = slots.vocab_hashes(train);
         let ambig = train.vocabs.form.strings().iter().map(|f| ambig_hash(lexicon.entry(f))).collect();
         let mut trainer = TaggerTrainer {
-            core: Core { columns, backward: None, lexicon, slots },
+            core: Core { columns, backward: None, lexicon, slots, case },
             tb: train.clone(),
             vh,
             ambig,
@@ -694,6 +744,7 @@ impl TaggerTrainer {
                 let upos = self.gold[0][pos];
                 for (m, cm) in self.core.columns.iter().enumerate() {
                     let g = self.gold[m][pos];
+                    let w = if cm.column == LEMMA { self.core.lemma_word(&w, upos) } else { w };
                     self.core.candidates(m, &w, upos, &mut cands);
                     if cands.len() > 1 {
                         cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
@@ -826,6 +877,7 @@ impl TaggerTrainer {
                 backward: self.core.backward.clone(),
                 lexicon: self.core.lexicon.clone(),
                 slots: self.core.slots.clone(),
+                case: self.core.case.clone(),
             },
             info: String::new(),
             dynamic: self.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
@@ -866,6 +918,11 @@ impl Tagger {
     pub fn backward_templates(&self) -> Option<&TemplateSet> {
         self.core.backward.as_ref().map(|cm| &cm.set)
     }
+    /// Whether it has the case rule: forms its dictionary knows only lower-cased keep
+    /// their case ([`CaseRules::cased`]; false in taggers saved before the rule).
+    pub fn cased(&self) -> bool {
+        self.core.case.cased
+    }
     /// The classes of column `name` (LEMMA: edit scripts as text).
     pub fn classes(&self, name: &str) -> Option<&[String]> {
         self.core.columns.iter().find(|cm| COLUMN_NAMES[cm.column] == name).map(|cm| &cm.classes[..])
@@ -897,7 +954,8 @@ impl Tagger {
             let meta = &tb.sentences[s];
             if let Some(cm) = &self.core.backward {
                 let start = meta.start as usize;
-                let entry = |i: usize| entries[tb.words.form[start + i - 1] as usize].map(|e| e.0);
+                let entry =
+                    |i: usize| self.core.case.upos_entry(entries[tb.words.form[start + i - 1] as usize]);
                 backward::run(cm, &self.core.lexicon, meta.len as usize, entry, sc);
             }
             for i in 1..=meta.len as usize {
@@ -954,20 +1012,18 @@ impl Tagger {
             let ids = decided.iter().skip(m).step_by(k);
             match cm.column {
                 LEMMA => {
-                    // A form mostly keeps one lemma: remember the last (script, id) per form.
-                    let mut last: Vec<Option<(u32, u32)>> = vec![None; tb.vocabs.form.len()];
+                    // A form mostly keeps one lemma: remember the last (script, whether its
+                    // entry applied, id) per form (the cased rule may set the entry aside).
+                    let mut last: Vec<Option<(u32, bool, u32)>> = vec![None; tb.vocabs.form.len()];
                     for (pos, &c) in ids.enumerate() {
                         let fid = tb.words.form[pos] as usize;
+                        let w = Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid], fid: None };
+                        let w = self.core.lemma_word(&w, decided[pos * k]);
                         let id = match last[fid] {
-                            Some((s, id)) if s == c => id,
+                            Some((s, e, id)) if s == c && e == w.entry.is_some() => id,
                             _ => {
-                                let w = Word {
-                                    form: tb.vocabs.form.str(fid as u32),
-                                    entry: entries[fid],
-                                    fid: None,
-                                };
                                 let id = out.vocabs.lemma.intern(&apply_script(&cm.scripts[c as usize], &w));
-                                last[fid] = Some((c, id));
+                                last[fid] = Some((c, w.entry.is_some(), id));
                                 id
                             }
                         };
@@ -1003,6 +1059,12 @@ impl Tagger {
         let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
         let lines = self.core.columns.first().is_some_and(|cm| cm.lines);
         let model = match (&self.core.backward, self.dynamic) {
+            (b, presets) if self.core.case != CaseRules::default() => Model::TaggerCased(StoredTaggerCased {
+                tagger: stored,
+                backward: b.as_ref().map(StoredColumn::of),
+                presets,
+                case: self.core.case.clone(),
+            }),
             (Some(b), presets) => {
                 Model::TaggerBidi(StoredTaggerBidi { tagger: stored, backward: StoredColumn::of(b), presets })
             }
@@ -1027,18 +1089,20 @@ impl Tagger {
     /// The tagger of a model file's payload read from `path`; checks every size.
     pub fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
-        let (st, dynamic, lines, backward) = match file.model {
-            Model::Tagger(st) => (st, None, false, None),
-            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false, None),
-            Model::TaggerLines(l) => (l.tagger, l.presets, true, None),
-            Model::TaggerBidi(b) => (b.tagger, b.presets, true, Some(b.backward)),
+        let none = CaseRules::default();
+        let (st, dynamic, lines, backward, case) = match file.model {
+            Model::Tagger(st) => (st, None, false, None, none),
+            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false, None, none),
+            Model::TaggerLines(l) => (l.tagger, l.presets, true, None, none),
+            Model::TaggerBidi(b) => (b.tagger, b.presets, true, Some(b.backward), none),
+            Model::TaggerCased(l) => (l.tagger, l.presets, true, l.backward, l.case),
             other => return Err(wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         if let Some(p) = dynamic.filter(|p| !p.is_valid()) {
             return Err(bad(format!("bad margin presets {p:?}")));
         }
-        let mut tagger = Tagger::from_stored(st, backward, info, lines)
+        let mut tagger = Tagger::from_stored(st, backward, info, lines, case)
             .map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
         tagger.dynamic = dynamic;
         Ok(tagger)
@@ -1049,6 +1113,7 @@ impl Tagger {
         backward: Option<StoredColumn>,
         info: String,
         lines: bool,
+        case: CaseRules,
     ) -> Result<Tagger> {
         let mut slots = Slots::default();
         let mut columns = Vec::new();
@@ -1085,7 +1150,7 @@ impl Tagger {
         if !good {
             return Err(Error::InvalidArgument("the tag dictionary names classes the model lacks".into()));
         }
-        Ok(Tagger { core: Core { columns, backward, lexicon, slots }, info, dynamic: None })
+        Ok(Tagger { core: Core { columns, backward, lexicon, slots, case }, info, dynamic: None })
     }
 }
 
@@ -1152,6 +1217,17 @@ pub struct StoredTaggerBidi {
     tagger: StoredTagger,
     backward: StoredColumn,
     presets: Option<MarginPresets>,
+}
+
+/// A tagger with [`CaseRules`] inside a model file (line-local hashing, with or without a
+/// backward pass, with the margin presets of one trained by the prefix-margin rule): a
+/// variant of its own, so files of the earlier variants decode and tag as before.
+#[derive(Serialize, Deserialize)]
+pub struct StoredTaggerCased {
+    tagger: StoredTagger,
+    backward: Option<StoredColumn>,
+    presets: Option<MarginPresets>,
+    case: CaseRules,
 }
 
 #[cfg(test)]
