@@ -95,6 +95,11 @@ class ArcEagerParser(TrainableModel):
         dynamic: bool = False,
         train_margin: float = 50.0,
         l2: float = ARC_EAGER_L2,
+        # The prefix steps: "adagrad" (AdaGrad with ℓ2 `l2`, as the paper) or
+        # "perceptron" (averaged perceptron steps, `l2` unused); full_sum: also the
+        # full model's update of the sum of all templates on every decision.
+        update: str = "adagrad",
+        full_sum: bool = False,
         # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
         # template in order trained alone for `epochs` epochs, then frozen.
         stagewise: bool = False,
@@ -107,6 +112,8 @@ class ArcEagerParser(TrainableModel):
         self.dynamic = dynamic
         self.train_margin = train_margin
         self.l2 = l2
+        self.update = update
+        self.full_sum = full_sum
         self.stagewise = stagewise
         self.epochs = epochs
         self.random_state = random_state
@@ -122,6 +129,8 @@ class ArcEagerParser(TrainableModel):
     def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
         if self.stagewise and not self.dynamic:
             raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
+        if self.update not in ("adagrad", "perceptron"):
+            raise ValueError(f"update must be 'adagrad' or 'perceptron', got {self.update!r}")
         trainer = _core.ArcEagerTrainer(
             train,
             self._template_text(),
@@ -132,6 +141,8 @@ class ArcEagerParser(TrainableModel):
             min_lifted_label_count=self.min_lifted_label_count,
             prefix_margin=self.train_margin if self.dynamic else None,
             prefix_l2=self.l2,
+            prefix_perceptron=self.update == "perceptron",
+            prefix_full=self.full_sum,
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
