@@ -87,6 +87,18 @@ def main() -> None:
     )
     ap.add_argument("--prefixes", default=None, help="fixed-prefix lengths [1,5,10,20,30,40,60]")
     ap.add_argument("--models", default=None, help="keep (and reuse) the arc-eager models here")
+    ap.add_argument(
+        "--update", default=None, help="the dynamic parser's prefix steps [ArcEagerParser's]"
+    )
+    ap.add_argument(
+        "--full-sum",
+        default=None,
+        choices=("yes", "no"),
+        help="the dynamic parser also trains the full sum [ArcEagerParser's]",
+    )
+    ap.add_argument(
+        "--train-margin", type=float, default=None, help="[ArcEagerParser's for --update]"
+    )
     args = ap.parse_args()
     d = data_dir() / args.treebank
     train, dev, test = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev", "test"))
@@ -140,8 +152,17 @@ def main() -> None:
     full, full_s = fit(ArcEagerParser(order, epochs=args.epochs, random_state=args.seed), "full")
     add("full", full, None, full_s)
     base["parse"] = lambda tb: full.parse(tb, 1)
+    options = {
+        k: v
+        for k, v in (
+            ("update", args.update),
+            ("full_sum", None if args.full_sum is None else args.full_sum == "yes"),
+            ("train_margin", args.train_margin),
+        )
+        if v is not None
+    }
     dyn, dyn_s = fit(
-        ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True),
+        ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True, **options),
         "dynamic",
     )
     presets = dyn.margin_presets_

@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import depfs
+import numpy as np
 import pytest
-from depfs.arceager import ArcEagerParser
+from depfs.arceager import ArcEagerParser, trajectory_features
 from depfs.datasets import synthetic
 from depfs.dynamic.strubell2015 import (
     MarginPoint,
@@ -100,6 +101,36 @@ def test_margins_are_checked_and_an_ordinary_model_is_the_full_model_at_inf(data
         margin_sweep(ordinary.model_, dev)
     with pytest.raises(ValueError, match="train_margin"):
         ArcEagerParser(ORDERED, dynamic=True, train_margin=0.0).fit(train)
+
+
+def test_perceptron_steps_and_the_full_sum_are_training_options_that_change_the_model(
+    data, tmp_path: Path
+):
+    """update="perceptron" and full_sum reach the trainer: each of the four combinations
+    trains its own weights (the per-template move scores of the same configurations
+    differ), and each parses at the presets it chose on dev, also after a save and load."""
+    train, dev = data
+    scores = []
+    feats = None
+    for update in ("adagrad", "perceptron"):
+        for full in (0.0, 4.0):
+            p = ArcEagerParser(
+                ORDERED, epochs=2, dynamic=True, train_margin=20.0, update=update, full_sum=full
+            ).fit(train, dev=dev)
+            if feats is None:
+                feats = trajectory_features(p.trajectories(dev, beta=1.0), ORDERED)
+            scores.append(p.template_scores(feats))
+            path = tmp_path / f"{update}-{full}.depfs"
+            p.save(path)
+            back = ArcEagerParser.load(path)
+            assert back.parse(dev).to_string() == p.parse(dev, margin="accurate").to_string()
+    for i in range(4):
+        for j in range(i):
+            assert not np.array_equal(scores[i], scores[j]), (i, j)
+    with pytest.raises(ValueError, match="update"):
+        ArcEagerParser(ORDERED, dynamic=True, update="sgd").fit(train)
+    with pytest.raises(ValueError, match="full sum"):
+        ArcEagerParser(ORDERED, dynamic=True, full_sum=-1.0).fit(train)
 
 
 def test_a_dynamic_model_file_keeps_its_presets(dynamic, data, tmp_path: Path):

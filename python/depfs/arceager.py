@@ -97,9 +97,10 @@ class ArcEagerParser(TrainableModel):
         l2: float = ARC_EAGER_L2,
         # The prefix steps: "adagrad" (AdaGrad with ℓ2 `l2`, as the paper) or
         # "perceptron" (averaged perceptron steps, `l2` unused); full_sum: also the
-        # full model's update of the sum of all templates on every decision.
+        # full model's update of the sum of all templates on every decision, of this
+        # size (True: 1; 0 or False: none).
         update: str = "adagrad",
-        full_sum: bool = False,
+        full_sum: float = False,
         # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
         # template in order trained alone for `epochs` epochs, then frozen.
         stagewise: bool = False,
@@ -142,7 +143,7 @@ class ArcEagerParser(TrainableModel):
             prefix_margin=self.train_margin if self.dynamic else None,
             prefix_l2=self.l2,
             prefix_perceptron=self.update == "perceptron",
-            prefix_full=self.full_sum,
+            prefix_full=float(self.full_sum),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 

@@ -326,7 +326,7 @@ impl Guide for PrefixLearnGuide<'_> {
         let costs = kind_costs(c, self.gold);
         let zero = zero_cost(&costs);
         p.features().begin_lazy(&mut w.lazy);
-        if self.step.full {
+        if self.step.full_sum() {
             w.extract(p, c); // the full sum's update needs every feature
         }
         let forced = valid.iter().filter(|&&v| v).count() == 1;

@@ -80,8 +80,8 @@ pub struct TrainOptions {
     /// then unused; see [`super::prefix_margin::PrefixStep`]).
     pub prefix_perceptron: bool,
     /// With `prefix_margin`: also the full model's update of the full sum on every
-    /// decision (see [`super::prefix_margin::PrefixStep`]).
-    pub prefix_full: bool,
+    /// decision, of this size (0: none; see [`super::prefix_margin::PrefixStep`]).
+    pub prefix_full: f32,
 }
 
 impl Default for TrainOptions {
@@ -101,7 +101,7 @@ impl Default for TrainOptions {
             prefix_all: false,
             prefix_l2: 0.0,
             prefix_perceptron: false,
-            prefix_full: false,
+            prefix_full: 0.0,
         }
     }
 }
@@ -777,6 +777,12 @@ impl Trainer {
             return Err(Error::InvalidArgument("the template set is empty".into()));
         }
         super::prefix_margin::check_training(opts.prefix_margin, opts.prefix_l2)?;
+        if !(opts.prefix_full.is_finite() && opts.prefix_full >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the full sum's step must be a number ≥ 0, got {}",
+                opts.prefix_full
+            )));
+        }
         if !(0.0..=1.0).contains(&opts.explore_p) {
             return Err(Error::InvalidArgument(format!(
                 "explore_p must be in [0, 1], got {}",

@@ -16,7 +16,7 @@ use crate::weights::{QuantizedWeights, WeightTable};
 
 /// Algorithm 2 as shipped: margin 1, AdaGrad, prefixes up to the first that meets it.
 const STEP1: super::prefix_margin::PrefixStep =
-    super::prefix_margin::PrefixStep { margin: 1.0, all_prefixes: false, perceptron: false, full: false };
+    super::prefix_margin::PrefixStep { margin: 1.0, all_prefixes: false, perceptron: false, full: 0.0 };
 
 const SET: &str = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)\nupos(QUEUE_1)\ndeprel(STACK_0 lc)\n";
 
@@ -328,7 +328,7 @@ fn the_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_the_sum_i
     let opts = TrainOptions {
         prefix_margin: Some(1.0),
         prefix_perceptron: true,
-        prefix_full: true,
+        prefix_full: 1.0,
         ..TrainOptions::default()
     };
     let (mut trainer, c, valid, zero, mut work) = first_decision(&opts);
@@ -341,14 +341,14 @@ fn the_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_the_sum_i
         p.move_w.update(t, work.feats[t], 3, 3.0);
     }
     let before = move_rows(p, &work);
-    let step = super::prefix_margin::PrefixStep { perceptron: true, full: true, ..STEP1 };
+    let step = super::prefix_margin::PrefixStep { perceptron: true, full: 1.0, ..STEP1 };
     // Without `full` Algorithm 2 learns nothing here.
     p.learn_moves_prefix(
         &c,
         &valid,
         &zero,
         &mut work,
-        super::prefix_margin::PrefixStep { full: false, ..step },
+        super::prefix_margin::PrefixStep { full: 0.0, ..step },
     )
     .unwrap();
     assert_eq!(move_rows(p, &work), before);
@@ -372,7 +372,7 @@ fn the_full_sum_of_the_label_rows_takes_the_full_models_update_too() {
     let opts = TrainOptions {
         prefix_margin: Some(1.0),
         prefix_perceptron: true,
-        prefix_full: true,
+        prefix_full: 1.0,
         ..TrainOptions::default()
     };
     let (mut trainer, c, _, _, mut work) = first_decision(&opts);
@@ -409,8 +409,8 @@ fn the_full_sum_of_the_label_rows_takes_the_full_models_update_too() {
             .collect()
     };
     let before = rows(p);
-    let step = super::prefix_margin::PrefixStep { perceptron: true, full: true, ..STEP1 };
-    p.learn_label_prefix(&c, LEFT, gold, &mut work, super::prefix_margin::PrefixStep { full: false, ..step });
+    let step = super::prefix_margin::PrefixStep { perceptron: true, full: 1.0, ..STEP1 };
+    p.learn_label_prefix(&c, LEFT, gold, &mut work, super::prefix_margin::PrefixStep { full: 0.0, ..step });
     assert_eq!(rows(p), before, "the first prefix meets the margin: Algorithm 2 learns nothing");
     p.learn_label_prefix(&c, LEFT, gold, &mut work, step);
     let after = rows(p);

@@ -294,13 +294,22 @@ pub struct PrefixStep {
     /// Averaged perceptron steps (±1 per violating prefix, summed per template) in
     /// place of AdaGrad with ℓ2.
     pub perceptron: bool,
-    /// Also train the full sum the ordinary way on every decision: when the best valid
-    /// class of all templates has a cost, +1 to the best zero-cost class and −1 to it on
-    /// every template (the full model's update), so the sum Algorithm 1 falls back on
-    /// when no prefix reaches the margin is trained on every decision, not only on hard
-    /// ones. Features then come from one batch extraction per decision (`Work::feats`,
-    /// filled by the caller), which the prefix loop reads too.
-    pub full: bool,
+    /// With `full` > 0, also train the full sum the ordinary way on every decision:
+    /// when the best valid class of all templates has a cost, +`full` to the best
+    /// zero-cost class and −`full` to it on every template (the full model's update),
+    /// so the sum Algorithm 1 falls back on when no prefix reaches the margin is
+    /// trained on every decision, not only on hard ones. Features then come from one
+    /// batch extraction per decision (`Work::feats`, filled by the caller), which the
+    /// prefix loop reads too. 0: off.
+    pub full: f32,
+}
+
+impl PrefixStep {
+    /// Whether the full sum is trained too (and features come in a batch).
+    #[inline]
+    pub fn full_sum(&self) -> bool {
+        self.full > 0.0
+    }
 }
 
 impl ArcEagerParser<Weights> {
@@ -355,7 +364,7 @@ impl ArcEagerParser<Weights> {
         let mut target = best_kind(&acc, zero)?;
         let mut settled = false;
         for t in 0..self.n_templates() {
-            let f = self.train_feature(t, c, w, step.full);
+            let f = self.train_feature(t, c, w, step.full_sum());
             self.move_weights().add_row(t, f, &mut acc);
             if predicted.is_none() && leads_by(&acc, valid, step.margin) {
                 predicted = best_kind(&acc, valid);
@@ -369,14 +378,14 @@ impl ArcEagerParser<Weights> {
                     w.violations.push((target as u32, loss as u32))
                 }
                 Some(_) if step.all_prefixes => w.violations.push((target as u32, NO_LOSS)),
-                _ if step.full => settled = true,
+                _ if step.full_sum() => settled = true,
                 _ => break,
             }
         }
         let predicted = predicted.or_else(|| best_kind(&acc, valid))?;
         // With `full`, `acc` is now the full sum: its update is the full model's.
         let mut full_update = None;
-        if step.full {
+        if step.full_sum() {
             let pred = best_kind(&acc, valid)?;
             if !zero[pred] {
                 full_update = Some((best_kind(&acc, zero)?, pred));
@@ -387,7 +396,7 @@ impl ArcEagerParser<Weights> {
         // misses overlap.
         for j in 0..w.violations.len() {
             let (gold, loss) = w.violations[j];
-            let f = self.train_feature(j, c, w, step.full);
+            let f = self.train_feature(j, c, w, step.full_sum());
             for k in [gold, loss].into_iter().filter(|&k| k != NO_LOSS) {
                 self.move_w.prefetch_update(j, f, k as usize);
             }
@@ -400,7 +409,7 @@ impl ArcEagerParser<Weights> {
                 delta[gold as usize] += 1.0;
                 delta[loss as usize] -= 1.0;
             }
-            let f = self.train_feature(j, c, w, step.full);
+            let f = self.train_feature(j, c, w, step.full_sum());
             for (k, &d) in delta.iter().enumerate() {
                 if d != 0.0 {
                     self.move_step(step.perceptron, j, f, k, d);
@@ -410,8 +419,8 @@ impl ArcEagerParser<Weights> {
         if let Some((gold, pred)) = full_update {
             for t in 0..self.n_templates() {
                 let f = w.feats[t];
-                self.move_step(step.perceptron, t, f, gold, 1.0);
-                self.move_step(step.perceptron, t, f, pred, -1.0);
+                self.move_step(step.perceptron, t, f, gold, step.full);
+                self.move_step(step.perceptron, t, f, pred, -step.full);
             }
         }
         self.move_w.tick();
@@ -460,7 +469,7 @@ impl ArcEagerParser<Weights> {
         let mut settled = false;
         for i in 0..self.label_templates.len() {
             let t = self.label_templates[i];
-            let f = combine(self.train_feature(t, c, w, step.full), salt);
+            let f = combine(self.train_feature(t, c, w, step.full_sum()), salt);
             self.label_weights().add_row(i, f, &mut w.label_scores);
             if settled {
                 continue; // with `full`: on to the full sum
@@ -470,12 +479,12 @@ impl ArcEagerParser<Weights> {
                     w.violations.push((gc as u32, r as u32))
                 }
                 Some(_) if step.all_prefixes => w.violations.push((gc as u32, NO_LOSS)),
-                _ if step.full => settled = true,
+                _ if step.full_sum() => settled = true,
                 _ => break,
             }
         }
         // With `full`, the full sum's rival; its update when it is not below the gold.
-        let full_rival = if step.full {
+        let full_rival = if step.full_sum() {
             best_allowed(&w.label_scores, &w.allowed).filter(|&r| w.label_scores[r] >= w.label_scores[gc])
         } else {
             None
@@ -484,7 +493,7 @@ impl ArcEagerParser<Weights> {
         // are the gold one and the loss columns of prefixes i and later (a few).
         for i in 0..w.violations.len() {
             let loss = w.violations[i].1;
-            let f = combine(self.train_feature(self.label_templates[i], c, w, step.full), salt);
+            let f = combine(self.train_feature(self.label_templates[i], c, w, step.full_sum()), salt);
             self.label_w.prefetch_update(i, f, gc);
             if loss != NO_LOSS {
                 self.label_w.prefetch_update(i, f, loss as usize);
@@ -502,7 +511,7 @@ impl ArcEagerParser<Weights> {
                 }
             }
             let t = self.label_templates[i];
-            let f = combine(self.train_feature(t, c, w, step.full), salt);
+            let f = combine(self.train_feature(t, c, w, step.full_sum()), salt);
             for &(col, d) in &delta {
                 if d != 0.0 {
                     self.label_step(step.perceptron, i, f, col, d);
@@ -512,8 +521,8 @@ impl ArcEagerParser<Weights> {
         if let Some(r) = full_rival {
             for i in 0..self.label_templates.len() {
                 let f = combine(w.feats[self.label_templates[i]], salt);
-                self.label_step(step.perceptron, i, f, gc, 1.0);
-                self.label_step(step.perceptron, i, f, r, -1.0);
+                self.label_step(step.perceptron, i, f, gc, step.full);
+                self.label_step(step.perceptron, i, f, r, -step.full);
             }
         }
         self.label_w.tick();
