@@ -92,9 +92,9 @@ def main() -> None:
     )
     ap.add_argument(
         "--full-sum",
+        type=float,
         default=None,
-        choices=("yes", "no"),
-        help="the dynamic parser also trains the full sum [ArcEagerParser's]",
+        help="the dynamic parser's step on the full sum, 0: none [ArcEagerParser's]",
     )
     ap.add_argument(
         "--train-margin", type=float, default=None, help="[ArcEagerParser's for --update]"
@@ -156,7 +156,7 @@ def main() -> None:
         k: v
         for k, v in (
             ("update", args.update),
-            ("full_sum", None if args.full_sum is None else args.full_sum == "yes"),
+            ("full_sum", args.full_sum),
             ("train_margin", args.train_margin),
         )
         if v is not None
