@@ -6,7 +6,7 @@ one process and one run: the full model trained the ordinary way on the shipped 
 set (`arc_eager_en_ewt`, 104 templates), the dynamic model on the same set, and the
 fixed-prefix baselines (one ordinary model per prefix length k) and the stagewise
 baseline (§6.1: each template in order trained alone for one epoch, the ones before it
-frozen; its own presets, and the dynamic model's margins). Then parses test on one
+frozen; its own presets and margins). Then parses test on one
 thread — each model or margin best of --reps runs in CPU time, taken in turn with the full
 model's so each speed-up is a paired ratio; CoNLL-U in memory (reading and writing
 excluded) — and prints a table in the style of Strubell et al. Table 2: LAS,
@@ -24,6 +24,11 @@ four columns, templates per column decision, tokens/s (all four columns).
     python -m benches.bench_dynamic [--parser arc-eager|tagger] [--treebank en_ewt]
                                     [--reps 3] [--plot PNG] [--prefixes 1,5,10]
                                     [--models DIR] [--no-stagewise]
+                                    [--update perceptron|adagrad] [--full-sum S]
+                                    [--train-margin M]
+
+--update, --full-sum and --train-margin set the dynamic parser's training (default: the
+ArcEagerParser defaults; `--update adagrad --full-sum 0` is Algorithm 2 as the paper).
 
 With --models DIR the arc-eager models are saved there (full.depfs, dynamic.depfs,
 stagewise.depfs, fixed<k>.depfs) and loaded from there when present, so a change to
@@ -49,8 +54,9 @@ from .bench_tagger import blank_tags
 
 OUT = Path("bench-results")
 PREFIXES = (1, 5, 10, 20, 30, 40, 60)
-#: Parse-time margins, as fractions of the training margin (the presets come on top).
-FRACTIONS = (0.2, 0.3, 0.4, 0.6, 0.8, 1.0)
+#: Parse-time margins, as fractions of the training margin (the presets come on top; above
+#: 1 for a model whose full sum was trained).
+FRACTIONS = (0.2, 0.3, 0.4, 0.6, 0.8, 1.0, 1.2, 1.5)
 
 
 def timed(parse, test, reps: int, full=None) -> tuple[float, float, object]:
@@ -87,6 +93,18 @@ def main() -> None:
     )
     ap.add_argument("--prefixes", default=None, help="fixed-prefix lengths [1,5,10,20,30,40,60]")
     ap.add_argument("--models", default=None, help="keep (and reuse) the arc-eager models here")
+    ap.add_argument(
+        "--update", default=None, help="the dynamic parser's prefix steps [ArcEagerParser's]"
+    )
+    ap.add_argument(
+        "--full-sum",
+        type=float,
+        default=None,
+        help="the dynamic parser's step on the full sum, 0: none [ArcEagerParser's]",
+    )
+    ap.add_argument(
+        "--train-margin", type=float, default=None, help="[ArcEagerParser's for --update]"
+    )
     args = ap.parse_args()
     d = data_dir() / args.treebank
     train, dev, test = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev", "test"))
@@ -140,8 +158,17 @@ def main() -> None:
     full, full_s = fit(ArcEagerParser(order, epochs=args.epochs, random_state=args.seed), "full")
     add("full", full, None, full_s)
     base["parse"] = lambda tb: full.parse(tb, 1)
+    options = {
+        k: v
+        for k, v in (
+            ("update", args.update),
+            ("full_sum", args.full_sum),
+            ("train_margin", args.train_margin),
+        )
+        if v is not None
+    }
     dyn, dyn_s = fit(
-        ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True),
+        ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True, **options),
         "dynamic",
     )
     presets = dyn.margin_presets_
@@ -155,13 +182,15 @@ def main() -> None:
         add(name, dyn, m, dyn_s, margin_point(dyn.model_, test, m))
     if not args.no_stagewise:
         # Stagewise (§6.1): each template in order trained alone for one epoch, the ones
-        # before it frozen; its own presets from dev, and the dynamic model's margins.
+        # before it frozen; its own presets from dev, and the fractions of its own training
+        # margin (it takes AdaGrad steps, whose margins are on another scale than the
+        # perceptron steps of the dynamic model).
         sw, sw_s = fit(
             ArcEagerParser(order, epochs=1, random_state=args.seed, dynamic=True, stagewise=True),
             "stagewise",
         )
         sp = sw.margin_presets_
-        for m in sorted({sp["accurate"], sp["fast"], *margins}):
+        for m in sorted({sp["accurate"], sp["fast"], *(f * sp["train"] for f in FRACTIONS)}):
             add("stagewise", sw, m, sw_s, margin_point(sw.model_, test, m))
     if not args.no_prefixes:
         prefixes = [int(k) for k in args.prefixes.split(",")] if args.prefixes else PREFIXES

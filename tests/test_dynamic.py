@@ -8,8 +8,9 @@ import sys
 from pathlib import Path
 
 import depfs
+import numpy as np
 import pytest
-from depfs.arceager import ArcEagerParser
+from depfs.arceager import ArcEagerParser, trajectory_features
 from depfs.datasets import synthetic
 from depfs.dynamic.strubell2015 import (
     MarginPoint,
@@ -39,14 +40,15 @@ def data() -> tuple[depfs.Treebank, depfs.Treebank]:
 @pytest.fixture(scope="module")
 def dynamic(data: tuple[depfs.Treebank, depfs.Treebank]) -> ArcEagerParser:
     train, dev = data
-    return ArcEagerParser(ORDERED, epochs=3, dynamic=True, train_margin=20.0).fit(train, dev=dev)
+    return ArcEagerParser(ORDERED, epochs=3, dynamic=True, train_margin=1000.0).fit(train, dev=dev)
 
 
 def test_a_dynamic_model_keeps_presets_chosen_on_dev_and_parses_at_each(dynamic, data):
     _, dev = data
     p = dynamic.margin_presets_
-    assert p is not None and p["train"] == 20.0
-    assert 0 < p["fast"] <= p["accurate"] <= p["train"]
+    assert p is not None and p["train"] == 1000.0
+    # The sweep goes up to 1.5 times the training margin.
+    assert 0 < p["fast"] <= p["accurate"] <= 1.5 * p["train"]
     curve = dynamic.margin_curve_
     assert [r["margin"] for r in curve] == sorted(r["margin"] for r in curve)
     best = max(r["las"] for r in curve)
@@ -58,20 +60,29 @@ def test_a_dynamic_model_keeps_presets_chosen_on_dev_and_parses_at_each(dynamic,
     default = dynamic.parse(dev)
     assert default.to_string() == dynamic.parse(dev, margin="accurate").to_string()
     assert default.to_string() == dynamic.parse(dev, margin=p["accurate"]).to_string()
-    fast, slow = margin_point(dynamic.model_, dev, p["fast"]), margin_point(dynamic.model_, dev, 20)
+    fast, slow = (margin_point(dynamic.model_, dev, p[k]) for k in ("fast", "accurate"))
     assert fast.move_templates <= slow.move_templates
     assert depfs.evaluate(dev, default).las == pytest.approx(at[p["accurate"]]["las"])
 
 
-def test_prefix_training_makes_short_prefixes_good_where_ordinary_training_does_not(data):
+@pytest.mark.parametrize(
+    "options",
+    [
+        # Algorithm 2 as the paper: AdaGrad steps, no full sum; margins in AdaGrad units.
+        {"update": "adagrad", "full_sum": 0.0, "train_margin": 20.0},
+        # The default: perceptron steps (margins in their units) and the full sum.
+        {"train_margin": 1000.0},
+    ],
+)
+def test_prefix_training_makes_short_prefixes_good_where_ordinary_training_does_not(data, options):
     """The point of Algorithm 2: at the same small margin, a model trained on every prefix
     is far more accurate than one trained only on the full template set."""
     train, dev = data
-    dyn = ArcEagerParser(ORDERED, epochs=3, dynamic=True, train_margin=20.0).fit(train)
+    dyn = ArcEagerParser(ORDERED, epochs=3, dynamic=True, **options).fit(train)
     ordinary = ArcEagerParser(ORDERED, epochs=3).fit(train)
     # The ordinary model's scores are on another scale: compare at equal templates per
     # decision, finding the ordinary model's margin by bisection.
-    d = margin_point(dyn.model_, dev, 5.0)
+    d = margin_point(dyn.model_, dev, options["train_margin"] / 4)
     lo, hi = 0.0, 1000.0
     for _ in range(40):
         mid = (lo + hi) / 2
@@ -100,6 +111,36 @@ def test_margins_are_checked_and_an_ordinary_model_is_the_full_model_at_inf(data
         margin_sweep(ordinary.model_, dev)
     with pytest.raises(ValueError, match="train_margin"):
         ArcEagerParser(ORDERED, dynamic=True, train_margin=0.0).fit(train)
+
+
+def test_perceptron_steps_and_the_full_sum_are_training_options_that_change_the_model(
+    data, tmp_path: Path
+):
+    """update="perceptron" and full_sum reach the trainer: each of the four combinations
+    trains its own weights (the per-template move scores of the same configurations
+    differ), and each parses at the presets it chose on dev, also after a save and load."""
+    train, dev = data
+    scores = []
+    feats = None
+    for update in ("adagrad", "perceptron"):
+        for full in (0.0, 4.0):
+            p = ArcEagerParser(
+                ORDERED, epochs=2, dynamic=True, train_margin=20.0, update=update, full_sum=full
+            ).fit(train, dev=dev)
+            if feats is None:
+                feats = trajectory_features(p.trajectories(dev, beta=1.0), ORDERED)
+            scores.append(p.template_scores(feats))
+            path = tmp_path / f"{update}-{full}.depfs"
+            p.save(path)
+            back = ArcEagerParser.load(path)
+            assert back.parse(dev).to_string() == p.parse(dev, margin="accurate").to_string()
+    for i in range(4):
+        for j in range(i):
+            assert not np.array_equal(scores[i], scores[j]), (i, j)
+    with pytest.raises(ValueError, match="update"):
+        ArcEagerParser(ORDERED, dynamic=True, update="sgd").fit(train)
+    with pytest.raises(ValueError, match="full sum"):
+        ArcEagerParser(ORDERED, dynamic=True, full_sum=-1.0).fit(train)
 
 
 def test_a_dynamic_model_file_keeps_its_presets(dynamic, data, tmp_path: Path):

@@ -67,8 +67,17 @@ TrainingSet = _core.TrainingSet
 
 MOVES = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
 
-#: ℓ2 strength of prefix-margin training, chosen on en_ewt dev (see the README).
+#: ℓ2 strength of prefix-margin training with AdaGrad steps, chosen on en_ewt dev (see the README).
 ARC_EAGER_L2 = 3e-4
+
+#: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
+#: "Dynamic feature selection"): margins are in units of the steps, and a perceptron step
+#: of template j counts the violating prefixes from j on (up to 104), where an AdaGrad
+#: step is at most 1.
+TRAIN_MARGIN = {"adagrad": 50.0, "perceptron": 6000.0}
+
+#: The full sum's step of prefix-margin training (perceptron steps), chosen on en_ewt dev.
+ARC_EAGER_FULL_SUM = 128.0
 
 
 class ArcEagerParser(TrainableModel):
@@ -91,11 +100,17 @@ class ArcEagerParser(TrainableModel):
         # columns, a faster parser; chosen on en_ewt dev (see the README).
         min_lifted_label_count: int = 20,
         # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
-        # trained to reach, the unit of parse-time margins; 50 chosen on en_ewt dev;
-        # l2: the ℓ2 strength of its AdaGrad steps (§4.4), per decision.
+        # trained to reach, the unit of parse-time margins (None: TRAIN_MARGIN of the
+        # update, chosen on en_ewt dev); the prefix steps: "perceptron" (averaged
+        # perceptron steps) or "adagrad" (AdaGrad with ℓ2 strength `l2` per decision,
+        # as the paper §4.4); full_sum: also the full model's update of the sum of all
+        # templates on every decision, of this size (0: none). The defaults were
+        # chosen on en_ewt dev.
         dynamic: bool = False,
-        train_margin: float = 50.0,
+        train_margin: float | None = None,
         l2: float = ARC_EAGER_L2,
+        update: str = "perceptron",
+        full_sum: float = ARC_EAGER_FULL_SUM,
         # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
         # template in order trained alone for `epochs` epochs, then frozen.
         stagewise: bool = False,
@@ -108,6 +123,8 @@ class ArcEagerParser(TrainableModel):
         self.dynamic = dynamic
         self.train_margin = train_margin
         self.l2 = l2
+        self.update = update
+        self.full_sum = full_sum
         self.stagewise = stagewise
         self.epochs = epochs
         self.random_state = random_state
@@ -131,10 +148,22 @@ class ArcEagerParser(TrainableModel):
             explore_p=self.explore_p,
             pseudo_projective=self.pseudo_projective,
             min_lifted_label_count=self.min_lifted_label_count,
-            prefix_margin=self.train_margin if self.dynamic else None,
+            prefix_margin=self._train_margin() if self.dynamic else None,
             prefix_l2=self.l2,
+            # The stagewise baseline keeps AdaGrad steps and no full sum (its template
+            # alone learns, on the prefix that ends with it).
+            prefix_perceptron=self.update == "perceptron" and not self.stagewise,
+            prefix_full=0.0 if self.stagewise else float(self.full_sum),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
+
+    def _train_margin(self) -> float:
+        if self.update not in TRAIN_MARGIN:
+            raise ValueError(f"update must be 'adagrad' or 'perceptron', got {self.update!r}")
+        if self.train_margin is not None:
+            return float(self.train_margin)
+        # The stagewise baseline takes AdaGrad steps whatever `update` says.
+        return TRAIN_MARGIN["adagrad" if self.stagewise else self.update]
 
     def _n_epochs(self) -> int:
         if not self.stagewise:
@@ -172,7 +201,7 @@ class ArcEagerParser(TrainableModel):
         """As :meth:`TrainableModel.fit`; a dynamic model then sweeps margins on ``dev``
         (``margin_curve_``) and keeps the ``accurate`` and ``fast`` presets chosen there
         (without ``dev`` both are the training margin)."""
-        if self.dynamic and not (self.train_margin > 0 and self.train_margin < float("inf")):
+        if self.dynamic and not (0 < self._train_margin() < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         super().fit(train, dev, **kwargs)
         self.margin_curve_: list[dict[str, float]] = []

@@ -234,7 +234,7 @@ pub struct PyArcEagerTrainer {
 #[pymethods]
 impl PyArcEagerTrainer {
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0))]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -248,6 +248,8 @@ impl PyArcEagerTrainer {
         prefix_margin: Option<f32>,
         prefix_all: bool,
         prefix_l2: f32,
+        prefix_perceptron: bool,
+        prefix_full: f32,
     ) -> PyResult<Self> {
         let text = templates.to_string();
         let opts = TrainOptions {
@@ -259,6 +261,8 @@ impl PyArcEagerTrainer {
             prefix_margin,
             prefix_all,
             prefix_l2,
+            prefix_perceptron,
+            prefix_full,
             ..TrainOptions::default()
         };
         let inner = match train {

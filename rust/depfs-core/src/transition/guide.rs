@@ -23,7 +23,7 @@
 
 use super::oracle::{kind_costs, static_move, KindCosts};
 use super::parser::{apply_kind, best_kind, valid_mask, ArcEagerParser, LEFT, N_KINDS, REDUCE, RIGHT, SHIFT};
-use super::prefix_margin::PrefixCounts;
+use super::prefix_margin::{PrefixCounts, PrefixStep};
 use super::system::{Configuration, GoldTree, Move};
 use super::trajectories::OracleTrajectories;
 use super::trajectories::Trajectories;
@@ -308,10 +308,8 @@ pub struct PrefixLearnGuide<'a> {
     pub parser: &'a mut ArcEagerParser<Weights>,
     pub work: &'a mut Work,
     pub gold: &'a GoldTree,
-    pub margin: f32,
-    /// Train every prefix on every decision, not only those before the first that
-    /// meets the margin.
-    pub all_prefixes: bool,
+    /// The margin and how each step learns.
+    pub step: PrefixStep,
     pub explore: bool,
     pub explore_p: f64,
     pub rng: &'a mut Rng,
@@ -328,14 +326,18 @@ impl Guide for PrefixLearnGuide<'_> {
         let costs = kind_costs(c, self.gold);
         let zero = zero_cost(&costs);
         p.features().begin_lazy(&mut w.lazy);
+        if self.step.full_sum() {
+            w.extract(p, c); // the full sum's update needs every feature
+        }
         let forced = valid.iter().filter(|&&v| v).count() == 1;
+        let margin = self.step.margin;
         let (pred, target) = if forced {
             let k = valid.iter().position(|&v| v)?;
             (k, k)
         } else {
             let m = match self.stage {
-                Some(st) => p.learn_moves_stage(c, valid, &zero, w, self.margin, st)?,
-                None => p.learn_moves_prefix(c, valid, &zero, w, self.margin, self.all_prefixes)?,
+                Some(st) => p.learn_moves_stage(c, valid, &zero, w, margin, st)?,
+                None => p.learn_moves_prefix(c, valid, &zero, w, self.step)?,
             };
             self.total += 1;
             self.right += u64::from(zero[m.predicted]);
@@ -345,13 +347,13 @@ impl Guide for PrefixLearnGuide<'_> {
             if self.explore && !zero[pred] && self.rng.unit() < self.explore_p { pred } else { target };
         let gold = gold_label(&costs, target);
         match (gold, self.stage) {
-            (Some(g), Some(st)) => p.learn_label_stage(c, target, g, w, self.margin, st),
-            (Some(g), None) => p.learn_label_prefix(c, target, g, w, self.margin, self.all_prefixes),
+            (Some(g), Some(st)) => p.learn_label_stage(c, target, g, w, margin, st),
+            (Some(g), None) => p.learn_label_prefix(c, target, g, w, self.step),
             (None, _) => {}
         }
         let label = match (follow, gold) {
             (k, Some(g)) if k == target => g,
-            (LEFT | RIGHT, _) => p.label_lazy(c, follow, w, self.margin).0,
+            (LEFT | RIGHT, _) => p.label_lazy(c, follow, w, margin).0,
             _ => 0,
         };
         Some(Step { kind: follow, label })

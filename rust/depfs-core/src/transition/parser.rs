@@ -17,7 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::guide::{begin, run, LearnGuide, MarginGuide, ModelGuide, PrefixLearnGuide, Work};
-use super::prefix_margin::{MarginPresets, PrefixCounts};
+use super::prefix_margin::{MarginPresets, PrefixCounts, PrefixStep};
 use super::projective;
 use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
 use super::training_set::TrainingSet;
@@ -76,6 +76,12 @@ pub struct TrainOptions {
     /// With `prefix_margin`: ℓ2 strength of the AdaGrad steps, per decision (Strubell
     /// et al. §4.4 add an ℓ2 term; 0: none).
     pub prefix_l2: f32,
+    /// With `prefix_margin`: averaged perceptron steps instead of AdaGrad (`prefix_l2`
+    /// then unused; see [`super::prefix_margin::PrefixStep`]).
+    pub prefix_perceptron: bool,
+    /// With `prefix_margin`: also the full model's update of the full sum on every
+    /// decision, of this size (0: none; see [`super::prefix_margin::PrefixStep`]).
+    pub prefix_full: f32,
 }
 
 impl Default for TrainOptions {
@@ -94,6 +100,8 @@ impl Default for TrainOptions {
             prefix_margin: None,
             prefix_all: false,
             prefix_l2: 0.0,
+            prefix_perceptron: false,
+            prefix_full: 0.0,
         }
     }
 }
@@ -438,21 +446,19 @@ impl ArcEagerParser<Weights> {
         gold: &GoldTree,
         explore: bool,
         explore_p: f64,
-        prefix_margin: Option<f32>,
-        all_prefixes: bool,
+        prefix: Option<PrefixStep>,
         stage: Option<usize>,
         rng: &mut Rng,
         c: &mut Configuration,
         work: &mut Work,
     ) -> (u64, u64) {
         begin(tb, vh, s, c, work);
-        if let Some(margin) = prefix_margin {
+        if let Some(step) = prefix {
             let mut g = PrefixLearnGuide {
                 parser: self,
                 work,
                 gold,
-                margin,
-                all_prefixes,
+                step,
                 explore,
                 explore_p,
                 rng,
@@ -771,6 +777,12 @@ impl Trainer {
             return Err(Error::InvalidArgument("the template set is empty".into()));
         }
         super::prefix_margin::check_training(opts.prefix_margin, opts.prefix_l2)?;
+        if !(opts.prefix_full.is_finite() && opts.prefix_full >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the full sum's step must be a number ≥ 0, got {}",
+                opts.prefix_full
+            )));
+        }
         if !(0.0..=1.0).contains(&opts.explore_p) {
             return Err(Error::InvalidArgument(format!(
                 "explore_p must be in [0, 1], got {}",
@@ -829,7 +841,7 @@ impl Trainer {
         };
         parser.move_w.start_averaging();
         parser.label_w.start_averaging();
-        if opts.prefix_margin.is_some() {
+        if opts.prefix_margin.is_some() && !opts.prefix_perceptron {
             parser.move_w.start_adagrad(opts.prefix_l2);
             parser.label_w.start_adagrad(opts.prefix_l2);
         }
@@ -855,6 +867,11 @@ impl Trainer {
     pub fn set_stage(&mut self, stage: Option<usize>) -> Result<()> {
         if stage.is_some() && self.opts.prefix_margin.is_none() {
             return Err(Error::InvalidArgument("stagewise training needs a prefix margin".into()));
+        }
+        if stage.is_some() && self.opts.prefix_perceptron {
+            return Err(Error::InvalidArgument(
+                "stagewise training takes AdaGrad steps, not perceptron ones".into(),
+            ));
         }
         let Some(after) = stage else {
             self.stage = None;
@@ -886,6 +903,13 @@ impl Trainer {
         self.rng.shuffle(&mut self.order);
         let explore = self.epoch >= self.opts.explore_from;
         let (mut right, mut total) = (0u64, 0u64);
+        let o = &self.opts;
+        let prefix = o.prefix_margin.map(|margin| PrefixStep {
+            margin,
+            all_prefixes: o.prefix_all,
+            perceptron: o.prefix_perceptron,
+            full: o.prefix_full,
+        });
         for &s in &self.order {
             let gold = self.train.golds[s].as_ref().expect("usable sentence");
             let (r, t) = self.parser.train_sentence(
@@ -895,8 +919,7 @@ impl Trainer {
                 gold,
                 explore,
                 self.opts.explore_p,
-                self.opts.prefix_margin,
-                self.opts.prefix_all,
+                prefix,
                 self.stage,
                 &mut self.rng,
                 &mut self.c,

@@ -14,6 +14,10 @@ use crate::templates::attrs::VocabHashes;
 use crate::treebank::{Treebank, WordStrs, NO_HEAD};
 use crate::weights::{QuantizedWeights, WeightTable};
 
+/// Algorithm 2 as shipped: margin 1, AdaGrad, prefixes up to the first that meets it.
+const STEP1: super::prefix_margin::PrefixStep =
+    super::prefix_margin::PrefixStep { margin: 1.0, all_prefixes: false, perceptron: false, full: 0.0 };
+
 const SET: &str = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)\nupos(QUEUE_1)\ndeprel(STACK_0 lc)\n";
 
 fn toy(copies: usize) -> Treebank {
@@ -240,7 +244,7 @@ fn a_prefix_hinge_step_moves_template_j_once_per_violating_prefix_from_j_on() {
     let zero = super::guide::zero_cost(&super::kind_costs(&c, gold));
     assert_eq!(zero, [true, false, false, false]);
     p.features().begin_lazy(&mut work.lazy);
-    let m = p.learn_moves_prefix(&c, &valid, &zero, &mut work, 1.0, false).unwrap();
+    let m = p.learn_moves_prefix(&c, &valid, &zero, &mut work, STEP1).unwrap();
     assert_eq!((m.target, m.predicted), (0, 0));
     let mut feats = Vec::new();
     p.features().extract(&c, &work.attrs, None, &mut work.scratch, &mut feats);
@@ -263,8 +267,156 @@ fn a_prefix_hinge_step_moves_template_j_once_per_violating_prefix_from_j_on() {
     }
     // A second step: the first prefix now leads by T ≥ 1: no prefix violates, nothing moves.
     p.features().begin_lazy(&mut work.lazy);
-    p.learn_moves_prefix(&c, &valid, &zero, &mut work, 1.0, false).unwrap();
+    p.learn_moves_prefix(&c, &valid, &zero, &mut work, STEP1).unwrap();
     assert_eq!(rows(p), raw_per);
+}
+
+/// A trainer of `opts` on one copy of the toy treebank, its first configuration ("The
+/// dog barks .": SHIFT and RIGHT-ARC valid, SHIFT alone of zero cost), the valid and
+/// zero-cost kinds there, and its work buffers with every feature extracted.
+fn first_decision(opts: &TrainOptions) -> (Trainer, Configuration, [bool; N_KINDS], [bool; N_KINDS], Work) {
+    let tb = toy(1);
+    let set = ArcEagerParser::compile_set(SET).unwrap();
+    let ts = Arc::new(super::TrainingSet::new(&tb, true, 20).unwrap());
+    let trainer = Trainer::on(set, &ts, opts).unwrap();
+    let p = &trainer.parser;
+    let vh = VocabHashes::new(&tb, &p.features().attrs);
+    let (mut c, mut work) = (Configuration::default(), Work::default());
+    begin(&tb, &vh, 0, &mut c, &mut work);
+    let valid = valid_mask(&c);
+    let zero = super::guide::zero_cost(&super::kind_costs(&c, ts.golds[0].as_ref().unwrap()));
+    assert_eq!((valid, zero), ([true, false, false, true], [true, false, false, false]));
+    p.features().begin_lazy(&mut work.lazy);
+    work.extract(p, &c);
+    (trainer, c, valid, zero, work)
+}
+
+/// Template t's move row at the features in `work.feats`.
+fn move_rows(p: &ArcEagerParser<crate::weights::Weights>, work: &Work) -> Vec<[f32; N_KINDS]> {
+    let mut out = Vec::new();
+    for (t, &f) in work.feats.iter().enumerate() {
+        let mut acc = [0f32; N_KINDS];
+        p.move_weights().add_row(t, f, &mut acc);
+        out.push(acc);
+    }
+    out
+}
+
+#[test]
+fn a_perceptron_prefix_step_moves_template_j_by_its_count_of_violating_prefixes() {
+    let opts = TrainOptions { prefix_margin: Some(1.0), prefix_perceptron: true, ..TrainOptions::default() };
+    let (mut trainer, c, valid, zero, mut work) = first_decision(&opts);
+    let p = &mut trainer.parser;
+    let step = super::prefix_margin::PrefixStep { perceptron: true, ..STEP1 };
+    // Zero weights: every prefix violates; template j is in T − j of them, each a step
+    // of +1 to SHIFT and −1 to RIGHT-ARC (the loss class): no AdaGrad scaling.
+    p.learn_moves_prefix(&c, &valid, &zero, &mut work, step).unwrap();
+    let t_count = p.n_templates();
+    let after = move_rows(p, &work);
+    for (j, row) in after.iter().enumerate() {
+        let n = (t_count - j) as f32;
+        assert_eq!(*row, [n, 0.0, 0.0, -n], "template {j}");
+        assert_eq!(p.move_weights().adagrad_sum(j, work.feats[j], 0), 0.0, "no AdaGrad state");
+    }
+    // The first prefix now leads by 2T ≥ 1: nothing moves.
+    p.learn_moves_prefix(&c, &valid, &zero, &mut work, step).unwrap();
+    assert_eq!(move_rows(p, &work), after);
+}
+
+#[test]
+fn the_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_the_sum_is_wrong() {
+    let opts = TrainOptions {
+        prefix_margin: Some(1.0),
+        prefix_perceptron: true,
+        prefix_full: 1.0,
+        ..TrainOptions::default()
+    };
+    let (mut trainer, c, valid, zero, mut work) = first_decision(&opts);
+    let p = &mut trainer.parser;
+    // Template 0 alone puts SHIFT (gold) 2 ahead: the first prefix meets the margin, no
+    // prefix is violated. The later templates add 3 each to RIGHT-ARC: the sum of all
+    // templates chooses RIGHT-ARC.
+    p.move_w.update(0, work.feats[0], 0, 2.0);
+    for t in 1..p.n_templates() {
+        p.move_w.update(t, work.feats[t], 3, 3.0);
+    }
+    let before = move_rows(p, &work);
+    let step = super::prefix_margin::PrefixStep { perceptron: true, full: 1.0, ..STEP1 };
+    // Without `full` Algorithm 2 learns nothing here.
+    p.learn_moves_prefix(
+        &c,
+        &valid,
+        &zero,
+        &mut work,
+        super::prefix_margin::PrefixStep { full: 0.0, ..step },
+    )
+    .unwrap();
+    assert_eq!(move_rows(p, &work), before);
+    // With it, every template takes the perceptron step of the full model: +1 SHIFT, −1 RIGHT-ARC.
+    let m = p.learn_moves_prefix(&c, &valid, &zero, &mut work, step).unwrap();
+    assert_eq!((m.predicted, m.target), (0, 0), "the rule stops at the first prefix");
+    for (t, (a, b)) in move_rows(p, &work).iter().zip(&before).enumerate() {
+        assert_eq!(*a, [b[0] + 1.0, b[1], b[2], b[3] - 1.0], "template {t}");
+    }
+    // Once the sum is right (SHIFT ahead), it is left alone.
+    for t in 0..p.n_templates() {
+        p.move_w.update(t, work.feats[t], 0, 3.0);
+    }
+    let right = move_rows(p, &work);
+    p.learn_moves_prefix(&c, &valid, &zero, &mut work, step).unwrap();
+    assert_eq!(move_rows(p, &work), right);
+}
+
+#[test]
+fn the_full_sum_of_the_label_rows_takes_the_full_models_update_too() {
+    let opts = TrainOptions {
+        prefix_margin: Some(1.0),
+        prefix_perceptron: true,
+        prefix_full: 1.0,
+        ..TrainOptions::default()
+    };
+    let (mut trainer, c, _, _, mut work) = first_decision(&opts);
+    let p = &mut trainer.parser;
+    // A LEFT-ARC label step at the first configuration's features (the stack top is a
+    // word after one SHIFT in training; here the rows are all that matter): a gold label
+    // with a column and a rival column that may carry a word's arc.
+    let mut c = c;
+    apply_kind(&mut c, super::parser::SHIFT, 0);
+    work.extract(p, &c);
+    p.features().begin_lazy(&mut work.lazy);
+    let cols = p.label_col_of[0].clone();
+    let ok: Vec<u32> = (0..cols.len() as u32)
+        .filter(|&l| cols[l as usize] != super::NONE && p.nonroot_ok[l as usize])
+        .collect();
+    assert!(ok.len() >= 2, "two labels for a left arc");
+    let (gold, rival) = (ok[0], ok[1]);
+    let (gc, rc) = (cols[gold as usize] as usize, cols[rival as usize] as usize);
+    let salt = super::parser::LEFT_SALT;
+    let lt = p.label_templates.clone();
+    let fs: Vec<u64> = lt.iter().map(|&t| crate::templates::hash::combine(work.feats[t], salt)).collect();
+    let f = |i: usize| fs[i];
+    p.label_w.update(0, f(0), gc, 2.0);
+    for i in 1..lt.len() {
+        p.label_w.update(i, f(i), rc, 3.0);
+    }
+    let rows = |p: &ArcEagerParser<crate::weights::Weights>| -> Vec<(f32, f32)> {
+        (0..lt.len())
+            .map(|i| {
+                let mut acc = vec![0f32; p.label_weights().width()];
+                p.label_weights().add_row(i, f(i), &mut acc);
+                (acc[gc], acc[rc])
+            })
+            .collect()
+    };
+    let before = rows(p);
+    let step = super::prefix_margin::PrefixStep { perceptron: true, full: 1.0, ..STEP1 };
+    p.learn_label_prefix(&c, LEFT, gold, &mut work, super::prefix_margin::PrefixStep { full: 0.0, ..step });
+    assert_eq!(rows(p), before, "the first prefix meets the margin: Algorithm 2 learns nothing");
+    p.learn_label_prefix(&c, LEFT, gold, &mut work, step);
+    let after = rows(p);
+    for (i, (a, b)) in after.iter().zip(&before).enumerate() {
+        assert_eq!(*a, (b.0 + 1.0, b.1 - 1.0), "label template {i}");
+    }
 }
 
 #[test]
