@@ -12,9 +12,11 @@ arc after the first group: T₁, one CLE decode and the labeler); static prefixe
 first k templates of the rounds' model on every arc, one CLE decode; first order only);
 second order: the policy that never locks (every group, but sibling parts only where the
 dictionary leaves both arcs); with a prune margin (first order, chosen on dev), the dev
-threshold without it and at other margins. Columns: speed-up,
+threshold without it and at other margins; with a labeler stop (chosen on dev), the
+full labeler and other label margins. Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
-UAS(F) (punctuation included), LAS, words/s. Also the length dictionary's pruning on dev.
+UAS(F) (punctuation included), LAS, words/s, labeler templates computed. Also the length
+dictionary's pruning on dev.
 Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UAS
 against cost (dynamic thresholds against static prefixes; --replot JSON redraws one).
 
@@ -103,6 +105,8 @@ def main() -> None:
     model = parser.model_
     all_groups, weights, threshold = model.dynfs
     margin = model.dynfs_prune_margin
+    label = model.dynfs_label_stop
+    label_margin = None if label is None else label[1]
     n_arc = len(model.arc_templates)
     groups = [g for g in all_groups if g[0] < n_arc]
     sib_groups = [g for g in all_groups if g[0] >= n_arc]
@@ -131,6 +135,7 @@ def main() -> None:
         }
         if st:
             row.update(fails=st["fails"], rounds=st["rounds"] / max(1, st["sentences"]))
+            row.update(lab_cost=100 * st["lab_cost"])
             row.update(arc_cost=100 * st["arc_cost"], sib_cost=100 * st["sib_cost"])
         rows.append(row)
         split = (
@@ -139,7 +144,7 @@ def main() -> None:
         print(
             f"{name:<34} {row['speedup']:5.2f}x  cost {row['cost']:5.1f}%{split}  "
             f"UAS {sc.uas:.2f} (full {gold_uas:.2f})  LAS {sc.las:.2f}  "
-            f"{row['words_per_s']:8.0f} w/s",
+            f"{row['words_per_s']:8.0f} w/s" + (f"  labeler {row['lab_cost']:.1f}%" if st else ""),
             flush=True,
         )
 
@@ -155,7 +160,8 @@ def main() -> None:
     print(
         f"{args.treebank}: {n_templates} arc templates in {k} groups "
         f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}"
-        f"{'' if margin is None else f', prune margin {margin:g}'}; "
+        f"{'' if margin is None else f', prune margin {margin:g}'}"
+        f"{'' if label_margin is None else f', label margin {label_margin:g}'}; "
         f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
     )
     print(
@@ -179,11 +185,21 @@ def main() -> None:
                     threshold=threshold,
                     prune_margin=pm,
                 )
+    if label_margin is not None:  # the labeler's stop chosen on dev, against the full labeler
+        for lm in (float("inf"), label_margin + 20.0, label_margin - 10.0):
+            add(
+                f"DynFS (dev), label margin {lm:g}",
+                dyn(label_margin=lm),
+                "label",
+                label_margin=lm,
+            )
     for path in args.also:
         other = depfs.load(path).model_
         add(f"{Path(path).name} (its own policy)", lambda tb, m=other: m.run_dynfs(tb)[:2], "also")
     add("expert policy (upper bound)", dyn(expert=True), "expert")
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
+    if label_margin is not None:
+        add("Amdahl, full labeler", dyn(threshold=-1e6, label_margin=float("inf")), "amdahl_full")
     for p in PREFIXES if order == 1 else ():
         if p < n_templates:
             g = [list(range(p)), list(range(p, n_templates))]
@@ -196,6 +212,7 @@ def main() -> None:
         "sibling_groups": [len(g) for g in sib_groups],
         "threshold": threshold,
         "prune_margin": margin,
+        "label_margin": label_margin,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),

@@ -12,7 +12,14 @@ import pytest
 from click.testing import CliRunner
 from depfs.cli import main
 from depfs.datasets import synthetic
-from depfs.dynamic.he2013 import arc_set_of, fewer_rounds, fit_policy, load_groups, merge_rounds
+from depfs.dynamic.he2013 import (
+    arc_set_of,
+    choose_label_stop,
+    fewer_rounds,
+    fit_policy,
+    load_groups,
+    merge_rounds,
+)
 from depfs.select.groups import parse_groups
 from depfs.templates import TemplateSet
 from small_models import ARC, LAB, SIB
@@ -229,6 +236,43 @@ def test_prune_margin_cuts_cost_round_trips_and_is_checked(
             dynfs.parse(dev, prune_margin=bad)
     with pytest.raises(ValueError, match="prune_margin"):
         dynfs.parse(dev, dynfs=False, prune_margin=1.0)
+
+
+def test_label_stop_is_a_knob_chosen_on_dev_and_round_trips(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    train, dev = data
+    full = dynfs.parse(dev, label_margin=float("inf"))  # the full labeler
+    assert dynfs.dynfs_stats_["lab_cost"] == 1.0
+    heads = [list(s.heads) for s in full]
+    costs = []
+    for margin in (1e30, 50.0, 5.0, 0.0):
+        out = dynfs.parse(dev, label_margin=margin)
+        costs.append(dynfs.dynfs_stats_["lab_cost"])
+        assert [list(s.heads) for s in out] == heads  # labels only
+    # Lower margins stop each word's label no later: fewer labeler templates.
+    assert costs == sorted(costs, reverse=True) and costs[-1] < costs[0] == 1.0, costs
+    # Chosen on dev within the tolerance of the full labeler's LAS, stored, and used.
+    full_las = depfs.evaluate(dev, full).las
+    model, margin, las, cost = choose_label_stop(dynfs.model_, train, dev, tolerance=1.0)
+    assert margin is not None and las >= full_las - 1.0 and cost < 100.0
+    order, kept_margin, scale, every = model.dynfs_label_stop
+    assert kept_margin == pytest.approx(margin) and sorted(order) == list(range(len(scale)))
+    assert model.dynfs == dynfs.model_.dynfs
+    assert model.dynfs_prune_margin == dynfs.model_.dynfs_prune_margin
+    labeled = depfs.GraphParser.__new__(depfs.GraphParser)
+    labeled.__dict__.update(dynfs.__dict__)
+    labeled.model_ = model
+    labeled.save(tmp_path / "l.depfs")
+    back = depfs.load(tmp_path / "l.depfs")
+    assert back.model_.dynfs_label_stop == model.dynfs_label_stop
+    assert depfs.evaluate(dev, back.parse(dev)).las == pytest.approx(las)
+    assert back.parse(dev, label_margin=float("inf")).to_string() == full.to_string()
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="label_margin"):
+            dynfs.parse(dev, label_margin=bad)
+    with pytest.raises(ValueError, match="label_margin"):
+        dynfs.parse(dev, dynfs=False, label_margin=1.0)
 
 
 def test_fit_policy_separates_lock_from_add() -> None:

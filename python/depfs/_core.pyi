@@ -149,6 +149,11 @@ class GraphModel:
     def dynfs(self) -> tuple[list[list[int]], list[float], float] | None: ...
     @property
     def dynfs_prune_margin(self) -> float | None: ...
+    @property
+    def dynfs_label_stop(self) -> tuple[list[int], float, list[float], int] | None: ...
+    def label_spreads(self, treebank: Treebank) -> list[float]: ...
+    @staticmethod
+    def label_tail_scales(order: list[int], spreads: list[float]) -> list[float]: ...
     def with_dynfs(
         self,
         groups: list[list[int]],
@@ -156,6 +161,7 @@ class GraphModel:
         threshold: float,
         prefix: GraphModel | None = None,
         prune_margin: float | None = None,
+        label_stop: tuple[list[int], float, list[float], int] | None = None,
     ) -> GraphModel: ...
     def run_dynfs(
         self,
@@ -168,6 +174,10 @@ class GraphModel:
         record: bool = False,
         threads: int = 1,
         prune_margin: float | None = None,
+        label_margin: float | None = None,
+        label_order: list[int] | None = None,
+        label_scale: list[float] | None = None,
+        label_every: int | None = None,
     ) -> tuple[Treebank, dict[str, Any], npt.NDArray[np.float32], npt.NDArray[np.uint8]]: ...
     def parse(self, treebank: Treebank, threads: int = 1, scores: bool = False) -> Treebank: ...
     def arc_scores(

@@ -55,8 +55,10 @@ class GraphParser(TrainableModel):
     fold parsers of both kinds and the lock/add policy by DAgger
     (``dagger_iterations``, default 2 × folds), and picks the policy and threshold with
     the fewest templates computed on ``dev`` within ``dynfs_tolerance`` UAS of the full
-    model (``dynfs_result_``). The policy is saved in the model file; :meth:`parse` uses
-    it unless ``dynfs=False``.
+    model (``dynfs_result_``); last, the labeler's prefix-margin stop, its margin the one
+    computing the fewest labeler templates within ``dynfs_tolerance`` LAS of the full
+    labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``). The policy and the
+    stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
@@ -215,7 +217,12 @@ class GraphParser(TrainableModel):
         """The prefix-trained model of the rounds, fold parsers and the policy. Second
         order: the rounds' model is first-order; a fold parser is a second-order model
         with a rounds' model of its own, both trained on the other folds."""
-        from .dynamic.he2013 import choose_prune_margin, fewer_rounds, train_policy
+        from .dynamic.he2013 import (
+            choose_label_stop,
+            choose_prune_margin,
+            fewer_rounds,
+            train_policy,
+        )
 
         say = report or (lambda _msg: None)
         groups, sib_groups = self._dynfs_groups()
@@ -276,6 +283,14 @@ class GraphParser(TrainableModel):
                 report=report,
             )
             r.threshold = self.model_.dynfs[2]
+        self.model_, r.label_margin, r.label_dev_las, r.label_cost = choose_label_stop(
+            self.model_,
+            train,
+            dev,
+            tolerance=self.dynfs_tolerance,
+            threads=threads,
+            report=report,
+        )
 
     @classmethod
     def _init_names(cls) -> list[str]:
@@ -304,6 +319,7 @@ class GraphParser(TrainableModel):
         dynfs: bool | None = None,
         threshold: float | None = None,
         prune_margin: float | None = None,
+        label_margin: float | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
@@ -311,7 +327,9 @@ class GraphParser(TrainableModel):
         what it computed) unless ``dynfs=False`` (the full model); ``threshold`` moves the
         lock/add boundary (higher: fewer locks, slower, more accurate; default the one
         chosen on dev); ``prune_margin`` the margin pruning of added words (lower: faster,
-        less accurate; ``inf``: none; default the model's, chosen on dev). Sentences
+        less accurate; ``inf``: none; default the model's, chosen on dev);
+        ``label_margin`` the labeler's prefix-margin stop (lower: fewer labeler templates,
+        faster, fewer right labels; ``inf``: the full labeler; default the model's). Sentences
         longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
         ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
         :class:`LongSentenceWarning`. Untagged input: see
@@ -330,9 +348,10 @@ class GraphParser(TrainableModel):
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")
         if not use:
-            if threshold is not None or prune_margin is not None:
+            if threshold is not None or prune_margin is not None or label_margin is not None:
                 raise ValueError(
-                    "threshold, prune_margin: a dynamic feature selection model's knobs"
+                    "threshold, prune_margin, label_margin: a dynamic feature selection "
+                    "model's knobs"
                 )
             return super().parse(
                 treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
@@ -347,8 +366,16 @@ class GraphParser(TrainableModel):
         check_columns(model, treebank, allow_missing_tags, tagger)
         if prune_margin is not None and not prune_margin >= 0:
             raise ValueError(f"prune_margin must be a number >= 0 (inf: none), got {prune_margin}")
+        if label_margin is not None and not label_margin >= 0:
+            raise ValueError(
+                f"label_margin must be a number >= 0 (inf: the full labeler), got {label_margin}"
+            )
         parsed, self.dynfs_stats_, _, _ = model.run_dynfs(
-            treebank, threshold=threshold, threads=threads, prune_margin=prune_margin
+            treebank,
+            threshold=threshold,
+            threads=threads,
+            prune_margin=prune_margin,
+            label_margin=label_margin,
         )
         return parsed
 

@@ -76,7 +76,7 @@ fn use_model(path: &Path, loaded: Loaded) {
     }
     let loaded = Loaded { tagger: None, ..loaded };
     let _ = match &loaded.model {
-        Model::Graph(_) | Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) => {
+        Model::Graph(_) | Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => {
             GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1))
         }
         Model::ArcEager(_) | Model::ArcEagerDynamic(_) => {

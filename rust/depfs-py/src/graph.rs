@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 use depfs_core::graph::dynfs::n_features;
+use depfs_core::graph::label_stop::{self, LabelStop};
 use depfs_core::graph::{
     Decider, DecoderKind, Dynfs, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch,
     Update,
@@ -195,13 +196,42 @@ impl PyGraphModel {
         self.inner.dynfs.as_ref().and_then(|d| d.prune_margin)
     }
 
+    /// The DynFS labeler's stop rule as (template order, margin), or None (the full
+    /// labeler; [`Dynfs::label`]).
+    #[getter]
+    fn dynfs_label_stop(&self) -> Option<(Vec<u32>, f32, Vec<f32>, u32)> {
+        let l = self.inner.dynfs.as_ref()?.label.as_ref()?;
+        Some((l.order.clone(), l.margin, l.scale.clone(), l.every))
+    }
+
+    /// [`label_stop::tail_scales`]: the stop rule's scale per position of `order`.
+    #[staticmethod]
+    fn label_tail_scales(order: Vec<u32>, spreads: Vec<f64>) -> PyResult<Vec<f32>> {
+        if order.iter().any(|&t| t as usize >= spreads.len()) {
+            return Err(pyo3::exceptions::PyValueError::new_err("order: a template index without a spread"));
+        }
+        Ok(label_stop::tail_scales(&order, &spreads))
+    }
+
+    /// Per labeler template, the mean spread of its rows over `treebank`'s gold arcs
+    /// ([`GraphModel::label_spreads`]: the DynFS labeler's order, descending).
+    fn label_spreads(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>) -> Vec<f64> {
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let m = &self.inner;
+        py.detach(|| m.label_spreads(&tb))
+    }
+
     /// A copy of this model with dynamic feature selection `groups` (arc template
     /// indices, a partition of the arc set), policy `weights` and `threshold`.
     /// With `prefix`, a model trained with `prefix_groups` on the same arc templates,
     /// whose arc weights the rounds score with; without, the rounds keep this model's
     /// own rounds' weights (a DynFS model given another policy or groups), if any.
-    /// `prune_margin`: see [`Dynfs::prune_margin`] (None: no margin pruning).
-    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None))]
+    /// `prune_margin`: see [`Dynfs::prune_margin`] (None: no margin pruning);
+    /// `label_stop`: (labeler template order, margin), see [`Dynfs::label`] (None: the
+    /// full labeler).
+    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None))]
+    #[allow(clippy::too_many_arguments)]
     fn with_dynfs(
         &self,
         py: Python<'_>,
@@ -210,6 +240,7 @@ impl PyGraphModel {
         threshold: f32,
         prefix: Option<PyRef<'_, PyGraphModel>>,
         prune_margin: Option<f32>,
+        label_stop: Option<(Vec<u32>, f32, Vec<f32>, u32)>,
     ) -> PyResult<PyGraphModel> {
         let arc_w = match prefix {
             // The model's own rounds' weights, if it has any (a new policy or groups for it).
@@ -224,7 +255,8 @@ impl PyGraphModel {
                 .py_err(py)
             }
         };
-        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin };
+        let label = label_stop.map(|(order, margin, scale, every)| LabelStop { order, margin, scale, every });
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label };
         self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
@@ -237,8 +269,11 @@ impl PyGraphModel {
     /// treebank, a dict of statistics and, with `record`, every decision's policy
     /// features (float32, one row per decision) and the expert's action (uint8, 1 =
     /// lock) on sentences with a complete gold tree.
-    /// `prune_margin` overrides the model's own ([`Dynfs::prune_margin`]; inf: none).
-    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None))]
+    /// `prune_margin` overrides the model's own ([`Dynfs::prune_margin`]; inf: none);
+    /// so do `label_margin` (inf: the full labeler), `label_order` (the model's own
+    /// order, else the labeler's file order), `label_scale` (else all 1) and `label_every`
+    /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]).
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
         &self,
@@ -251,6 +286,10 @@ impl PyGraphModel {
         record: bool,
         threads: usize,
         prune_margin: Option<f32>,
+        label_margin: Option<f32>,
+        label_order: Option<Vec<u32>>,
+        label_scale: Option<Vec<f32>>,
+        label_every: Option<u32>,
     ) -> PyResult<(PyTreebank, Bound<'py, PyDict>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<u8>>)> {
         let own = self.inner.dynfs.as_ref();
         let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
@@ -271,8 +310,23 @@ impl PyGraphModel {
             Some(p) => Some(p),
             None => own.and_then(|d| d.prune_margin),
         };
-        let spec =
-            Dynfs { groups, weights, threshold, arc_w: own.and_then(|d| d.arc_w.clone()), prune_margin };
+        let own_label = own.and_then(|d| d.label.as_ref());
+        let n_lab = self.inner.templates.lab.len();
+        let label = match label_margin.or(own_label.map(|l| l.margin)) {
+            Some(margin) if margin != f32::INFINITY => Some(LabelStop {
+                order: label_order
+                    .or_else(|| own_label.map(|l| l.order.clone()))
+                    .unwrap_or_else(|| (0..n_lab as u32).collect()),
+                margin,
+                scale: label_scale
+                    .or_else(|| own_label.map(|l| l.scale.clone()))
+                    .unwrap_or_else(|| vec![1.0; n_lab]),
+                every: label_every.or(own_label.map(|l| l.every)).unwrap_or(1),
+            }),
+            _ => None,
+        };
+        let arc_w = own.and_then(|d| d.arc_w.clone());
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label };
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
         let m = &self.inner;
@@ -301,6 +355,8 @@ impl PyGraphModel {
             ("early", st.early),
             ("sib_evaluated", st.sib_evaluated),
             ("sib_full", st.sib_full),
+            ("lab_evaluated", st.lab_evaluated),
+            ("lab_full", st.lab_full),
         ] {
             d.set_item(key, v)?;
         }
@@ -309,6 +365,8 @@ impl PyGraphModel {
         d.set_item("cost", share(st.evaluated + st.sib_evaluated, st.full + st.sib_full))?;
         d.set_item("arc_cost", share(st.evaluated, st.full))?;
         d.set_item("sib_cost", share(st.sib_evaluated, st.sib_full))?;
+        // The labeler's share of its templates (not in `cost`, which is the arc scorer's).
+        d.set_item("lab_cost", share(st.lab_evaluated, st.lab_full))?;
         let width = n_features(k);
         let n = run.labels.len();
         let rows = numpy::ndarray::Array2::from_shape_vec((n, width), run.rows)

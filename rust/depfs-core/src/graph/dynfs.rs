@@ -36,6 +36,7 @@
 //! parts are never scored). Without `arc_w`, every round uses the model's own table.
 
 use super::chain::OpenSentence;
+use super::label_stop::LabelStop;
 use super::score::{self, Split};
 use super::{gold_heads, DecoderKind, GraphModel, Prepared, Scratch, SentenceParse};
 use crate::util::map_chunks;
@@ -78,6 +79,10 @@ pub struct Dynfs {
     /// Stored in its own model-file variant (files without it keep the old one).
     #[serde(skip)]
     pub prune_margin: Option<f32>,
+    /// The labeler's prefix-margin stop ([`super::label_stop`]; not in He et al.). None:
+    /// the full labeler. Stored in its own model-file variant, as the prune margin.
+    #[serde(skip)]
+    pub label: Option<LabelStop>,
 }
 
 impl Dynfs {
@@ -184,6 +189,10 @@ pub struct DynStats {
     /// length dictionary leaves, and what the full model evaluates on those parts.
     pub sib_evaluated: u64,
     pub sib_full: u64,
+    /// Labeler templates evaluated (one per template added per word), and what the full
+    /// labeler evaluates (words × templates).
+    pub lab_evaluated: u64,
+    pub lab_full: u64,
 }
 
 impl DynStats {
@@ -200,6 +209,8 @@ impl DynStats {
         self.early += o.early;
         self.sib_evaluated += o.sib_evaluated;
         self.sib_full += o.sib_full;
+        self.lab_evaluated += o.lab_evaluated;
+        self.lab_full += o.lab_full;
     }
 }
 
@@ -344,6 +355,9 @@ impl GraphModel {
     /// read in both tables).
     pub fn check_dynfs(&self, spec: &Dynfs) -> Result<()> {
         spec.check(self.arc.len(), self.sib.len())?;
+        if let Some(l) = &spec.label {
+            l.check(self.lab.len())?;
+        }
         if let Some(w) = &spec.arc_w {
             if (0..self.arc.len()).any(|t| w.rows(t) != self.arc_w.rows(t)) {
                 return Err(Error::InvalidArgument(
@@ -386,7 +400,10 @@ impl GraphModel {
             let prep = self.prepare(t);
             let parts = map_chunks(threads, t.len(), BATCH, DynScratch::default, |sc, ss| {
                 let ss: Vec<usize> = ss.collect();
-                self.dynfs_batch(arc_w, switch, t, &prep, &ss, &groups, &splits, decider, prune, record, sc)
+                let label = spec.label.as_ref();
+                self.dynfs_batch(
+                    arc_w, switch, t, &prep, &ss, &groups, &splits, decider, prune, label, record, sc,
+                )
             })?;
             let mut parses = Vec::with_capacity(parts.len());
             for p in parts {
@@ -417,6 +434,7 @@ impl GraphModel {
         splits: &[Split],
         decider: Decider<'_>,
         prune: Option<f64>,
+        label: Option<&LabelStop>,
         record: bool,
         sc: &mut DynScratch,
     ) -> Vec<Result<(SentenceParse, DynStats, Vec<f32>, Vec<u8>)>> {
@@ -623,8 +641,14 @@ impl GraphModel {
                     return Err(e);
                 }
                 let heads = std::mem::take(&mut sc.sents[i].heads);
-                let labels = self.label(tb, prep, s, &heads, &mut sc.base);
+                let n_lab = (heads.len().saturating_sub(1) * self.lab.len()) as u64;
+                let (labels, used) = match label {
+                    Some(stop) => self.label_stopped(tb, prep, s, &heads, stop, &mut sc.base),
+                    None => (self.label(tb, prep, s, &heads, &mut sc.base), n_lab),
+                };
                 let d = &mut sc.sents[i];
+                d.stats.lab_evaluated = used;
+                d.stats.lab_full = n_lab;
                 Ok((
                     SentenceParse { heads, labels, margins: Vec::new() },
                     d.stats,

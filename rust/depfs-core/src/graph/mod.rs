@@ -20,6 +20,7 @@
 
 pub mod chain;
 pub mod dynfs;
+pub mod label_stop;
 pub mod lengthdict;
 pub mod score;
 pub mod stored;
@@ -908,6 +909,7 @@ impl GraphTrainer {
             threshold: 0.0,
             arc_w: None,
             prune_margin: None,
+            label: None,
         }
         .check(self.model.arc.len(), 0)?;
         self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());

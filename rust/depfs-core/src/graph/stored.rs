@@ -65,6 +65,15 @@ pub struct GraphDynfsPrunedFile {
     prune_margin: f32,
 }
 
+/// [`GraphDynfsFile`] with the labeler's stop rule ([`super::Dynfs::label`]) and the
+/// prune margin, if any.
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsLabeledFile {
+    dynfs: GraphDynfsFile,
+    prune_margin: Option<f32>,
+    label: super::label_stop::LabelStop,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -105,9 +114,16 @@ impl GraphModel {
                     dynfs: d.clone(),
                     arc_w: d.arc_w.as_deref().map(WeightsFile::of),
                 };
-                match d.prune_margin {
-                    None => container::Model::GraphDynfs(Box::new(f)),
-                    Some(p) => container::Model::GraphDynfsPruned(Box::new(GraphDynfsPrunedFile {
+                match (&d.label, d.prune_margin) {
+                    (Some(label), prune_margin) => {
+                        container::Model::GraphDynfsLabeled(Box::new(GraphDynfsLabeledFile {
+                            dynfs: f,
+                            prune_margin,
+                            label: label.clone(),
+                        }))
+                    }
+                    (None, None) => container::Model::GraphDynfs(Box::new(f)),
+                    (None, Some(p)) => container::Model::GraphDynfsPruned(Box::new(GraphDynfsPrunedFile {
                         dynfs: f,
                         prune_margin: p,
                     })),
@@ -133,6 +149,11 @@ impl GraphModel {
             container::Model::GraphDynfsPruned(p) => {
                 let d = p.dynfs;
                 (d.graph, Some(super::Dynfs { prune_margin: Some(p.prune_margin), ..d.dynfs }), d.arc_w)
+            }
+            container::Model::GraphDynfsLabeled(l) => {
+                let d = l.dynfs;
+                let spec = super::Dynfs { prune_margin: l.prune_margin, label: Some(l.label), ..d.dynfs };
+                (d.graph, Some(spec), d.arc_w)
             }
             other => return Err(container::wrong_kind(path, &other, KIND)),
         };

@@ -1,5 +1,6 @@
 use super::*;
 use crate::WordStrs;
+use label_stop::LabelStop;
 use score::Split;
 
 /// A toy language: "DET ADJ* NOUN VERB DET NOUN ADV?" with fixed attachments, so a
@@ -515,6 +516,7 @@ fn spec_of(groups: Vec<Vec<u32>>, threshold: f32) -> Dynfs {
         threshold,
         arc_w: None,
         prune_margin: None,
+        label: None,
     }
 }
 
@@ -606,6 +608,7 @@ fn dynfs_specs_and_models_are_checked_and_round_trip() {
         threshold: 0.0,
         arc_w: None,
         prune_margin: None,
+        label: None,
     };
     assert!(
         bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4, 0).is_err(),
@@ -757,6 +760,7 @@ fn second_order_specs_are_checked() {
         threshold: 0.0,
         arc_w: None,
         prune_margin: None,
+        label: None,
     };
     let err = |g: Vec<Vec<u32>>| model.check_dynfs(&with(g)).unwrap_err().to_string();
     assert!(err(vec![vec![0, 1, 2, 3]]).contains("sibling template 0 is in no group"));
@@ -847,4 +851,118 @@ fn second_order_rounds_switch_to_the_models_own_arc_sums_before_the_sibling_roun
         differ |= got != &full.words.head[start..start + heads.len() - 1];
     }
     assert!(differ, "the rounds' weights give other trees than the full model");
+}
+
+/// The toy model with a labeler of five templates and random label weights (8-bit, a
+/// scale per template), so that leads vary from word to word and template to template.
+fn label_model(seed: u64) -> (Treebank, GraphModel) {
+    let tb = toy(20, 12);
+    let mut templates = small_templates();
+    let lab = "upos(h) & upos(m) & dir\nform(m)\nform(h)\nupos(m) & dist\nform(h) & upos(m)";
+    templates.lab = TemplateSet::parse(lab, Family::Arc, 3).unwrap();
+    let m = train(&tb, templates, GraphConfig { epochs: 1, ..Default::default() }, |_, _| {}).unwrap();
+    let width = m.labels.len();
+    let mut w = Weights::uniform(m.lab.len(), 5, width).unwrap();
+    let mut rng = Rng::new(seed);
+    for t in 0..m.lab.len() {
+        for r in 0..32u64 {
+            for k in 0..width {
+                w.update(t, r, k, (rng.next_u64() % 1000) as f32 / 100.0 - 5.0);
+            }
+        }
+    }
+    let lab_w = QuantizedWeights::quantize(&w);
+    (tb.clone(), m.with_weights(m.arc_w.clone(), m.sib_w.clone(), lab_w))
+}
+
+/// Algorithm 1 of Strubell et al. on one word's label, written plainly: templates in
+/// `stop.order`, each one's rows added (`add_row`), the lead (best minus second, by a
+/// sort) checked after every `every`-th; the label (first best) and templates added.
+fn reference_label(model: &GraphModel, sent: &ArcSent, h: usize, m: usize, stop: &LabelStop) -> (u32, u64) {
+    let mut scores = vec![0f32; model.lab_w.width()];
+    for (j, &t) in stop.order.iter().enumerate() {
+        let t = t as usize;
+        model.lab.for_each(sent, t, h, m, Second::default(), |f| model.lab_w.add_row(t, f, &mut scores));
+        let mut sorted = scores.clone();
+        sorted.sort_by(|a, b| b.total_cmp(a));
+        let lead = if sorted.len() > 1 { sorted[0] - sorted[1] } else { f32::INFINITY };
+        if (j + 1) % stop.every as usize == 0 && lead > stop.margin * stop.scale[j] {
+            return (score::argmax(&scores) as u32, j as u64 + 1);
+        }
+    }
+    (score::argmax(&scores) as u32, stop.order.len() as u64)
+}
+
+#[test]
+fn the_labeler_stops_at_the_first_checked_template_whose_lead_exceeds_the_margin() {
+    let (tb, model) = label_model(3);
+    let prep = model.prepare(&tb);
+    let (mut sc, mut sent) = (Scratch::default(), ArcSent::default());
+    let (mut stopped_early, mut words) = (0u64, 0u64);
+    for every in [1, 2] {
+        for margin in [0.0, 3.0, 8.0, 1e30] {
+            let stop =
+                LabelStop { order: vec![3, 0, 4, 1, 2], margin, scale: vec![1.0, 0.8, 0.5, 0.3, 0.0], every };
+            stop.check(model.lab.len()).unwrap();
+            for s in 0..tb.len() {
+                let heads = gold_heads(&tb, s).unwrap();
+                let (labels, used) = model.label_stopped(&tb, &prep, s, &heads, &stop, &mut sc);
+                model.lab.prepare(&prep.lab, &tb, s, &mut sent);
+                let mut want_used = 0;
+                for m in 1..heads.len() {
+                    let (label, n) = reference_label(&model, &sent, heads[m] as usize, m, &stop);
+                    assert_eq!(labels[m], label, "sentence {s} word {m}, margin {margin}, every {every}");
+                    want_used += n;
+                    stopped_early += u64::from(n < 5);
+                    words += 1;
+                }
+                assert_eq!(used, want_used, "sentence {s}, margin {margin}, every {every}");
+            }
+        }
+    }
+    // The margins above cover words that stop early and words that take every template.
+    assert!(stopped_early > 0 && stopped_early < words, "{stopped_early} of {words}");
+}
+
+#[test]
+fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_templates() {
+    let (tb, mut model) = label_model(4);
+    let full = model.parse(&tb, 1).unwrap();
+    let mut sp = spec_of(vec![vec![0, 1, 2, 3]], 0.0);
+    let order = vec![4, 3, 2, 1, 0];
+    for (margin, every) in [(f32::INFINITY, 1), (1e30, 1), (1e30, 3)] {
+        sp.label = Some(LabelStop { order: order.clone(), margin, scale: vec![1.0; 5], every });
+        let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+        // One group: the full model's arcs; every template of the labeler, in another
+        // order (the same sums but for rounding: the toy's labels agree).
+        assert_eq!(run.parsed.words.head, full.words.head);
+        assert_eq!(run.parsed.words.deprel, full.words.deprel, "margin {margin}");
+        assert_eq!(run.stats.lab_full, tb.words.head.len() as u64 * 5);
+        assert_eq!(run.stats.lab_evaluated, run.stats.lab_full);
+    }
+    // A finite margin saves templates; the counts follow.
+    sp.label = Some(LabelStop { order: order.clone(), margin: 2.0, scale: vec![1.0; 5], every: 1 });
+    let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    assert!(run.stats.lab_evaluated < run.stats.lab_full, "{:?}", run.stats);
+    // A stop that does not fit the labeler is refused, in a spec and in a model file.
+    let bad = LabelStop { order: vec![0, 1, 2], margin: 2.0, scale: vec![1.0; 3], every: 1 };
+    sp.label = Some(bad);
+    assert!(model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).is_err());
+    sp.label = Some(LabelStop { order, margin: 2.0, scale: vec![1.0, 0.5, 0.5, 0.25, 0.0], every: 2 });
+    model.dynfs = Some(sp.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("labeled.depfs");
+    model.save(&path).unwrap();
+    let back = GraphModel::load(&path).unwrap();
+    assert_eq!(back.dynfs, Some(sp.clone()));
+    // Without a stop rule the file is the variant older builds write.
+    let mut plain = model.clone();
+    plain.dynfs.as_mut().unwrap().label = None;
+    let old = dir.path().join("plain.depfs");
+    plain.save(&old).unwrap();
+    assert!(matches!(
+        crate::io::model::load_model(&old).unwrap().model,
+        crate::io::model::Model::GraphDynfs(_)
+    ));
+    assert_eq!(GraphModel::load(&old).unwrap().dynfs.unwrap().label, None);
 }

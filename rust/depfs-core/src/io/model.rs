@@ -53,6 +53,9 @@ pub enum Model {
     /// A tagger with the case rule the earlier variants lack (line-local hashing, with or
     /// without a backward pass).
     TaggerCased(crate::tagger::StoredTaggerCased),
+    /// A graph parser with dynamic feature selection and a labeler stop rule (and, if
+    /// any, a prune margin); a model without the stop rule is written as before.
+    GraphDynfsLabeled(Box<crate::graph::stored::GraphDynfsLabeledFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -81,7 +84,7 @@ impl Model {
             Model::ArcEagerDynamic(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
-            Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) => "graph",
+            Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => "graph",
             Model::TaggerLines(_) | Model::TaggerBidi(_) | Model::TaggerCased(_) => "tagger",
         }
     }
@@ -255,6 +258,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
         Model::Graph(_)
             | Model::GraphDynfs(_)
             | Model::GraphDynfsPruned(_)
+            | Model::GraphDynfsLabeled(_)
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
     ) {
