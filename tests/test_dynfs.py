@@ -315,7 +315,8 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         "full": [str(tmp_path / "d.depfs"), "--no-dynfs"],
         "plain": [str(tmp_path / "p.depfs")],
         "dyn": [str(tmp_path / "d.depfs")],
-        "never": [str(tmp_path / "d.depfs"), "--policy-threshold", "1e6", "--prune-margin", "inf"],
+        "never": [str(tmp_path / "d.depfs")]
+        + ["--policy-threshold", "1e6", "--prune-margin", "inf", "--label-margin", "inf"],
     }.items():
         out = tmp_path / f"{name}.conllu"
         res = run(main, ["parse", *args, str(dev), "-o", str(out), "--threads", "1"])

@@ -522,6 +522,7 @@ def train(
             click.echo(
                 f"dynfs: policy of DAgger iteration {r.iteration}, threshold {r.threshold:g}"
                 + (f", prune margin {r.prune_margin:g}" if r.prune_margin is not None else "")
+                + (f", label margin {r.label_margin:g}" if r.label_margin is not None else "")
                 + ": "
                 f"dev UAS {r.dev_uas:.2f} (full model {r.full_dev_uas:.2f}) at "
                 f"{r.dev_cost:.1f}% of the templates; expert {r.expert_dev_uas:.2f} at "
@@ -624,6 +625,14 @@ def train(
     "below its best (lower: faster, less accurate; 'inf': none) [default: the model's].",
 )
 @click.option(
+    "--label-margin",
+    type=float,
+    default=None,
+    help="A graph model trained with --dynfs: keep a word's label once the best leads by "
+    "this margin (lower: faster, fewer right labels; 'inf': the full labeler) [default: "
+    "the model's].",
+)
+@click.option(
     "--tagger",
     "tagger_path",
     type=click.Path(dir_okay=False),
@@ -649,6 +658,7 @@ def parse(
     no_dynfs: bool,
     policy_threshold: float | None,
     prune_margin: float | None,
+    label_margin: float | None,
     tagger_path: str | None,
     input_format: str | None,
     tokenizer: str | None,
@@ -684,26 +694,33 @@ def parse(
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
     knobs: dict[str, Any] = {"margin": margin}
     has_dynfs = getattr(getattr(_model(model), "model_", None), "dynfs", None) is not None
-    if no_dynfs or policy_threshold is not None or prune_margin is not None:
+    dyn_knobs = {
+        "--policy-threshold": policy_threshold,
+        "--prune-margin": prune_margin,
+        "--label-margin": label_margin,
+    }
+    given = [flag for flag, v in dyn_knobs.items() if v is not None]
+    if no_dynfs or given:
         if not has_dynfs:
-            flag = (
-                "--no-dynfs"
-                if no_dynfs
-                else "--policy-threshold"
-                if policy_threshold is not None
-                else "--prune-margin"
-            )
+            flag = "--no-dynfs" if no_dynfs else given[0]
             raise click.UsageError(f"{flag}: {model} was not trained with --dynfs")
-        if no_dynfs and (policy_threshold is not None or prune_margin is not None):
+        if no_dynfs and given:
             raise click.UsageError(
-                "--policy-threshold and --prune-margin are the dynamic model's knobs "
-                "(not --no-dynfs)"
+                "--policy-threshold, --prune-margin and --label-margin are the dynamic "
+                "model's knobs (not --no-dynfs)"
             )
         if policy_threshold is not None and not math.isfinite(policy_threshold):
             raise click.UsageError(f"--policy-threshold {policy_threshold}: a finite number")
         if prune_margin is not None and not prune_margin >= 0:
             raise click.UsageError(f"--prune-margin {prune_margin}: a number >= 0, or inf")
-        knobs.update(dynfs=not no_dynfs, threshold=policy_threshold, prune_margin=prune_margin)
+        if label_margin is not None and not label_margin >= 0:
+            raise click.UsageError(f"--label-margin {label_margin}: a number >= 0, or inf")
+        knobs.update(
+            dynfs=not no_dynfs,
+            threshold=policy_threshold,
+            prune_margin=prune_margin,
+            label_margin=label_margin,
+        )
     if scores and has_dynfs and not no_dynfs:
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
     if workers is not None and scheduler != "local":
@@ -1183,6 +1200,8 @@ def info_command(model: str, as_json: bool) -> None:
         sib = f", sibling groups of {', '.join(map(str, sib))}" if sib else ""
         prune = dy.get("prune_margin")
         prune = f", prune margin {prune:g}" if prune is not None else ""
+        if dy.get("label_margin") is not None:
+            prune += f", label margin {dy['label_margin']:g}"
         click.echo(
             f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}{sib}; policy "
             f"threshold {dy['threshold']:g}{prune}{dev} (depfs parse --policy-threshold, "

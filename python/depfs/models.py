@@ -73,16 +73,22 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         "margin_presets": getattr(m, "margin_presets", None),
         # A DynFS model's groups and policy threshold (He et al. 2013).
         "dynfs": _dynfs_info(
-            getattr(m, "dynfs", None), len(m.arc_templates), getattr(m, "dynfs_prune_margin", None)
+            getattr(m, "dynfs", None),
+            len(m.arc_templates),
+            getattr(m, "dynfs_prune_margin", None),
+            getattr(m, "dynfs_label_stop", None),
         )
         if kind == "graph"
         else None,
     }
 
 
-def _dynfs_info(d: Any, n_arc: int, prune_margin: float | None = None) -> dict[str, Any] | None:
+def _dynfs_info(
+    d: Any, n_arc: int, prune_margin: float | None = None, label_stop: Any = None
+) -> dict[str, Any] | None:
     """Group sizes: first-order groups, then (second order) sibling groups, whose
-    template indices follow the arc templates'."""
+    template indices follow the arc templates'; the prune margin and the labeler's stop
+    margin (None: none)."""
     if d is None:
         return None
     groups, _, threshold = d
@@ -91,6 +97,7 @@ def _dynfs_info(d: Any, n_arc: int, prune_margin: float | None = None) -> dict[s
         "sibling_groups": [len(g) for g in groups if g[0] >= n_arc],
         "threshold": threshold,
         "prune_margin": prune_margin,
+        "label_margin": None if label_stop is None else label_stop[1],
     }
 
 

@@ -230,6 +230,7 @@ def parse_stream(
     dynfs: bool | None = None,
     threshold: float | None = None,
     prune_margin: float | None = None,
+    label_margin: float | None = None,
     source: str = "<stdin>",
     tagger: Any = None,
     input_format: str = "conllu",
@@ -278,6 +279,8 @@ def parse_stream(
                         kw["threshold"] = threshold
                     if prune_margin is not None:
                         kw["prune_margin"] = prune_margin
+                    if label_margin is not None:
+                        kw["label_margin"] = label_margin
                     if own is not None:
                         kw["tag"] = False  # decided above, once per input
                     parsed = model.parse(
@@ -323,6 +326,7 @@ def parse_file(
     dynfs: bool | None = None,
     threshold: float | None = None,
     prune_margin: float | None = None,
+    label_margin: float | None = None,
     out: BinaryIO | None = None,
     tagger_path: str | None = None,
     tag_only: bool = False,
@@ -371,6 +375,7 @@ def parse_file(
             dynfs=dynfs,
             threshold=threshold,
             prune_margin=prune_margin,
+            label_margin=label_margin,
             source=input_path,
             tagger=tagger,
             input_format=fmt,
@@ -432,6 +437,7 @@ def parse_chunk(
     dynfs: bool | None = None,
     threshold: float | None = None,
     prune_margin: float | None = None,
+    label_margin: float | None = None,
     tagger_path: str | None = None,
 ) -> tuple[Parsed, bytes]:
     """Parses one chunk of a CoNLL-U file (:func:`conllu_chunks`) on one thread: what
@@ -450,6 +456,7 @@ def parse_chunk(
         dynfs=dynfs,
         threshold=threshold,
         prune_margin=prune_margin,
+        label_margin=label_margin,
         source=input_path,
     )
     if chunk.index == 0:
@@ -559,6 +566,7 @@ def parse_files(
     dynfs: bool | None = None,
     threshold: float | None = None,
     prune_margin: float | None = None,
+    label_margin: float | None = None,
     on_done: Callable[[Parsed], None] | None = None,
     on_words: Callable[[int], None] | None = None,
     tagger_path: str | None = None,
@@ -579,6 +587,7 @@ def parse_files(
         dynfs=dynfs,
         threshold=threshold,
         prune_margin=prune_margin,
+        label_margin=label_margin,
         tagger_path=tagger_path,
     )
     size = max(chunk_sentences, batch_size, CHECK_SENTENCES)
