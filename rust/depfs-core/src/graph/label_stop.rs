@@ -140,8 +140,12 @@ impl<W: WeightTable> GraphModel<W> {
             starts.push(0);
             let scores = &mut sc.label_scores[..];
             scores[..width].fill(0.0);
-            for j in 0..n_t {
-                while starts.len() <= (j + 1 + AHEAD).min(n_t) {
+            // Templates are added `every` at a time (one sum of their rows), the lead
+            // checked after each piece but the last (no template is left to save).
+            let mut j = 0;
+            while j < n_t {
+                let end = (j + every).min(n_t);
+                while starts.len() <= (end + AHEAD).min(n_t) {
                     let t = stop.order[starts.len() - 1] as usize;
                     let first = rows.len();
                     self.lab.for_each(&sc.lab, t, h as usize, m, Second::default(), |f| {
@@ -150,11 +154,12 @@ impl<W: WeightTable> GraphModel<W> {
                     starts.push(rows.len());
                     w.prefetch_rows(&rows[first..]);
                 }
-                w.add_located_rows(&rows[starts[j]..starts[j + 1]], &mut scores[..width]);
-                used += 1;
-                if (j + 1) % every == 0 && settled(scores, stop.margin * stop.scale[j]) {
+                w.add_located_rows(&rows[starts[j]..starts[end]], &mut scores[..width]);
+                used += (end - j) as u64;
+                if end < n_t && settled(scores, stop.margin * stop.scale[end - 1]) {
                     break;
                 }
+                j = end;
             }
             out[m] = super::score::argmax(&sc.label_scores[..width]) as u32;
         }
