@@ -107,6 +107,7 @@ def main() -> None:
     margin = model.dynfs_prune_margin
     label = model.dynfs_label_stop
     label_margin = None if label is None else label[1]
+    label_gain = None
     n_arc = len(model.arc_templates)
     groups = [g for g in all_groups if g[0] < n_arc]
     sib_groups = [g for g in all_groups if g[0] >= n_arc]
@@ -193,6 +194,10 @@ def main() -> None:
                 "label",
                 label_margin=lm,
             )
+        # The stop's own gain, paired directly (the two parses differ in the labeler only).
+        _, gain, _ = timed(dyn(), test, args.reps, dyn(label_margin=float("inf")))
+        print(f"  the labeler's stop against the full labeler, paired: {gain:.3f}x")
+        label_gain = gain
     for path in args.also:
         other = depfs.load(path).model_
         add(f"{Path(path).name} (its own policy)", lambda tb, m=other: m.run_dynfs(tb)[:2], "also")
@@ -213,6 +218,7 @@ def main() -> None:
         "threshold": threshold,
         "prune_margin": margin,
         "label_margin": label_margin,
+        "label_stop_gain": label_gain,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),

@@ -299,7 +299,8 @@ def choose_label_stop(
         if las >= full_las - tolerance and cost < best[0]:
             best = (cost, las, margin)
         say(
-            f"label margin {margin:g}: dev LAS {las:.2f} (full labeler {full_las:.2f}), {cost:.1f}%"
+            f"label margin {margin:g}: dev LAS {las:.2f} (full labeler {full_las:.2f}) at "
+            f"{cost:.1f}%"
         )
     cost, las, margin = best
     stop = None if margin is None else (order, margin, scale, every)
