@@ -29,11 +29,13 @@
 //!
 //! Two weight tables, as the paper keeps a model per parser: the rounds score with a
 //! prefix-trained model ([`Dynfs::arc_w`]; the full model's partial sums are poor
-//! parsers), and each feature of those groups is read in the full model's table too, so
-//! the projective last round (second order: the first sibling round) continues from the
-//! full model's sums. A policy that never locks thus gives the full model's parse (in
-//! second order exactly when no word starts with one head left: a locked word's sibling
-//! parts are never scored). Without `arc_w`, every round uses the model's own table.
+//! parsers), and the projective last round scores with the full model's: on the arcs it
+//! scores, the earlier groups again under those weights, then the last group (second
+//! order: each feature of the first-order groups is read in the full model's table too,
+//! and the first sibling round continues from those sums). A policy that never locks
+//! thus gives the full model's parse (in second order exactly when no word starts with
+//! one head left: a locked word's sibling parts are never scored). Without `arc_w`,
+//! every round uses the model's own table.
 
 use super::chain::OpenSentence;
 use super::label_stop::LabelStop;
@@ -228,8 +230,8 @@ pub struct DynRun {
 struct DynSent {
     /// Score of each arc before the last group added to it.
     prev: Vec<f64>,
-    /// With a prefix-trained model for the rounds: the full model's sums of the groups
-    /// added so far (the last round continues from them).
+    /// With a prefix-trained model for the rounds of a second-order model: the full
+    /// model's sums of the groups added so far (the sibling rounds continue from them).
     full: Vec<f64>,
     heads: Vec<i32>,
     locked: Vec<bool>,
@@ -439,6 +441,13 @@ impl GraphModel {
         sc: &mut DynScratch,
     ) -> Vec<Result<(SentenceParse, DynStats, Vec<f32>, Vec<u8>)>> {
         let (k, k1) = (groups.len(), splits.len());
+        // The full model's sums are kept beside the rounds' only for a second-order model
+        // (its sibling rounds switch to them); a first-order model's projective last round
+        // recomputes the earlier groups under the full weights on the arcs it scores —
+        // the same sums, group by group, but read in the second table only for the arcs
+        // still open then, not for every arc of round 1 (a third of them after locks and
+        // pruning).
+        let keep_full = switch && k > k1;
         let total: u64 = groups[..k1].iter().map(|g| g.len() as u64).sum();
         let total_sib: u64 = groups[k1..].iter().map(|g| g.len() as u64).sum();
         sc.base.prepare_batch(ss.len());
@@ -455,7 +464,7 @@ impl GraphModel {
             d.prev.clear();
             d.prev.resize(n1 * n1, 0.0);
             d.full.clear();
-            d.full.resize(if switch { n1 * n1 } else { 0 }, 0.0);
+            d.full.resize(if keep_full { n1 * n1 } else { 0 }, 0.0);
             d.locked.clear();
             d.locked.resize(n1, false);
             d.gold = gold_heads(tb, s);
@@ -466,7 +475,7 @@ impl GraphModel {
         }
         self.score_round(
             arc_w,
-            switch,
+            keep_full,
             &mut sc.base.batch[..ss.len()],
             &mut sc.sents[..ss.len()],
             &splits[0],
@@ -488,7 +497,7 @@ impl GraphModel {
                     d.full.iter_mut().for_each(|v| *v = 0.0);
                     self.score_round(
                         arc_w,
-                        switch,
+                        keep_full,
                         std::slice::from_mut(o),
                         std::slice::from_mut(d),
                         &splits[0],
@@ -571,16 +580,28 @@ impl GraphModel {
             let last = next == k1 - 1;
             if last && switch && k == k1 {
                 // The projective round is the full model's (He et al. keep a model per
-                // parser): its sums of the earlier groups, kept while they were scored,
-                // then the last group with its weights, on the arcs still open.
+                // parser): on the arcs still open, the earlier groups again under its
+                // weights (group by group, as the full model's sums were once kept: the
+                // same sums; not counted as computed, the features being those of the
+                // rounds before), then the last group.
                 for (o, d) in sc.base.batch[..ss.len()].iter_mut().zip(&sc.sents[..ss.len()]) {
                     if d.running {
                         for (i, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
                             if t && op {
-                                o.scores[i] = d.full[i];
+                                o.scores[i] = 0.0;
                             }
                         }
                     }
+                }
+                for split in &splits[..next] {
+                    self.score_round(
+                        &self.arc_w,
+                        false,
+                        &mut sc.base.batch[..ss.len()],
+                        &mut sc.sents[..ss.len()],
+                        split,
+                        0,
+                    );
                 }
                 self.score_round(
                     &self.arc_w,
@@ -593,7 +614,7 @@ impl GraphModel {
             } else {
                 self.score_round(
                     arc_w,
-                    switch,
+                    keep_full,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
                     &splits[next],
@@ -750,7 +771,8 @@ impl GraphModel {
     /// Adds one group to the arcs each running sentence marked in `todo`, all
     /// sentences in one scoring call. O(a · |group|) for a arcs.
     /// With `dual`, the same features' scores under the model's own weights go to
-    /// each sentence's `full` sums (no recomputation when the last round switches).
+    /// each sentence's `full` sums (second order: the sibling rounds switch to them).
+    /// `group_len` 0: a recomputation, not counted as computed.
     #[allow(clippy::too_many_arguments)]
     fn score_round(
         &self,
