@@ -966,3 +966,22 @@ fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_te
     ));
     assert_eq!(GraphModel::load(&old).unwrap().dynfs.unwrap().label, None);
 }
+
+#[test]
+fn first_order_last_round_rescores_the_earlier_groups_under_the_models_own_weights() {
+    // The rounds (groups 1 and 2) score with other weights; the projective last round
+    // recomputes them under the model's own on the arcs still open, so a policy that
+    // never locks gives the full parse, and the cost counts each group once per arc.
+    let (tb, model) = noisy_model(31);
+    let full = model.parse(&tb, 1).unwrap();
+    let rounds = QuantizedWeights::quantize(&random_weights(&model.arc, 6, 91));
+    let mut sp = spec(1.0);
+    sp.arc_w = Some(std::sync::Arc::new(rounds.clone()));
+    let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    assert_eq!(run.parsed.words.head, full.words.head);
+    assert_eq!(run.stats.locks, 0);
+    assert_eq!(run.stats.evaluated, run.stats.full, "every arc gets every group, counted once");
+    // The rounds' weights alone (every group, no switch) parse otherwise.
+    let other = model.with_weights(rounds, model.sib_w.clone(), model.lab_w.clone());
+    assert_ne!(other.parse(&tb, 1).unwrap().words.head, full.words.head);
+}
