@@ -8,7 +8,7 @@
 //! labeler (no second table): the order puts first the templates whose rows move the
 //! scores most ([`GraphModel::label_spreads`]), so that a prefix's sum is near the full
 //! one, and the margin is chosen on dev with a LAS tolerance
-//! (`depfs.dynamic.he2013.choose_label_margin`). An infinite margin is the full labeler.
+//! (`depfs.dynamic.he2013.choose_label_stop`). An infinite margin is the full labeler.
 
 use super::{GraphModel, Prepared, Scratch};
 use crate::templates::arc::Second;
@@ -82,7 +82,7 @@ const LANES: usize = 8;
 
 /// Whether the best of `xs` leads every other by more than `margin`: exactly one score is
 /// ≥ best − margin (a tie for best is no lead). `xs.len()` a multiple of [`LANES`]. O(L).
-/// It is checked after every template added, so it must cost less than adding a row: a
+/// It is checked every few templates added, so it must cost less than adding rows: a
 /// maximum over 4 lanes (compiled to one vector max per 4 scores: compares, not f32::max,
 /// whose NaN rule blocks that; scores are never NaN), then a flat count (vector compares
 /// and subtracts). A scan keeping the top two per lane of 8 took ~460 instructions per
@@ -122,7 +122,6 @@ impl<W: WeightTable> GraphModel<W> {
         }
         let w = &self.lab_w;
         self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
-        sc.label_scores.resize(w.width(), 0.0);
         // Scores padded to whole lanes with −inf, which never leads nor comes near.
         let width = w.width();
         let padded = width.div_ceil(LANES) * LANES;
