@@ -226,6 +226,7 @@ def test_a_dynamic_tagger_keeps_presets_chosen_on_dev_and_tags_at_each(dynamic_t
     # The sweep goes up to 1.5 times the training margin.
     assert 0 < p["fast"] <= p["accurate"] <= 1.5 * p["train"]
     curve = dynamic_tagger.margin_curve_
+    assert max(r["margin"] for r in curve) == 1.5 * p["train"]
     at = {r["margin"]: r for r in curve}
     best = max(r["accuracy"] for r in curve)
     assert at[p["accurate"]]["accuracy"] >= best - 0.1 - 1e-9
