@@ -27,11 +27,12 @@ four columns, templates per column decision, tokens/s (all four columns).
                                     [--update perceptron|adagrad] [--full-sum S]
                                     [--train-margin M]
 
---update, --full-sum and --train-margin set the dynamic parser's training (default: the
-ArcEagerParser defaults; `--update adagrad --full-sum 0` is Algorithm 2 as the paper).
+--update, --full-sum and --train-margin set the dynamic parser's or tagger's training
+(default: the ArcEagerParser or Tagger defaults; `--update adagrad --full-sum 0` is
+Algorithm 2 as the paper).
 
-With --models DIR the arc-eager models are saved there (full.depfs, dynamic.depfs,
-stagewise.depfs, fixed<k>.depfs) and loaded from there when present, so a change to
+With --models DIR the models are saved there (full.depfs, dynamic.depfs, stagewise.depfs,
+fixed<k>.depfs; the tagger's: .tagger) and loaded from there when present, so a change to
 parsing alone is re-timed on the same models without retraining (training CPU s then print
 as nan).
 """
@@ -92,19 +93,15 @@ def main() -> None:
         "--no-stagewise", action="store_true", help="skip the stagewise baseline (arc-eager)"
     )
     ap.add_argument("--prefixes", default=None, help="fixed-prefix lengths [1,5,10,20,30,40,60]")
-    ap.add_argument("--models", default=None, help="keep (and reuse) the arc-eager models here")
-    ap.add_argument(
-        "--update", default=None, help="the dynamic parser's prefix steps [ArcEagerParser's]"
-    )
+    ap.add_argument("--models", default=None, help="keep (and reuse) the models here")
+    ap.add_argument("--update", default=None, help="the dynamic model's prefix steps [the model's]")
     ap.add_argument(
         "--full-sum",
         type=float,
         default=None,
-        help="the dynamic parser's step on the full sum, 0: none [ArcEagerParser's]",
+        help="the dynamic model's step on the full sum, 0: none [the model's]",
     )
-    ap.add_argument(
-        "--train-margin", type=float, default=None, help="[ArcEagerParser's for --update]"
-    )
+    ap.add_argument("--train-margin", type=float, default=None, help="[the model's for --update]")
     args = ap.parse_args()
     d = data_dir() / args.treebank
     train, dev, test = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev", "test"))
@@ -257,15 +254,35 @@ def bench_tagger(args: argparse.Namespace, train, dev, test) -> None:
             flush=True,
         )
 
-    def fit(tagger: Tagger) -> tuple[Tagger, float]:
+    models = Path(args.models) if args.models else None
+
+    def fit(tagger: Tagger, name: str) -> tuple[Tagger, float]:
+        path = models / f"{name}.tagger" if models else None
+        if path is not None and path.exists():
+            return Tagger.load(path), float("nan")
         t0 = time.process_time()
         tagger.fit(train, dev=dev)
-        return tagger, time.process_time() - t0
+        secs = time.process_time() - t0
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tagger.save(path)
+        return tagger, secs
 
-    full, full_s = fit(Tagger(order, epochs=epochs, random_state=args.seed))
+    full, full_s = fit(Tagger(order, epochs=epochs, random_state=args.seed), "full")
     add("full", full, None, full_s)
     base["parse"] = lambda tb: full.tag(tb, 1)
-    dyn, dyn_s = fit(Tagger(order, epochs=epochs, random_state=args.seed, dynamic=True))
+    options = {
+        k: v
+        for k, v in (
+            ("update", args.update),
+            ("full_sum", args.full_sum),
+            ("train_margin", args.train_margin),
+        )
+        if v is not None
+    }
+    dyn, dyn_s = fit(
+        Tagger(order, epochs=epochs, random_state=args.seed, dynamic=True, **options), "dynamic"
+    )
     presets = dyn.margin_presets_
     margins = sorted(
         {presets["accurate"], presets["fast"], *(f * presets["train"] for f in FRACTIONS)}
@@ -276,13 +293,15 @@ def bench_tagger(args: argparse.Namespace, train, dev, test) -> None:
         )
         add(name, dyn, m, dyn_s, tag_point(dyn.model_, test, m))
     # Stagewise (§6.1): each template trained alone for one epoch, then frozen.
-    sw, sw_s = fit(Tagger(order, epochs=1, random_state=args.seed, dynamic=True, stagewise=True))
+    sw, sw_s = fit(
+        Tagger(order, epochs=1, random_state=args.seed, dynamic=True, stagewise=True), "stagewise"
+    )
     sp = sw.margin_presets_
     for m in sorted({sp["accurate"], sp["fast"]}):
         add("stagewise", sw, m, sw_s, tag_point(sw.model_, test, m))
     if not args.no_prefixes:
         for k in TAGGER_PREFIXES:
-            t, s = fit(Tagger(order[:k], epochs=epochs, random_state=args.seed))
+            t, s = fit(Tagger(order[:k], epochs=epochs, random_state=args.seed), f"fixed{k}")
             add(f"fixed {k}", t, None, s)
     print(f"\n{'model':<18} {'m':>6} {'UPOS':>6} {'mean':>6} {'tmpl':>6} {'speed-up':>8}")
     for r in rows:
@@ -295,7 +314,10 @@ def bench_tagger(args: argparse.Namespace, train, dev, test) -> None:
     print(f"training CPU s: full {full_s:.1f}, dynamic {dyn_s:.1f} ({dyn_s / full_s:.2f}x)")
     OUT.mkdir(exist_ok=True)
     (OUT / f"dynamic_tagger_{args.treebank}.json").write_text(
-        json.dumps({"presets": presets, "curve": dyn.margin_curve_, "rows": rows}, indent=1)
+        json.dumps(
+            {"presets": presets, "curve": getattr(dyn, "margin_curve_", []), "rows": rows},
+            indent=1,
+        )
     )
     if args.plot:
         plot(rows, args.plot, args.treebank, score="upos", what="tagger", unit="tokens")

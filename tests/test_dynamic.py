@@ -213,7 +213,8 @@ def dynamic_tagger(data: tuple[depfs.Treebank, depfs.Treebank]) -> depfs.Tagger:
     train, dev = data
     # min_known=50: the grammar's content words stay unknown, so the classifiers (not
     # only the tag dictionary) decide.
-    return depfs.Tagger(TAG_ORDER, epochs=3, min_known=50, dynamic=True, train_margin=20.0).fit(
+    # The default steps (perceptron, full sum) at a margin in their units for six templates.
+    return depfs.Tagger(TAG_ORDER, epochs=3, min_known=50, dynamic=True, train_margin=500.0).fit(
         train, dev=dev
     )
 
@@ -221,9 +222,11 @@ def dynamic_tagger(data: tuple[depfs.Treebank, depfs.Treebank]) -> depfs.Tagger:
 def test_a_dynamic_tagger_keeps_presets_chosen_on_dev_and_tags_at_each(dynamic_tagger, data):
     _, dev = data
     p = dynamic_tagger.margin_presets_
-    assert p is not None and p["train"] == 20.0
-    assert 0 < p["fast"] <= p["accurate"] <= p["train"]
+    assert p is not None and p["train"] == 500.0
+    # The sweep goes up to 1.5 times the training margin.
+    assert 0 < p["fast"] <= p["accurate"] <= 1.5 * p["train"]
     curve = dynamic_tagger.margin_curve_
+    assert max(r["margin"] for r in curve) == 1.5 * p["train"]
     at = {r["margin"]: r for r in curve}
     best = max(r["accuracy"] for r in curve)
     assert at[p["accurate"]]["accuracy"] >= best - 0.1 - 1e-9
@@ -232,19 +235,29 @@ def test_a_dynamic_tagger_keeps_presets_chosen_on_dev_and_tags_at_each(dynamic_t
     assert default == dynamic_tagger.tag(dev, margin="accurate").to_string()
     assert default == dynamic_tagger.tag(dev, margin=p["accurate"]).to_string()
     # Fewer templates at a smaller margin; every column counted.
-    small, large = (tag_point(dynamic_tagger.model_, dev, m) for m in (1.0, 20.0))
+    small, large = (tag_point(dynamic_tagger.model_, dev, m) for m in (25.0, 500.0))
     assert small.templates < large.templates <= len(TAG_ORDER.split("\n")) - 1
     assert set(small.columns) == {"UPOS", "XPOS", "FEATS", "LEMMA"}
     assert at[p["accurate"]]["accuracy"] > 95.0, at
 
 
-def test_prefix_training_makes_a_tagger_good_on_short_prefixes(data):
+@pytest.mark.parametrize(
+    "options",
+    [
+        # Algorithm 2 as the paper: AdaGrad steps, no full sum; margins in AdaGrad units.
+        {"update": "adagrad", "full_sum": 0.0, "train_margin": 20.0},
+        # The default: perceptron steps (margins in their units) and the full sum.
+        {"train_margin": 500.0},
+    ],
+)
+def test_prefix_training_makes_a_tagger_good_on_short_prefixes(data, options):
     """Algorithm 2 for the tagger: at equal templates per decision, the dynamic tagger
     is more accurate than an ordinary one stopped by the same rule."""
     train, dev = data
-    dyn = depfs.Tagger(TAG_ORDER, epochs=3, min_known=50, dynamic=True, train_margin=20.0)
+    dyn = depfs.Tagger(TAG_ORDER, epochs=3, min_known=50, dynamic=True, **options)
     ordinary = depfs.Tagger(TAG_ORDER, epochs=3, min_known=50).fit(train)
-    d = tag_point(dyn.fit(train).model_, dev, 2.0)
+    unit = options["train_margin"] / 20  # the margins below, in the model's units
+    d = tag_point(dyn.fit(train).model_, dev, 2.0 * unit)
     lo, hi = 0.0, 1000.0
     for _ in range(40):
         mid = (lo + hi) / 2
@@ -258,8 +271,38 @@ def test_prefix_training_makes_a_tagger_good_on_short_prefixes(data):
     # Short prefixes alone are good: ≥ 95% with about two of the six templates. Training
     # the full prefix only (the same hinge and steps) does not get there: best 83% at
     # ≤ 2.1 templates per decision on this data.
-    curve = [tag_point(dyn.model_, dev, m) for m in range(1, 11)]
+    curve = [tag_point(dyn.model_, dev, m * unit) for m in range(1, 11)]
     assert max(p.accuracy for p in curve if p.templates <= 2.1) >= 95.0, curve
+
+
+def test_the_tagger_s_perceptron_steps_and_full_sum_are_training_options_that_change_it(
+    data, tmp_path: Path
+):
+    """update="perceptron" and full_sum reach the tagger's trainer: each of the four
+    combinations trains its own weights (at the same margin their templates per decision
+    differ), and each tags at the presets it chose on dev, also after a save and load."""
+    train, dev = data
+    points = []
+    for update in ("adagrad", "perceptron"):
+        for full in (0.0, 4.0):
+            t = depfs.Tagger(
+                TAG_ORDER,
+                epochs=2,
+                min_known=50,
+                dynamic=True,
+                train_margin=20.0,
+                update=update,
+                full_sum=full,
+            ).fit(train, dev=dev)
+            points.append(tag_point(t.model_, dev, 10.0).templates)
+            t.save(tmp_path / f"{update}-{full}.depfs")
+            back = depfs.load(tmp_path / f"{update}-{full}.depfs")
+            assert back.tag(dev).to_string() == t.tag(dev, margin="accurate").to_string()
+    assert len(set(points)) == 4, points
+    with pytest.raises(ValueError, match="update"):
+        depfs.Tagger(TAG_ORDER, dynamic=True, update="sgd").fit(train)
+    with pytest.raises(ValueError, match="full sum"):
+        depfs.Tagger(TAG_ORDER, dynamic=True, full_sum=-1.0).fit(train)
 
 
 def test_tagger_margins_are_checked_and_inf_is_every_template(data):

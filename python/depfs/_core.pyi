@@ -384,6 +384,8 @@ class TaggerTrainer:
         max_bits: int = 20,
         prefix_margin: float | None = None,
         prefix_l2: float = 0.0,
+        prefix_perceptron: bool = False,
+        prefix_full: float = 0.0,
         line_hashing: bool = True,
         backward: str | None = None,
         cased: bool = False,

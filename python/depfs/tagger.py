@@ -43,6 +43,14 @@ PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
 # DEFAULT_BACKWARD, cased=False)`.
 BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 
+#: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
+#: "Dynamic feature selection"): margins are in units of the steps; a perceptron step of
+#: template j counts the violating prefixes from j on (up to 50), an AdaGrad step is at most 1.
+TAGGER_TRAIN_MARGIN = {"adagrad": 50.0, "perceptron": 2000.0}
+
+#: The full sum's step of prefix-margin training (perceptron steps), chosen on en_ewt dev.
+TAGGER_FULL_SUM = 128.0
+
 # History column of each predicted column's dev accuracy.
 _DEV_KEYS = {"UPOS": "dev_upos", "XPOS": "dev_xpos", "FEATS": "dev_ufeats", "LEMMA": "dev_lemmas"}
 
@@ -77,11 +85,16 @@ class Tagger(TrainableModel):
         # docs/design.md § Tagger), else min_known.
         upos_min_known: int | None = None,
         # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
-        # trained to reach, the unit of tagging-time margins; l2: the ℓ2 strength of
-        # its AdaGrad steps (§4.4), per word. Both chosen on en_ewt dev.
+        # trained to reach, the unit of tagging-time margins (None: TAGGER_TRAIN_MARGIN
+        # of the update); the prefix steps: "adagrad" (AdaGrad with ℓ2 strength `l2` per
+        # word, as the paper §4.4) or "perceptron" (averaged perceptron steps, `l2`
+        # unused); full_sum: also the full model's update of the sum of all templates on
+        # every decision, of this size (0: none). As the parser's; chosen on en_ewt dev.
         dynamic: bool = False,
-        train_margin: float = 50.0,
+        train_margin: float | None = None,
         l2: float = 3e-4,
+        update: str = "perceptron",
+        full_sum: float = TAGGER_FULL_SUM,
         # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
         # template in order trained alone for `epochs` epochs, then frozen.
         stagewise: bool = False,
@@ -107,6 +120,8 @@ class Tagger(TrainableModel):
         self.dynamic = dynamic
         self.train_margin = train_margin
         self.l2 = l2
+        self.update = update
+        self.full_sum = full_sum
         self.stagewise = stagewise
         self.line_hashing = line_hashing
         self.backward = backward
@@ -136,7 +151,8 @@ class Tagger(TrainableModel):
         upos_min_known = self.upos_min_known
         if upos_min_known is None:
             upos_min_known = self.min_known if backward is None else BACKWARD_UPOS_MIN_KNOWN
-        if self.dynamic and not (0 < self.train_margin < float("inf")):
+        margin = self._train_margin()
+        if self.dynamic and not (0 < margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         if self.stagewise and not self.dynamic:
             raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
@@ -146,13 +162,25 @@ class Tagger(TrainableModel):
             seed=self.random_state,
             min_known=self.min_known,
             upos_min_known=upos_min_known,
-            prefix_margin=self.train_margin if self.dynamic else None,
+            prefix_margin=margin if self.dynamic else None,
             prefix_l2=self.l2,
+            # The stagewise baseline keeps AdaGrad steps and no full sum (its template
+            # alone learns, on the prefix that ends with it).
+            prefix_perceptron=self.update == "perceptron" and not self.stagewise,
+            prefix_full=0.0 if self.stagewise else float(self.full_sum),
             line_hashing=self.line_hashing,
             backward=backward,
             cased=self._cased(),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
+
+    def _train_margin(self) -> float:
+        if self.update not in TAGGER_TRAIN_MARGIN:
+            raise ValueError(f"update must be 'adagrad' or 'perceptron', got {self.update!r}")
+        if self.train_margin is not None:
+            return float(self.train_margin)
+        # The stagewise baseline takes AdaGrad steps whatever `update` says.
+        return TAGGER_TRAIN_MARGIN["adagrad" if self.stagewise else self.update]
 
     def _cased(self) -> bool:
         c = self.cased

@@ -14,11 +14,11 @@ module measures margins and chooses the ones a user asks for by name, on dev:
   model's best margin;
 - ``fast``: the cheapest within 1.0.
 
-The sweep runs up to the training margin (a parser's: up to 1.5 times). Margins above it
-help only a parser whose full sum was trained on every decision (``full_sum``, the
-default): with Algorithm 2 alone, as in the paper, later templates are trained only on
-the decisions earlier ones could not settle, and such a model's best margin is its
-training margin.
+The sweep runs up to 1.5 times the training margin. Margins above it help only a model
+whose full sum was trained on every decision (``full_sum``, the default of the parser
+and the tagger): with Algorithm 2 alone, as in the paper, later templates are trained
+only on the decisions earlier ones could not settle, and such a model's best margin is
+its training margin (the sweep's points above it then lose and are not chosen).
 """
 
 from __future__ import annotations
@@ -29,11 +29,9 @@ from typing import Any
 
 from .. import _core
 
-#: Margins swept on dev, as fractions of the training margin.
-SWEEP = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
-
-#: The parser's (whose full sum may be trained on every decision): on to 1.5.
-PARSER_SWEEP = (*SWEEP, 1.1, 1.2, 1.3, 1.5)
+#: Margins swept on dev, as fractions of the training margin: on to 1.5 for models whose
+#: full sum was trained on every decision.
+SWEEP = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5)
 
 #: How far below the best dev score each preset may be (LAS or accuracy points).
 PRESET_LOSS = {"accurate": 0.1, "fast": 1.0}
@@ -126,13 +124,12 @@ def margin_sweep(
     model: Any, treebank: _core.Treebank, margins: Sequence[float] | None = None
 ) -> list[Any]:
     """:func:`margin_point` (a tagger: :func:`tag_point`) at each margin (default:
-    :data:`SWEEP` or :data:`PARSER_SWEEP` × the training margin)."""
+    :data:`SWEEP` × the training margin)."""
     if margins is None:
         presets = model.margin_presets
         if presets is None:
             raise ValueError("give the margins: this model was not trained with dynamic=True")
-        tagger = isinstance(model, _core.TaggerModel)
-        margins = [f * presets["train"] for f in (SWEEP if tagger else PARSER_SWEEP)]
+        margins = [f * presets["train"] for f in SWEEP]
     point = tag_point if isinstance(model, _core.TaggerModel) else margin_point
     return [point(model, treebank, m) for m in margins]
 

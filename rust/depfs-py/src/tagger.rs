@@ -134,7 +134,7 @@ impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA);
     /// `backward`: the templates of a backward UPOS pass (None: none).
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, line_hashing = true, backward = None, cased = false))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -146,6 +146,8 @@ impl PyTaggerTrainer {
         max_bits: u32,
         prefix_margin: Option<f32>,
         prefix_l2: f32,
+        prefix_perceptron: bool,
+        prefix_full: f32,
         line_hashing: bool,
         backward: Option<String>,
         cased: bool,
@@ -164,6 +166,8 @@ impl PyTaggerTrainer {
                     max_bits,
                     prefix_margin,
                     prefix_l2,
+                    prefix_perceptron,
+                    prefix_full,
                     line_hashing,
                     backward,
                     cased,

@@ -34,7 +34,7 @@ use crate::templates::attrs::{SentAttrs, VocabHashes, NONE_VALUE};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
-use crate::transition::prefix_margin::MarginPresets;
+use crate::transition::prefix_margin::{MarginPresets, PrefixStep};
 use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, Block, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
@@ -63,6 +63,12 @@ pub struct TaggerOptions {
     pub prefix_margin: Option<f32>,
     /// With `prefix_margin`: ℓ2 strength of the AdaGrad steps, per word (0: none).
     pub prefix_l2: f32,
+    /// With `prefix_margin`: averaged perceptron steps instead of AdaGrad (`prefix_l2`
+    /// then unused; as the parser's, [`PrefixStep`]).
+    pub prefix_perceptron: bool,
+    /// With `prefix_margin`: also the full model's update of the full sum on every
+    /// decision, of this size (0: none; [`PrefixStep`]).
+    pub prefix_full: f32,
     /// Line-local hashing (see [`ColumnModel::key`]); false: the layout of taggers
     /// before it (every (feature, class) pair anywhere in its block).
     pub line_hashing: bool,
@@ -82,6 +88,8 @@ impl Default for TaggerOptions {
             max_bits: 20,
             prefix_margin: None,
             prefix_l2: 0.0,
+            prefix_perceptron: false,
+            prefix_full: 0.0,
             line_hashing: true,
             backward: None,
             cased: false,
@@ -493,8 +501,8 @@ impl<W: WeightTable> Core<W> {
 
 impl Core<Weights> {
     /// Decides every column of word i (whose form is `form`) as [`Core::decide_word`]
-    /// with [`Rule::Margin`] at `margin`, training each decision with more than one
-    /// candidate by the prefix hinge (Algorithm 2) towards `gold(m)` on the way; with
+    /// with [`Rule::Margin`] at `step.margin`, training each decision with more than one
+    /// candidate by the prefix hinge (Algorithm 2, by `step`) towards `gold(m)` on the way; with
     /// a `stage`, by the stagewise baseline's step instead.
     #[allow(clippy::too_many_arguments)]
     fn learn_word(
@@ -504,7 +512,7 @@ impl Core<Weights> {
         sc: &mut Scratch,
         out: &mut [u32],
         gold: impl Fn(usize) -> u32,
-        margin: f32,
+        step: PrefixStep,
         stage: Option<usize>,
     ) {
         let w = Word { form, entry: self.lexicon.entry(form), fid: None };
@@ -516,8 +524,10 @@ impl Core<Weights> {
             let cm = &mut self.columns[m];
             let pred = match stage {
                 _ if cands.len() == 1 => cands[0],
-                None => cm.learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), margin, &mut sc.prefix),
-                Some(s) => cm.learn_stage(&sc.sent, &sc.hist, i, &cands, gold(m), margin, s, &mut sc.prefix),
+                None => cm.learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), step, &mut sc.prefix),
+                Some(s) => {
+                    cm.learn_stage(&sc.sent, &sc.hist, i, &cands, gold(m), step.margin, s, &mut sc.prefix)
+                }
             };
             *slot = pred;
             if self.columns[m].column == UPOS {
@@ -589,9 +599,9 @@ pub struct TaggerTrainer {
     back: Vec<u64>,
     rng: Rng,
     epoch: usize,
-    /// The margin every prefix is trained to (None: ordinary training).
-    prefix_margin: Option<f32>,
-    /// ℓ2 strength of prefix training.
+    /// The margin every prefix is trained to and how it learns (None: ordinary training).
+    prefix: Option<PrefixStep>,
+    /// ℓ2 strength of prefix training's AdaGrad steps.
     prefix_l2: f32,
     /// With `prefix_margin`: the stagewise baseline's current template (None: every
     /// prefix trained, Algorithm 2).
@@ -620,6 +630,12 @@ impl TaggerTrainer {
             return Err(Error::InvalidArgument("the training treebank has no words".into()));
         }
         crate::transition::prefix_margin::check_training(opts.prefix_margin, opts.prefix_l2)?;
+        if !(opts.prefix_full.is_finite() && opts.prefix_full >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "the full sum's step must be a number ≥ 0, got {}",
+                opts.prefix_full
+            )));
+        }
         let filled = filled_columns(train);
         let active: Vec<usize> =
             (0..N_COLUMNS).filter(|&c| filled.iter().any(|f| f == COLUMN_NAMES[c])).collect();
@@ -698,7 +714,12 @@ impl TaggerTrainer {
             back: Vec::new(),
             rng: Rng::new(opts.seed),
             epoch: 0,
-            prefix_margin: opts.prefix_margin,
+            prefix: opts.prefix_margin.map(|margin| PrefixStep {
+                margin,
+                all_prefixes: false,
+                perceptron: opts.prefix_perceptron,
+                full: opts.prefix_full,
+            }),
             prefix_l2: opts.prefix_l2,
             stage: None,
         };
@@ -761,7 +782,7 @@ impl TaggerTrainer {
             let rows: Vec<usize> = pairs[m].iter().map(|p| rows_for(2 * p.len(), 6, max_bits)).collect();
             cm.weights = Weights::new(&rows, 1)?;
             cm.weights.start_averaging();
-            if self.prefix_margin.is_some() {
+            if self.prefix.is_some_and(|p| !p.perceptron) {
                 cm.weights.start_adagrad(self.prefix_l2);
             }
         }
@@ -772,8 +793,13 @@ impl TaggerTrainer {
     /// fewer) from the next epoch on, earlier ones frozen: the stagewise baseline of
     /// Strubell et al. §6.1 (a prefix-margin trainer only). None: back to Algorithm 2.
     pub fn set_stage(&mut self, stage: Option<usize>) -> Result<()> {
-        if stage.is_some() && self.prefix_margin.is_none() {
+        if stage.is_some() && self.prefix.is_none() {
             return Err(Error::InvalidArgument("stagewise training needs a prefix margin".into()));
+        }
+        if stage.is_some() && self.prefix.is_some_and(|p| p.perceptron || p.full_sum()) {
+            return Err(Error::InvalidArgument(
+                "stagewise training takes AdaGrad steps and no full sum".into(),
+            ));
         }
         // Templates before the new stage are done: frozen at their average.
         let before = self.stage.unwrap_or(0);
@@ -809,16 +835,8 @@ impl TaggerTrainer {
                 let form = self.tb.vocabs.form.str(self.tb.words.form[pos]);
                 let gold = &self.gold;
                 updates.clear();
-                if let Some(margin) = self.prefix_margin {
-                    self.core.learn_word(
-                        form,
-                        i,
-                        &mut sc,
-                        &mut decided,
-                        |m| gold[m][pos],
-                        margin,
-                        self.stage,
-                    );
+                if let Some(step) = self.prefix {
+                    self.core.learn_word(form, i, &mut sc, &mut decided, |m| gold[m][pos], step, self.stage);
                 } else {
                     let w = Word { form, entry: self.core.lexicon.entry(form), fid: None };
                     let all = &mut TagCounts::default();
@@ -880,7 +898,7 @@ impl TaggerTrainer {
                 case: self.core.case.clone(),
             },
             info: String::new(),
-            dynamic: self.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
+            dynamic: self.prefix.map(|p| p.margin).map(|m| MarginPresets { train: m, accurate: m, fast: m }),
         }
     }
 }

@@ -55,3 +55,104 @@ fn the_suffix_back_off_offers_only_productive_lemma_scripts() {
     let mar = lex.entry("Mar").unwrap().0;
     assert_eq!(lex.candidates(LEMMA, Some(mar), 0, "Mar"), &[1]);
 }
+
+/// A prefix-margin trainer of four templates per column on a toy treebank (UPOS: DET,
+/// NOUN, VERB, no form seen twice: every tag a candidate), started on its first sentence.
+fn prefix_trainer(perceptron: bool, full: f32) -> Result<(TaggerTrainer, Scratch)> {
+    // Word 1 heads the sentence, the others depend on it.
+    let row = |i: usize, form: &str, upos: &str| {
+        format!("{i}\t{form}\t{form}\t{upos}\t{upos}\t_\t{}\tdep\t_\t_\n", usize::from(i > 1))
+    };
+    let text = [
+        row(1, "the", "DET") + &row(2, "dog", "NOUN"),
+        row(1, "a", "DET") + &row(2, "cat", "NOUN") + &row(3, "runs", "VERB"),
+    ]
+    .join("\n")
+        + "\n";
+    let tb = crate::io::conllu::read_str(&text, &Default::default())?;
+    let set =
+        TemplateSet::parse("form(i)\nsuffix:2(i)\nform(i-1)\nform(i+1)", Family::Token, DEFAULT_MAX_ATOMS)?;
+    let opts = TaggerOptions {
+        prefix_margin: Some(1.0),
+        prefix_perceptron: perceptron,
+        prefix_full: full,
+        ..TaggerOptions::default()
+    };
+    let trainer = TaggerTrainer::new(&tb, std::array::from_fn(|_| set.clone()), &opts)?;
+    let mut sc = Scratch::default();
+    trainer.start(0, &mut sc);
+    Ok((trainer, sc))
+}
+
+/// Each template's weights of the UPOS classes 0..3 for word 1 of the started sentence.
+fn upos_rows(cm: &ColumnModel<Weights>, sc: &Scratch) -> Vec<[f32; 3]> {
+    (0..cm.feats.len())
+        .map(|t| {
+            let f = cm.feats.feature(t, &sc.sent, &sc.hist, 1);
+            std::array::from_fn(|c| cm.weights.get(t, cm.key(f, c as u32)))
+        })
+        .collect()
+}
+
+const STEP1: PrefixStep = PrefixStep { margin: 1.0, all_prefixes: false, perceptron: true, full: 0.0 };
+
+/// Perceptron prefix steps (Algorithm 2 with averaged perceptron steps): from zero
+/// weights every prefix violates, so template j moves by its count of violating
+/// prefixes, T − j (+ to the gold, − to the loss class, the first rival on ties),
+/// unscaled by AdaGrad; then the first prefix leads and nothing moves. The trainer
+/// refuses a negative full-sum step and stagewise training with perceptron steps.
+#[test]
+fn a_perceptron_prefix_step_moves_template_j_by_its_count_of_violating_prefixes() {
+    let (mut trainer, sc) = prefix_trainer(true, 0.0).unwrap();
+    let mut ps = PrefixScratch::default();
+    let cm = &mut trainer.core.columns[0];
+    assert_eq!((cm.column, cm.classes.len()), (UPOS, 3));
+    let n = cm.feats.len();
+    let pred = cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps);
+    assert_eq!(pred, 0, "no prefix leads: the full sum's first best");
+    let after = upos_rows(cm, &sc);
+    for (j, row) in after.iter().enumerate() {
+        let k = (n - j) as f32;
+        assert_eq!(*row, [k, -k, 0.0], "template {j}");
+    }
+    cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps);
+    assert_eq!(upos_rows(cm, &sc), after, "the first prefix leads by 2T: no step");
+    assert!(prefix_trainer(true, -1.0).is_err());
+    assert!(prefix_trainer(true, f32::NAN).is_err());
+    let (mut stagewise, _) = prefix_trainer(true, 0.0).unwrap();
+    assert!(stagewise.set_stage(Some(0)).is_err(), "stagewise takes AdaGrad steps");
+    let (mut stagewise, _) = prefix_trainer(false, 0.0).unwrap();
+    stagewise.set_stage(Some(0)).unwrap();
+}
+
+/// The full sum: when the first prefix already leads (Algorithm 2 learns nothing) but
+/// the sum of all templates picks another class, every template takes the full model's
+/// step of the given size (+ gold, − the sum's pick); once the sum is right it is left
+/// alone.
+#[test]
+fn the_tagger_s_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_the_sum_is_wrong() {
+    let (mut trainer, sc) = prefix_trainer(true, 2.0).unwrap();
+    let mut ps = PrefixScratch::default();
+    let cm = &mut trainer.core.columns[0];
+    let feats: Vec<u64> = (0..cm.feats.len()).map(|t| cm.feats.feature(t, &sc.sent, &sc.hist, 1)).collect();
+    // Template 0 puts the gold (0) 2 ahead; each later one adds 3 to class 2.
+    cm.weights.update(0, cm.key(feats[0], 0), 0, 2.0);
+    for (t, &f) in feats.iter().enumerate().skip(1) {
+        cm.weights.update(t, cm.key(f, 2), 0, 3.0);
+    }
+    let before = upos_rows(cm, &sc);
+    let step = PrefixStep { full: 2.0, ..STEP1 };
+    assert_eq!(cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps), 0);
+    assert_eq!(upos_rows(cm, &sc), before, "without the full sum nothing moves");
+    let pred = cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
+    assert_eq!(pred, 0, "the rule stops at the first prefix");
+    for (t, (a, b)) in upos_rows(cm, &sc).iter().zip(&before).enumerate() {
+        assert_eq!(*a, [b[0] + 2.0, b[1], b[2] - 2.0], "template {t}");
+    }
+    for (t, &f) in feats.iter().enumerate() {
+        cm.weights.update(t, cm.key(f, 0), 0, 3.0);
+    }
+    let right = upos_rows(cm, &sc);
+    cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
+    assert_eq!(upos_rows(cm, &sc), right, "a right sum is left alone");
+}
