@@ -77,6 +77,14 @@ def timed(parse, test, reps: int, full=None) -> tuple[float, float, object]:
     return best, (best if full is None else best_full), out
 
 
+def training_options(args: argparse.Namespace) -> dict[str, object]:
+    """The dynamic model's training options given on the command line (--update,
+    --full-sum, --train-margin); the others keep the model's defaults."""
+    given = [("update", args.update), ("full_sum", args.full_sum)]
+    given.append(("train_margin", args.train_margin))
+    return {k: v for k, v in given if v is not None}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--parser", choices=("arc-eager", "tagger"), default="arc-eager")
@@ -155,15 +163,7 @@ def main() -> None:
     full, full_s = fit(ArcEagerParser(order, epochs=args.epochs, random_state=args.seed), "full")
     add("full", full, None, full_s)
     base["parse"] = lambda tb: full.parse(tb, 1)
-    options = {
-        k: v
-        for k, v in (
-            ("update", args.update),
-            ("full_sum", args.full_sum),
-            ("train_margin", args.train_margin),
-        )
-        if v is not None
-    }
+    options = training_options(args)
     dyn, dyn_s = fit(
         ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True, **options),
         "dynamic",
@@ -271,15 +271,7 @@ def bench_tagger(args: argparse.Namespace, train, dev, test) -> None:
     full, full_s = fit(Tagger(order, epochs=epochs, random_state=args.seed), "full")
     add("full", full, None, full_s)
     base["parse"] = lambda tb: full.tag(tb, 1)
-    options = {
-        k: v
-        for k, v in (
-            ("update", args.update),
-            ("full_sum", args.full_sum),
-            ("train_margin", args.train_margin),
-        )
-        if v is not None
-    }
+    options = training_options(args)
     dyn, dyn_s = fit(
         Tagger(order, epochs=epochs, random_state=args.seed, dynamic=True, **options), "dynamic"
     )
