@@ -353,7 +353,7 @@ def parse_file(
                 batch_size=batch_size,
                 keep_text=not tag_only and tagger_path is None and not scores,
             )
-        except BaseException:
+        except Exception:  # (an interruption is not held up by the model's error)
             loading.result()
             raise
         model = loading.result()
