@@ -25,16 +25,23 @@ four columns, templates per column decision, tokens/s (all four columns).
                                     [--reps 3] [--plot PNG] [--prefixes 1,5,10]
                                     [--models DIR] [--no-stagewise]
                                     [--update perceptron|adagrad] [--full-sum S]
-                                    [--train-margin M]
+                                    [--train-margin M] [--cascade 10,30|none]
+                                    [--no-dynamic]
+
+The parser's table also has the cascade (``ArcEagerParser(dynamic=True, cascade=...)``:
+ordinary models of the first k1 < k2 < ... templates settle the decisions they lead by the
+margin, the full model the rest; trained in the run, its presets chosen on dev) at its
+presets and the fractions of its nominal margin: --cascade 10,30 (the default stages),
+--cascade none to skip it.
 
 --update, --full-sum and --train-margin set the dynamic parser's or tagger's training
 (default: the ArcEagerParser or Tagger defaults; `--update adagrad --full-sum 0` is
-Algorithm 2 as the paper).
+Algorithm 2 as the paper). --no-dynamic skips the prefix-trained dynamic parser.
 
 With --models DIR the models are saved there (full.depfs, dynamic.depfs, stagewise.depfs,
-fixed<k>.depfs; the tagger's: .tagger) and loaded from there when present, so a change to
-parsing alone is re-timed on the same models without retraining (training CPU s then print
-as nan).
+fixed<k>.depfs, cascade.depfs; the tagger's: .tagger) and loaded from there when present,
+so a change to parsing alone is re-timed on the same models without retraining (training
+CPU s then print as nan).
 """
 
 from __future__ import annotations
@@ -110,6 +117,8 @@ def main() -> None:
         help="the dynamic model's step on the full sum, 0: none [the model's]",
     )
     ap.add_argument("--train-margin", type=float, default=None, help="[the model's for --update]")
+    ap.add_argument("--cascade", default="10,30", help="the cascade's stages, or none [10,30]")
+    ap.add_argument("--no-dynamic", action="store_true", help="skip the prefix-trained parser")
     args = ap.parse_args()
     d = data_dir() / args.treebank
     train, dev, test = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev", "test"))
@@ -160,23 +169,37 @@ def main() -> None:
             parser.save(path)
         return parser, secs
 
+    def add_margins(name: str, model: ArcEagerParser, train_s: float) -> None:
+        """Rows of a dynamic model or a cascade: its presets and FRACTIONS of its nominal margin."""
+        p = model.margin_presets_
+        for m in sorted({p["accurate"], p["fast"], *(f * p["train"] for f in FRACTIONS)}):
+            label = {p["accurate"]: f"{name} accurate", p["fast"]: f"{name} fast"}.get(m, name)
+            add(label, model, m, train_s, margin_point(model.model_, test, m))
+
     full, full_s = fit(ArcEagerParser(order, epochs=args.epochs, random_state=args.seed), "full")
     add("full", full, None, full_s)
     base["parse"] = lambda tb: full.parse(tb, 1)
     options = training_options(args)
-    dyn, dyn_s = fit(
-        ArcEagerParser(order, epochs=args.epochs, random_state=args.seed, dynamic=True, **options),
-        "dynamic",
-    )
-    presets = dyn.margin_presets_
-    margins = sorted(
-        {presets["accurate"], presets["fast"], *(f * presets["train"] for f in FRACTIONS)}
-    )
-    for m in margins:
-        name = {presets["accurate"]: "dynamic accurate", presets["fast"]: "dynamic fast"}.get(
-            m, "dynamic"
+    presets, dyn_s, dyn = {}, float("nan"), None
+    if not args.no_dynamic:
+        dyn, dyn_s = fit(
+            ArcEagerParser(
+                order, epochs=args.epochs, random_state=args.seed, dynamic=True, **options
+            ),
+            "dynamic",
         )
-        add(name, dyn, m, dyn_s, margin_point(dyn.model_, test, m))
+        presets = dyn.margin_presets_
+        add_margins("dynamic", dyn, dyn_s)
+    cas_s = float("nan")
+    if args.cascade != "none":
+        stages = tuple(int(k) for k in args.cascade.split(","))
+        cas, cas_s = fit(
+            ArcEagerParser(
+                order, epochs=args.epochs, random_state=args.seed, dynamic=True, cascade=stages
+            ),
+            "cascade",
+        )
+        add_margins("cascade", cas, cas_s)
     if not args.no_stagewise:
         # Stagewise (§6.1): each template in order trained alone for one epoch, the ones
         # before it frozen; its own presets from dev, and the fractions of its own training
@@ -205,6 +228,7 @@ def main() -> None:
             f"{'' if t is None else f'{t:.2f}':>6} {r['speedup']:7.2f}x"
         )
     print(f"training CPU s: full {full_s:.1f}, dynamic {dyn_s:.1f} ({dyn_s / full_s:.2f}x)")
+    print(f"training CPU s: cascade {cas_s:.1f} ({cas_s / full_s:.2f}x)")
     OUT.mkdir(exist_ok=True)
     (OUT / f"dynamic_{args.treebank}.json").write_text(
         json.dumps(
@@ -330,7 +354,8 @@ def plot(
     from depfs.files import atomic_stream
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for kind, style in (("dynamic", "o-"), ("fixed", "s--"), ("stagewise", "^:")):
+    styles = (("dynamic", "o-"), ("fixed", "s--"), ("stagewise", "^:"), ("cascade", "D-"))
+    for kind, style in styles:
         pts = sorted((r["speedup"], r[score]) for r in rows if r["model"].startswith(kind))
         if pts:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], style, label=kind)
