@@ -144,13 +144,15 @@ def choose_presets(
     """The ``accurate`` and ``fast`` margins of a dev sweep (see the module doc): for
     each, the margin with the fewest templates per decision (a parser's move
     decisions) among those within its :data:`PRESET_LOSS` of the best score (or of
-    `reference`, e.g. a cascade's full model, when that is higher)."""
+    `reference`, e.g. a cascade's full model, when that is higher; the best-scoring
+    margin when none is)."""
     if not points:
         raise ValueError("no margins to choose from")
     best = max([p.score for p in points] + ([] if reference is None else [reference]))
     chosen = {}
     for name, loss in PRESET_LOSS.items():
         ok = [p for p in points if p.score >= best - loss - 1e-9]
+        ok = ok or [max(points, key=lambda p: (p.score, -p.templates))]
         chosen[name] = min(ok, key=lambda p: (p.templates, p.margin)).margin
     return chosen
 

@@ -212,3 +212,197 @@ impl<W: WeightTable> Guide for CascadeGuide<'_, W> {
         Some(Step { kind, label: full.model_label(c, kind, w) })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::guide::{begin, run, ModelGuide};
+    use super::super::parser::TrainOptions;
+    use super::*;
+    use crate::templates::attrs::VocabHashes;
+    use crate::templates::TemplateSet;
+    use crate::treebank::Treebank;
+
+    fn toy() -> Treebank {
+        let mut tb = Treebank::new();
+        for _ in 0..4 {
+            for s in super::super::testing::toy_sentences() {
+                tb.push_sentence(&s, vec![]);
+            }
+        }
+        tb
+    }
+
+    fn trained(set: TemplateSet, tb: &Treebank) -> ArcEagerParser {
+        let opts = TrainOptions { epochs: 3, ..TrainOptions::default() };
+        ArcEagerParser::train(set, tb, &opts, |_| true).unwrap()
+    }
+
+    /// The full model (the `arc_eager` set) and ordinary models of its first 3 and 8 templates.
+    fn models(tb: &Treebank) -> (ArcEagerParser, Vec<ArcEagerParser>) {
+        let set = crate::templates::defaults::load("arc_eager").unwrap();
+        let prefix = |k: usize| set.subset(&(0..k).collect::<Vec<_>>()).unwrap();
+        let stages = vec![trained(prefix(3), tb), trained(prefix(8), tb)];
+        (trained(set, tb), stages)
+    }
+
+    /// The cascade computed from the full model's batch features (a stage's features are
+    /// the first k of them), one decision at a time: what [`CascadeGuide`] must parse
+    /// exactly as (moves, labels and templates counted); `decided` records which stage
+    /// (or the full model, `stages.len()`) settled each move.
+    struct Reference<'a> {
+        full: &'a ArcEagerParser,
+        stages: &'a [ArcEagerParser],
+        w: Work,
+        margin: f32,
+        counts: PrefixCounts,
+        decided: std::collections::HashSet<usize>,
+    }
+
+    impl Guide for Reference<'_> {
+        fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+            let (full, m) = (self.full, self.margin);
+            self.w.extract(full, c);
+            let feats = self.w.feats.clone();
+            let n = &mut self.counts;
+            let kind = if valid.iter().filter(|&&v| v).count() == 1 {
+                valid.iter().position(|&v| v)?
+            } else {
+                n.move_decisions += 1;
+                let mut kind = None;
+                for (i, st) in self.stages.iter().enumerate() {
+                    let k = st.n_templates();
+                    n.move_templates += k as u64;
+                    let scores = st.kind_scores(&feats[..k]);
+                    if leads_by(&scores, valid, m) {
+                        (kind, _) = (best_kind(&scores, valid), self.decided.insert(i));
+                        break;
+                    }
+                }
+                if kind.is_none() {
+                    n.move_templates += feats.len() as u64;
+                    self.decided.insert(self.stages.len());
+                }
+                kind.or_else(|| best_kind(&full.kind_scores(&feats), valid))?
+            };
+            if kind != LEFT && kind != RIGHT {
+                return Some(Step { kind, label: 0 });
+            }
+            let to_root = kind == RIGHT && c.s0() == 0;
+            if let Some(label) = full.sole_label(kind, true).filter(|_| to_root) {
+                return Some(Step { kind, label });
+            }
+            n.label_decisions += 1;
+            let mut rows = Vec::new();
+            for st in self.stages {
+                let mut sc = Vec::new();
+                st.label_scores(&feats, kind, &mut rows, &mut sc);
+                let bias = &st.label_bias[2 * dir_index(kind) + usize::from(to_root)];
+                sc.iter_mut().zip(bias).for_each(|(s, b)| *s += b);
+                n.label_templates += st.label_templates.len() as u64;
+                if super::super::prefix_margin::column_leads_by(&sc, m) {
+                    return Some(Step { kind, label: st.best_label(&sc, kind, to_root) });
+                }
+            }
+            n.label_templates += full.label_templates.len() as u64;
+            Some(Step { kind, label: full.model_label(c, kind, &mut self.w) })
+        }
+    }
+
+    /// Whole parses by the cascade equal the reference at margins where the first stage,
+    /// the second or the full model settles decisions; at a margin no stage reaches they
+    /// are the full model's parses.
+    #[test]
+    fn cascade_parses_equal_the_rule_on_the_full_model_s_batch_features() {
+        let tb = toy();
+        let (full, stages) = models(&tb);
+        let p = full.with_stages(stages.clone(), 1.0).unwrap();
+        let cas = p.cascade.as_deref().unwrap();
+        let vh = VocabHashes::new(&tb, &full.features().attrs);
+        let (mut c, mut work) = (Configuration::default(), Work::default());
+        let mut reference = Reference {
+            full: &full,
+            stages: &stages,
+            w: Work::default(),
+            margin: 0.0,
+            counts: PrefixCounts::default(),
+            decided: Default::default(),
+        };
+        let mut moves = 0;
+        for margin in [0.0, 0.5, 2.0, 5.0, 20.0, 1e30] {
+            (reference.margin, reference.counts) = (margin, PrefixCounts::default());
+            let mut counts = PrefixCounts::default();
+            for s in 0..tb.len() {
+                let mut want = Vec::new();
+                begin(&tb, &vh, s, &mut c, &mut reference.w);
+                run(&mut c, &mut reference, |_, m| want.push((m.kind, m.label)));
+                let mut got = Vec::new();
+                begin(&tb, &vh, s, &mut c, &mut work);
+                let mut g = CascadeGuide::new(&p, cas, &mut work, margin);
+                run(&mut c, &mut g, |_, m| got.push((m.kind, m.label)));
+                assert_eq!(got, want, "sentence {s} at margin {margin}");
+                counts.add(&g.counts);
+                if margin == 1e30 {
+                    let mut by_full = Vec::new();
+                    begin(&tb, &vh, s, &mut c, &mut work);
+                    let mut g = ModelGuide { parser: &full, work: &mut work, margins: None };
+                    run(&mut c, &mut g, |_, m| by_full.push((m.kind, m.label)));
+                    assert_eq!(got, by_full, "sentence {s}: no stage reaches the margin");
+                }
+                moves += got.len();
+            }
+            assert_eq!(counts, reference.counts, "templates counted at margin {margin}");
+        }
+        assert!(moves > 100, "{moves} moves");
+        assert_eq!(reference.decided.len(), 3, "stage 1, stage 2 and the full model each decide");
+    }
+
+    /// A cascade model file keeps its stages and presets and parses as before saving.
+    #[test]
+    fn a_cascade_file_parses_as_the_cascade_it_was_saved_from() {
+        let tb = toy();
+        let (full, stages) = models(&tb);
+        let p = full.with_stages(stages, 3.0).unwrap();
+        let dir = std::env::temp_dir().join(format!("depfs-cascade-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("m.depfs");
+        p.save(&path).unwrap();
+        let loaded = ArcEagerParser::load(&path).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(loaded.dynamic, p.dynamic);
+        let lens = |p: &ArcEagerParser| {
+            p.cascade.as_ref().map(|c| c.stages.iter().map(|s| s.len()).collect::<Vec<_>>())
+        };
+        assert_eq!(lens(&loaded), Some(vec![3, 8]));
+        for m in [None, Some(0.0), Some(2.0), Some(f32::INFINITY)] {
+            let (a, b) =
+                (p.parse_with(&tb, 1, false, m).unwrap(), loaded.parse_with(&tb, 1, false, m).unwrap());
+            let trees = |t: &Treebank| (t.words.head.clone(), t.words.deprel.clone());
+            assert_eq!((trees(&a.0), a.2), (trees(&b.0), b.2), "margin {m:?}");
+        }
+    }
+
+    /// Stages must be ordinary models of the full model's first k1 < k2 < ... < T templates.
+    #[test]
+    fn stages_that_are_no_prefixes_of_the_full_model_are_refused() {
+        let tb = toy();
+        let (full, stages) = models(&tb);
+        let set = full.set.clone();
+        let shifted = trained(set.subset(&[1, 2, 3]).unwrap(), &tb);
+        let mut dynamic = stages[0].clone();
+        dynamic.dynamic =
+            Some(super::super::prefix_margin::MarginPresets { train: 1.0, accurate: 1.0, fast: 1.0 });
+        for (bad, why) in [
+            (vec![], "no stage"),
+            (vec![shifted], "not the first templates"),
+            (vec![stages[1].clone(), stages[0].clone()], "not increasing"),
+            (vec![stages[0].clone(), stages[0].clone()], "twice"),
+            (vec![full.clone()], "all templates"),
+            (vec![dynamic], "not an ordinary model"),
+        ] {
+            assert!(full.with_stages(bad, 1.0).is_err(), "{why}");
+        }
+        assert!(full.with_stages(stages.clone(), f32::NAN).is_err(), "a margin must be a number");
+        let p = full.with_stages(stages.clone(), 1.0).unwrap();
+        assert!(p.with_stages(stages, 1.0).is_err(), "a cascade is no full model");
+    }
+}
