@@ -207,6 +207,23 @@ def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_pa
     assert r.returncode == 2 and "margin" in r.stderr
     r = _cli("train", "--parser", "graph", "--dynamic", "--train", "x", "--out", "y")
     assert r.returncode == 2 and "--dynamic: arc-eager or tagger only" in r.stderr
+    # --cascade: the full model and its stages, in one file.
+    model = tmp_path / "c.depfs"
+    r = _cli(
+        "train", "--parser", "arc-eager", "--dynamic", "--cascade", "2,5", "--templates",
+        str(tmp_path / "order.txt"), "--train", str(tmp_path / "train.conllu"),
+        "--dev", str(tmp_path / "dev.conllu"), "--epochs", "2", "--out", str(model),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    loaded = depfs.load(model)
+    assert loaded.cascade == (2, 5)
+    out = tmp_path / "out-c.conllu"
+    r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", "fast", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == loaded.parse(dev, margin="fast").to_string()
+    for bad in (["--cascade", "2,5"], ["--dynamic", "--cascade", "two"]):
+        r = _cli("train", "--parser", "arc-eager", *bad, "--train", "x", "--out", "y")
+        assert r.returncode == 2 and "--cascade" in r.stderr, r.stderr
 
 
 # The tagger: the same rule on each column decision.
