@@ -12,17 +12,19 @@
 //!
 //! How this departs from the paper: Algorithm 1 checks the margin after every template
 //! of one model whose prefixes were trained together (Algorithm 2); here it is checked
-//! after each stage, on a model of its own, and a stage extracts its templates from the
-//! first again (batch extraction evaluates a set's atoms in one pass; templates added in
-//! a batch cost ~1/4 of templates added lazily, docs/methods.md, which is what the
-//! cascade buys).
+//! after each stage, on a model of its own, and each stage reads all of its k rows
+//! again (its own weights). Features are extracted in batches, one per segment of
+//! templates between two stages (batch extraction evaluates a segment's atoms in one
+//! pass; templates added in a batch cost ~1/4 of templates added lazily,
+//! docs/methods.md, which is what the cascade buys), so a decision computes each
+//! feature once.
 //!
 //! The move decision and an arc's label decision each take the cascade, with the same
 //! margin: the label first by the first stage's label rows (on the features at hand,
 //! whichever stage extracted them: a stage's templates are a prefix of every later
 //! one's), then by later stages', then the full model's. Cost per decision: O(k1)
-//! hashes and rows when the first stage settles it, O(k1 + k2) at the second, ..., +
-//! O(T) at the full model.
+//! hashes and rows when the first stage settles it; at the second O(k2) hashes and
+//! O(k1 + k2) rows; ...; at the full model O(T) hashes and O(k1 + k2 + ... + T) rows.
 
 use std::sync::Arc;
 
@@ -34,30 +36,20 @@ use crate::templates::config_feats::ConfigFeatures;
 use crate::weights::WeightTable;
 use crate::{Error, Result};
 
-/// One stage of a cascade: a parser of the full model's first k templates, with its
-/// features compiled in the full model's attribute slots (it reads the same sentence
-/// attributes).
+/// One stage of a cascade: a parser of the full model's first k templates.
 #[derive(Debug)]
 pub struct Stage {
     pub parser: ArcEagerParser,
-    feats: ConfigFeatures,
 }
 
 impl Stage {
     /// The number of templates of the stage (k).
     pub fn len(&self) -> usize {
-        self.feats.len()
+        self.parser.n_templates()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.feats.is_empty()
-    }
-
-    /// The stage's features of `c` into `w.feats` (one batch). O(k).
-    #[inline]
-    fn extract(&self, c: &Configuration, w: &mut Work) {
-        w.feats.clear();
-        self.feats.extract(c, &w.attrs, None, &mut w.scratch, &mut w.feats);
+        self.len() == 0
     }
 }
 
@@ -65,6 +57,22 @@ impl Stage {
 #[derive(Debug)]
 pub struct Cascade {
     pub stages: Vec<Stage>,
+    /// The full model's templates in segments: stage i's templates after stage i − 1's,
+    /// then the full model's after the last stage's; compiled in the full model's
+    /// attribute slots (they read the same sentence attributes).
+    segments: Vec<ConfigFeatures>,
+}
+
+impl Cascade {
+    /// Appends the features of the next segments to `w.feats` until `*have` segments
+    /// are there (`*have` counts those done in this configuration). O(templates added).
+    #[inline]
+    fn extract_to(&self, segments: usize, c: &Configuration, w: &mut Work, have: &mut usize) {
+        while *have < segments {
+            self.segments[*have].extract(c, &w.attrs, None, &mut w.scratch, &mut w.feats);
+            *have += 1;
+        }
+    }
 }
 
 impl Cascade {
@@ -76,6 +84,18 @@ impl Cascade {
         }
         let n = full.set.len();
         let mut out: Vec<Stage> = Vec::with_capacity(stages.len());
+        let mut segments = Vec::with_capacity(stages.len() + 1);
+        let mut segment = |from: usize, to: usize| -> Result<()> {
+            let set = full.set.subset(&(from..to).collect::<Vec<_>>())?;
+            let feats = ConfigFeatures::compile_in(&set, &full.features().attrs)?;
+            if feats.attrs.len() != full.features().attrs.len() {
+                return Err(Error::InvalidArgument(
+                    "a segment reads attributes the full model does not".into(),
+                ));
+            }
+            segments.push(feats);
+            Ok(())
+        };
         for parser in stages {
             let k = parser.set.len();
             let after = out.last().map_or(0, |s| s.len());
@@ -95,15 +115,11 @@ impl Cascade {
             if parser.cascade.is_some() || parser.dynamic.is_some() {
                 return Err(Error::InvalidArgument("a cascade's stages must be ordinary models".into()));
             }
-            let feats = ConfigFeatures::compile_in(&parser.set, &full.features().attrs)?;
-            if feats.attrs.len() != full.features().attrs.len() {
-                return Err(Error::InvalidArgument(
-                    "a cascade's stage reads attributes the full model does not".into(),
-                ));
-            }
-            out.push(Stage { parser, feats });
+            segment(after, k)?;
+            out.push(Stage { parser });
         }
-        Ok(Cascade { stages: out })
+        segment(out.last().map_or(0, |s| s.len()), n)?;
+        Ok(Cascade { stages: out, segments })
     }
 }
 
@@ -149,19 +165,19 @@ impl<W: WeightTable> Guide for CascadeGuide<'_, W> {
         let (full, cas, w, m) = (self.full, self.cascade, &mut *self.work, self.margin);
         let n = &mut self.counts;
         let t = full.n_templates();
-        // The first `have` templates' features are in w.feats (every stage's templates
-        // are a prefix of the full model's: their features agree).
+        // The first `have` segments' features are in w.feats: every stage's templates are
+        // a prefix of the full model's, so their features agree.
         let mut have = 0;
+        w.feats.clear();
         let forced = valid.iter().filter(|&&v| v).count() == 1;
         let (kind, scores) = if forced {
             (valid.iter().position(|&v| v)?, [0f32; N_KINDS])
         } else {
             n.move_decisions += 1;
             let mut settled = None;
-            for st in &cas.stages {
-                st.extract(c, w);
-                have = st.len();
-                n.move_templates += have as u64;
+            for (i, st) in cas.stages.iter().enumerate() {
+                cas.extract_to(i + 1, c, w, &mut have);
+                n.move_templates += st.len() as u64;
                 let scores = st.parser.kind_scores_with(&w.feats, &mut w.rows);
                 if leads_by(&scores, valid, m) {
                     settled = Some((best_kind(&scores, valid)?, scores));
@@ -171,8 +187,7 @@ impl<W: WeightTable> Guide for CascadeGuide<'_, W> {
             match settled {
                 Some(s) => s,
                 None => {
-                    w.extract(full, c);
-                    have = t;
+                    cas.extract_to(cas.segments.len(), c, w, &mut have);
                     n.move_templates += t as u64;
                     let scores = full.kind_scores_with(&w.feats, &mut w.rows);
                     (best_kind(&scores, valid)?, scores)
@@ -188,11 +203,8 @@ impl<W: WeightTable> Guide for CascadeGuide<'_, W> {
             return Some(Step { kind, label });
         }
         n.label_decisions += 1;
-        for st in &cas.stages {
-            if have < st.len() {
-                st.extract(c, w);
-                have = st.len();
-            }
+        for (i, st) in cas.stages.iter().enumerate() {
+            cas.extract_to(i + 1, c, w, &mut have);
             let p = &st.parser;
             p.label_scores(&w.feats, kind, &mut w.rows, &mut w.label_scores);
             // Columns such an arc may not carry start barred (as the prefix-margin rule's).
@@ -205,9 +217,7 @@ impl<W: WeightTable> Guide for CascadeGuide<'_, W> {
                 return Some(Step { kind, label: p.best_label(&w.label_scores, kind, to_root) });
             }
         }
-        if have < t {
-            w.extract(full, c);
-        }
+        cas.extract_to(cas.segments.len(), c, w, &mut have);
         n.label_templates += full.label_templates.len() as u64;
         Some(Step { kind, label: full.model_label(c, kind, w) })
     }
