@@ -25,13 +25,13 @@ four columns, templates per column decision, tokens/s (all four columns).
                                     [--reps 3] [--plot PNG] [--prefixes 1,5,10]
                                     [--models DIR] [--no-stagewise]
                                     [--update perceptron|adagrad] [--full-sum S]
-                                    [--train-margin M] [--cascade 10,30|none]
+                                    [--train-margin M] [--cascade 30|none]
                                     [--no-dynamic]
 
 The parser's table also has the cascade (``ArcEagerParser(dynamic=True, cascade=...)``:
 ordinary models of the first k1 < k2 < ... templates settle the decisions they lead by the
 margin, the full model the rest; trained in the run, its presets chosen on dev) at its
-presets and the fractions of its nominal margin: --cascade 10,30 (the default stages),
+presets and the fractions of its nominal margin: --cascade 30 (the default stages),
 --cascade none to skip it.
 
 --update, --full-sum and --train-margin set the dynamic parser's or tagger's training
@@ -126,7 +126,7 @@ def main() -> None:
         help="the dynamic model's step on the full sum, 0: none [the model's]",
     )
     ap.add_argument("--train-margin", type=float, default=None, help="[the model's for --update]")
-    ap.add_argument("--cascade", default="10,30", help="the cascade's stages, or none [10,30]")
+    ap.add_argument("--cascade", default="30", help="the cascade's stages, or none [30]")
     ap.add_argument("--no-dynamic", action="store_true", help="skip the prefix-trained parser")
     ap.add_argument(
         "--warm", action="store_true", help="an untimed parse before each timed one (parser)"

@@ -6,7 +6,7 @@ templates per move and per label decision (a stage's k, + T at the full model) â
 feasibility measurement behind the cascade (docs/methods.md, "A cascade with a full-model
 fallback"). Parsing only: no timing.
 
-    python -m benches.cascade_dev --models DIR [--stages 10/5,20/10,30] [--margins 6,8,10]
+    python -m benches.cascade_dev --models DIR [--stages 10/30/10,30] [--margins 6,8,10]
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from .bench_arceager import data_dir
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--models", required=True, help="full.depfs and fixed<k>.depfs")
-    ap.add_argument("--stages", default="10/5,20/10,30", help="lists of stages, '/' between")
+    ap.add_argument("--stages", default="10/30/10,30", help="lists of stages, '/' between")
     ap.add_argument("--margins", default="4,6,8,10,12,15")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--seed", type=int, default=1, help="of a fixed-prefix model trained here")

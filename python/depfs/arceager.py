@@ -20,11 +20,11 @@ Dynamic feature selection (Strubell et al. 2015; :mod:`depfs.dynamic.strubell201
 default ``arc_eager_en_ewt``, the forward wrapper's order on en_ewt) so that a decision
 can stop once one move (or label) leads by a margin; ``parse(tb, margin=M)`` chooses M
 at parse time: a number, or ``"accurate"`` (the default) / ``"fast"``, presets chosen on
-the dev set given to ``fit``. ``ArcEagerParser(dynamic=True, cascade=(10, 30))`` trains a
-cascade instead: ordinary models of the first 10 and 30 templates settle the decisions
-where their best move (or label) leads by the margin, the full model, trained the
-ordinary way, decides the rest (Algorithm 1 with a full-model fallback; at an infinite
-margin the full model's parse).
+the dev set given to ``fit``. ``ArcEagerParser(dynamic=True, cascade=True)`` trains a
+cascade instead: an ordinary model of the first 30 templates (``cascade=(10, 30)``: of the
+first 10, then of the first 30) settles the decisions where its best move (or label) leads
+by the margin, the full model, trained the ordinary way, decides the rest (Algorithm 1
+with a full-model fallback; at an infinite margin the full model's parse).
 
 Training many models on one treebank (the selection methods train hundreds): prepare it
 once, `prepared = TrainingSet(train)` (projectivised, label set, gold trees; vocabulary
@@ -85,7 +85,7 @@ ARC_EAGER_FULL_SUM = 128.0
 
 #: The stages of a cascade (``cascade=True``): chosen on en_ewt dev (docs/methods.md,
 #: "A cascade with a full-model fallback").
-CASCADE_STAGES = (10, 30)
+CASCADE_STAGES = (30,)
 
 #: A cascade's nominal margin, the unit of its dev sweep: a stage's margin is in the units
 #: of its averaged perceptron weights (on en_ewt dev, m = 15 gives the full model's LAS).
