@@ -488,3 +488,14 @@ def test_cascade_options_are_checked(data):
     other = ArcEagerParser("\n".join(ORDERED.strip().splitlines()[1:3]), epochs=1).fit(train).model_
     with pytest.raises(ValueError, match="first k1"):
         m.with_stages([other], 10.0)
+
+
+def test_a_cascade_s_epochs_are_scored_and_kept_by_its_full_model(data, monkeypatch):
+    train, dev = data
+    # A nominal margin at which the cascade parses dev differently from its full model.
+    monkeypatch.setattr(depfs.arceager, "CASCADE_MARGIN", 1.0)
+    c = ArcEagerParser(ORDERED, epochs=2, dynamic=True, cascade=(2,)).fit(train, dev=dev)
+    full = ArcEagerParser(ORDERED, epochs=2).fit(train, dev=dev)
+    at_1 = depfs.evaluate(dev, c.model_.parse(dev, 1, False, 1.0)).las
+    assert at_1 != full.history_[-1]["dev_las"]
+    assert [r["dev_las"] for r in c.history_] == [r["dev_las"] for r in full.history_]
