@@ -4,9 +4,11 @@ trained, 17 epochs with dev for the epoch kept, when missing), put together for 
 of stages and parsed at each margin. Prints LAS (and its difference to the full model),
 templates per move and per label decision (a stage's k, + T at the full model) — the
 feasibility measurement behind the cascade (docs/methods.md, "A cascade with a full-model
-fallback"). Parsing only: no timing.
+fallback"). Parsing only: no timing. With --alg2 the stages are the prefix-trained model's
+(dynamic.depfs, Algorithm 2) first k templates, cut from it, instead.
 
     python -m benches.cascade_dev --models DIR [--stages 10/30/10,30] [--margins 6,8,10]
+                                  [--alg2]
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ def main() -> None:
     ap.add_argument("--margins", default="4,6,8,10,12,15")
     ap.add_argument("--split", default="dev")
     ap.add_argument("--seed", type=int, default=1, help="of a fixed-prefix model trained here")
+    ap.add_argument("--alg2", action="store_true", help="stages cut from dynamic.depfs")
     args = ap.parse_args()
     d = data_dir() / "en_ewt"
     tb = depfs.read_conllu(d / f"{args.split}.conllu")
@@ -39,6 +42,9 @@ def main() -> None:
     prefix: dict[int, object] = {}
 
     def stage(k: int) -> object:
+        if args.alg2:
+            dyn = prefix.setdefault(0, ArcEagerParser.load(models / "dynamic.depfs").model_)
+            return dyn.prefix(k)  # type: ignore[attr-defined]
         path = models / f"fixed{k}.depfs"
         if not path.exists():
             train, dev = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev"))

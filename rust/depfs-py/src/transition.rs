@@ -118,6 +118,10 @@ impl PyArcEagerModel {
         let inner = self.inner.with_stages(stages, train).py_err(py)?;
         Ok(PyArcEagerModel { inner })
     }
+    /// The model cut to its first `k` templates (their rows as trained; an ordinary model).
+    fn prefix(&self, py: Python<'_>, k: usize) -> PyResult<PyArcEagerModel> {
+        Ok(PyArcEagerModel { inner: self.inner.prefix(k).py_err(py)? })
+    }
     /// A cascade's stages before the full model (their template counts); None for
     /// other models.
     #[getter]

@@ -141,6 +141,30 @@ impl<W: WeightTable + Clone> ArcEagerParser<W> {
     }
 }
 
+impl ArcEagerParser {
+    /// The same parser cut to its first `k` templates (their move and label rows as
+    /// trained; an ordinary model, without presets): e.g. a prefix of a model trained
+    /// by Algorithm 2 as a cascade's stage. O(rows kept).
+    pub fn prefix(&self, k: usize) -> Result<ArcEagerParser> {
+        if k == 0 || k > self.n_templates() {
+            return Err(Error::InvalidArgument(format!(
+                "a prefix of 1 to {} templates, not {k}",
+                self.n_templates()
+            )));
+        }
+        let keep: Vec<usize> = (0..k).collect();
+        let labels: Vec<usize> =
+            (0..self.label_templates.len()).filter(|&i| self.label_templates[i] < k).collect();
+        let set = self.set.subset(&keep)?;
+        let mut p = self.with_weights(self.move_w.select(&keep)?, self.label_w.select(&labels)?);
+        p.feats = ConfigFeatures::compile(&set)?;
+        p.set = set;
+        p.label_templates = labels.iter().map(|&i| self.label_templates[i]).collect();
+        (p.dynamic, p.cascade) = (None, None);
+        Ok(p)
+    }
+}
+
 /// Parses by the cascade at `margin` (see the module doc); counts templates as the
 /// prefix-margin rule does: the k of each stage a decision reaches, + T when it falls
 /// through to the full model (labels: the label templates of each stage reached).
@@ -389,6 +413,57 @@ mod tests {
             let trees = |t: &Treebank| (t.words.head.clone(), t.words.deprel.clone());
             assert_eq!((trees(&a.0), a.2), (trees(&b.0), b.2), "margin {m:?}");
         }
+    }
+
+    /// A model cut to its first k templates scores a configuration as the sum of the
+    /// whole model's first k move rows, and its label rows as the whole model's label
+    /// templates below k; its label templates are those; it is an ordinary model.
+    #[test]
+    fn a_prefix_of_a_model_keeps_its_first_rows() {
+        let tb = toy();
+        let (_, stages) = models(&tb);
+        let p = &stages[1]; // 8 templates
+        let vh = VocabHashes::new(&tb, &p.features().attrs);
+        let (mut c, mut work, mut w) = (Configuration::default(), Work::default(), Work::default());
+        for k in [1, 3, 8] {
+            let q = p.prefix(k).unwrap();
+            assert_eq!((q.n_templates(), q.dynamic.is_none()), (k, true));
+            assert_eq!(
+                q.label_templates,
+                p.label_templates.iter().copied().filter(|&t| t < k).collect::<Vec<_>>()
+            );
+            let vq = VocabHashes::new(&tb, &q.features().attrs);
+            let mut wq = Work::default();
+            let mut seen = 0;
+            for s in 0..tb.len() {
+                begin(&tb, &vh, s, &mut c, &mut work);
+                w.attrs.fill(&vh, &tb, s);
+                wq.attrs.fill(&vq, &tb, s);
+                run(&mut c, &mut ModelGuide { parser: p, work: &mut work, margins: None }, |cf, _| {
+                    w.extract(p, cf);
+                    wq.extract(&q, cf);
+                    assert_eq!(wq.feats[..], w.feats[..k]);
+                    let mut want = [0f32; N_KINDS];
+                    for t in 0..k {
+                        p.move_weights().add_row(t, w.feats[t], &mut want);
+                    }
+                    assert_eq!(q.kind_scores(&wq.feats), want, "{k} templates");
+                    let (mut a, mut b, mut rows) = (Vec::new(), Vec::new(), Vec::new());
+                    q.label_scores(&wq.feats, LEFT, &mut rows, &mut a);
+                    let lt = p.label_templates.iter().filter(|&&t| t < k).count();
+                    b.resize(p.label_weights().width(), 0.0);
+                    let salt = super::super::parser::LEFT_SALT;
+                    let fs = p.label_templates[..lt]
+                        .iter()
+                        .map(|&t| crate::templates::hash::combine(w.feats[t], salt));
+                    p.label_weights().add_template_rows(fs, &mut rows, &mut b);
+                    assert_eq!(a, b, "label rows of {k} templates");
+                    seen += 1;
+                });
+            }
+            assert!(seen > 20);
+        }
+        assert!(p.prefix(0).is_err() && p.prefix(9).is_err());
     }
 
     /// Stages must be ordinary models of the full model's first k1 < k2 < ... < T templates.

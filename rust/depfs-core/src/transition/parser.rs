@@ -124,7 +124,7 @@ pub struct EpochReport {
 #[derive(Debug, Clone)]
 pub struct ArcEagerParser<W = QuantizedWeights> {
     pub set: TemplateSet,
-    feats: ConfigFeatures,
+    pub(super) feats: ConfigFeatures,
     /// The parser's label set; label ids index it.
     pub labels: Vec<String>,
     pub(crate) root_label: u32,
