@@ -13,6 +13,7 @@ import pytest
 from depfs.arceager import ArcEagerParser, trajectory_features
 from depfs.datasets import synthetic
 from depfs.dynamic.strubell2015 import (
+    SWEEP,
     MarginPoint,
     choose_presets,
     margin_point,
@@ -167,6 +168,11 @@ def test_choose_presets_takes_the_cheapest_margin_within_each_loss():
     assert choose_presets([pt(3, 70.0, 2.0)]) == {"accurate": 3, "fast": 3}
     with pytest.raises(ValueError):
         choose_presets([])
+    # A cascade's presets are within each loss of its full model when that is higher.
+    assert choose_presets(points, reference=85.6) == {"accurate": 8, "fast": 6}
+    assert choose_presets(points, reference=80.0) == {"accurate": 6, "fast": 4}
+    # No margin within 0.1 of the reference: the sweep's best.
+    assert choose_presets(points, reference=87.0) == {"accurate": 8, "fast": 8}
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -201,6 +207,23 @@ def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_pa
     assert r.returncode == 2 and "margin" in r.stderr
     r = _cli("train", "--parser", "graph", "--dynamic", "--train", "x", "--out", "y")
     assert r.returncode == 2 and "--dynamic: arc-eager or tagger only" in r.stderr
+    # --cascade: the full model and its stages, in one file.
+    model = tmp_path / "c.depfs"
+    r = _cli(
+        "train", "--parser", "arc-eager", "--dynamic", "--cascade", "2,5", "--templates",
+        str(tmp_path / "order.txt"), "--train", str(tmp_path / "train.conllu"),
+        "--dev", str(tmp_path / "dev.conllu"), "--epochs", "2", "--out", str(model),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    loaded = depfs.load(model)
+    assert loaded.cascade == (2, 5)
+    out = tmp_path / "out-c.conllu"
+    r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", "fast", "-o", str(out))
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == loaded.parse(dev, margin="fast").to_string()
+    for bad in (["--cascade", "2,5"], ["--dynamic", "--cascade", "two"]):
+        r = _cli("train", "--parser", "arc-eager", *bad, "--train", "x", "--out", "y")
+        assert r.returncode == 2 and "--cascade" in r.stderr, r.stderr
 
 
 # The tagger: the same rule on each column decision.
@@ -399,3 +422,80 @@ def test_the_stagewise_parser_freezes_each_template_after_its_stage(data):
     assert gold_las > depfs.evaluate(dev, alone.parse(dev, margin=float("inf"))).las
     with pytest.raises(ValueError, match="dynamic=True"):
         ArcEagerParser(ORDERED, stagewise=True).fit(train)
+
+
+# ---------- the cascade: stages of the first k templates, then the full model ----------
+
+
+@pytest.fixture(scope="module")
+def cascade(data: tuple[depfs.Treebank, depfs.Treebank]) -> ArcEagerParser:
+    train, dev = data
+    return ArcEagerParser(ORDERED, epochs=3, dynamic=True, cascade=(2, 5)).fit(train, dev=dev)
+
+
+def test_a_cascade_is_its_ordinary_models_and_the_margin_moves_between_them(cascade, data):
+    train, dev = data
+    assert cascade.model_.cascade == [2, 5]
+    # The full model and the stages are trained the ordinary way, at the same epoch (the
+    # full model's best on dev): at an infinite margin the cascade is the full model...
+    full = ArcEagerParser(ORDERED, epochs=3).fit(train, dev=dev)
+    assert [r["dev_las"] for r in cascade.history_] == [r["dev_las"] for r in full.history_]
+    assert cascade.best_epoch_ == full.best_epoch_
+    at_inf = cascade.parse(dev, margin=float("inf")).to_string()
+    assert at_inf == full.parse(dev).to_string()
+    # ... and the core's cascade guide, at a margin no stage reaches, decides as it does.
+    assert cascade.model_.parse(dev, 1, False, 1e30).to_string() == at_inf
+    # At margin 0 the first stage settles every decision: the parse of the ordinary model
+    # of the first 2 templates, trained for as many epochs.
+    first = ArcEagerParser(
+        "\n".join(ORDERED.strip().splitlines()[:2]), epochs=full.best_epoch_
+    ).fit(train)
+    assert cascade.parse(dev, margin=0.0).to_string() == first.parse(dev).to_string()
+    # In between, the share of decisions that reach later stages grows with the margin.
+    pts = [margin_point(cascade.model_, dev, m) for m in (0.0, 1.0, 3.0, 1e30)]
+    used = [p.move_templates for p in pts]
+    assert used[0] == 2.0 and used[-1] == 2 + 5 + 8, used
+    assert used == sorted(used) and len(set(used)) == len(used), used
+
+
+def test_a_cascade_keeps_presets_chosen_against_its_full_model_and_its_file_keeps_it(
+    cascade, data, tmp_path: Path
+):
+    _, dev = data
+    p = cascade.margin_presets_
+    full_las = depfs.evaluate(dev, cascade.parse(dev, margin=float("inf"))).las
+    at = {r["margin"]: r for r in cascade.margin_curve_}
+    assert set(at) == {f * p["train"] for f in SWEEP}
+    assert at[p["accurate"]]["las"] >= full_las - 0.1 - 1e-9
+    assert at[p["fast"]]["las"] >= full_las - 1.0 - 1e-9
+    path = tmp_path / "cascade.depfs"
+    cascade.save(path)
+    loaded = depfs.load(path)
+    assert isinstance(loaded, ArcEagerParser) and loaded.cascade == (2, 5)
+    assert loaded.margin_presets_ == p
+    for m in (None, "fast", 0.0, 3.0, float("inf")):
+        assert loaded.parse(dev, margin=m).to_string() == cascade.parse(dev, margin=m).to_string()
+
+
+def test_cascade_options_are_checked(data):
+    train, _ = data
+    for bad in [(5, 2), (0, 2), (2, 8), (), (3, 3)]:
+        with pytest.raises(ValueError, match="cascade must be"):
+            ArcEagerParser(ORDERED, epochs=1, dynamic=True, cascade=bad).fit(train)
+    with pytest.raises(ValueError, match="needs dynamic=True"):
+        ArcEagerParser(ORDERED, epochs=1, cascade=(2,)).fit(train)
+    m = ArcEagerParser(ORDERED, epochs=1).fit(train).model_
+    other = ArcEagerParser("\n".join(ORDERED.strip().splitlines()[1:3]), epochs=1).fit(train).model_
+    with pytest.raises(ValueError, match="first k1"):
+        m.with_stages([other], 10.0)
+
+
+def test_a_cascade_s_epochs_are_scored_and_kept_by_its_full_model(data, monkeypatch):
+    train, dev = data
+    # A nominal margin at which the cascade parses dev differently from its full model.
+    monkeypatch.setattr(depfs.arceager, "CASCADE_MARGIN", 1.0)
+    c = ArcEagerParser(ORDERED, epochs=2, dynamic=True, cascade=(2,)).fit(train, dev=dev)
+    full = ArcEagerParser(ORDERED, epochs=2).fit(train, dev=dev)
+    at_1 = depfs.evaluate(dev, c.model_.parse(dev, 1, False, 1.0)).las
+    assert at_1 != full.history_[-1]["dev_las"]
+    assert [r["dev_las"] for r in c.history_] == [r["dev_las"] for r in full.history_]

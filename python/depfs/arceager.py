@@ -20,7 +20,11 @@ Dynamic feature selection (Strubell et al. 2015; :mod:`depfs.dynamic.strubell201
 default ``arc_eager_en_ewt``, the forward wrapper's order on en_ewt) so that a decision
 can stop once one move (or label) leads by a margin; ``parse(tb, margin=M)`` chooses M
 at parse time: a number, or ``"accurate"`` (the default) / ``"fast"``, presets chosen on
-the dev set given to ``fit``.
+the dev set given to ``fit``. ``ArcEagerParser(dynamic=True, cascade=True)`` trains a
+cascade instead: an ordinary model of the first 30 templates (``cascade=(10, 30)``: of the
+first 10, then of the first 30) settles the decisions where its best move (or label) leads
+by the margin, the full model, trained the ordinary way, decides the rest (Algorithm 1
+with a full-model fallback; at an infinite margin the full model's parse).
 
 Training many models on one treebank (the selection methods train hundreds): prepare it
 once, `prepared = TrainingSet(train)` (projectivised, label set, gold trees; vocabulary
@@ -79,6 +83,14 @@ TRAIN_MARGIN = {"adagrad": 50.0, "perceptron": 6000.0}
 #: The full sum's step of prefix-margin training (perceptron steps), chosen on en_ewt dev.
 ARC_EAGER_FULL_SUM = 128.0
 
+#: The stages of a cascade (``cascade=True``): chosen on en_ewt dev (docs/methods.md,
+#: "A cascade with a full-model fallback").
+CASCADE_STAGES = (30,)
+
+#: A cascade's nominal margin, the unit of its dev sweep: a stage's margin is in the units
+#: of its averaged perceptron weights (en_ewt dev: the full model's LAS at m = 12 for stage 30).
+CASCADE_MARGIN = 10.0
+
 
 class ArcEagerParser(TrainableModel):
     """Greedy arc-eager parser (sklearn style: `fit` returns self, learned attributes end in _)."""
@@ -114,6 +126,10 @@ class ArcEagerParser(TrainableModel):
         # The stagewise baseline (Strubell et al. §6.1), with dynamic=True: each
         # template in order trained alone for `epochs` epochs, then frozen.
         stagewise: bool = False,
+        # With dynamic=True, a cascade instead of prefix training: ordinary models of the
+        # first k1 < k2 < ... templates of the order, each settling the decisions it leads
+        # by the margin, then the full model (True: CASCADE_STAGES; None or False: none).
+        cascade: bool | Sequence[int] | None = None,
         # A fitted depfs.Tagger that tags untagged input first and is saved inside the
         # model file (``tagger_``); it is used as it is, not trained by ``fit``.
         tagger: Any = None,
@@ -126,6 +142,7 @@ class ArcEagerParser(TrainableModel):
         self.update = update
         self.full_sum = full_sum
         self.stagewise = stagewise
+        self.cascade = cascade
         self.epochs = epochs
         self.random_state = random_state
         self.explore_from = explore_from
@@ -137,24 +154,55 @@ class ArcEagerParser(TrainableModel):
         default = "arc_eager_en_ewt" if self.dynamic else "arc_eager"
         return resolve_templates(default if self.templates is None else self.templates)
 
-    def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
-        if self.stagewise and not self.dynamic:
-            raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
-        trainer = _core.ArcEagerTrainer(
+    def _stages(self) -> tuple[int, ...]:
+        """The cascade's stages (empty: no cascade), checked against the template set."""
+        if self.cascade is None or self.cascade is False:
+            return ()
+        stages = CASCADE_STAGES if self.cascade is True else tuple(self.cascade)
+        if not self.dynamic or self.stagewise:
+            raise ValueError(
+                "cascade is a kind of dynamic model: it needs dynamic=True, stagewise=False"
+            )
+        from .templates import TemplateSet
+
+        n = len(TemplateSet.parse(self._template_text(), "config"))
+        if not stages or list(stages) != sorted(set(stages)) or stages[0] < 1 or stages[-1] >= n:
+            raise ValueError(
+                f"cascade must be increasing template counts between 1 and {n - 1}, "
+                f"got {self.cascade!r}"
+            )
+        return tuple(int(k) for k in stages)
+
+    def _core_trainer(self, train: _core.Treebank | TrainingSet, text: str, dynamic: bool) -> Any:
+        return _core.ArcEagerTrainer(
             train,
-            self._template_text(),
+            text,
             seed=self.random_state,
             explore_from=self.explore_from,
             explore_p=self.explore_p,
             pseudo_projective=self.pseudo_projective,
             min_lifted_label_count=self.min_lifted_label_count,
-            prefix_margin=self._train_margin() if self.dynamic else None,
+            prefix_margin=self._train_margin() if dynamic else None,
             prefix_l2=self.l2,
             # The stagewise baseline keeps AdaGrad steps and no full sum (its template
             # alone learns, on the prefix that ends with it).
             prefix_perceptron=self.update == "perceptron" and not self.stagewise,
             prefix_full=0.0 if self.stagewise else float(self.full_sum),
         )
+
+    def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
+        if self.stagewise and not self.dynamic:
+            raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
+        stages = self._stages()
+        if stages:
+            from .templates import TemplateSet
+
+            order = TemplateSet.parse(self._template_text(), "config")
+            return _Cascade(
+                self._core_trainer(train, order.text, False),
+                [self._core_trainer(train, order[:k].text, False) for k in stages],
+            )
+        trainer = self._core_trainer(train, self._template_text(), self.dynamic)
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
     def _train_margin(self) -> float:
@@ -175,20 +223,23 @@ class ArcEagerParser(TrainableModel):
     @staticmethod
     def _params_of(model: _core.ArcEagerModel) -> dict[str, Any]:
         presets = model.margin_presets
+        cascade = model.cascade
         return {
             "templates": "\n".join(model.templates),
             "pseudo_projective": model.pseudo_projective,
             "dynamic": presets is not None,
-            **({"train_margin": presets["train"]} if presets else {}),
+            **({"train_margin": presets["train"]} if presets and cascade is None else {}),
+            **({"cascade": tuple(cascade)} if cascade is not None else {}),
         }
 
     @staticmethod
     def _dev_scores(model: Any, dev: _core.Treebank) -> dict[str, float]:
-        """Dev scores of an epoch; a dynamic model parses at its training margin."""
+        """Dev scores of an epoch; a dynamic model parses at its training margin, a
+        cascade with its full model (the stages are kept at the full model's best epoch)."""
         from .evaluate import evaluate
 
         presets = model.margin_presets
-        margin = None if presets is None else presets["train"]
+        margin = None if presets is None or model.cascade is not None else presets["train"]
         scores = evaluate(dev, model.parse(dev, 1, False, margin))
         return {"dev_uas": scores.uas, "dev_las": scores.las}
 
@@ -203,6 +254,7 @@ class ArcEagerParser(TrainableModel):
         (without ``dev`` both are the training margin)."""
         if self.dynamic and not (0 < self._train_margin() < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
+        self._stages()  # checked before training
         super().fit(train, dev, **kwargs)
         self.margin_curve_: list[dict[str, float]] = []
         if self.dynamic and dev is not None:
@@ -272,6 +324,22 @@ class ArcEagerParser(TrainableModel):
         if f.dtype != np.uint64 and not (f.dtype.kind in "iu" and (f >= 0).all()):
             raise TypeError(f"features must be uint64 feature hashes, got {f.dtype}")
         return self._model().template_scores(np.ascontiguousarray(f, dtype=np.uint64))
+
+
+class _Cascade:
+    """Trains a cascade: the full model and each stage the ordinary way, epoch by epoch
+    (dev scores, and so the epoch kept, are the full model's)."""
+
+    def __init__(self, full: Any, stages: list[Any]) -> None:
+        self.full, self.stages = full, stages
+
+    def epoch(self) -> dict[str, float]:
+        for s in self.stages:
+            s.epoch()
+        return self.full.epoch()
+
+    def model(self) -> _core.ArcEagerModel:
+        return self.full.model().with_stages([s.model() for s in self.stages], CASCADE_MARGIN)
 
 
 Trajectories = _core.Trajectories

@@ -330,6 +330,15 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "tagger_en_ewt]; parse (tag) with --margin.",
 )
 @click.option(
+    "--cascade",
+    "cascade",
+    default=None,
+    metavar="K1,K2,...",
+    help="Arc-eager, with --dynamic: a cascade instead of prefix training: ordinary models of "
+    "the first K1 < K2 < ... templates settle the decisions they lead by the margin, the full "
+    "model the rest (e.g. 10,30).",
+)
+@click.option(
     "--dynfs",
     is_flag=True,
     help="Graph: dynamic feature selection (He, Daumé & Eisner 2013): the full model, then "
@@ -385,6 +394,7 @@ def train(
     max_bits: int,
     keep: str,
     dynamic: bool,
+    cascade: str | None,
     dynfs: bool,
     groups_path: str | None,
     folds: int,
@@ -410,6 +420,16 @@ def train(
         raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
     if dynamic and parser_kind == "graph":
         raise click.UsageError("--dynamic: arc-eager or tagger only (this is --parser graph)")
+    stages = None
+    if cascade is not None:
+        if not (dynamic and parser_kind == "arc-eager"):
+            raise click.UsageError("--cascade: an option of --parser arc-eager --dynamic")
+        try:
+            stages = tuple(int(k) for k in cascade.split(","))
+        except ValueError:
+            raise click.UsageError(
+                f"--cascade: template counts K1,K2,..., got {cascade!r}"
+            ) from None
     dynfs_given = [
         f"--{p.replace('_', '-')}"
         for p in ("groups_path", "folds", "dagger_iterations")
@@ -465,7 +485,7 @@ def train(
             parser = Tagger(arc_templates, random_state=seed, dynamic=dynamic)
         elif parser_kind == "arc-eager":
             parser = ArcEagerParser(
-                arc_templates, random_state=seed, dynamic=dynamic, tagger=own_tagger
+                arc_templates, random_state=seed, dynamic=dynamic, cascade=stages, tagger=own_tagger
             )
         else:
             parser = GraphParser(

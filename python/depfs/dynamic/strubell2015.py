@@ -11,8 +11,12 @@ module measures margins and chooses the ones a user asks for by name, on dev:
 
 - ``accurate``: the cheapest margin (fewest templates per decision) whose dev score (a
   parser's LAS, a tagger's mean accuracy over its columns) is within 0.1 of the
-  model's best margin;
+  model's best margin (a cascade's: of its full model, or its best margin if higher);
 - ``fast``: the cheapest within 1.0.
+
+A cascade (``ArcEagerParser(dynamic=True, cascade=...)``: ordinary models of the first k
+templates settle the decisions they lead by the margin, the full model the rest) is swept
+and chosen the same way, on its nominal margin.
 
 The sweep runs up to 1.5 times the training margin. Margins above it help only a model
 whose full sum was trained on every decision (``full_sum``, the default of the parser
@@ -134,16 +138,21 @@ def margin_sweep(
     return [point(model, treebank, m) for m in margins]
 
 
-def choose_presets(points: Sequence[MarginPoint | TagMarginPoint]) -> dict[str, float]:
+def choose_presets(
+    points: Sequence[MarginPoint | TagMarginPoint], reference: float | None = None
+) -> dict[str, float]:
     """The ``accurate`` and ``fast`` margins of a dev sweep (see the module doc): for
     each, the margin with the fewest templates per decision (a parser's move
-    decisions) among those within its :data:`PRESET_LOSS` of the best score."""
+    decisions) among those within its :data:`PRESET_LOSS` of the best score (or of
+    `reference`, e.g. a cascade's full model, when that is higher; the best-scoring
+    margin when none is)."""
     if not points:
         raise ValueError("no margins to choose from")
-    best = max(p.score for p in points)
+    best = max([p.score for p in points] + ([] if reference is None else [reference]))
     chosen = {}
     for name, loss in PRESET_LOSS.items():
         ok = [p for p in points if p.score >= best - loss - 1e-9]
+        ok = ok or [max(points, key=lambda p: (p.score, -p.templates))]
         chosen[name] = min(ok, key=lambda p: (p.templates, p.margin)).margin
     return chosen
 
@@ -171,5 +180,10 @@ def fit_presets(model: Any, dev: _core.Treebank) -> tuple[Any, list[dict[str, An
     """A dynamic `model` with presets chosen by a :func:`margin_sweep` on `dev`, and the
     sweep (one dict per margin)."""
     points = margin_sweep(model, dev)
-    presets = choose_presets(points)
+    reference = None
+    if getattr(model, "cascade", None) is not None:
+        from ..evaluate import evaluate
+
+        reference = evaluate(dev, model.parse(dev, 1, False, None)).las  # the full model
+    presets = choose_presets(points, reference)
     return model.with_presets(presets["accurate"], presets["fast"]), [p.as_dict() for p in points]

@@ -106,6 +106,28 @@ impl PyArcEagerModel {
         inner.dynamic = Some(other_presets(self.inner.dynamic, accurate, fast)?);
         Ok(PyArcEagerModel { inner })
     }
+    /// This (ordinary) model as the full model of a cascade with `stages` before it
+    /// (models of its first k1 < k2 < ... templates) and margin presets at `train`.
+    fn with_stages(
+        &self,
+        py: Python<'_>,
+        stages: Vec<PyRef<'_, PyArcEagerModel>>,
+        train: f32,
+    ) -> PyResult<PyArcEagerModel> {
+        let stages = stages.iter().map(|s| s.inner.clone()).collect();
+        let inner = self.inner.with_stages(stages, train).py_err(py)?;
+        Ok(PyArcEagerModel { inner })
+    }
+    /// The model cut to its first `k` templates (their rows as trained; an ordinary model).
+    fn prefix(&self, py: Python<'_>, k: usize) -> PyResult<PyArcEagerModel> {
+        Ok(PyArcEagerModel { inner: self.inner.prefix(k).py_err(py)? })
+    }
+    /// A cascade's stages before the full model (their template counts); None for
+    /// other models.
+    #[getter]
+    fn cascade(&self) -> Option<Vec<usize>> {
+        self.inner.cascade.as_ref().map(|c| c.stages.iter().map(|s| s.len()).collect())
+    }
     /// Writes the model file atomically, with training information `info` (JSON; the
     /// model's own when None).
     /// With `tagger`, the tagger that tags the parser's input is stored inside, with its

@@ -56,6 +56,9 @@ pub enum Model {
     /// A graph parser with dynamic feature selection and a labeler stop rule (and, if
     /// any, a prune margin); a model without the stop rule is written as before.
     GraphDynfsLabeled(Box<crate::graph::stored::GraphDynfsLabeledFile>),
+    /// An arc-eager cascade: a first stage of the first k templates that settles the
+    /// decisions it is sure of by a margin, the full model for the rest.
+    ArcEagerCascade(Box<crate::transition::parser::StoredArcEagerCascade>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -81,7 +84,7 @@ impl Model {
             Model::Ensemble(_) => "ensemble",
             Model::Tagger(_) => "tagger",
             // A dynamic model is an arc-eager parser to every reader of the header.
-            Model::ArcEagerDynamic(_) => "arc-eager",
+            Model::ArcEagerDynamic(_) | Model::ArcEagerCascade(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
             Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => "graph",
@@ -261,6 +264,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::GraphDynfsLabeled(_)
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
+            | Model::ArcEagerCascade(_)
     ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }

@@ -221,6 +221,14 @@ fn atom_value<V: ConfigView + ?Sized>(
 
 impl ConfigFeatures {
     pub fn compile(set: &TemplateSet) -> Result<ConfigFeatures> {
+        Self::compile_in(set, &[])
+    }
+
+    /// [`Self::compile`] with the attribute slots of `slots` first (in that order),
+    /// then any other attribute the set reads: a set compiled in the slots of a larger
+    /// set (its `attrs`) reads the larger set's [`SentAttrs`] (a cascade's first stage
+    /// reads the full model's). Features are the same whatever the slots.
+    pub fn compile_in(set: &TemplateSet, slots: &[Attr]) -> Result<ConfigFeatures> {
         if set.family != Family::Config {
             return Err(Error::InvalidArgument("configuration features need configuration templates".into()));
         }
@@ -238,7 +246,7 @@ impl ConfigFeatures {
                 }
             }
         }
-        let attrs = attrs::distinct(attrs_used);
+        let attrs = attrs::distinct(slots.iter().cloned().chain(attrs_used));
         let compile_atom = |a: &Atom| match a {
             Atom::ConfigWord { attr, addr } => {
                 let addr = addrs.iter().position(|x| x == addr).unwrap_or(0);

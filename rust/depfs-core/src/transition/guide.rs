@@ -365,7 +365,7 @@ impl Guide for PrefixLearnGuide<'_> {
 /// counts, by how far the chosen move led the best other valid move, for the buffer
 /// front and for a headless stack top (the two words whose head it can settle). The
 /// caller starts every word at +inf; a word no such decision concerned gets 0.
-fn record_margin(
+pub(super) fn record_margin(
     margins: Option<&mut Vec<f32>>,
     c: &Configuration,
     kind: usize,

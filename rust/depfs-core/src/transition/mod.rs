@@ -10,6 +10,7 @@
 //! Goldberg & Nivre (2012), *A Dynamic Oracle for Arc-Eager Dependency Parsing*;
 //! Nivre & Nilsson (2005), *Pseudo-Projective Dependency Parsing*.
 
+pub mod cascade;
 pub mod guide;
 pub mod local;
 pub mod oracle;

@@ -16,6 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cascade::{Cascade, CascadeGuide};
 use super::guide::{begin, run, LearnGuide, MarginGuide, ModelGuide, PrefixLearnGuide, Work};
 use super::prefix_margin::{MarginPresets, PrefixCounts, PrefixStep};
 use super::projective;
@@ -123,7 +124,7 @@ pub struct EpochReport {
 #[derive(Debug, Clone)]
 pub struct ArcEagerParser<W = QuantizedWeights> {
     pub set: TemplateSet,
-    feats: ConfigFeatures,
+    pub(super) feats: ConfigFeatures,
     /// The parser's label set; label ids index it.
     pub labels: Vec<String>,
     pub(crate) root_label: u32,
@@ -145,6 +146,10 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
     /// Margin presets of a model trained by the prefix-margin rule (None: an ordinary
     /// model, which the rule can still parse with at a given margin).
     pub dynamic: Option<MarginPresets>,
+    /// A cascade's stages before this full model (models of its first k templates that
+    /// settle the decisions they are sure of; [`super::cascade`]), with `dynamic` its
+    /// margin presets.
+    pub cascade: Option<Arc<Cascade>>,
     /// The input columns parsing needs: read by the templates and filled in training
     /// (kept in the model file's container, not in the payload).
     pub inputs: Vec<String>,
@@ -239,6 +244,15 @@ pub struct StoredArcEagerDynamic {
     presets: MarginPresets,
 }
 
+/// A cascade inside a model file (see [`super::cascade`]): the full model, the stages
+/// before it (models of its first k1 < k2 < ... templates) and the margin presets.
+#[derive(Serialize, Deserialize)]
+pub struct StoredArcEagerCascade {
+    parser: StoredArcEager,
+    stages: Vec<StoredArcEager>,
+    presets: MarginPresets,
+}
+
 /// Model-file kind of an arc-eager model.
 pub const MODEL_KIND: &str = "arc-eager";
 
@@ -317,9 +331,28 @@ impl ArcEagerParser {
         info: &str,
         tagger: Option<crate::io::model::ModelFile>,
     ) -> Result<()> {
+        let stored = self.stored();
+        let (inputs, info) = (self.inputs.clone(), info.to_string());
+        use crate::io::model::Model;
+        let model = match (self.dynamic, &self.cascade) {
+            (None, _) => Model::ArcEager(stored),
+            (Some(presets), None) => {
+                Model::ArcEagerDynamic(StoredArcEagerDynamic { parser: stored, presets })
+            }
+            (Some(presets), Some(cas)) => Model::ArcEagerCascade(Box::new(StoredArcEagerCascade {
+                parser: stored,
+                stages: cas.stages.iter().map(|s| s.parser.stored()).collect(),
+                presets,
+            })),
+        };
+        crate::io::model::save_model(path, inputs, info, crate::io::model::with_tagger(model, tagger))
+    }
+
+    /// The parser's weights and settings as a model file stores them.
+    fn stored(&self) -> StoredArcEager {
         let (_, move_rows, move_scales, move_w) = self.move_w.to_parts();
         let (_, label_rows, label_scales, label_w) = self.label_w.to_parts();
-        let stored = StoredArcEager {
+        StoredArcEager {
             templates: self.set.to_text(),
             labels: self.labels.clone(),
             root_label: self.root_label,
@@ -335,15 +368,7 @@ impl ArcEagerParser {
             label_w,
             label_cols: self.label_cols.clone(),
             pseudo_projective: self.pseudo_projective,
-        };
-        let (inputs, info) = (self.inputs.clone(), info.to_string());
-        let model = match self.dynamic {
-            None => crate::io::model::Model::ArcEager(stored),
-            Some(presets) => {
-                crate::io::model::Model::ArcEagerDynamic(StoredArcEagerDynamic { parser: stored, presets })
-            }
-        };
-        crate::io::model::save_model(path, inputs, info, crate::io::model::with_tagger(model, tagger))
+        }
     }
 
     /// Reads a model file written by [`ArcEagerParser::save`]; checks every size.
@@ -354,9 +379,10 @@ impl ArcEagerParser {
     /// The arc-eager parser in a model file as read (`path` names it in messages).
     pub fn from_loaded(path: &std::path::Path, file: crate::io::model::Loaded) -> Result<ArcEagerParser> {
         let (inputs, info) = (file.inputs, file.info);
-        let (st, dynamic) = match file.model {
-            crate::io::model::Model::ArcEager(st) => (st, None),
-            crate::io::model::Model::ArcEagerDynamic(d) => (d.parser, Some(d.presets)),
+        let (st, dynamic, stages) = match file.model {
+            crate::io::model::Model::ArcEager(st) => (st, None, None),
+            crate::io::model::Model::ArcEagerDynamic(d) => (d.parser, Some(d.presets), None),
+            crate::io::model::Model::ArcEagerCascade(d) => (d.parser, Some(d.presets), Some(d.stages)),
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
         if let Some(d) = dynamic {
@@ -367,6 +393,26 @@ impl ArcEagerParser {
                 });
             }
         }
+        let mut parser = Self::from_stored(path, st, dynamic, inputs, info)?;
+        if let Some(stages) = stages {
+            let stages = stages
+                .into_iter()
+                .map(|s| Self::from_stored(path, s, None, Vec::new(), String::new()))
+                .collect::<Result<Vec<_>>>()?;
+            let bad = |e: Error| Error::Model { file: path.display().to_string(), msg: e.to_string() };
+            parser.cascade = Some(Arc::new(Cascade::new(&parser, stages).map_err(bad)?));
+        }
+        Ok(parser)
+    }
+
+    /// The parser of a stored one (`path` names the file in messages); checks every size.
+    fn from_stored(
+        path: &std::path::Path,
+        st: StoredArcEager,
+        dynamic: Option<MarginPresets>,
+        inputs: Vec<String>,
+        info: String,
+    ) -> Result<ArcEagerParser> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let set = Self::compile_set(&st.templates).map_err(|e| bad(format!("bad templates: {e}")))?;
         let feats = ConfigFeatures::compile(&set).map_err(|e| bad(format!("bad templates: {e}")))?;
@@ -413,6 +459,7 @@ impl ArcEagerParser {
             label_col_of,
             pseudo_projective: st.pseudo_projective,
             dynamic,
+            cascade: None,
             // Version-3 files: whatever the templates read.
             inputs: if inputs.is_empty() { crate::io::model::input_columns(&[&set]) } else { inputs },
             info,
@@ -550,6 +597,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
             label_bias: self.label_bias.clone(),
             pseudo_projective: self.pseudo_projective,
             dynamic: self.dynamic,
+            cascade: self.cascade.clone(),
             inputs: self.inputs.clone(),
             info: self.info.clone(),
         }
@@ -573,7 +621,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
 
     /// Column scores of an arc move in direction `dir` (LEFT or RIGHT): column c
     /// scores label `label_cols[dir_index(dir)][c]`. O(T_label · row width).
-    fn label_scores(&self, feats: &[u64], dir: usize, rows: &mut Vec<RowAt>, out: &mut Vec<f32>) {
+    pub(super) fn label_scores(&self, feats: &[u64], dir: usize, rows: &mut Vec<RowAt>, out: &mut Vec<f32>) {
         out.clear();
         out.resize(self.label_w.width(), 0.0);
         let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
@@ -635,7 +683,18 @@ impl<W: WeightTable> ArcEagerParser<W> {
     ) {
         begin(tb, vh, s, c, work);
         match margin {
+            // Every template: the full model (a cascade's too: no first stage to pay for).
             None => run(c, &mut ModelGuide { parser: self, work, margins }, |_, _| {}),
+            Some(m) if m == f32::INFINITY && self.cascade.is_some() => {
+                run(c, &mut ModelGuide { parser: self, work, margins }, |_, _| {})
+            }
+            Some(m) if self.cascade.is_some() => {
+                let cas = self.cascade.as_deref().expect("checked");
+                let mut g = CascadeGuide::new(self, cas, work, m);
+                g.margins = margins;
+                run(c, &mut g, |_, _| {});
+                counts.add(&g.counts);
+            }
             Some(m) => {
                 let mut g = MarginGuide::new(self, work, m);
                 g.margins = margins;
@@ -836,6 +895,7 @@ impl Trainer {
             label_templates,
             pseudo_projective: opts.pseudo_projective,
             dynamic: opts.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
+            cascade: None,
             inputs: crate::io::model::needed_columns(&[&set_for_inputs], &train.treebank),
             info: String::new(),
         };

@@ -124,7 +124,7 @@ impl PrefixCounts {
 /// (barred columns start at [`BARRED`], so they never lead and always trail: with one
 /// allowed column the lead is ~1e30). O(columns).
 #[inline]
-fn column_leads_by(scores: &[f32], margin: f32) -> bool {
+pub(super) fn column_leads_by(scores: &[f32], margin: f32) -> bool {
     // Each of LANES lanes keeps the top two of its columns without branches (compiled
     // to vector max/min: a label row is ~64 columns, checked after every template);
     // the overall top two are among the lanes' top twos.
