@@ -3,6 +3,7 @@ training switch, the parse-time margin knob, presets chosen on dev, model files,
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -221,6 +222,10 @@ def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_pa
     r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", "fast", "-o", str(out))
     assert r.returncode == 0, r.stderr
     assert out.read_text() == loaded.parse(dev, margin="fast").to_string()
+    r = _cli("info", str(model))
+    assert r.returncode == 0 and "a cascade of the first 2, 5 templates" in r.stdout, r.stdout
+    r = _cli("info", str(model), "--json")
+    assert json.loads(r.stdout)["cascade"] == [2, 5]
     for bad in (["--cascade", "2,5"], ["--dynamic", "--cascade", "two"]):
         r = _cli("train", "--parser", "arc-eager", *bad, "--train", "x", "--out", "y")
         assert r.returncode == 2 and "--cascade" in r.stderr, r.stderr

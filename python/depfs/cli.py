@@ -1203,9 +1203,14 @@ def info_command(model: str, as_json: bool) -> None:
         click.echo(f"  labels:        {d['labels']}")
     if d.get("margin_presets"):
         p = d["margin_presets"]
+        what = (
+            f"a cascade of the first {', '.join(map(str, d['cascade']))} templates, then all "
+            "(depfs parse --margin)"
+            if d.get("cascade")
+            else f"trained at {p['train']:g} (prefix-margin model: depfs parse/tag --margin)"
+        )
         click.echo(
-            f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; "
-            f"trained at {p['train']:g} (prefix-margin model: depfs parse/tag --margin)"
+            f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; {what}"
         )
     if d.get("dynfs"):
         dy = d["dynfs"]

@@ -71,6 +71,8 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         "tagger": None if tagger is None else _tagger_info(tagger._model()),
         # A prefix-margin model's margins (Strubell et al. 2015): train, accurate, fast.
         "margin_presets": getattr(m, "margin_presets", None),
+        # A cascade's stages (template counts; the full model decides the rest), else None.
+        "cascade": list(c) if (c := getattr(m, "cascade", None)) is not None else None,
         # A DynFS model's groups and policy threshold (He et al. 2013).
         "dynfs": _dynfs_info(
             getattr(m, "dynfs", None),
