@@ -478,7 +478,7 @@ impl GraphModel {
             keep_full,
             &mut sc.base.batch[..ss.len()],
             &mut sc.sents[..ss.len()],
-            &splits[0],
+            &[&splits[0]],
             groups[0].len(),
         );
         // The K₁th round is projective (He et al. §4.2), the rounds before it not.
@@ -500,7 +500,7 @@ impl GraphModel {
                         keep_full,
                         std::slice::from_mut(o),
                         std::slice::from_mut(d),
-                        &splits[0],
+                        &[&splits[0]],
                         groups[0].len(),
                     );
                     sc.base.decode.first(first, &o.scores, o.n1())
@@ -583,7 +583,8 @@ impl GraphModel {
                 // parser): on the arcs still open, the earlier groups again under its
                 // weights (group by group, as the full model's sums were once kept: the
                 // same sums; not counted as computed, the features being those of the
-                // rounds before), then the last group.
+                // rounds before), then the last group — all in one scoring pass, the
+                // arcs listed once.
                 for (o, d) in sc.base.batch[..ss.len()].iter_mut().zip(&sc.sents[..ss.len()]) {
                     if d.running {
                         for (i, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
@@ -593,22 +594,13 @@ impl GraphModel {
                         }
                     }
                 }
-                for split in &splits[..next] {
-                    self.score_round(
-                        &self.arc_w,
-                        false,
-                        &mut sc.base.batch[..ss.len()],
-                        &mut sc.sents[..ss.len()],
-                        split,
-                        0,
-                    );
-                }
+                let all: Vec<&Split> = splits[..=next].iter().collect();
                 self.score_round(
                     &self.arc_w,
                     false,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
-                    &splits[next],
+                    &all,
                     groups[next].len(),
                 );
             } else {
@@ -617,7 +609,7 @@ impl GraphModel {
                     keep_full,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
-                    &splits[next],
+                    &[&splits[next]],
                     groups[next].len(),
                 );
             }
@@ -768,11 +760,13 @@ impl GraphModel {
         Ok(())
     }
 
-    /// Adds one group to the arcs each running sentence marked in `todo`, all
-    /// sentences in one scoring call. O(a · |group|) for a arcs.
+    /// Adds the groups of `splits` (usually one), one after the other, to the arcs each
+    /// running sentence marked in `todo`, all sentences in one scoring call.
+    /// O(a · |groups|) for a arcs.
     /// With `dual`, the same features' scores under the model's own weights go to
     /// each sentence's `full` sums (second order: the sibling rounds switch to them).
-    /// `group_len` 0: a recomputation, not counted as computed.
+    /// Counted as computed: `group_len` templates per arc (the last group's; the groups
+    /// before it are recomputations).
     #[allow(clippy::too_many_arguments)]
     fn score_round(
         &self,
@@ -780,7 +774,7 @@ impl GraphModel {
         dual: bool,
         os: &mut [OpenSentence],
         ds: &mut [DynSent],
-        split: &Split,
+        splits: &[&Split],
         group_len: usize,
     ) {
         let mut items = Vec::with_capacity(os.len());
@@ -800,7 +794,7 @@ impl GraphModel {
             }
         }
         let second = if dual { Some((&self.arc_w, fulls.as_mut_slice())) } else { None };
-        score::add_arc_scores_dual(&self.arc, arc_w, second, &mut items, split, None);
+        score::add_arc_scores_groups(&self.arc, arc_w, second, &mut items, splits, None);
     }
 }
 
