@@ -290,23 +290,23 @@ fn policy_features(
     let row = &cur[m * n1..(m + 1) * n1];
     let prev = &d.prev[m * n1..(m + 1) * n1];
     let (s, sp) = (row[h], prev[h]);
-    let best_other = |r: &[f64]| {
-        (0..n1)
-            .filter(|&g| g != h && g != m && left[g].is_finite())
-            .map(|g| r[g])
-            .fold(f64::NEG_INFINITY, f64::max)
-    };
-    let (rival, rival_prev) = (best_other(row), best_other(prev));
+    // The best other head still left, now and before the last group: one pass. O(n).
+    let (mut rival, mut rival_prev) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for g in (0..n1).filter(|&g| g != h && g != m && left[g].is_finite()) {
+        rival = rival.max(row[g]);
+        rival_prev = rival_prev.max(prev[g]);
+    }
     let raw = |x: f64| (x.clamp(-20.0, 20.0) / 20.0) as f32;
+    let sig = sigmoid(s);
     let (margin, raw_margin, raw_prev) = if rival.is_finite() {
-        ((sigmoid(s) - sigmoid(rival)) as f32, raw(s - rival), raw(sp - rival_prev))
+        ((sig - sigmoid(rival)) as f32, raw(s - rival), raw(sp - rival_prev))
     } else {
         (1.0, 1.0, 1.0)
     };
     out.clear();
     out.resize(n_features(k), 0.0);
     out[0] = 1.0;
-    out[1] = sigmoid(s) as f32;
+    out[1] = sig as f32;
     out[2] = sigmoid(sp) as f32;
     out[3] = margin;
     out[4] = raw_margin;
@@ -478,7 +478,7 @@ impl GraphModel {
             keep_full,
             &mut sc.base.batch[..ss.len()],
             &mut sc.sents[..ss.len()],
-            &splits[0],
+            &[&splits[0]],
             groups[0].len(),
         );
         // The K₁th round is projective (He et al. §4.2), the rounds before it not.
@@ -500,7 +500,7 @@ impl GraphModel {
                         keep_full,
                         std::slice::from_mut(o),
                         std::slice::from_mut(d),
-                        &splits[0],
+                        &[&splits[0]],
                         groups[0].len(),
                     );
                     sc.base.decode.first(first, &o.scores, o.n1())
@@ -583,7 +583,8 @@ impl GraphModel {
                 // parser): on the arcs still open, the earlier groups again under its
                 // weights (group by group, as the full model's sums were once kept: the
                 // same sums; not counted as computed, the features being those of the
-                // rounds before), then the last group.
+                // rounds before), then the last group — all in one scoring pass, the
+                // arcs listed once.
                 for (o, d) in sc.base.batch[..ss.len()].iter_mut().zip(&sc.sents[..ss.len()]) {
                     if d.running {
                         for (i, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
@@ -593,22 +594,13 @@ impl GraphModel {
                         }
                     }
                 }
-                for split in &splits[..next] {
-                    self.score_round(
-                        &self.arc_w,
-                        false,
-                        &mut sc.base.batch[..ss.len()],
-                        &mut sc.sents[..ss.len()],
-                        split,
-                        0,
-                    );
-                }
+                let all: Vec<&Split> = splits[..=next].iter().collect();
                 self.score_round(
                     &self.arc_w,
                     false,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
-                    &splits[next],
+                    &all,
                     groups[next].len(),
                 );
             } else {
@@ -617,7 +609,7 @@ impl GraphModel {
                     keep_full,
                     &mut sc.base.batch[..ss.len()],
                     &mut sc.sents[..ss.len()],
-                    &splits[next],
+                    &[&splits[next]],
                     groups[next].len(),
                 );
             }
@@ -768,11 +760,13 @@ impl GraphModel {
         Ok(())
     }
 
-    /// Adds one group to the arcs each running sentence marked in `todo`, all
-    /// sentences in one scoring call. O(a · |group|) for a arcs.
+    /// Adds the groups of `splits` (usually one), one after the other, to the arcs each
+    /// running sentence marked in `todo`, all sentences in one scoring call.
+    /// O(a · |groups|) for a arcs.
     /// With `dual`, the same features' scores under the model's own weights go to
     /// each sentence's `full` sums (second order: the sibling rounds switch to them).
-    /// `group_len` 0: a recomputation, not counted as computed.
+    /// Counted as computed: `group_len` templates per arc (the last group's; the groups
+    /// before it are recomputations).
     #[allow(clippy::too_many_arguments)]
     fn score_round(
         &self,
@@ -780,7 +774,7 @@ impl GraphModel {
         dual: bool,
         os: &mut [OpenSentence],
         ds: &mut [DynSent],
-        split: &Split,
+        splits: &[&Split],
         group_len: usize,
     ) {
         let mut items = Vec::with_capacity(os.len());
@@ -800,7 +794,7 @@ impl GraphModel {
             }
         }
         let second = if dual { Some((&self.arc_w, fulls.as_mut_slice())) } else { None };
-        score::add_arc_scores_dual(&self.arc, arc_w, second, &mut items, split, None);
+        score::add_arc_scores_groups(&self.arc, arc_w, second, &mut items, splits, None);
     }
 }
 
@@ -987,6 +981,58 @@ mod tests {
             alive: (0..n1).map(|m| if m == 0 { 0 } else { n1 as u32 - 1 }).collect(),
             ..DynSent::default()
         }
+    }
+
+    /// The margin features (3, 4, 13, 14 and the per-group copies) against the best other
+    /// head still left, found by a sort: now and before the last group, each from its own
+    /// scores, ruled-out heads ignored.
+    #[test]
+    fn policy_margins_are_to_the_best_other_head_left_now_and_before() {
+        let mut rng = Rng::new(11);
+        let mut out = Vec::new();
+        let raw = |x: f64| (x.clamp(-20.0, 20.0) / 20.0) as f32;
+        let mut rivals = 0;
+        for trial in 0..300 {
+            let (n1, mut o) = random_open(&mut rng);
+            let m = 1 + (rng.next_u64() as usize) % (n1 - 1);
+            let h = (0..n1).filter(|&g| g != m).nth((rng.next_u64() as usize) % (n1 - 1)).unwrap();
+            // Rule out a few of m's other heads (-inf now; their earlier scores stay high).
+            for g in (0..n1).filter(|&g| g != m && g != h) {
+                if rng.next_u64().is_multiple_of(3) {
+                    o.scores[m * n1 + g] = f64::NEG_INFINITY;
+                }
+            }
+            let mut d = fresh(n1, &vec![0; n1]);
+            d.prev = (0..n1 * n1).map(|_| (rng.next_u64() % 2000) as f64 / 100.0).collect();
+            for g in (0..n1).filter(|&g| g != m && !o.scores[m * n1 + g].is_finite()) {
+                d.prev[m * n1 + g] = 1e3;
+            }
+            let k = 3;
+            policy_features(&o, &o.scores, &d, h, m, 1, k, &mut out);
+            let best = |r: &[f64]| {
+                let mut v: Vec<f64> = (0..n1)
+                    .filter(|&g| g != h && g != m && o.scores[m * n1 + g].is_finite())
+                    .map(|g| r[m * n1 + g])
+                    .collect();
+                v.sort_by(|a, b| b.total_cmp(a));
+                v.first().copied()
+            };
+            let (s, sp) = (o.scores[m * n1 + h], d.prev[m * n1 + h]);
+            match (best(&o.scores), best(&d.prev)) {
+                (Some(r), Some(rp)) => {
+                    rivals += 1;
+                    assert_eq!(out[3], (sigmoid(s) - sigmoid(r)) as f32, "trial {trial}");
+                    assert_eq!(out[4], raw(s - r), "trial {trial}");
+                    assert_eq!(out[13], raw(sp - rp), "trial {trial}");
+                    assert_eq!(out[14], if sp >= rp { 1.0 } else { 0.0 }, "trial {trial}");
+                }
+                _ => assert_eq!((out[3], out[4], out[13], out[14]), (1.0, 1.0, 1.0, 1.0), "trial {trial}"),
+            }
+            assert_eq!(out[1], sigmoid(s) as f32);
+            assert_eq!((out[BASE_FEATURES + 1], out[BASE_FEATURES + k + 1]), (1.0, out[3]));
+            assert_eq!(out[BASE_FEATURES + 2 * k + 1], out[4]);
+        }
+        assert!(rivals > 100, "{rivals}");
     }
 
     /// A round that adds every word with a prune margin rules out exactly the arcs more

@@ -5,12 +5,14 @@
 use crate::templates::attrs::{SentAttrs, VocabHashes, ROOT_VALUE};
 use crate::templates::Attr;
 use crate::Treebank;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// Longest training arc per (head UPOS hash, modifier UPOS hash, head-before-modifier).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LengthDict {
-    map: HashMap<(u64, u64, bool), u32>,
+    /// Fx hashing: the keys are hashes already (SipHash lookups were most of
+    /// [`LengthDict::fill_mask`]).
+    map: FxHashMap<(u64, u64, bool), u32>,
 }
 
 /// How many arcs the dictionary prunes on a treebank (gold arcs = the treebank's own
@@ -33,7 +35,7 @@ impl LengthDict {
     pub fn build(tb: &Treebank) -> LengthDict {
         let vh = upos_values(tb);
         let mut sa = SentAttrs::default();
-        let mut map = HashMap::new();
+        let mut map = FxHashMap::default();
         for s in 0..tb.len() {
             sa.fill(&vh, tb, s);
             for (i, &h) in tb.heads(s).iter().enumerate() {

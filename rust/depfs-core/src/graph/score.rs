@@ -2,6 +2,7 @@
 
 use crate::templates::arc::{edge_code, mix_arc, ArcFeatures, ArcSent, ArcShape, Second};
 use crate::templates::hash::combine;
+use crate::util::prefetch::prefetch;
 use crate::weights::{Block, TemplateCounts, WeightTable};
 
 /// Template indices grouped by [`ArcShape`].
@@ -98,10 +99,24 @@ pub type Second2<'a, 'b, W> = Option<(&'a W, &'a mut [&'b mut Vec<f64>])>;
 pub fn add_arc_scores_dual<W: WeightTable>(
     af: &ArcFeatures,
     w: &W,
-    mut second: Second2<'_, '_, W>,
+    second: Second2<'_, '_, W>,
     batch: &mut [ToScore<'_>],
     split: &Split,
     counts: Option<&mut TemplateCounts>,
+) {
+    add_arc_scores_groups(af, w, second, batch, &[split], counts);
+}
+
+/// [`add_arc_scores_dual`] for several template groups in turn: each group's sum is
+/// added to `out` on its own, as one call per group would (the same sums, bit for bit),
+/// but the arcs and their edge codes are listed once.
+pub fn add_arc_scores_groups<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    mut second: Second2<'_, '_, W>,
+    batch: &mut [ToScore<'_>],
+    splits: &[&Split],
+    mut counts: Option<&mut TemplateCounts>,
 ) {
     // The surviving arcs of each sentence in row-major order, sentence after sentence.
     let mut arc_h: Vec<usize> = Vec::new();
@@ -125,97 +140,130 @@ pub fn add_arc_scores_dual<W: WeightTable>(
     // Edge codes of every arc for the four combinations of dir / dist.
     let mut edges: [Vec<u64>; 4] = Default::default();
     for (kind, e) in edges.iter_mut().enumerate() {
-        let used = split.general.iter().chain(&split.between).any(|&t| af.templates[t].edge_kind() == kind);
+        let used = splits
+            .iter()
+            .flat_map(|s| s.general.iter().chain(&s.between))
+            .any(|&t| af.templates[t].edge_kind() == kind);
         if used {
             e.extend(arc_h.iter().zip(&arc_m).map(|(&h, &m)| edge_code(kind & 1 != 0, kind & 2 != 0, h, m)));
         }
     }
-    let mut rows = Vec::with_capacity(n_arcs);
-    for &t in &split.general {
-        let e = &edges[af.templates[t].edge_kind()];
-        rows.clear();
-        let mask = (w.rows(t) - 1) as u64;
-        for (k, item) in batch.iter().enumerate() {
-            let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
-            let r = starts[k]..starts[k + 1];
-            rows.extend(
-                arc_h[r.clone()]
-                    .iter()
-                    .zip(&arc_m[r.clone()])
-                    .zip(&e[r])
-                    .map(|((&h, &m), &e)| (mix_arc(hp[h], mp[m], e) & mask) as u32),
-            );
+    let mut rows = vec![0u32; n_arcs];
+    for (g, split) in splits.iter().enumerate() {
+        if g > 0 {
+            acc.fill(0.0);
+            acc2.fill(0.0);
         }
-        for (table, acc) in [(w, &mut acc)].into_iter().chain(second.as_ref().map(|s| (s.0, &mut acc2))) {
-            match table.template_block(t) {
-                Block::Dense(block) => gather(block, 1.0, &rows, acc),
-                Block::Quantized { q, scale } => gather(q, scale, &rows, acc),
+        // General templates: every arc's row located first (two partial loads and one
+        // multiply-xorshift each), then one gather per table.
+        for &t in &split.general {
+            let e = &edges[af.templates[t].edge_kind()];
+            let mask = (w.rows(t) - 1) as u64;
+            // Each row is prefetched as soon as it is located: its load (an L2 miss, most
+            // often) overlaps with locating the next rows instead of stalling the gather.
+            // (The second table's, read only in the rounds of a second-order DynFS model,
+            // are not.)
+            for (k, item) in batch.iter().enumerate() {
+                let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
+                let r = starts[k]..starts[k + 1];
+                let (out, hs, ms, es) = (&mut rows[r.clone()], &arc_h[r.clone()], &arc_m[r.clone()], &e[r]);
+                match w.template_block(t) {
+                    Block::Dense(block) => locate(block, hp, mp, hs, ms, es, mask, out),
+                    Block::Quantized { q, .. } => locate(q, hp, mp, hs, ms, es, mask, out),
+                }
+            }
+            for (table, acc) in [(w, &mut acc)].into_iter().chain(second.as_ref().map(|s| (s.0, &mut acc2))) {
+                match table.template_block(t) {
+                    Block::Dense(block) => gather(block, 1.0, &rows, acc),
+                    Block::Quantized { q, scale } => gather(q, scale, &rows, acc),
+                }
             }
         }
-    }
-    let mut n_between = 0u64;
-    for &t in &split.between {
-        let e = &edges[af.templates[t].edge_kind()];
-        let slot = af.templates[t].between_slot().unwrap_or(0);
-        for (k, item) in batch.iter().enumerate() {
-            let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
-            for i in starts[k]..starts[k + 1] {
-                let (h, m) = (arc_h[i], arc_m[i]);
-                let base = mix_arc(hp[h], mp[m], e[i]);
-                for b in h.min(m) + 1..h.max(m) {
-                    let f = combine(base, item.sent.attrs.get(slot, b as i64));
-                    acc[i] += w.get(t, f);
-                    if let Some((w2, _)) = &second {
-                        acc2[i] += w2.get(t, f);
+        let mut n_between = 0u64;
+        for &t in &split.between {
+            let e = &edges[af.templates[t].edge_kind()];
+            let slot = af.templates[t].between_slot().unwrap_or(0);
+            for (k, item) in batch.iter().enumerate() {
+                let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
+                for i in starts[k]..starts[k + 1] {
+                    let (h, m) = (arc_h[i], arc_m[i]);
+                    let base = mix_arc(hp[h], mp[m], e[i]);
+                    for b in h.min(m) + 1..h.max(m) {
+                        let f = combine(base, item.sent.attrs.get(slot, b as i64));
+                        acc[i] += w.get(t, f);
+                        if let Some((w2, _)) = &second {
+                            acc2[i] += w2.get(t, f);
+                        }
+                    }
+                    n_between += (h.abs_diff(m) - 1) as u64;
+                }
+            }
+        }
+        for (k, item) in batch.iter_mut().enumerate() {
+            let (sent, n1) = (item.sent, item.sent.n1);
+            // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand
+            // in for "any": these templates ignore the other end and the edge).
+            let tables = [(w, &mut *item.out, &acc)]
+                .into_iter()
+                .chain(second.as_mut().map(|(w2, outs)| (*w2, &mut *outs[k], &acc2)));
+            for (table, out, acc) in tables {
+                let mut per_head = vec![0f32; n1];
+                let mut per_mod = vec![0f32; n1];
+                for &t in &split.head_only {
+                    for (h, v) in per_head.iter_mut().enumerate() {
+                        *v += table.get(t, af.plain(sent, t, h, 1));
                     }
                 }
-                n_between += (h.abs_diff(m) - 1) as u64;
+                for &t in &split.mod_only {
+                    for (m, v) in per_mod.iter_mut().enumerate() {
+                        *v += table.get(t, af.plain(sent, t, 0, m));
+                    }
+                }
+                debug_assert_eq!(out.len(), n1 * n1, "scores must be n1 x n1 (see reset_scores)");
+                for i in starts[k]..starts[k + 1] {
+                    let (h, m) = (arc_h[i], arc_m[i]);
+                    out[m * n1 + h] += (acc[i] + per_head[h] + per_mod[m]) as f64;
+                }
+            }
+        }
+        if let Some(c) = counts.as_deref_mut() {
+            for &t in split.head_only.iter().chain(&split.mod_only).chain(&split.general) {
+                c.add(t, n_arcs as u64);
+            }
+            for &t in &split.between {
+                c.add(t, n_between / split.between.len().max(1) as u64);
             }
         }
     }
-    for (k, item) in batch.iter_mut().enumerate() {
-        let (sent, n1) = (item.sent, item.sent.n1);
-        // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand
-        // in for "any": these templates ignore the other end and the edge).
-        let tables = [(w, &mut *item.out, &acc)]
-            .into_iter()
-            .chain(second.as_mut().map(|(w2, outs)| (*w2, &mut *outs[k], &acc2)));
-        for (table, out, acc) in tables {
-            let mut per_head = vec![0f32; n1];
-            let mut per_mod = vec![0f32; n1];
-            for &t in &split.head_only {
-                for (h, v) in per_head.iter_mut().enumerate() {
-                    *v += table.get(t, af.plain(sent, t, h, 1));
-                }
-            }
-            for &t in &split.mod_only {
-                for (m, v) in per_mod.iter_mut().enumerate() {
-                    *v += table.get(t, af.plain(sent, t, 0, m));
-                }
-            }
-            debug_assert_eq!(out.len(), n1 * n1, "scores must be n1 x n1 (see reset_scores)");
-            for i in starts[k]..starts[k + 1] {
-                let (h, m) = (arc_h[i], arc_m[i]);
-                out[m * n1 + h] += (acc[i] + per_head[h] + per_mod[m]) as f64;
-            }
-        }
-    }
-    if let Some(c) = counts {
-        for &t in split.head_only.iter().chain(&split.mod_only).chain(&split.general) {
-            c.add(t, n_arcs as u64);
-        }
-        for &t in &split.between {
-            c.add(t, n_between / split.between.len().max(1) as u64);
-        }
+}
+
+/// out[i] = the row of arc hs[i] → ms[i] (edge code es[i]) in a block of `mask` + 1
+/// rows, from the template's partials `hp` / `mp`; each row is prefetched. O(a).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn locate<E>(
+    block: &[E],
+    hp: &[u64],
+    mp: &[u64],
+    hs: &[usize],
+    ms: &[usize],
+    es: &[u64],
+    mask: u64,
+    out: &mut [u32],
+) {
+    for (((o, &h), &m), &e) in out.iter_mut().zip(hs).zip(ms).zip(es) {
+        let row = (mix_arc(hp[h], mp[m], e) & mask) as u32;
+        prefetch(block, row as usize);
+        *o = row;
     }
 }
 
 /// acc[i] += scale · block[rows[i]] for one general template. O(a).
 ///
-/// The rows were computed in a first pass (two partial loads and one multiply-xorshift
-/// per arc, no memory stalls); the random weight loads dominate (see
-/// [`crate::weights`]), and a gather loop of a few instructions per load lets the CPU
-/// keep many more of them in flight than one fused loop would.
+/// The rows were located and prefetched in a first pass (two partial loads and one
+/// multiply-xorshift per arc); the random weight loads dominate (see
+/// [`crate::weights`]): the prefetches overlap them with that pass, and a gather loop
+/// of a few instructions per load keeps many in flight.
 #[inline(always)]
 fn gather<E: Copy>(block: &[E], scale: f32, rows: &[u32], acc: &mut [f32])
 where

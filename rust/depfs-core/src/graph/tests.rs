@@ -274,6 +274,77 @@ fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
     }
 }
 
+/// Several groups in one scoring call (the first-order DynFS last round) add each
+/// group's sum on its own, as one call per group: the same scores bit for bit, in both
+/// tables; and the template counts are those of the calls one by one.
+#[test]
+fn groups_scored_in_one_call_equal_one_call_per_group() {
+    let tb = toy(9, 22);
+    let text = "upos(h) & upos(m) & dir & dist\nform(h)\nupos(m)\nupos(h) & upos(b) & upos(m) & dir\nform(h-1) & upos(m+1)\nform(m) & upos(h) & dir";
+    let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+    let af = ArcFeatures::compile(&set).unwrap();
+    let q = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 7));
+    let q2 = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 8));
+    let vh = VocabHashes::new(&tb, &af.attrs);
+    // Every shape in each group: a general, a head-only or modifier-only, a between.
+    let (g1, g2) = (Split::new(&af, &[0, 1, 3]), Split::new(&af, &[2, 4, 5]));
+    let mut sents = vec![ArcSent::default(); tb.len()];
+    let mut masks = vec![];
+    for (s, sent) in sents.iter_mut().enumerate() {
+        af.prepare(&vh, &tb, s, sent);
+        masks.push((0..sent.n1 * sent.n1).map(|i| (i + 2 * s) % 3 != 1).collect::<Vec<bool>>());
+    }
+    let start = |sent: &ArcSent, mask: &[bool]| {
+        let mut o = Vec::new();
+        score::reset_scores(sent.n1, Some(mask), &mut o);
+        // Scores already there (earlier rounds) stay under the groups' sums.
+        o.iter_mut().enumerate().for_each(|(i, v)| *v += (i % 7) as f64 * 0.3);
+        o
+    };
+    let run = |one_call: bool| {
+        let mut outs: Vec<Vec<f64>> = sents.iter().zip(&masks).map(|(t, k)| start(t, k)).collect();
+        let mut outs2 = outs.clone();
+        let mut counts = crate::weights::TemplateCounts::new(af.len());
+        let mut items: Vec<score::ToScore<'_>> = sents
+            .iter()
+            .zip(&masks)
+            .zip(outs.iter_mut())
+            .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
+            .collect();
+        let mut refs: Vec<&mut Vec<f64>> = outs2.iter_mut().collect();
+        if one_call {
+            let second = Some((&q2, refs.as_mut_slice()));
+            score::add_arc_scores_groups(&af, &q, second, &mut items, &[&g1, &g2], Some(&mut counts));
+        } else {
+            for g in [&g1, &g2] {
+                let second = Some((&q2, refs.as_mut_slice()));
+                score::add_arc_scores_dual(&af, &q, second, &mut items, g, Some(&mut counts));
+            }
+        }
+        drop(items);
+        (outs, outs2, counts)
+    };
+    let (one, one2, counts) = run(true);
+    let (each, each2, counts_each) = run(false);
+    assert_eq!(one, each, "first table");
+    assert_eq!(one2, each2, "second table");
+    assert_eq!(counts, counts_each);
+    assert!(counts.total() > 0);
+    // Not the sum of the two groups as one group (float sums in another order), so the
+    // groups were added one by one: at least one score differs in its last bits.
+    let both = Split::new(&af, &[0, 1, 2, 3, 4, 5]);
+    let mut merged: Vec<Vec<f64>> = sents.iter().zip(&masks).map(|(t, k)| start(t, k)).collect();
+    let mut items: Vec<score::ToScore<'_>> = sents
+        .iter()
+        .zip(&masks)
+        .zip(merged.iter_mut())
+        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
+        .collect();
+    score::add_arc_scores_batch(&af, &q, &mut items, &both, None);
+    drop(items);
+    assert_ne!(merged, one, "the groups' sums were merged");
+}
+
 #[test]
 fn cost_augmented_training_keeps_updating_until_the_margin_covers_the_loss() {
     // On a separable toy language plain MIRA stops updating once the gold trees win;
