@@ -151,7 +151,7 @@ def input_batches(
             return iter([_core.Treebank.from_bytes(source, name=label)]), fmt
         reader = _core.ConlluBatches(source, sentences=batch_size, keep_text=keep_text)
         first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
-        return itertools.chain([first] if first is not None else [], reader), fmt
+        return _ConlluStream(first, reader), fmt
     split = None if tokenizer is None else _tokenizer(tokenizer)
 
     def batches() -> Iterator[_core.Treebank]:
@@ -160,6 +160,28 @@ def input_batches(
             yield from text_batches(stream, fmt, name=label, batch_size=batch_size, tokenizer=split)
 
     return batches(), fmt
+
+
+#: The columns a parser's templates can read: a streamed parse written through the
+#: input's text reads only these (:meth:`_core.ConlluBatches.read_columns`). Not the
+#: model's ``input_columns``: those are the ones it needs, which leave out a column its
+#: templates read but that was blank in training, and reading that one as ``_`` could
+#: change the parse.
+PARSE_COLUMNS = ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
+
+
+class _ConlluStream:
+    """The batches of a CoNLL-U file, the first one read already, and their reader."""
+
+    def __init__(self, first: Any, reader: _core.ConlluBatches) -> None:
+        self.reader = reader
+        self._it = itertools.chain([first] if first is not None else [], reader)
+
+    def __iter__(self) -> _ConlluStream:
+        return self
+
+    def __next__(self) -> Any:
+        return next(self._it)
 
 
 @dataclass
@@ -343,6 +365,7 @@ def parse_file(
     # The model loads (without the GIL) while the first batch is read: neither waits
     # for the other at start-up. A bad model is reported before a bad input, as when
     # the two were serial.
+    keep_text = not tag_only and tagger_path is None and not scores
     with cf.ThreadPoolExecutor(1) as pool:
         loading = pool.submit(_tagger if tag_only else _model, model_path)
         try:
@@ -351,12 +374,16 @@ def parse_file(
                 input_format,
                 tokenizer=tokenizer,
                 batch_size=batch_size,
-                keep_text=not tag_only and tagger_path is None and not scores,
+                keep_text=keep_text,
             )
         except Exception:  # (an interruption is not held up by the model's error)
             loading.result()
             raise
         model = loading.result()
+    # Written through the input's text (only HEAD and DEPREL change: no tagger, not even
+    # the parser's own), the later batches need only what the parse reads.
+    if keep_text and isinstance(batches, _ConlluStream) and getattr(model, "tagger_", None) is None:
+        batches.reader.read_columns(PARSE_COLUMNS)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     with contextlib.ExitStack() as stack:
         sink: Any = out

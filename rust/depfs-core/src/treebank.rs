@@ -174,6 +174,9 @@ pub struct Treebank {
     pub words: Words,
     pub sentences: Vec<SentenceMeta>,
     pub format: FileFormat,
+    /// Read with some columns left out (`io::conllu::Columns`): they are `_` here, not
+    /// what the file has, so the treebank is not written back (its batch text is).
+    pub partial: bool,
 }
 
 /// One word given as strings, for building treebanks in code and tests.
