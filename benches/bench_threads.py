@@ -10,10 +10,11 @@ each side's median wall time and the median of the paired ratios.
 With `--parts`, instead prints the CPU seconds (this process, medians of `--runs`) of what
 `depfs parse` does besides parsing, on the same input: Python imports (`import depfs.cli`
 in a child process), model load (`depfs.load`), reading the batches (`input_batches`, as
-`depfs parse` reads them: with their text), writing them as `depfs parse` does (each batch's
-text rewritten around HEAD and DEPREL, and a file write; `to_bytes` instead, as a parse
-with a tagger or margins writes, for comparison), and, for scale, the
-arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
+`depfs parse` reads them: with their text, the batches after the first only in the columns
+a parse reads; and, for comparison, every column of every batch), writing them as `depfs
+parse` does (each batch's text rewritten around HEAD and DEPREL, and a file write;
+`to_bytes` instead, as a parse with a tagger or margins writes, for comparison), and, for
+scale, the arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
 time on a busy machine: run it against two builds in turn to compare them.
 """
 
@@ -58,8 +59,19 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
+    from depfs.pipeline import PARSE_COLUMNS
+
+    def read(part: bool) -> list[Any]:
+        """The batches as `depfs parse` reads them: the first whole, the later ones (when
+        `part`) only in the columns a parse reads."""
+        batches, _ = input_batches(str(big), keep_text=True)
+        if part:
+            batches.reader.read_columns(PARSE_COLUMNS)  # type: ignore[attr-defined]
+        return list(batches)
+
     parser = depfs.load(model)
-    batches, texts = zip(*input_batches(str(big), keep_text=True)[0], strict=True)
+    # Read whole here, so that `to_bytes` can write their parse too.
+    batches, texts = zip(*read(False), strict=True)
     parsed = [parser.parse(b, threads=1, tag=False) for b in batches[:1]]
     out = big.with_suffix(".out")
 
@@ -72,13 +84,15 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         "import": [],
         "load": [],
         "read": [],
+        "read, all columns": [],
         "write": [],
         "write, to_bytes": [],
     }
     for i in range(runs):
         got["import"].append(imports())
         got["load"].append(cpu_of(lambda: depfs.load(model)))
-        got["read"].append(cpu_of(lambda: list(input_batches(str(big), keep_text=True)[0])))
+        got["read"].append(cpu_of(lambda: read(True)))
+        got["read, all columns"].append(cpu_of(lambda: read(False)))
         if i == 0:
             t = cpu_of(
                 lambda: parsed.extend(parser.parse(b, threads=1, tag=False) for b in batches[1:])

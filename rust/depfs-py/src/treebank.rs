@@ -458,7 +458,9 @@ impl PyBatchText {
         drop(parsed);
         let text = &self.inner;
         let Some(len) = text.rewritten_len(&tb) else {
-            return Err(PyValueError::new_err("BatchText.rewrite: the treebank is not the batch this text was read with"));
+            return Err(PyValueError::new_err(
+                "BatchText.rewrite: the treebank is not the batch this text was read with",
+            ));
         };
         // The bytes object is new and seen by no other thread until returned.
         PyBytes::new_with(py, len, |out| {

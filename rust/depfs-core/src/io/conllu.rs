@@ -25,7 +25,9 @@ use std::path::Path;
 use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
-use crate::treebank::{ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, Vocab, NO_HEAD};
+use crate::treebank::{
+    ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, Vocab, NO_HEAD,
+};
 
 /// File name used in messages when reading from a string.
 pub const STRING_SOURCE: &str = "<string>";
@@ -138,8 +140,8 @@ impl Columns {
                 Some(i) => bits |= 1 << i,
                 None => {
                     return Err(Error::InvalidArgument(format!(
-                        "unknown column {name:?}: expected FORM, LEMMA, UPOS, XPOS, FEATS, DEPREL, DEPS or MISC"
-                    )))
+                    "unknown column {name:?}: expected FORM, LEMMA, UPOS, XPOS, FEATS, DEPREL, DEPS or MISC"
+                )))
                 }
             }
         }
@@ -204,6 +206,7 @@ struct Reader<'a> {
     cur: Pending,
     /// The batch's text, when kept.
     text: Option<Kept>,
+    walk: Walk,
 }
 
 fn read_plain<R: BufRead>(source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
@@ -397,8 +400,15 @@ impl<R: BufRead> Batches<R> {
             moves: Vec::new(),
         });
         let name = self.name.as_str();
-        let mut r =
-            Reader { name, opts: &self.opts, columns: self.columns, tb, cur: std::mem::take(&mut self.cur), text };
+        let mut r = Reader {
+            name,
+            opts: &self.opts,
+            columns: self.columns,
+            tb,
+            cur: std::mem::take(&mut self.cur),
+            text,
+            walk: Walk::default(),
+        };
         // buf[..pos] is read (and, with the text kept, buf[..text.end] is the text).
         let mut pos = 0;
         while r.tb.len() < n {
@@ -592,16 +602,14 @@ impl Reader<'_> {
                     let msg = format!("expected {N_COLUMNS} tab-separated columns, found {}", n_tabs + 1);
                     return Err(self.err(*line_no, msg));
                 }
-                let mut cols = [""; N_COLUMNS];
+                let mut cols = [(0, 0); N_COLUMNS];
                 let mut from = start;
                 for (c, &t) in cols.iter_mut().zip(&tabs[..N_COLUMNS - 1]) {
-                    *c = &text[from..t];
+                    *c = (from, t);
                     from = t + 1;
                 }
-                cols[N_COLUMNS - 1] = &text[from..end];
-                let head_start = tabs[HEAD - 1] + 1 - start;
-                let deprel_end = tabs[DEPREL] - start;
-                self.word_line(&cols, line, (head_start, deprel_end), *line_no)?;
+                cols[N_COLUMNS - 1] = (from, end);
+                self.word_line(text, &cols, line, start, *line_no)?;
             }
             if let Some(t) = &mut self.text {
                 t.line(base + start, line.len(), in_place);
@@ -610,21 +618,24 @@ impl Reader<'_> {
         Ok(at.min(b.len()))
     }
 
-    /// A word line split into its columns; `fields`: where its HEAD starts and its
-    /// DEPREL ends in the line.
+    /// A word line, `line`, at `start` in `text`, its columns at `cols` there (a
+    /// column is sliced out only if it is read).
     fn word_line(
         &mut self,
-        cols: &[&str; N_COLUMNS],
+        text: &str,
+        cols: &[(usize, usize); N_COLUMNS],
         line: &str,
-        fields: (usize, usize),
+        start: usize,
         line_no: usize,
     ) -> Result<()> {
-        if let Some(i) = cols.iter().position(|c| c.is_empty()) {
+        if let Some(i) = cols.iter().position(|(a, b)| a == b) {
             return Err(
                 self.err(line_no, format!("empty {} column (write `_` for no value)", COLUMN_NAMES[i]))
             );
         }
-        let id = cols[ID];
+        // Tabs and line ends are ASCII: each column is at character boundaries.
+        let col = |i: usize| &text[cols[i].0..cols[i].1];
+        let id = col(ID);
         // A word's ID is digits: the two searches below only on a rarer line.
         if !id.bytes().all(|b| b.is_ascii_digit()) {
             if let Some((first, last)) = id.split_once('-') {
@@ -647,7 +658,7 @@ impl Reader<'_> {
             }
             Some(_) => {}
         }
-        let head = match cols[HEAD] {
+        let head = match col(HEAD) {
             "_" if self.opts.allow_blank_heads => NO_HEAD,
             "_" => return Err(self.err(line_no, "HEAD is `_` (blank heads are not allowed here)")),
             h => match parse_index(h) {
@@ -655,14 +666,14 @@ impl Reader<'_> {
                 None => return Err(self.err(line_no, format!("HEAD {h:?} is not a non-negative integer"))),
             },
         };
-        if cols[DEPREL] == "_" && !self.opts.allow_blank_heads {
+        if !self.opts.allow_blank_heads && col(DEPREL) == "_" {
             return Err(self.err(line_no, "DEPREL is `_` (blank heads are not allowed here)"));
         }
         let v = &mut self.tb.vocabs;
         let w = &mut self.tb.words;
         let c = self.columns;
         // A column not read is `_` (id 0) on every word.
-        let intern = |vocab: &mut Vocab, col: usize| if c.has(col) { vocab.intern(cols[col]) } else { 0 };
+        let intern = |vocab: &mut Vocab, i: usize| if c.has(i) { vocab.intern(col(i)) } else { 0 };
         w.form.push(intern(&mut v.form, 1));
         w.lemma.push(intern(&mut v.lemma, 2));
         w.upos.push(intern(&mut v.upos, 3));
@@ -673,7 +684,8 @@ impl Reader<'_> {
         w.deps.push(intern(&mut v.deps, 8));
         w.misc.push(intern(&mut v.misc, 9));
         if let Some(t) = &mut self.text {
-            t.fields.push((t.end + fields.0, t.end + fields.1));
+            // HEAD's start and DEPREL's end in the text.
+            t.fields.push((t.end + cols[HEAD].0 - start, t.end + cols[DEPREL].1 - start));
         }
         self.cur.word_lines.push(line_no);
         self.cur.last_empty = None;
@@ -758,7 +770,7 @@ impl Reader<'_> {
             }
         }
         let start = self.cur.meta.start as usize;
-        check_tree(&self.tb.words.head[start..], &self.cur.word_lines, self.opts)
+        check_tree(&self.tb.words.head[start..], &self.cur.word_lines, self.opts, &mut self.walk)
             .map_err(|(line, msg)| self.err(line, msg))?;
         if let Some(t) = &mut self.text {
             t.line(at, 0, lf);
@@ -774,6 +786,13 @@ impl Reader<'_> {
     }
 }
 
+/// [`check_tree`]'s buffers, kept from sentence to sentence.
+#[derive(Default)]
+struct Walk {
+    state: Vec<u8>,
+    path: Vec<usize>,
+}
+
 /// Checks that `heads` (index 0 = word 1; 0 = root; `NO_HEAD` = blank) form a
 /// tree: every HEAD in range, no cycle, one root (or several if allowed). On
 /// failure returns the line of the offending word and the message. O(n): every
@@ -783,6 +802,7 @@ fn check_tree(
     heads: &[i32],
     lines: &[usize],
     opts: &ReadOptions,
+    walk: &mut Walk,
 ) -> std::result::Result<(), (usize, String)> {
     let n = heads.len();
     for (i, &h) in heads.iter().enumerate() {
@@ -812,9 +832,10 @@ fn check_tree(
         }
     }
     // 0 = unvisited, 1 = on the current path, 2 = reaches the root or a blank head.
-    let mut state = vec![0u8; n + 1];
+    let Walk { state, path } = walk;
+    state.clear();
+    state.resize(n + 1, 0);
     state[0] = 2;
-    let mut path: Vec<usize> = Vec::new();
     for start in 1..=n {
         let mut w = start;
         path.clear();
@@ -837,7 +858,7 @@ fn check_tree(
                 format!("cycle: words {} -> {w} do not reach the root", cycle.join(" -> ")),
             ));
         }
-        for &x in &path {
+        for &x in path.iter() {
             state[x] = 2;
         }
     }
@@ -1240,6 +1261,8 @@ mod tests {
                 assert!(to_string(&tb).as_bytes() == original.as_slice(), "{}", p.display());
                 let (got, want) = rewritten_and_written(&original, 700, 7, &opts());
                 assert!(got == want, "batch text of {}", p.display());
+                let (got, want) = rewritten_in_part(&original, 700, 7, &opts());
+                assert!(got == want, "batch text of {}, read in part", p.display());
                 n_files += 1;
             }
         }
@@ -1325,6 +1348,8 @@ mod tests {
                 let text = sents.concat();
                 let text = if crlf { text.replace('\n', "\r\n") } else { text };
                 let (got, want) = rewritten_and_written(text.as_bytes(), n, seed, &ReadOptions::default());
+                prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+                let (got, want) = rewritten_in_part(text.as_bytes(), n, seed, &ReadOptions::default());
                 prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
             }
 
@@ -1446,6 +1471,38 @@ mod tests {
         (got, want)
     }
 
+    /// Every batch of `text` (batches of `n`) read twice, whole and with only the
+    /// columns a parse reads, given the same made-up parse (`seed`, every DEPREL set as
+    /// a parser does): the rewrite of the part-read batch's text, and `to_bytes` of the
+    /// whole one's.
+    fn rewritten_in_part(text: &[u8], n: usize, seed: u64, o: &ReadOptions) -> (Vec<u8>, Vec<u8>) {
+        let mut whole = Batches::plain(text, "t.conllu", o);
+        let mut part = Batches::plain(text, "t.conllu", o).keeping_text();
+        part.set_columns(Columns::named(&["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]).unwrap());
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut rng = crate::util::Rng::new(seed);
+        while let Some(mut a) = whole.next_batch(n).unwrap() {
+            let mut b = part.next_batch(n).unwrap().expect("as many batches");
+            let t = part.take_text().expect("kept");
+            assert!(b.partial && !a.partial);
+            assert!(b.words.deps.iter().chain(&b.words.misc).chain(&b.words.deprel).all(|&d| d == 0));
+            assert!(b.sentences.iter().all(|s| s.comments.is_empty()));
+            assert_eq!((&a.words.form, &a.words.feats), (&b.words.form, &b.words.feats));
+            for i in 0..a.n_words() {
+                let h = rng.below(1200) as i32 - 1;
+                let label = ["made:up", "_", "root"][rng.below(3) as usize];
+                for tb in [&mut a, &mut b] {
+                    tb.words.head[i] = h;
+                    tb.words.deprel[i] = tb.vocabs.deprel.intern(label);
+                }
+            }
+            got.extend(t.rewrite(&b).expect("same shape"));
+            want.extend(to_bytes(&a));
+        }
+        assert!(part.next_batch(n).unwrap().is_none());
+        (got, want)
+    }
+
     #[test]
     fn a_batch_text_rewrites_a_parse_as_to_bytes_writes_it() {
         // Non-canonical input (BOM, CRLF, extra blank lines, no final blank line), extras,
@@ -1463,6 +1520,8 @@ mod tests {
                     String::from_utf8(want).unwrap(),
                     "n {n} seed {seed}"
                 );
+                let (got, want) = rewritten_in_part(text.as_bytes(), n, seed, &o);
+                assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap(), "in part");
             }
         }
         // Another batch (other sentences or words) is not rewritten.
