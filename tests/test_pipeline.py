@@ -839,3 +839,56 @@ def test_parse_file_reads_in_part_only_what_it_writes_through_the_text(
     with pytest.warns(depfs.base.TaggedWarning):
         tb = depfs.load(piped).parse(depfs.read_conllu(files["untagged"]))
     assert out.read_bytes() == tb.to_bytes()
+
+
+def test_batches_read_while_the_model_loads_keep_their_order_and_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the model loads, `parse_file` reads batches ahead (a core would idle): the
+    output is the same, and a bad line in a batch read ahead is reported in its turn,
+    after the batches before it are written. Planted: raising the error at once fails."""
+    import io
+    import threading
+
+    from depfs.errors import FormatError
+
+    ready = threading.Event()
+    ahead: list[int] = []
+    real_model, real_read_while = depfs.pipeline._model, depfs.pipeline._ConlluStream.read_while
+
+    def loading(path: str) -> Any:
+        assert ready.wait(30)  # the model "loads" until the reading ahead is done
+        return real_model(path)
+
+    def read_while(self: Any, going: Any) -> None:
+        real_read_while(self, going)
+        ahead.append(len(self._head))
+        ready.set()
+
+    monkeypatch.setattr(depfs.pipeline, "_model", loading)
+    monkeypatch.setattr(depfs.pipeline._ConlluStream, "read_while", read_while)
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    monkeypatch.setattr(depfs.pipeline, "LOAD_AHEAD_SENTENCES", 9)
+    model, inp = str(DATA / "arceager_v5.depfs"), DATA / "input.conllu"
+    out = tmp_path / "out.conllu"
+    depfs.pipeline.parse_file(model, str(inp), str(out), batch_size=3)
+    assert ahead == [4]  # the first batch and three more
+    expected = (DATA / "expected" / "arceager_v5.conllu").read_bytes()
+    assert out.read_bytes() == expected
+    # A bad HEAD in the third batch (sentences 7 to 9).
+    text = inp.read_text()
+    sents = text.split("\n\n")
+    lines = sents[6].split("\n")
+    cols = lines[-1].split("\t")
+    cols[6] = "99"
+    lines[-1] = "\t".join(cols)
+    sents[6] = "\n".join(lines)
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("\n\n".join(sents))
+    line = "\n\n".join(sents[:7]).count("\n") + 1
+    ready.clear()
+    stream = io.BytesIO()
+    with pytest.raises(FormatError, match=f"bad.conllu:{line}: HEAD 99"):
+        depfs.pipeline.parse_file(model, str(bad), None, out=stream, batch_size=3)
+    assert ahead[-1] == 2  # the error stopped the reading ahead
+    assert stream.getvalue() == b"".join(s + b"\n\n" for s in expected.split(b"\n\n")[:6])

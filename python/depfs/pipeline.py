@@ -151,7 +151,7 @@ def input_batches(
             return iter([_core.Treebank.from_bytes(source, name=label)]), fmt
         reader = _core.ConlluBatches(source, sentences=batch_size, keep_text=keep_text)
         first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
-        return _ConlluStream(first, reader), fmt
+        return _ConlluStream(first, reader, batch_size), fmt
     split = None if tokenizer is None else _tokenizer(tokenizer)
 
     def batches() -> Iterator[_core.Treebank]:
@@ -170,18 +170,45 @@ def input_batches(
 PARSE_COLUMNS = ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
 
 
+#: Sentences a streamed parse reads on while its model loads (a core would be idle): at
+#: most this many more than the first batch, whole batches, at least one.
+LOAD_AHEAD_SENTENCES = 20_000
+
+
 class _ConlluStream:
     """The batches of a CoNLL-U file, the first one read already, and their reader."""
 
-    def __init__(self, first: Any, reader: _core.ConlluBatches) -> None:
+    def __init__(self, first: Any, reader: _core.ConlluBatches, batch_size: int) -> None:
         self.reader = reader
-        self._it = itertools.chain([first] if first is not None else [], reader)
+        self._reader, self._batch_size = reader, batch_size
+        self._head: list[Any] = [] if first is None else [first]
+        self._error: Exception | None = None
 
     def __iter__(self) -> _ConlluStream:
         return self
 
     def __next__(self) -> Any:
-        return next(self._it)
+        if self._head:
+            return self._head.pop(0)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return next(self._reader)
+
+    def read_while(self, going: Callable[[], bool]) -> None:
+        """Reads batches ahead while `going()` (at most :data:`LOAD_AHEAD_SENTENCES`
+        sentences); a reading error is raised when its batch's turn comes, as before."""
+        for _ in range(max(1, LOAD_AHEAD_SENTENCES // self._batch_size)):
+            if self._error is not None or not going():
+                return
+            try:
+                tb = next(self._reader, None)
+            except Exception as e:  # raised in its turn (after the batches before it)
+                self._error = e
+                return
+            if tb is None:
+                return
+            self._head.append(tb)
 
 
 @dataclass
@@ -379,6 +406,8 @@ def parse_file(
         except Exception:  # (an interruption is not held up by the model's error)
             loading.result()
             raise
+        if isinstance(batches, _ConlluStream):
+            batches.read_while(lambda: not loading.done())
         model = loading.result()
     # Written through the input's text (only HEAD and DEPREL change: no tagger, not even
     # the parser's own), the later batches need only what the parse reads.
