@@ -120,8 +120,14 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"{args.model}: {args.treebank} train x{args.copies}, CPU s, medians of {args.runs}"
             )
-            for what, sec in parts(args.model, big, args.runs).items():
+            got = parts(args.model, big, args.runs)
+            for what, sec in got.items():
                 print(f"{what}: {sec:.3f} s CPU")
+            # One thread: start-up and parse (reading and writing on the other core); two:
+            # start-up, then parse, read and write shared by the two cores.
+            start, p = got["import"] + got["load"], got["parse, 1 thread"]
+            rest = p + got["read"] + got["write"]
+            print(f"bound at --threads 2: {(start + p) / (start + rest / 2):.2f}x")
             return
         cmd = [sys.executable, "-m", "depfs", "parse", args.model, str(big)]
         one, two, ratios = [], [], []
