@@ -21,6 +21,7 @@ time on a busy machine: run it against two builds in turn to compare them.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -137,7 +138,9 @@ def main(argv: list[str] | None = None) -> None:
             one.append(timed([*cmd, "-o", f"{tmp}/t1.conllu", "--threads", "1"]))
             ratios.append(one[-1] / two[-1])
         same = Path(f"{tmp}/t1.conllu").read_bytes() == Path(f"{tmp}/t2.conllu").read_bytes()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.model}: {args.treebank} train x{args.copies}, {args.runs} paired runs")
+    print(f"load average at the end: {load} (another job on the 2 cores distorts the ratio)")
     print(f"--threads 1: median {statistics.median(one):.2f} s wall")
     print(f"--threads 2: median {statistics.median(two):.2f} s wall")
     print(
