@@ -60,19 +60,20 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
-    from depfs.pipeline import PARSE_COLUMNS
+    from depfs import pipeline
 
-    def read(part: bool) -> list[Any]:
+    def read(part: bool, keep: bool = False) -> list[Any]:
         """The batches as `depfs parse` reads them: the first whole, the later ones (when
-        `part`) only in the columns a parse reads."""
+        `part`) only in the columns a parse reads; each dropped once read, as a parse
+        drops it once written (`keep`: all of them, returned)."""
         batches, _ = input_batches(str(big), keep_text=True)
-        if part:
-            batches.reader.read_columns(PARSE_COLUMNS)  # type: ignore[attr-defined]
-        return list(batches)
+        if part and hasattr(pipeline, "PARSE_COLUMNS"):  # (older builds read every column)
+            batches.reader.read_columns(pipeline.PARSE_COLUMNS)
+        return list(batches) if keep else [n for n, _ in enumerate(batches)]
 
     parser = depfs.load(model)
     # Read whole here, so that `to_bytes` can write their parse too.
-    batches, texts = zip(*read(False), strict=True)
+    batches, texts = zip(*read(False, keep=True), strict=True)
     parsed = [parser.parse(b, threads=1, tag=False) for b in batches[:1]]
     out = big.with_suffix(".out")
 
