@@ -815,6 +815,9 @@ def test_parse_file_reads_in_part_only_what_it_writes_through_the_text(
                 calls.append(list(columns))
                 reader.read_columns(columns)
 
+            def __next__(self) -> Any:
+                return next(reader)
+
         batches.reader = Spy()
         return batches, fmt
 

@@ -179,8 +179,7 @@ class _ConlluStream:
     """The batches of a CoNLL-U file, the first one read already, and their reader."""
 
     def __init__(self, first: Any, reader: _core.ConlluBatches, batch_size: int) -> None:
-        self.reader = reader
-        self._reader, self._batch_size = reader, batch_size
+        self.reader, self._batch_size = reader, batch_size
         self._head: list[Any] = [] if first is None else [first]
         self._error: Exception | None = None
 
@@ -193,7 +192,7 @@ class _ConlluStream:
         if self._error is not None:
             error, self._error = self._error, None
             raise error
-        return next(self._reader)
+        return next(self.reader)
 
     def read_while(self, going: Callable[[], bool]) -> None:
         """Reads batches ahead while `going()` (at most :data:`LOAD_AHEAD_SENTENCES`
@@ -202,7 +201,7 @@ class _ConlluStream:
             if self._error is not None or not going():
                 return
             try:
-                tb = next(self._reader, None)
+                tb = next(self.reader, None)
             except Exception as e:  # raised in its turn (after the batches before it)
                 self._error = e
                 return
