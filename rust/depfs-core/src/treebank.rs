@@ -70,7 +70,7 @@ impl Vocab {
     }
 
     /// The slot holding `s` (`Ok`) or the empty slot where it would go (`Err`).
-    #[inline]
+    #[inline(always)]
     fn slot_of(&self, s: &str) -> std::result::Result<usize, usize> {
         let mask = self.slots.len() - 1;
         let mut i = Self::hash(s) >> (usize::BITS - self.slots.len().trailing_zeros()) & mask;
@@ -116,6 +116,7 @@ impl Vocab {
     }
 
     /// Id of `s`, adding it if new. O(len(s)).
+    #[inline]
     pub fn intern(&mut self, s: &str) -> u32 {
         // `_` (id 0) fills whole columns (FEATS, DEPS, MISC of most words): no hashing.
         if s == "_" {
