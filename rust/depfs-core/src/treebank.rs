@@ -427,6 +427,54 @@ mod tests {
         assert_eq!(v.len(), 2);
     }
 
+    /// Many strings, alike at both ends and of every length up to 40 (the short ones
+    /// compared by their first and last words): each gets its own id, found again, across
+    /// the table's growth and a `reserve`.
+    #[test]
+    fn vocab_keeps_strings_apart_that_differ_in_one_byte() {
+        let mut v = Vocab::new();
+        let mut all = Vec::new();
+        for len in 1..=40 {
+            for at in 0..len {
+                for b in [b'a', b'b', 0xc3] {
+                    let mut s = vec![b'x'; len];
+                    s[at] = b;
+                    if b == 0xc3 {
+                        s.insert(at + 1, 0xa9); // é: two bytes
+                    }
+                    all.push(String::from_utf8(s).unwrap());
+                }
+            }
+        }
+        all.sort();
+        all.dedup();
+        let ids: Vec<u32> = all.iter().map(|s| v.intern(s)).collect();
+        v.reserve(10 * all.len());
+        for (s, &id) in all.iter().zip(&ids) {
+            assert_eq!(v.get(s), Some(id), "{s:?}");
+            assert_eq!(v.str(id), s);
+            assert_eq!(v.intern(s), id);
+        }
+        assert_eq!(v.len(), all.len() + 1);
+        assert_eq!((v.get("_"), v.get("")), (Some(0), None));
+    }
+
+    /// `same` is `==` for every length (its short cases compare overlapping words) and
+    /// every byte that could differ.
+    #[test]
+    fn same_is_equality() {
+        for n in 0..=24usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert!(same(&a, &a.clone()));
+            assert!(!same(&a, &a[..n.saturating_sub(1)]) || n == 0);
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same(&a, &b), "length {n}, byte {at}");
+            }
+        }
+    }
+
     #[test]
     fn sentence_comment_values() {
         let m = SentenceMeta {
