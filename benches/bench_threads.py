@@ -10,16 +10,18 @@ each side's median wall time and the median of the paired ratios.
 With `--parts`, instead prints the CPU seconds (this process, medians of `--runs`) of what
 `depfs parse` does besides parsing, on the same input: Python imports (`import depfs.cli`
 in a child process), model load (`depfs.load`), reading the batches (`input_batches`, as
-`depfs parse` reads them: with their text), writing them as `depfs parse` does (each batch's
-text rewritten around HEAD and DEPREL, and a file write; `to_bytes` instead, as a parse
-with a tagger or margins writes, for comparison), and, for scale, the
-arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
+`depfs parse` reads them: with their text, the batches after the first only in the columns
+a parse reads; and, for comparison, every column of every batch), writing them as `depfs
+parse` does (each batch's text rewritten around HEAD and DEPREL, and a file write;
+`to_bytes` instead, as a parse with a tagger or margins writes, for comparison), and, for
+scale, the arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
 time on a busy machine: run it against two builds in turn to compare them.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -58,8 +60,20 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
+    from depfs import pipeline
+
+    def read(part: bool, keep: bool = False) -> list[Any]:
+        """The batches as `depfs parse` reads them: the first whole, the later ones (when
+        `part`) only in the columns a parse reads; each dropped once read, as a parse
+        drops it once written (`keep`: all of them, returned)."""
+        batches, _ = input_batches(str(big), keep_text=True)
+        if part and hasattr(pipeline, "PARSE_COLUMNS"):  # (older builds read every column)
+            batches.reader.read_columns(pipeline.PARSE_COLUMNS)
+        return list(batches) if keep else [n for n, _ in enumerate(batches)]
+
     parser = depfs.load(model)
-    batches, texts = zip(*input_batches(str(big), keep_text=True)[0], strict=True)
+    # Read whole here, so that `to_bytes` can write their parse too.
+    batches, texts = zip(*read(False, keep=True), strict=True)
     parsed = [parser.parse(b, threads=1, tag=False) for b in batches[:1]]
     out = big.with_suffix(".out")
 
@@ -72,13 +86,15 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         "import": [],
         "load": [],
         "read": [],
+        "read, all columns": [],
         "write": [],
         "write, to_bytes": [],
     }
     for i in range(runs):
         got["import"].append(imports())
         got["load"].append(cpu_of(lambda: depfs.load(model)))
-        got["read"].append(cpu_of(lambda: list(input_batches(str(big), keep_text=True)[0])))
+        got["read"].append(cpu_of(lambda: read(True)))
+        got["read, all columns"].append(cpu_of(lambda: read(False)))
         if i == 0:
             t = cpu_of(
                 lambda: parsed.extend(parser.parse(b, threads=1, tag=False) for b in batches[1:])
@@ -106,8 +122,14 @@ def main(argv: list[str] | None = None) -> None:
             print(
                 f"{args.model}: {args.treebank} train x{args.copies}, CPU s, medians of {args.runs}"
             )
-            for what, sec in parts(args.model, big, args.runs).items():
+            got = parts(args.model, big, args.runs)
+            for what, sec in got.items():
                 print(f"{what}: {sec:.3f} s CPU")
+            # One thread: start-up and parse (reading and writing on the other core); two:
+            # start-up, then parse, read and write shared by the two cores.
+            start, p = got["import"] + got["load"], got["parse, 1 thread"]
+            rest = p + got["read"] + got["write"]
+            print(f"bound at --threads 2: {(start + p) / (start + rest / 2):.2f}x")
             return
         cmd = [sys.executable, "-m", "depfs", "parse", args.model, str(big)]
         one, two, ratios = [], [], []
@@ -117,7 +139,9 @@ def main(argv: list[str] | None = None) -> None:
             one.append(timed([*cmd, "-o", f"{tmp}/t1.conllu", "--threads", "1"]))
             ratios.append(one[-1] / two[-1])
         same = Path(f"{tmp}/t1.conllu").read_bytes() == Path(f"{tmp}/t2.conllu").read_bytes()
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.model}: {args.treebank} train x{args.copies}, {args.runs} paired runs")
+    print(f"load average at the end: {load} (another job on the 2 cores distorts the ratio)")
     print(f"--threads 1: median {statistics.median(one):.2f} s wall")
     print(f"--threads 2: median {statistics.median(two):.2f} s wall")
     print(

@@ -726,3 +726,172 @@ def test_a_bad_model_is_reported_before_a_bad_input_and_each_alone(tmp_path: Pat
         parse(str(data / "arceager.depfs"), str(bad_input), out)
     assert not os.path.exists(out)
     assert parse(str(data / "arceager.depfs"), str(data / "input.conllu"), out).words > 0
+
+
+# The checked-in parser models (every kind of parser the project has).
+PARSERS = ["arceager", "arceager_v5", "graph1", "graph1_cle", "graph2", "dynfs1_v5"]
+
+
+def parsed_in_batches(model: Any, path: Path, columns: list[str] | None) -> bytes:
+    """A parse of `path` in batches of 7 sentences, each written through its text; the
+    batches read only `columns` when given."""
+    reader = depfs._core.ConlluBatches(str(path), sentences=7, keep_text=True)
+    if columns is not None:
+        reader.read_columns(columns)
+    out = []
+    for tb, text in reader:
+        if columns is not None:
+            with pytest.raises(ValueError, match="read with some columns left out"):
+                tb.to_bytes()
+        out.append(text.rewrite(model.parse(tb, allow_missing_tags=True)))
+    return b"".join(out)
+
+
+@pytest.fixture(scope="module")
+def ud_sample(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The first 150 sentences of en_ewt dev (comments, DEPS, MISC, multiword tokens and
+    empty nodes), when the UD data is here."""
+    from test_treebank import ud_dir
+
+    ud = ud_dir()
+    if ud is None:
+        return None
+    text = (ud / "en_ewt" / "dev.conllu").read_text(encoding="utf-8")
+    path = tmp_path_factory.mktemp("ud") / "sample.conllu"
+    path.write_text("".join(s + "\n\n" for s in text.split("\n\n")[:150]), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", PARSERS)
+def test_batches_read_in_part_parse_and_write_as_the_whole_file(
+    name: str, ud_sample: Path | None
+) -> None:
+    """A streamed parse reads only the columns a parser can read (`PARSE_COLUMNS`) and
+    writes through the input's text: for every kind of parser, the bytes of a parse of
+    the whole file read in full. Planted: leaving UPOS out of `PARSE_COLUMNS` fails."""
+    model = depfs.load(DATA / f"{name}.depfs")
+    for path in [DATA / "input.conllu", *([ud_sample] if ud_sample else [])]:
+        whole = model.parse(depfs.read_conllu(path), allow_missing_tags=True).to_bytes()
+        assert parsed_in_batches(model, path, None) == whole, path.name
+        assert parsed_in_batches(model, path, depfs.pipeline.PARSE_COLUMNS) == whole, path.name
+
+
+def test_a_treebank_read_in_part_is_written_only_through_its_text(tmp_path: Path) -> None:
+    reader = depfs._core.ConlluBatches(str(DATA / "input.conllu"), sentences=2, keep_text=True)
+    reader.read_columns(["form", "UPOS"])
+    tb, text = next(reader)
+    s = tb[0]
+    assert s.forms[:2] == ["a", "old"] and s.upos[:2] == ["DET", "ADJ"]
+    assert set(s.lemmas) == set(s.xpos) == set(s.feats) == {"_"} and s.comments == []
+    for write in (tb.to_bytes, tb.to_string, s.to_string, lambda: tb.write(tmp_path / "o")):
+        with pytest.raises(ValueError, match="read with some columns left out"):
+            write()
+    assert not (tmp_path / "o").exists()
+    # Its text is the input's.
+    head = (DATA / "input.conllu").read_bytes().split(b"\n\n")[:2]
+    assert text.rewrite(tb) == b"".join(h + b"\n\n" for h in head)
+    with pytest.raises(ValueError, match='unknown column "HEADS"'):
+        reader.read_columns(["HEADS"])
+    plain = depfs._core.ConlluBatches(str(DATA / "input.conllu"))
+    with pytest.raises(ValueError, match="needs keep_text=True"):
+        plain.read_columns(["FORM"])
+
+
+def test_parse_file_reads_in_part_only_what_it_writes_through_the_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tagger: Tagger, files: dict[str, Path]
+) -> None:
+    """`depfs parse` reads the batches after the first in part when it writes through
+    the input's text: not with --scores, a tagger, or a parser's own tagger (a tagged
+    batch is written whole). Planted: reading in part with a tagger inside fails."""
+    calls: list[list[str]] = []
+    real = depfs.pipeline.input_batches
+
+    def spied(*args: Any, **kw: Any) -> Any:
+        batches, fmt = real(*args, **kw)
+        reader = batches.reader
+
+        class Spy:
+            def read_columns(self, columns: list[str]) -> None:
+                calls.append(list(columns))
+                reader.read_columns(columns)
+
+            def __next__(self) -> Any:
+                return next(reader)
+
+        batches.reader = Spy()
+        return batches, fmt
+
+    monkeypatch.setattr(depfs.pipeline, "input_batches", spied)
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    out = tmp_path / "out.conllu"
+    model, inp = DATA / "arceager_v5.depfs", DATA / "input.conllu"
+    depfs.pipeline.parse_file(str(model), str(inp), str(out), batch_size=3)
+    assert calls == [depfs.pipeline.PARSE_COLUMNS]
+    assert out.read_bytes() == (DATA / "expected" / "arceager_v5.conllu").read_bytes()
+    calls.clear()
+    depfs.pipeline.parse_file(str(model), str(inp), str(out), batch_size=3, scores=True)
+    depfs.pipeline.parse_file(
+        str(model), str(inp), str(out), batch_size=3, tagger_path=str(files["tagger"])
+    )
+    assert calls == []
+    # A parser with its own tagger, on untagged input (tagged first: written whole).
+    piped = tmp_path / "piped.depfs"
+    ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(synthetic(50, seed=1)).save(piped)
+    done = depfs.pipeline.parse_file(str(piped), str(files["untagged"]), str(out), batch_size=3)
+    assert calls == [] and any("tagged first" in n for n in done.notes)
+    with pytest.warns(depfs.base.TaggedWarning):
+        tb = depfs.load(piped).parse(depfs.read_conllu(files["untagged"]))
+    assert out.read_bytes() == tb.to_bytes()
+
+
+def test_batches_read_while_the_model_loads_keep_their_order_and_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While the model loads, `parse_file` reads batches ahead (a core would idle): the
+    output is the same, and a bad line in a batch read ahead is reported in its turn,
+    after the batches before it are written. Planted: raising the error at once fails."""
+    import io
+    import threading
+
+    from depfs.errors import FormatError
+
+    ready = threading.Event()
+    ahead: list[int] = []
+    real_model, real_read_while = depfs.pipeline._model, depfs.pipeline._ConlluStream.read_while
+
+    def loading(path: str) -> Any:
+        assert ready.wait(30)  # the model "loads" until the reading ahead is done
+        return real_model(path)
+
+    def read_while(self: Any, going: Any) -> None:
+        real_read_while(self, going)
+        ahead.append(len(self._head))
+        ready.set()
+
+    monkeypatch.setattr(depfs.pipeline, "_model", loading)
+    monkeypatch.setattr(depfs.pipeline._ConlluStream, "read_while", read_while)
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    monkeypatch.setattr(depfs.pipeline, "LOAD_AHEAD_SENTENCES", 9)
+    model, inp = str(DATA / "arceager_v5.depfs"), DATA / "input.conllu"
+    out = tmp_path / "out.conllu"
+    depfs.pipeline.parse_file(model, str(inp), str(out), batch_size=3)
+    assert ahead == [4]  # the first batch and three more
+    expected = (DATA / "expected" / "arceager_v5.conllu").read_bytes()
+    assert out.read_bytes() == expected
+    # A bad HEAD in the third batch (sentences 7 to 9).
+    text = inp.read_text()
+    sents = text.split("\n\n")
+    lines = sents[6].split("\n")
+    cols = lines[-1].split("\t")
+    cols[6] = "99"
+    lines[-1] = "\t".join(cols)
+    sents[6] = "\n".join(lines)
+    bad = tmp_path / "bad.conllu"
+    bad.write_text("\n\n".join(sents))
+    line = "\n\n".join(sents[:7]).count("\n") + 1
+    ready.clear()
+    stream = io.BytesIO()
+    with pytest.raises(FormatError, match=f"bad.conllu:{line}: HEAD 99"):
+        depfs.pipeline.parse_file(model, str(bad), None, out=stream, batch_size=3)
+    assert ahead[-1] == 2  # the error stopped the reading ahead
+    assert stream.getvalue() == b"".join(s + b"\n\n" for s in expected.split(b"\n\n")[:6])

@@ -151,7 +151,7 @@ def input_batches(
             return iter([_core.Treebank.from_bytes(source, name=label)]), fmt
         reader = _core.ConlluBatches(source, sentences=batch_size, keep_text=keep_text)
         first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
-        return itertools.chain([first] if first is not None else [], reader), fmt
+        return _ConlluStream(first, reader, batch_size), fmt
     split = None if tokenizer is None else _tokenizer(tokenizer)
 
     def batches() -> Iterator[_core.Treebank]:
@@ -160,6 +160,54 @@ def input_batches(
             yield from text_batches(stream, fmt, name=label, batch_size=batch_size, tokenizer=split)
 
     return batches(), fmt
+
+
+#: The columns a parser's templates can read: a streamed parse written through the
+#: input's text reads only these (:meth:`_core.ConlluBatches.read_columns`). Not the
+#: model's ``input_columns``: those are the ones it needs, which leave out a column its
+#: templates read but that was blank in training, and reading that one as ``_`` could
+#: change the parse.
+PARSE_COLUMNS = ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
+
+
+#: Sentences a streamed parse reads on while its model loads (a core would be idle): at
+#: most this many more than the first batch, whole batches, at least one.
+LOAD_AHEAD_SENTENCES = 20_000
+
+
+class _ConlluStream:
+    """The batches of a CoNLL-U file, the first one read already, and their reader."""
+
+    def __init__(self, first: Any, reader: _core.ConlluBatches, batch_size: int) -> None:
+        self.reader, self._batch_size = reader, batch_size
+        self._head: list[Any] = [] if first is None else [first]
+        self._error: Exception | None = None
+
+    def __iter__(self) -> _ConlluStream:
+        return self
+
+    def __next__(self) -> Any:
+        if self._head:
+            return self._head.pop(0)
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+        return next(self.reader)
+
+    def read_while(self, going: Callable[[], bool]) -> None:
+        """Reads batches ahead while `going()` (at most :data:`LOAD_AHEAD_SENTENCES`
+        sentences); a reading error is raised when its batch's turn comes, as before."""
+        for _ in range(max(1, LOAD_AHEAD_SENTENCES // self._batch_size)):
+            if self._error is not None or not going():
+                return
+            try:
+                tb = next(self.reader, None)
+            except Exception as e:  # raised in its turn (after the batches before it)
+                self._error = e
+                return
+            if tb is None:
+                return
+            self._head.append(tb)
 
 
 @dataclass
@@ -343,6 +391,7 @@ def parse_file(
     # The model loads (without the GIL) while the first batch is read: neither waits
     # for the other at start-up. A bad model is reported before a bad input, as when
     # the two were serial.
+    keep_text = not tag_only and tagger_path is None and not scores
     with cf.ThreadPoolExecutor(1) as pool:
         loading = pool.submit(_tagger if tag_only else _model, model_path)
         try:
@@ -351,12 +400,18 @@ def parse_file(
                 input_format,
                 tokenizer=tokenizer,
                 batch_size=batch_size,
-                keep_text=not tag_only and tagger_path is None and not scores,
+                keep_text=keep_text,
             )
         except Exception:  # (an interruption is not held up by the model's error)
             loading.result()
             raise
+        if isinstance(batches, _ConlluStream):
+            batches.read_while(lambda: not loading.done())
         model = loading.result()
+    # Written through the input's text (only HEAD and DEPREL change: no tagger, not even
+    # the parser's own), the later batches need only what the parse reads.
+    if keep_text and isinstance(batches, _ConlluStream) and getattr(model, "tagger_", None) is None:
+        batches.reader.read_columns(PARSE_COLUMNS)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     with contextlib.ExitStack() as stack:
         sink: Any = out

@@ -7,27 +7,53 @@
 
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
+use std::hash::Hasher;
+
+use rustc_hash::FxHasher;
 
 /// Value of an unset HEAD (`_` in the file, e.g. parser input).
 pub const NO_HEAD: i32 = -1;
 
 /// Interned strings. Id 0 is always `_`, CoNLL-U's empty value.
+///
+/// Interning is the hot loop of reading a treebank (a lookup per column read of each
+/// word), so the table is a plain open-addressing one: each slot holds an id + 1 (0:
+/// empty), found by an FxHash of the string and linear probing, kept at most half full;
+/// a candidate is compared by length and then, for the short strings columns are made
+/// of, by two machine words (a general `==` calls `memcmp`). A string is stored once,
+/// as one `Arc<str>` (a treebank's copy shares them, and a copy or drop touches each
+/// once).
 #[derive(Debug, Clone)]
 pub struct Vocab {
-    /// FxHash: interning is the hot loop of reading a treebank (8 lookups per
-    /// word); ids are per treebank, so the hash never needs to be stable. A string is
-    /// stored once, shared by the table and the list (one allocation per entry, and a
-    /// treebank's copy shares them).
-    ids: FxHashMap<Arc<str>, u32>,
+    slots: Vec<u32>,
     strings: Vec<Arc<str>>,
 }
 
 impl Default for Vocab {
     fn default() -> Self {
-        let blank: Arc<str> = "_".into();
-        let ids = FxHashMap::from_iter([(Arc::clone(&blank), 0)]);
-        Vocab { ids, strings: vec![blank] }
+        let mut v = Vocab { slots: vec![0; 8], strings: Vec::new() };
+        let (Ok(i) | Err(i)) = v.slot_of("_");
+        v.insert("_", i);
+        v
+    }
+}
+
+/// Whether `a` and `b` are the same bytes; without a call for up to 16 of them.
+#[inline]
+fn same(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if n != b.len() {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| s.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
+    let half = |s: &[u8], at: usize| s.get(at..at + 4).and_then(|w| <[u8; 4]>::try_from(w).ok());
+    // The first and the last word (half word, byte) overlap when `n` is not a multiple.
+    match n {
+        0 => true,
+        1..=3 => a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1],
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        8..=16 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8),
+        _ => a == b,
     }
 }
 
@@ -35,23 +61,74 @@ impl Vocab {
     pub fn new() -> Self {
         Self::default()
     }
+
+    fn hash(s: &str) -> usize {
+        let mut h = FxHasher::default();
+        h.write(s.as_bytes());
+        // Fibonacci hashing spreads the hash over the top bits, which pick the slot.
+        h.finish().wrapping_mul(0x9e37_79b9_7f4a_7c15) as usize
+    }
+
+    /// The slot holding `s` (`Ok`) or the empty slot where it would go (`Err`).
+    #[inline(always)]
+    fn slot_of(&self, s: &str) -> std::result::Result<usize, usize> {
+        let mask = self.slots.len() - 1;
+        let mut i = Self::hash(s) >> (usize::BITS - self.slots.len().trailing_zeros()) & mask;
+        loop {
+            let e = self.slots[i];
+            if e == 0 {
+                return Err(i);
+            }
+            if same(self.strings[e as usize - 1].as_bytes(), s.as_bytes()) {
+                return Ok(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds `s` (not present) at the empty slot `free`, growing the table when half full.
+    fn insert(&mut self, s: &str, free: usize) -> u32 {
+        let id = self.strings.len() as u32;
+        self.strings.push(s.into());
+        self.slots[free] = id + 1;
+        if 2 * self.strings.len() > self.slots.len() {
+            self.resize(2 * self.slots.len());
+        }
+        id
+    }
+
+    /// Rehashes every string into `n` slots (a power of two). O(entries).
+    fn resize(&mut self, n: usize) {
+        self.slots = vec![0; n];
+        for id in 0..self.strings.len() {
+            let (Ok(i) | Err(i)) = self.slot_of(&self.strings[id]);
+            self.slots[i] = id as u32 + 1;
+        }
+    }
+
+    /// Room for `n` entries in all without growing.
+    pub fn reserve(&mut self, n: usize) {
+        let want = (2 * n).next_power_of_two();
+        if want > self.slots.len() {
+            self.resize(want);
+        }
+        self.strings.reserve(n.saturating_sub(self.strings.len()));
+    }
+
     /// Id of `s`, adding it if new. O(len(s)).
+    #[inline]
     pub fn intern(&mut self, s: &str) -> u32 {
         // `_` (id 0) fills whole columns (FEATS, DEPS, MISC of most words): no hashing.
         if s == "_" {
             return 0;
         }
-        if let Some(&id) = self.ids.get(s) {
-            return id;
+        match self.slot_of(s) {
+            Ok(i) => self.slots[i] - 1,
+            Err(free) => self.insert(s, free),
         }
-        let id = self.strings.len() as u32;
-        let s: Arc<str> = s.into();
-        self.strings.push(Arc::clone(&s));
-        self.ids.insert(s, id);
-        id
     }
     pub fn get(&self, s: &str) -> Option<u32> {
-        self.ids.get(s).copied()
+        self.slot_of(s).ok().map(|i| self.slots[i] - 1)
     }
     /// The string of `id`; panics only on ids this vocab never handed out.
     pub fn str(&self, id: u32) -> &str {
@@ -174,6 +251,9 @@ pub struct Treebank {
     pub words: Words,
     pub sentences: Vec<SentenceMeta>,
     pub format: FileFormat,
+    /// Read with some columns left out (`io::conllu::Columns`): they are `_` here, not
+    /// what the file has, so the treebank is not written back (its batch text is).
+    pub partial: bool,
 }
 
 /// One word given as strings, for building treebanks in code and tests.
@@ -236,8 +316,7 @@ impl Treebank {
         .into_iter()
         .zip(&sizes.vocabs)
         {
-            vocab.ids.reserve(n);
-            vocab.strings.reserve(n);
+            vocab.reserve(n);
         }
         let w = &mut self.words;
         for col in [
@@ -346,6 +425,54 @@ mod tests {
         assert_eq!(v.intern("dog"), a);
         assert_eq!(v.str(a), "dog");
         assert_eq!(v.len(), 2);
+    }
+
+    /// Many strings, alike at both ends and of every length up to 40 (the short ones
+    /// compared by their first and last words): each gets its own id, found again, across
+    /// the table's growth and a `reserve`.
+    #[test]
+    fn vocab_keeps_strings_apart_that_differ_in_one_byte() {
+        let mut v = Vocab::new();
+        let mut all = Vec::new();
+        for len in 1..=40 {
+            for at in 0..len {
+                for b in [b'a', b'b', 0xc3] {
+                    let mut s = vec![b'x'; len];
+                    s[at] = b;
+                    if b == 0xc3 {
+                        s.insert(at + 1, 0xa9); // é: two bytes
+                    }
+                    all.push(String::from_utf8(s).unwrap());
+                }
+            }
+        }
+        all.sort();
+        all.dedup();
+        let ids: Vec<u32> = all.iter().map(|s| v.intern(s)).collect();
+        v.reserve(10 * all.len());
+        for (s, &id) in all.iter().zip(&ids) {
+            assert_eq!(v.get(s), Some(id), "{s:?}");
+            assert_eq!(v.str(id), s);
+            assert_eq!(v.intern(s), id);
+        }
+        assert_eq!(v.len(), all.len() + 1);
+        assert_eq!((v.get("_"), v.get("")), (Some(0), None));
+    }
+
+    /// `same` is `==` for every length (its short cases compare overlapping words) and
+    /// every byte that could differ.
+    #[test]
+    fn same_is_equality() {
+        for n in 0..=24usize {
+            let a: Vec<u8> = (0..n as u8).map(|i| b'a' + i).collect();
+            assert!(same(&a, &a.clone()));
+            assert!(!same(&a, &a[..n.saturating_sub(1)]) || n == 0);
+            for at in 0..n {
+                let mut b = a.clone();
+                b[at] ^= 0x20;
+                assert!(!same(&a, &b), "length {n}, byte {at}");
+            }
+        }
     }
 
     #[test]

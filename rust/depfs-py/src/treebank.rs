@@ -8,7 +8,7 @@ use depfs_core::io::conllu::{self, ReadOptions};
 use depfs_core::treebank::Vocab;
 use depfs_core::Treebank;
 use numpy::PyArray1;
-use pyo3::exceptions::{PyIndexError, PyKeyError};
+use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString};
 
@@ -50,6 +50,17 @@ impl PyTreebank {
     pub fn new(treebank: Treebank) -> Self {
         PyTreebank { inner: Arc::new(treebank) }
     }
+}
+
+/// A treebank read with columns left out is written only through its batch's text.
+fn writable(tb: &Treebank) -> PyResult<()> {
+    if tb.partial {
+        return Err(PyValueError::new_err(
+            "this treebank was read with some columns left out (ConlluBatches.read_columns): \
+             write it through its BatchText, or read it whole",
+        ));
+    }
+    Ok(())
 }
 
 fn options(multiple_roots: bool, allow_blank_heads: bool) -> ReadOptions {
@@ -130,21 +141,24 @@ impl PyTreebank {
     /// `depfs_core::io::atomic`: nothing half-written is ever left under any name).
     fn write(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         let tb = &self.inner;
+        writable(tb)?;
         py.detach(|| conllu::write_path(tb, &path)).py_err(py)
     }
 
     /// The treebank as CoNLL-U text (byte-identical to the text it was read from).
-    fn to_string(&self, py: Python<'_>) -> String {
+    fn to_string(&self, py: Python<'_>) -> PyResult<String> {
         let tb = &self.inner;
-        py.detach(|| conllu::to_string(tb))
+        writable(tb)?;
+        Ok(py.detach(|| conllu::to_string(tb)))
     }
 
     /// The treebank as UTF-8 CoNLL-U bytes, as `to_string().encode()` without the two
     /// copies through a Python str (what a streamed parse writes).
-    fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let tb = &self.inner;
+        writable(tb)?;
         let bytes = py.detach(|| conllu::to_bytes(tb));
-        PyBytes::new(py, &bytes)
+        Ok(PyBytes::new(py, &bytes))
     }
 
     fn __len__(&self) -> usize {
@@ -352,6 +366,7 @@ impl PySentence {
     /// The sentence as CoNLL-U text, with its trailing blank line.
     fn to_string(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |tb, _| {
+            writable(tb)?;
             let mut buf = Vec::new();
             conllu::write_sentence(tb, self.index, &mut buf);
             Ok(String::from_utf8_lossy(&buf).into_owned())
@@ -400,6 +415,19 @@ impl PyConlluBatches {
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         self.next_batch(py, self.sentences)
     }
+    /// From the next batch on, intern only `columns` (of FORM, LEMMA, UPOS, XPOS,
+    /// FEATS, DEPREL, DEPS, MISC; ID and HEAD are always read, and every line is
+    /// checked as before): the others read as `_`, comments are not kept, and such a
+    /// batch is written only through its text (`keep_text` is required).
+    fn read_columns(&mut self, py: Python<'_>, columns: Vec<String>) -> PyResult<()> {
+        if !self.keep_text {
+            return Err(PyValueError::new_err(
+                "read_columns needs keep_text=True: a batch read in part is written through its text",
+            ));
+        }
+        self.inner.set_columns(conllu::Columns::named(&columns).py_err(py)?);
+        Ok(())
+    }
     /// The next (up to) `sentences` sentences (with their text when kept), None at the
     /// end of the file.
     fn next_batch<'py>(&mut self, py: Python<'py>, sentences: usize) -> PyResult<Option<Bound<'py, PyAny>>> {
@@ -423,17 +451,22 @@ pub struct PyBatchText {
 
 #[pymethods]
 impl PyBatchText {
-    /// `parsed` (this batch with new heads and labels) as CoNLL-U bytes.
+    /// `parsed` (this batch with new heads and labels) as CoNLL-U bytes, written into
+    /// the bytes object in place with the GIL released (no copy).
     fn rewrite<'py>(&self, py: Python<'py>, parsed: PyRef<'_, PyTreebank>) -> PyResult<Bound<'py, PyBytes>> {
         let tb = Arc::clone(&parsed.inner);
         drop(parsed);
         let text = &self.inner;
-        match py.detach(|| text.rewrite(&tb)) {
-            Some(bytes) => Ok(PyBytes::new(py, &bytes)),
-            None => Err(pyo3::exceptions::PyValueError::new_err(
+        let Some(len) = text.rewritten_len(&tb) else {
+            return Err(PyValueError::new_err(
                 "BatchText.rewrite: the treebank is not the batch this text was read with",
-            )),
-        }
+            ));
+        };
+        // The bytes object is new and seen by no other thread until returned.
+        PyBytes::new_with(py, len, |out| {
+            py.detach(|| text.rewrite_to(&tb, out));
+            Ok(())
+        })
     }
 }
 

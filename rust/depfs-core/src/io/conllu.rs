@@ -19,13 +19,15 @@
 //! final blank line; the writer then produces the canonical form.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::Path;
 
 use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
-use crate::treebank::{ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, NO_HEAD};
+use crate::treebank::{
+    ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, Vocab, NO_HEAD,
+};
 
 /// File name used in messages when reading from a string.
 pub const STRING_SOURCE: &str = "<string>";
@@ -117,14 +119,94 @@ impl Pending {
     }
 }
 
+/// Which columns a read interns. ID and HEAD are always read (the sentence's order
+/// and tree are checked on every read); a column left out reads as `_` on every word,
+/// and the treebank is marked [`Treebank::partial`]: a streamed parse reads only what
+/// its model can read and writes through the batch's text ([`BatchText::rewrite`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Columns(u16);
+
+impl Columns {
+    /// Every column (a treebank that can be written back).
+    pub const ALL: Columns = Columns((1 << N_COLUMNS) - 1);
+
+    /// The columns named (CoNLL-U names, any case) of FORM, LEMMA, UPOS, XPOS, FEATS,
+    /// DEPREL, DEPS and MISC, with ID and HEAD; an unknown name is an error.
+    pub fn named<S: AsRef<str>>(names: &[S]) -> Result<Columns> {
+        let mut bits = 1 << ID | 1 << HEAD;
+        for name in names {
+            let name = name.as_ref();
+            match COLUMN_NAMES.iter().position(|c| c.eq_ignore_ascii_case(name)) {
+                Some(i) => bits |= 1 << i,
+                None => {
+                    return Err(Error::InvalidArgument(format!(
+                    "unknown column {name:?}: expected FORM, LEMMA, UPOS, XPOS, FEATS, DEPREL, DEPS or MISC"
+                )))
+                }
+            }
+        }
+        Ok(Columns(bits))
+    }
+
+    fn has(self, column: usize) -> bool {
+        self.0 & (1 << column) != 0
+    }
+}
+
+const ID: usize = 0;
+const HEAD: usize = 6;
+const DEPREL: usize = 7;
+
+/// Bytes read from the source at a time.
+const BLOCK: usize = 1 << 17;
+
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// The batch's canonical text as it is read, in place in the batch's buffer: the
+/// buffer holds the bytes read, and a line of canonical input is already where the
+/// text wants it; one that is not (after a CRLF, a BOM, extra blank lines, or a last
+/// line without its LF) is moved down once the lines around it are read.
+struct Kept {
+    /// End of the text so far (at most where reading has got to).
+    end: usize,
+    /// Per word: start of its HEAD field and end of its DEPREL field in the text.
+    fields: Vec<(usize, usize)>,
+    sentences: usize,
+    /// Lines to move, in order: `len` bytes from `from` to `to`, then an LF (a blank
+    /// line: `len` 0).
+    moves: Vec<(usize, usize, usize)>,
+}
+
+impl Kept {
+    /// A line of `len` bytes read at `at` in the buffer; `lf`: an LF follows it there.
+    fn line(&mut self, at: usize, len: usize, lf: bool) {
+        if self.end != at || !lf {
+            self.moves.push((at, len, self.end));
+        }
+        self.end += len + 1;
+    }
+
+    /// Moves the lines that are not in place (O(their bytes); none for canonical input).
+    fn apply(&mut self, buf: &mut Vec<u8>) {
+        for (from, len, to) in self.moves.drain(..) {
+            buf.copy_within(from..from + len, to);
+            if buf.len() <= to + len {
+                buf.resize(to + len + 1, 0);
+            }
+            buf[to + len] = b'\n';
+        }
+    }
+}
+
 struct Reader<'a> {
     name: &'a str,
     opts: &'a ReadOptions,
+    columns: Columns,
     tb: Treebank,
     cur: Pending,
-    /// The text of the batch, when kept: the lines of the sentences closed so far and
-    /// of the one being read.
-    text: Option<BatchText>,
+    /// The batch's text, when kept.
+    text: Option<Kept>,
+    walk: Walk,
 }
 
 fn read_plain<R: BufRead>(source: R, name: &str, opts: &ReadOptions) -> Result<Treebank> {
@@ -138,8 +220,14 @@ pub struct Batches<R> {
     source: R,
     name: String,
     opts: ReadOptions,
+    columns: Columns,
     line_no: usize,
+    /// The reading buffer when the text is not kept (reused from batch to batch).
     buf: Vec<u8>,
+    /// Bytes read past the end of the last batch: the start of the next.
+    rest: Vec<u8>,
+    /// The source has given all its bytes.
+    eof: bool,
     /// The sentence under way when the last batch filled up.
     cur: Pending,
     done: bool,
@@ -172,29 +260,46 @@ impl BatchText {
     /// input around the two fields. `None` when `parsed` has other sentences or words.
     /// O(bytes).
     pub fn rewrite(&self, parsed: &Treebank) -> Option<Vec<u8>> {
+        let mut out = vec![0; self.rewritten_len(parsed)?];
+        self.rewrite_to(parsed, &mut out);
+        Some(out)
+    }
+
+    /// The length of [`BatchText::rewrite`]'s bytes; `None` when `parsed` has other
+    /// sentences or words. O(words).
+    pub fn rewritten_len(&self, parsed: &Treebank) -> Option<usize> {
         if parsed.len() != self.sentences || parsed.n_words() != self.fields.len() {
             return None;
         }
         let (w, deprels) = (&parsed.words, &parsed.vocabs.deprel);
-        let mut out = Vec::with_capacity(self.bytes.len() + self.bytes.len() / 16);
-        let mut heads = itoa::Buffer::new();
-        let mut from = 0;
+        let mut len = self.bytes.len();
         for (pos, &(head_start, deprel_end)) in self.fields.iter().enumerate() {
-            out.extend_from_slice(&self.bytes[from..head_start]);
             let h = w.head[pos];
-            out.extend_from_slice(if h < 0 { b"_" } else { heads.format(h).as_bytes() });
-            out.push(b'\t');
-            out.extend_from_slice(deprels.str(w.deprel[pos]).as_bytes());
-            from = deprel_end;
+            let digits = if h < 0 { 1 } else { h.checked_ilog10().unwrap_or(0) as usize + 1 };
+            len = len + digits + 1 + deprels.str(w.deprel[pos]).len() - (deprel_end - head_start);
         }
-        out.extend_from_slice(&self.bytes[from..]);
-        Some(out)
+        Some(len)
     }
 
-    /// Appends one line of the sentence being read (and its line end).
-    fn line(&mut self, line: &str) {
-        self.bytes.extend_from_slice(line.as_bytes());
-        self.bytes.push(b'\n');
+    /// Writes the rewrite of `parsed` into `out`, exactly [`BatchText::rewritten_len`]
+    /// bytes long (a Python bytes object is filled in place).
+    pub fn rewrite_to(&self, parsed: &Treebank, out: &mut [u8]) {
+        let (w, deprels) = (&parsed.words, &parsed.vocabs.deprel);
+        let mut heads = itoa::Buffer::new();
+        let (mut from, mut at) = (0, 0);
+        let mut put = |b: &[u8]| {
+            out[at..at + b.len()].copy_from_slice(b);
+            at += b.len();
+        };
+        for (pos, &(head_start, deprel_end)) in self.fields.iter().enumerate() {
+            put(&self.bytes[from..head_start]);
+            let h = w.head[pos];
+            put(if h < 0 { b"_" } else { heads.format(h).as_bytes() });
+            put(b"\t");
+            put(deprels.str(w.deprel[pos]).as_bytes());
+            from = deprel_end;
+        }
+        put(&self.bytes[from..]);
     }
 }
 
@@ -215,14 +320,25 @@ impl Batches<Box<dyn BufRead + Send + Sync>> {
     }
 }
 
+/// Appends up to [`BLOCK`] bytes of `source` to `buf`; 0 at its end. (`read_to_end`
+/// reads into the spare room without zeroing it first, and retries a read that a
+/// signal interrupted.)
+fn fill<R: Read>(source: &mut R, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    buf.reserve(BLOCK);
+    source.take(BLOCK as u64).read_to_end(buf)
+}
+
 impl<R: BufRead> Batches<R> {
     pub(crate) fn plain(source: R, name: &str, opts: &ReadOptions) -> Self {
         Batches {
             source,
             name: name.to_string(),
             opts: *opts,
+            columns: Columns::ALL,
             line_no: 0,
-            buf: Vec::with_capacity(256),
+            buf: Vec::new(),
+            rest: Vec::new(),
+            eof: false,
             cur: Pending::default(),
             done: false,
             read: 0,
@@ -239,6 +355,11 @@ impl<R: BufRead> Batches<R> {
         self
     }
 
+    /// From the next batch on, interns only `columns` (see [`Columns`]).
+    pub fn set_columns(&mut self, columns: Columns) {
+        self.columns = columns;
+    }
+
     /// The text of the batch [`Batches::next_batch`] gave last (once; `None` unless
     /// [`Batches::keeping_text`]).
     pub fn take_text(&mut self) -> Option<BatchText> {
@@ -247,92 +368,166 @@ impl<R: BufRead> Batches<R> {
 
     /// The next (up to) `n` sentences; `None` at the end of the source. A source with
     /// no sentence at all is an error.
+    ///
+    /// The source is read a block at a time into one buffer and its lines are read
+    /// where they lie: the complete lines of each block are checked as UTF-8 at once
+    /// and split at their tabs and line ends eight bytes at a time ([`scan_line`]);
+    /// with the text kept, the buffer becomes the batch's text (no line is copied
+    /// unless the input is not canonical). O(bytes) plus one hash lookup per column
+    /// read of each word.
     pub fn next_batch(&mut self, n: usize) -> Result<Option<Treebank>> {
         if self.done {
             return Ok(None);
         }
-        let name = self.name.clone();
+        let n = n.max(1);
         // Sized as the previous batch was: no table rehashed nor column regrown as it fills.
         let mut tb = Treebank::new();
         tb.reserve_like(&self.sizes);
+        tb.format = format_from_name(&self.name);
+        tb.partial = self.columns != Columns::ALL;
+        let mut buf = if self.keep_text {
+            Vec::with_capacity(self.text_sizes.0 + 2 * BLOCK)
+        } else {
+            std::mem::take(&mut self.buf)
+        };
+        buf.clear();
+        buf.extend_from_slice(&self.rest);
         // A batch ends at a sentence's end, so no text is pending from the last one.
-        let text = self.keep_text.then(|| BatchText {
-            bytes: Vec::with_capacity(self.text_sizes.0),
+        let text = self.keep_text.then(|| Kept {
+            end: 0,
             fields: Vec::with_capacity(self.text_sizes.1),
             sentences: 0,
+            moves: Vec::new(),
         });
-        let mut r = Reader { name: &name, opts: &self.opts, tb, cur: std::mem::take(&mut self.cur), text };
-        r.tb.format = format_from_name(&name);
-        while r.tb.len() < n.max(1) {
-            let read_err = |e: std::io::Error, line_no: usize| Error::Io {
-                file: name.clone(),
-                msg: format!("read error after line {line_no}: {e}"),
+        let name = self.name.as_str();
+        let mut r = Reader {
+            name,
+            opts: &self.opts,
+            columns: self.columns,
+            tb,
+            cur: std::mem::take(&mut self.cur),
+            text,
+            walk: Walk::default(),
+        };
+        // buf[..pos] is read (and, with the text kept, buf[..text.end] is the text).
+        let mut pos = 0;
+        while r.tb.len() < n {
+            let end = if self.eof {
+                buf.len()
+            } else {
+                memchr::memrchr(b'\n', &buf[pos..]).map_or(pos, |k| pos + k + 1)
             };
-            // A line wholly in the reader's buffer is read where it lies; one that runs
-            // past the buffer's end is gathered in `buf` (a copy per line cost ~10% of
-            // reading).
-            let avail = loop {
-                // A signal that lands in this thread is not an error (read_until retries too).
-                match self.source.fill_buf() {
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                    got => break got.map_err(|e| read_err(e, self.line_no))?,
+            if pos == end {
+                if self.eof {
+                    r.end_sentence(buf.len(), false)?;
+                    self.done = true;
+                    break;
+                }
+                // Drop what is read and not kept, then read another block.
+                let kept = r.text.as_ref().map_or(0, |t| t.end);
+                buf.drain(kept..pos);
+                pos = kept;
+                let got = fill(&mut self.source, &mut buf).map_err(|e| Error::Io {
+                    file: name.to_string(),
+                    msg: format!("read error after line {}: {e}", self.line_no),
+                })?;
+                self.eof = got == 0;
+                continue;
+            }
+            // The complete lines of buf[pos..end] are checked as UTF-8 at once; the lines
+            // before an invalid byte are read before the error is reported on its line.
+            let (valid, bad) = match std::str::from_utf8(&buf[pos..end]) {
+                Ok(s) => (s, None),
+                Err(e) => {
+                    let ok = e.valid_up_to();
+                    let cut = memchr::memrchr(b'\n', &buf[pos..pos + ok]).map_or(0, |k| k + 1);
+                    (std::str::from_utf8(&buf[pos..pos + cut]).unwrap_or_default(), Some(pos + ok))
                 }
             };
-            if avail.is_empty() {
-                r.end_sentence()?;
-                self.done = true;
-                break;
+            let read = r.lines(valid, pos, n, &mut self.line_no)?;
+            let all_valid_read = read == valid.len();
+            if let Some(t) = &mut r.text {
+                t.apply(&mut buf);
             }
-            self.line_no += 1;
-            if let Some(end) = memchr::memchr(b'\n', avail) {
-                r.raw_line(&avail[..end], self.line_no)?;
-                self.source.consume(end + 1);
-            } else {
-                self.buf.clear();
-                self.source.read_until(b'\n', &mut self.buf).map_err(|e| read_err(e, self.line_no - 1))?;
-                let line = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
-                r.raw_line(line, self.line_no)?;
+            pos += read;
+            if let Some(bad) = bad.filter(|_| all_valid_read && r.tb.len() < n) {
+                self.line_no += 1;
+                let mut start = pos;
+                if self.line_no == 1 && buf[pos..].starts_with(BOM) {
+                    start += BOM.len();
+                }
+                let msg = format!("invalid UTF-8 (byte {} of the line)", bad - start + 1);
+                return Err(Error::format(name, self.line_no, msg));
             }
         }
+        self.rest.clear();
+        self.rest.extend_from_slice(&buf[pos.min(buf.len())..]);
         self.cur = std::mem::take(&mut r.cur);
         self.sizes = r.tb.sizes();
-        self.text = r.text.take();
+        self.text = match r.text.take() {
+            Some(mut t) => {
+                t.apply(&mut buf); // the blank line that closes the last sentence at the end
+                buf.truncate(t.end);
+                Some(BatchText { bytes: buf, fields: t.fields, sentences: t.sentences })
+            }
+            None => {
+                self.buf = buf;
+                None
+            }
+        };
         self.text_sizes = self.text.as_ref().map_or((0, 0), |t| (t.bytes.len(), t.fields.len()));
         self.read += r.tb.len();
         if self.read == 0 {
-            return Err(Error::format(&name, self.line_no.max(1), "empty input: no sentence found"));
+            return Err(Error::format(name, self.line_no.max(1), "empty input: no sentence found"));
         }
         Ok((!r.tb.is_empty()).then_some(r.tb))
     }
 }
 
-/// The ten tab-separated columns of a word line, or how many columns it has: one pass
-/// over the bytes, O(line). (A `str::split` searches again for each of the short
-/// fields, and `memchr` per field costs more than it saves on fields this short: the
-/// reader's hottest loop after interning.)
-fn columns(line: &str) -> std::result::Result<[&str; N_COLUMNS], usize> {
-    let mut cols = [""; N_COLUMNS];
-    let (mut n, mut start) = (0, 0);
-    for (i, &b) in line.as_bytes().iter().enumerate() {
-        if b != b'\t' {
-            continue;
+/// Finds the end of the line that starts at `from` in `b` (its LF, or the end of `b`)
+/// and the tabs before it: the first [`N_COLUMNS`] in `tabs`, and how many in all.
+/// Eight bytes at a time: one word marks every byte ≤ 10 (tab 9, LF 10, and the rarer
+/// control bytes below them, which are then passed over) without a carry between
+/// bytes, and the loop goes from mark to mark; a byte loop costs more instructions and
+/// a mispredicted branch per field. O(line).
+fn scan_line(b: &[u8], from: usize, tabs: &mut [usize; N_COLUMNS]) -> (usize, usize) {
+    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ABOVE_10: u64 = 0x7575_7575_7575_7575; // 0x7f - 10 in each byte
+    let mut n = 0;
+    let mut i = from;
+    let mut found = |k: usize, n: &mut usize| match b[k] {
+        b'\n' => true,
+        b'\t' => {
+            if let Some(t) = tabs.get_mut(*n) {
+                *t = k;
+            }
+            *n += 1;
+            false
         }
-        if n < N_COLUMNS {
-            // A tab is ASCII: both ends are character boundaries.
-            cols[n] = &line[start..i];
+        _ => false,
+    };
+    while let Some(word) = b.get(i..i + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else { break };
+        let x = u64::from_le_bytes(word);
+        // The high bit of each byte ≤ 10: its low seven bits plus 0x75 stay below 0x80
+        // and its own high bit is clear.
+        let mut m = !(((x & LOW7) + ABOVE_10) | x) & HIGH;
+        while m != 0 {
+            let k = i + (m.trailing_zeros() / 8) as usize;
+            m &= m - 1;
+            if found(k, &mut n) {
+                return (k, n);
+            }
         }
-        n += 1;
-        start = i + 1;
+        i += 8;
     }
-    if n < N_COLUMNS {
-        cols[n] = &line[start..];
+    for k in i..b.len() {
+        if found(k, &mut n) {
+            return (k, n);
+        }
     }
-    n += 1;
-    if n == N_COLUMNS {
-        Ok(cols)
-    } else {
-        Err(n)
-    }
+    (b.len(), n)
 }
 
 /// Parses a canonical non-negative integer (no sign, no leading zeros): the
@@ -358,59 +553,89 @@ impl Reader<'_> {
         Error::format(self.name, line, msg)
     }
 
-    /// Line `line_no` as read (its LF taken off): CRs that end it and a BOM that opens
-    /// the file are dropped, then it must be UTF-8.
-    fn raw_line(&mut self, mut bytes: &[u8], line_no: usize) -> Result<()> {
-        // Every CR before the LF ends the line: a CR kept at the end of a line's text
-        // would be written before an LF and read back as a CRLF line end.
-        while let Some(b) = bytes.strip_suffix(b"\r") {
-            bytes = b;
-        }
-        if line_no == 1 {
-            if let Some(b) = bytes.strip_prefix("\u{feff}".as_bytes()) {
-                bytes = b;
+    /// Reads the lines of `text` (whole lines, at `base` in the batch's buffer) until
+    /// the batch has `n` sentences; returns how many bytes that took.
+    fn lines(&mut self, text: &str, base: usize, n: usize, line_no: &mut usize) -> Result<usize> {
+        let b = text.as_bytes();
+        let mut tabs = [0; N_COLUMNS];
+        let mut at = 0;
+        while at < b.len() {
+            let (lf, n_tabs) = scan_line(b, at, &mut tabs);
+            *line_no += 1;
+            // Every CR before the LF ends the line: a CR kept at the end of a line's text
+            // would be written before an LF and read back as a CRLF line end.
+            let (mut start, mut end) = (at, lf);
+            while end > start && b[end - 1] == b'\r' {
+                end -= 1;
             }
-        }
-        let line = std::str::from_utf8(bytes).map_err(|e| {
-            self.err(line_no, format!("invalid UTF-8 (byte {} of the line)", e.valid_up_to() + 1))
-        })?;
-        self.line(line, line_no)
-    }
-
-    fn line(&mut self, line: &str, line_no: usize) -> Result<()> {
-        if line.is_empty() {
-            return self.end_sentence();
-        }
-        if self.cur.is_empty() {
-            self.cur.first_line = line_no;
-            self.cur.meta.start = self.tb.words.len() as u32;
-        }
-        if line.starts_with('#') {
-            if !self.cur.word_lines.is_empty() || !self.cur.meta.extra.is_empty() {
-                return Err(self.err(
-                    line_no,
-                    "comment line inside a sentence: comments must come before its first word",
-                ));
+            if *line_no == 1 && b[start..end].starts_with(BOM) {
+                start += BOM.len();
             }
-            self.cur.meta.comments.push(line.to_string());
+            let in_place = end == lf && lf < b.len();
+            at = lf + 1;
+            // Tabs and line ends are ASCII: the slice is at character boundaries.
+            let line = &text[start..end];
+            if line.is_empty() {
+                self.end_sentence(base + start, in_place)?;
+                if self.tb.len() >= n {
+                    break;
+                }
+                continue;
+            }
+            if self.cur.is_empty() {
+                self.cur.first_line = *line_no;
+                self.cur.meta.start = self.tb.words.len() as u32;
+            }
+            if line.starts_with('#') {
+                if !self.cur.word_lines.is_empty() || !self.cur.meta.extra.is_empty() {
+                    return Err(self.err(
+                        *line_no,
+                        "comment line inside a sentence: comments must come before its first word",
+                    ));
+                }
+                // A partial read is written through its text, which has the comments.
+                if !self.tb.partial {
+                    self.cur.meta.comments.push(line.to_string());
+                }
+            } else {
+                if n_tabs + 1 != N_COLUMNS {
+                    let msg = format!("expected {N_COLUMNS} tab-separated columns, found {}", n_tabs + 1);
+                    return Err(self.err(*line_no, msg));
+                }
+                let mut cols = [(0, 0); N_COLUMNS];
+                let mut from = start;
+                for (c, &t) in cols.iter_mut().zip(&tabs[..N_COLUMNS - 1]) {
+                    *c = (from, t);
+                    from = t + 1;
+                }
+                cols[N_COLUMNS - 1] = (from, end);
+                self.word_line(text, &cols, line, start, *line_no)?;
+            }
             if let Some(t) = &mut self.text {
-                t.line(line);
+                t.line(base + start, line.len(), in_place);
             }
-            return Ok(());
         }
-        self.word_line(line, line_no)
+        Ok(at.min(b.len()))
     }
 
-    fn word_line(&mut self, line: &str, line_no: usize) -> Result<()> {
-        let cols = columns(line).map_err(|n| {
-            self.err(line_no, format!("expected {N_COLUMNS} tab-separated columns, found {n}"))
-        })?;
-        if let Some(i) = cols.iter().position(|c| c.is_empty()) {
+    /// A word line, `line`, at `start` in `text`, its columns at `cols` there (a
+    /// column is sliced out only if it is read).
+    fn word_line(
+        &mut self,
+        text: &str,
+        cols: &[(usize, usize); N_COLUMNS],
+        line: &str,
+        start: usize,
+        line_no: usize,
+    ) -> Result<()> {
+        if let Some(i) = cols.iter().position(|(a, b)| a == b) {
             return Err(
                 self.err(line_no, format!("empty {} column (write `_` for no value)", COLUMN_NAMES[i]))
             );
         }
-        let id = cols[0];
+        // Tabs and line ends are ASCII: each column is at character boundaries.
+        let col = |i: usize| &text[cols[i].0..cols[i].1];
+        let id = col(ID);
         // A word's ID is digits: the two searches below only on a rarer line.
         if !id.bytes().all(|b| b.is_ascii_digit()) {
             if let Some((first, last)) = id.split_once('-') {
@@ -433,7 +658,7 @@ impl Reader<'_> {
             }
             Some(_) => {}
         }
-        let head = match cols[6] {
+        let head = match col(HEAD) {
             "_" if self.opts.allow_blank_heads => NO_HEAD,
             "_" => return Err(self.err(line_no, "HEAD is `_` (blank heads are not allowed here)")),
             h => match parse_index(h) {
@@ -441,26 +666,26 @@ impl Reader<'_> {
                 None => return Err(self.err(line_no, format!("HEAD {h:?} is not a non-negative integer"))),
             },
         };
-        if cols[7] == "_" && !self.opts.allow_blank_heads {
+        if !self.opts.allow_blank_heads && col(DEPREL) == "_" {
             return Err(self.err(line_no, "DEPREL is `_` (blank heads are not allowed here)"));
         }
         let v = &mut self.tb.vocabs;
         let w = &mut self.tb.words;
-        w.form.push(v.form.intern(cols[1]));
-        w.lemma.push(v.lemma.intern(cols[2]));
-        w.upos.push(v.upos.intern(cols[3]));
-        w.xpos.push(v.xpos.intern(cols[4]));
-        w.feats.push(v.feats.intern(cols[5]));
+        let c = self.columns;
+        // A column not read is `_` (id 0) on every word.
+        let intern = |vocab: &mut Vocab, i: usize| if c.has(i) { vocab.intern(col(i)) } else { 0 };
+        w.form.push(intern(&mut v.form, 1));
+        w.lemma.push(intern(&mut v.lemma, 2));
+        w.upos.push(intern(&mut v.upos, 3));
+        w.xpos.push(intern(&mut v.xpos, 4));
+        w.feats.push(intern(&mut v.feats, 5));
         w.head.push(head);
-        w.deprel.push(v.deprel.intern(cols[7]));
-        w.deps.push(v.deps.intern(cols[8]));
-        w.misc.push(v.misc.intern(cols[9]));
+        w.deprel.push(intern(&mut v.deprel, DEPREL));
+        w.deps.push(intern(&mut v.deps, 8));
+        w.misc.push(intern(&mut v.misc, 9));
         if let Some(t) = &mut self.text {
-            // Columns are slices of `line`: their offsets in it by address.
-            let at = |c: &str| t.bytes.len() + (c.as_ptr() as usize - line.as_ptr() as usize);
-            let span = (at(cols[6]), at(cols[7]) + cols[7].len());
-            t.fields.push(span);
-            t.line(line);
+            // HEAD's start and DEPREL's end in the text.
+            t.fields.push((t.end + cols[HEAD].0 - start, t.end + cols[DEPREL].1 - start));
         }
         self.cur.word_lines.push(line_no);
         self.cur.last_empty = None;
@@ -521,16 +746,14 @@ impl Reader<'_> {
     }
 
     fn push_extra(&mut self, kind: ExtraKind, line: &str) {
-        if let Some(t) = &mut self.text {
-            t.line(line);
-        }
         let before_word = self.cur.n_words() + 1;
         self.cur.meta.extra.push(ExtraLine { before_word, kind, text: line.to_string() });
     }
 
     /// Closes the pending sentence (if any) at a blank line or the end of input,
-    /// after checking its tree.
-    fn end_sentence(&mut self) -> Result<()> {
+    /// after checking its tree; the blank line is at `at` in the buffer (`lf`: an LF
+    /// is there).
+    fn end_sentence(&mut self, at: usize, lf: bool) -> Result<()> {
         if self.cur.is_empty() {
             return Ok(());
         }
@@ -547,10 +770,10 @@ impl Reader<'_> {
             }
         }
         let start = self.cur.meta.start as usize;
-        check_tree(&self.tb.words.head[start..], &self.cur.word_lines, self.opts)
+        check_tree(&self.tb.words.head[start..], &self.cur.word_lines, self.opts, &mut self.walk)
             .map_err(|(line, msg)| self.err(line, msg))?;
         if let Some(t) = &mut self.text {
-            t.bytes.push(b'\n');
+            t.line(at, 0, lf);
             t.sentences += 1;
         }
         let mut done = std::mem::take(&mut self.cur);
@@ -563,6 +786,13 @@ impl Reader<'_> {
     }
 }
 
+/// [`check_tree`]'s buffers, kept from sentence to sentence.
+#[derive(Default)]
+struct Walk {
+    state: Vec<u8>,
+    path: Vec<usize>,
+}
+
 /// Checks that `heads` (index 0 = word 1; 0 = root; `NO_HEAD` = blank) form a
 /// tree: every HEAD in range, no cycle, one root (or several if allowed). On
 /// failure returns the line of the offending word and the message. O(n): every
@@ -572,6 +802,7 @@ fn check_tree(
     heads: &[i32],
     lines: &[usize],
     opts: &ReadOptions,
+    walk: &mut Walk,
 ) -> std::result::Result<(), (usize, String)> {
     let n = heads.len();
     for (i, &h) in heads.iter().enumerate() {
@@ -601,9 +832,10 @@ fn check_tree(
         }
     }
     // 0 = unvisited, 1 = on the current path, 2 = reaches the root or a blank head.
-    let mut state = vec![0u8; n + 1];
+    let Walk { state, path } = walk;
+    state.clear();
+    state.resize(n + 1, 0);
     state[0] = 2;
-    let mut path: Vec<usize> = Vec::new();
     for start in 1..=n {
         let mut w = start;
         path.clear();
@@ -626,7 +858,7 @@ fn check_tree(
                 format!("cycle: words {} -> {w} do not reach the root", cycle.join(" -> ")),
             ));
         }
-        for &x in &path {
+        for &x in path.iter() {
             state[x] = 2;
         }
     }
@@ -1029,6 +1261,8 @@ mod tests {
                 assert!(to_string(&tb).as_bytes() == original.as_slice(), "{}", p.display());
                 let (got, want) = rewritten_and_written(&original, 700, 7, &opts());
                 assert!(got == want, "batch text of {}", p.display());
+                let (got, want) = rewritten_in_part(&original, 700, 7, &opts());
+                assert!(got == want, "batch text of {}, read in part", p.display());
                 n_files += 1;
             }
         }
@@ -1115,6 +1349,8 @@ mod tests {
                 let text = if crlf { text.replace('\n', "\r\n") } else { text };
                 let (got, want) = rewritten_and_written(text.as_bytes(), n, seed, &ReadOptions::default());
                 prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
+                let (got, want) = rewritten_in_part(text.as_bytes(), n, seed, &ReadOptions::default());
+                prop_assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
             }
 
             #[test]
@@ -1162,18 +1398,51 @@ mod tests {
         }
     }
 
+    /// `scan_line` as a byte loop would find it: the line's LF (or the end) and its tabs.
+    fn scan_naive(b: &[u8], from: usize) -> (usize, Vec<usize>) {
+        let lf = b[from..].iter().position(|&c| c == b'\n').map_or(b.len(), |k| from + k);
+        (lf, (from..lf).filter(|&k| b[k] == b'\t').collect())
+    }
+
+    fn scan(b: &[u8], from: usize) -> (usize, Vec<usize>) {
+        let mut tabs = [0; N_COLUMNS];
+        let (lf, n) = scan_line(b, from, &mut tabs);
+        (lf, tabs[..n.min(N_COLUMNS)].to_vec())
+    }
+
     #[test]
-    fn columns_are_split_at_every_tab() {
-        let ten = ["1", "a", "b", "c", "d", "e", "f", "g", "h", "i"];
-        assert_eq!(columns(&ten.join("\t")), Ok(ten));
-        assert_eq!(columns(&["é", "àü", "", "", "", "", "", "", "", "z"].join("\t")).map(|c| c[1]), Ok("àü"));
-        let mut blank = [""; 10];
-        blank[0] = "1";
-        assert_eq!(columns("1\t\t\t\t\t\t\t\t\t"), Ok(blank));
-        assert_eq!(columns("no tabs"), Err(1));
-        assert_eq!(columns(&ten[..9].join("\t")), Err(9));
-        assert_eq!(columns(&format!("{}\t", ten.join("\t"))), Err(11));
-        assert_eq!(columns(&format!("{}\tj\tk", ten.join("\t"))), Err(12));
+    fn lines_are_split_at_every_tab_and_lf() {
+        let ten = ["1", "a", "b", "c", "d", "e", "f", "g", "h", "i"].join("\t");
+        let text = format!("{ten}\n\t\té\t\n\x08\x0b\tx\x09\x0a\ntail\twith no lf");
+        let b = text.as_bytes();
+        let mut from = 0;
+        let mut lines = 0;
+        while from <= b.len() {
+            let (lf, tabs) = scan(b, from);
+            assert_eq!((lf, tabs), scan_naive(b, from), "line at {from}");
+            from = lf + 1;
+            lines += 1;
+        }
+        assert_eq!(lines, 5);
+        // More than ten columns: the first ten tabs are given, all are counted.
+        let many = "x\t".repeat(14);
+        let mut tabs = [0; N_COLUMNS];
+        assert_eq!(scan_line(many.as_bytes(), 0, &mut tabs), (many.len(), 14));
+        assert_eq!(tabs, [1, 3, 5, 7, 9, 11, 13, 15, 17, 19]);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn scan_line_is_a_byte_loop(
+            bytes in proptest::collection::vec(proptest::sample::select(b"\t\n\r\x00\x08\x0b\x0a\x7f\x80\x89\x8a\xffab".to_vec()), 0..80),
+            from in 0usize..80,
+        ) {
+            let from = from.min(bytes.len());
+            let (lf, tabs) = scan(&bytes, from);
+            let (lf2, tabs2) = scan_naive(&bytes, from);
+            proptest::prop_assert_eq!(lf, lf2);
+            proptest::prop_assert_eq!(&tabs[..], &tabs2[..tabs2.len().min(N_COLUMNS)]);
+        }
     }
 
     /// Every batch of `text` (batches of `n`) with its heads and labels replaced by a
@@ -1202,6 +1471,38 @@ mod tests {
         (got, want)
     }
 
+    /// Every batch of `text` (batches of `n`) read twice, whole and with only the
+    /// columns a parse reads, given the same made-up parse (`seed`, every DEPREL set as
+    /// a parser does): the rewrite of the part-read batch's text, and `to_bytes` of the
+    /// whole one's.
+    fn rewritten_in_part(text: &[u8], n: usize, seed: u64, o: &ReadOptions) -> (Vec<u8>, Vec<u8>) {
+        let mut whole = Batches::plain(text, "t.conllu", o);
+        let mut part = Batches::plain(text, "t.conllu", o).keeping_text();
+        part.set_columns(Columns::named(&["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]).unwrap());
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        let mut rng = crate::util::Rng::new(seed);
+        while let Some(mut a) = whole.next_batch(n).unwrap() {
+            let mut b = part.next_batch(n).unwrap().expect("as many batches");
+            let t = part.take_text().expect("kept");
+            assert!(b.partial && !a.partial);
+            assert!(b.words.deps.iter().chain(&b.words.misc).chain(&b.words.deprel).all(|&d| d == 0));
+            assert!(b.sentences.iter().all(|s| s.comments.is_empty()));
+            assert_eq!((&a.words.form, &a.words.feats), (&b.words.form, &b.words.feats));
+            for i in 0..a.n_words() {
+                let h = rng.below(1200) as i32 - 1;
+                let label = ["made:up", "_", "root"][rng.below(3) as usize];
+                for tb in [&mut a, &mut b] {
+                    tb.words.head[i] = h;
+                    tb.words.deprel[i] = tb.vocabs.deprel.intern(label);
+                }
+            }
+            got.extend(t.rewrite(&b).expect("same shape"));
+            want.extend(to_bytes(&a));
+        }
+        assert!(part.next_batch(n).unwrap().is_none());
+        (got, want)
+    }
+
     #[test]
     fn a_batch_text_rewrites_a_parse_as_to_bytes_writes_it() {
         // Non-canonical input (BOM, CRLF, extra blank lines, no final blank line), extras,
@@ -1219,6 +1520,8 @@ mod tests {
                     String::from_utf8(want).unwrap(),
                     "n {n} seed {seed}"
                 );
+                let (got, want) = rewritten_in_part(text.as_bytes(), n, seed, &o);
+                assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap(), "in part");
             }
         }
         // Another batch (other sentences or words) is not rewritten.
