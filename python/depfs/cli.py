@@ -788,7 +788,7 @@ def parse(
             batch_size=batch_size,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
-            **knobs,
+            knobs=knobs,
             out=None if output else sys.stdout.buffer,
             tagger_path=tagger_path,
             input_format=fmt,
@@ -802,7 +802,7 @@ def parse(
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
-            **knobs,
+            knobs=knobs,
             tagger=None if tagger_path is None else _tagger(tagger_path),
         )
     for note in done.notes:
@@ -910,14 +910,14 @@ def tag(
             output,
             threads=threads,
             batch_size=batch_size,
-            margin=margin,
+            knobs={"margin": margin},
             out=None if output else sys.stdout.buffer,
             tag_only=True,
             input_format=_input_format(input, input_format, tokenizer),
             tokenizer=tokenizer,
         )
     else:
-        _stdin(tagger, input_format, tokenizer, threads=threads, margin=margin)
+        _stdin(tagger, input_format, tokenizer, threads=threads, knobs={"margin": margin})
 
 
 @main.command()
@@ -1048,7 +1048,7 @@ def _parse_many(
                     executor,
                     batch_size=batch_size,
                     allow_missing_tags=allow,
-                    **knobs,
+                    knobs=knobs,
                     on_done=done,
                     on_words=bar.update,
                     tagger_path=tagger_path,
@@ -1068,7 +1068,7 @@ def _parse_many(
                             threads=threads,
                             batch_size=batch_size,
                             allow_missing_tags=allow,
-                            **knobs,
+                            knobs=knobs,
                             tagger_path=tagger_path,
                             input_format=input_format,
                             tokenizer=tokenizer,

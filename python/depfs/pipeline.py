@@ -30,7 +30,7 @@ import io
 import itertools
 import os
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -274,11 +274,7 @@ def parse_stream(
     threads: int = 1,
     allow_missing_tags: bool = False,
     scores: bool = False,
-    margin: float | str | None = None,
-    dynfs: bool | None = None,
-    threshold: float | None = None,
-    prune_margin: float | None = None,
-    label_margin: float | None = None,
+    knobs: Mapping[str, Any] | None = None,
     source: str = "<stdin>",
     tagger: Any = None,
     input_format: str = "conllu",
@@ -286,7 +282,11 @@ def parse_stream(
     own_tags: bool | None = None,
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
-    `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. A parser with a tagger
+    `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. `knobs` are the
+    model's parse-time keyword arguments (``margin``, ``dynfs``, ``threshold``,
+    ``prune_margin``, ``label_margin``), as given to its ``parse``; a None value is left
+    out, so the model's own default holds (the same for every function here that
+    takes `knobs`). A parser with a tagger
     inside (``tagger_``) tags the input first when its first batch leaves the parser's
     tag columns empty (`own_tags`: when the caller has decided it already, for a chunk
     of a file). The input's columns are checked on the first batch only (see
@@ -318,17 +318,9 @@ def parse_stream(
                         check_columns(model.model_, tb, False, tagger)
                 with warnings.catch_warnings(record=True) as notes:
                     warnings.simplefilter("always")
-                    kw: dict[str, Any] = {"scores": True} if scores else {}
-                    if margin is not None:
-                        kw["margin"] = margin
-                    if dynfs is not None:
-                        kw["dynfs"] = dynfs
-                    if threshold is not None:
-                        kw["threshold"] = threshold
-                    if prune_margin is not None:
-                        kw["prune_margin"] = prune_margin
-                    if label_margin is not None:
-                        kw["label_margin"] = label_margin
+                    kw = {k: v for k, v in (knobs or {}).items() if v is not None}
+                    if scores:
+                        kw["scores"] = True
                     if own is not None:
                         kw["tag"] = False  # decided above, once per input
                     parsed = model.parse(
@@ -370,11 +362,7 @@ def parse_file(
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
     scores: bool = False,
-    margin: float | str | None = None,
-    dynfs: bool | None = None,
-    threshold: float | None = None,
-    prune_margin: float | None = None,
-    label_margin: float | None = None,
+    knobs: Mapping[str, Any] | None = None,
     out: BinaryIO | None = None,
     tagger_path: str | None = None,
     tag_only: bool = False,
@@ -426,11 +414,7 @@ def parse_file(
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
-            margin=margin,
-            dynfs=dynfs,
-            threshold=threshold,
-            prune_margin=prune_margin,
-            label_margin=label_margin,
+            knobs=knobs,
             source=input_path,
             tagger=tagger,
             input_format=fmt,
@@ -488,11 +472,7 @@ def parse_chunk(
     *,
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
-    margin: float | str | None = None,
-    dynfs: bool | None = None,
-    threshold: float | None = None,
-    prune_margin: float | None = None,
-    label_margin: float | None = None,
+    knobs: Mapping[str, Any] | None = None,
     tagger_path: str | None = None,
 ) -> tuple[Parsed, bytes]:
     """Parses one chunk of a CoNLL-U file (:func:`conllu_chunks`) on one thread: what
@@ -506,14 +486,7 @@ def parse_chunk(
     model = _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     out = io.BytesIO()
-    kw: dict[str, Any] = dict(
-        margin=margin,
-        dynfs=dynfs,
-        threshold=threshold,
-        prune_margin=prune_margin,
-        label_margin=label_margin,
-        source=input_path,
-    )
+    kw: dict[str, Any] = dict(knobs=knobs, source=input_path)
     if chunk.index == 0:
         batches = _first_sentences(input_path, chunk.sentences, batch_size)
         done = parse_stream(
@@ -617,11 +590,7 @@ def parse_files(
     *,
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
-    margin: float | str | None = None,
-    dynfs: bool | None = None,
-    threshold: float | None = None,
-    prune_margin: float | None = None,
-    label_margin: float | None = None,
+    knobs: Mapping[str, Any] | None = None,
     on_done: Callable[[Parsed], None] | None = None,
     on_words: Callable[[int], None] | None = None,
     tagger_path: str | None = None,
@@ -635,14 +604,10 @@ def parse_files(
     tagged first (each worker loads the tagger once too). A plain (not gzipped) CoNLL-U
     file of more than `chunk_sentences` sentences (at least its first batch,
     :data:`CHECK_SENTENCES` or `batch_size`) is parsed in chunks, written here in order."""
-    knobs: dict[str, Any] = dict(
+    task_kw: dict[str, Any] = dict(
         batch_size=batch_size,
         allow_missing_tags=allow_missing_tags,
-        margin=margin,
-        dynfs=dynfs,
-        threshold=threshold,
-        prune_margin=prune_margin,
-        label_margin=label_margin,
+        knobs=knobs,
         tagger_path=tagger_path,
     )
     size = max(chunk_sentences, batch_size, CHECK_SENTENCES)
@@ -654,7 +619,7 @@ def parse_files(
             for inp, out in pairs:
                 chunks = _chunks(inp, input_format, tokenizer, size)
                 if len(chunks) > 1:
-                    c = _Chunked(model_path, inp, out, chunks, executor, knobs)
+                    c = _Chunked(model_path, inp, out, chunks, executor, task_kw)
                     outputs.enter_context(c.stack)
                     chunked.append(c)
                     continue
@@ -666,7 +631,7 @@ def parse_files(
                     threads=1,
                     input_format=input_format,
                     tokenizer=tokenizer,
-                    **knobs,
+                    **task_kw,
                 )
                 files[fut] = inp
             for c in chunked:
@@ -711,9 +676,10 @@ class _Chunked:
         output: str,
         chunks: list[Chunk],
         executor: cf.Executor,
-        knobs: dict[str, Any],
+        task_kw: dict[str, Any],
     ) -> None:
-        self.model_path, self.input, self.executor, self.knobs = model_path, inp, executor, knobs
+        self.model_path, self.input, self.executor = model_path, inp, executor
+        self.task_kw = task_kw  # parse_chunk's keyword arguments
         self.todo = list(reversed(chunks))
         self.running: list[cf.Future] = []
         self.stack = contextlib.ExitStack()
@@ -723,7 +689,7 @@ class _Chunked:
     def submit_more(self) -> None:
         while self.todo and len(self.running) < CHUNKS_IN_FLIGHT:
             args = (self.model_path, self.input, self.todo.pop())
-            self.running.append(self.executor.submit(parse_chunk, *args, **self.knobs))
+            self.running.append(self.executor.submit(parse_chunk, *args, **self.task_kw))
 
     def write_finished(self, on_words: Callable[[int], None] | None) -> list[Parsed]:
         """Writes the chunks finished in order from the first; returns the file's result
