@@ -482,6 +482,34 @@ def test_a_cascade_keeps_presets_chosen_against_its_full_model_and_its_file_keep
         assert loaded.parse(dev, margin=m).to_string() == cascade.parse(dev, margin=m).to_string()
 
 
+def test_cascade_bits_shrink_only_the_stages_tables(cascade, data, tmp_path: Path):
+    train, dev = data
+    small = ArcEagerParser(
+        ORDERED, epochs=3, dynamic=True, cascade=(2, 5), cascade_bits=(6, 6)
+    ).fit(train, dev=dev)
+    # The full model is trained as before: at an infinite margin the parse is the same...
+    inf = float("inf")
+    assert small.parse(dev, margin=inf).to_string() == cascade.parse(dev, margin=inf).to_string()
+    # ... while the stages' tables (64 rows a block) are smaller than the default's.
+    paths = [tmp_path / "small.depfs", tmp_path / "default.depfs"]
+    small.save(paths[0])
+    cascade.save(paths[1])
+    assert paths[0].stat().st_size < paths[1].stat().st_size
+    # The file keeps the small stages: it parses as the trained cascade at every margin.
+    loaded = depfs.load(paths[0])
+    for m in (0.0, 3.0, "accurate"):
+        assert loaded.parse(dev, margin=m).to_string() == small.parse(dev, margin=m).to_string()
+    for bad in [(5, 6), (6, 27), (6,), (6.0, 6)]:
+        with pytest.raises(ValueError, match="cascade_bits must be"):
+            ArcEagerParser(ORDERED, epochs=1, dynamic=True, cascade=(2,), cascade_bits=bad).fit(
+                train
+            )
+    with pytest.raises(ValueError, match="needs cascade="):
+        ArcEagerParser(ORDERED, epochs=1, dynamic=True, cascade_bits=(6, 6)).fit(train)
+    with pytest.raises(ValueError, match="max_bits"):
+        depfs._core.ArcEagerTrainer(train, ORDERED, max_bits=5)
+
+
 def test_cascade_options_are_checked(data):
     train, _ = data
     for bad in [(5, 2), (0, 2), (2, 8), (), (3, 3)]:

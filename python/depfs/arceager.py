@@ -130,6 +130,10 @@ class ArcEagerParser(TrainableModel):
         # first k1 < k2 < ... templates of the order, each settling the decisions it leads
         # by the margin, then the full model (True: CASCADE_STAGES; None or False: none).
         cascade: bool | Sequence[int] | None = None,
+        # The cascade stages' weight tables: at most 2^move_bits rows per move block and
+        # 2^label_bits per label block (None: the full model's 20 and 15), so that a
+        # stage's rows can stay in cache.
+        cascade_bits: tuple[int, int] | None = None,
         # A fitted depfs.Tagger that tags untagged input first and is saved inside the
         # model file (``tagger_``); it is used as it is, not trained by ``fit``.
         tagger: Any = None,
@@ -143,6 +147,7 @@ class ArcEagerParser(TrainableModel):
         self.full_sum = full_sum
         self.stagewise = stagewise
         self.cascade = cascade
+        self.cascade_bits = cascade_bits
         self.epochs = epochs
         self.random_state = random_state
         self.explore_from = explore_from
@@ -173,7 +178,25 @@ class ArcEagerParser(TrainableModel):
             )
         return tuple(int(k) for k in stages)
 
-    def _core_trainer(self, train: _core.Treebank | TrainingSet, text: str, dynamic: bool) -> Any:
+    def _cascade_bits(self) -> tuple[int, int] | None:
+        """The stages' (move, label) table bits, checked (None: the full model's)."""
+        if self.cascade_bits is None:
+            return None
+        bits = tuple(self.cascade_bits)
+        if len(bits) != 2 or not all(isinstance(b, int) and 6 <= b <= 26 for b in bits):
+            raise ValueError(
+                f"cascade_bits must be (move_bits, label_bits), each 6..26, got {self.cascade_bits!r}"
+            )
+        return (int(bits[0]), int(bits[1]))
+
+    def _core_trainer(
+        self,
+        train: _core.Treebank | TrainingSet,
+        text: str,
+        dynamic: bool,
+        bits: tuple[int, int] | None = None,
+    ) -> Any:
+        move_bits, label_bits = (20, 15) if bits is None else bits
         return _core.ArcEagerTrainer(
             train,
             text,
@@ -188,6 +211,8 @@ class ArcEagerParser(TrainableModel):
             # alone learns, on the prefix that ends with it).
             prefix_perceptron=self.update == "perceptron" and not self.stagewise,
             prefix_full=0.0 if self.stagewise else float(self.full_sum),
+            max_bits=move_bits,
+            label_max_bits=label_bits,
         )
 
     def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
@@ -200,7 +225,10 @@ class ArcEagerParser(TrainableModel):
             order = TemplateSet.parse(self._template_text(), "config")
             return _Cascade(
                 self._core_trainer(train, order.text, False),
-                [self._core_trainer(train, order[:k].text, False) for k in stages],
+                [
+                    self._core_trainer(train, order[:k].text, False, self._cascade_bits())
+                    for k in stages
+                ],
             )
         trainer = self._core_trainer(train, self._template_text(), self.dynamic)
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
@@ -254,7 +282,9 @@ class ArcEagerParser(TrainableModel):
         (without ``dev`` both are the training margin)."""
         if self.dynamic and not (0 < self._train_margin() < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
-        self._stages()  # checked before training
+        stages = self._stages()  # checked before training
+        if self._cascade_bits() is not None and not stages:
+            raise ValueError("cascade_bits sizes a cascade's stages: it needs cascade=")
         super().fit(train, dev, **kwargs)
         self.margin_curve_: list[dict[str, float]] = []
         if self.dynamic and dev is not None:

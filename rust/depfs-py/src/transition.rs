@@ -256,7 +256,7 @@ pub struct PyArcEagerTrainer {
 #[pymethods]
 impl PyArcEagerTrainer {
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0))]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, max_bits = 20, label_max_bits = 15))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -272,7 +272,15 @@ impl PyArcEagerTrainer {
         prefix_l2: f32,
         prefix_perceptron: bool,
         prefix_full: f32,
+        max_bits: u32,
+        label_max_bits: u32,
     ) -> PyResult<Self> {
+        // Rows of a block are clamped to at least 2^6 (`rows_for`).
+        if !(6..=26).contains(&max_bits) || !(6..=26).contains(&label_max_bits) {
+            return Err(PyValueError::new_err(format!(
+                "need 6 <= max_bits, label_max_bits <= 26, got {max_bits}, {label_max_bits}"
+            )));
+        }
         let text = templates.to_string();
         let opts = TrainOptions {
             seed,
@@ -285,6 +293,8 @@ impl PyArcEagerTrainer {
             prefix_l2,
             prefix_perceptron,
             prefix_full,
+            max_bits,
+            label_max_bits,
             ..TrainOptions::default()
         };
         let inner = match train {
