@@ -5,10 +5,13 @@ of stages and parsed at each margin. Prints LAS (and its difference to the full 
 templates per move and per label decision (a stage's k, + T at the full model) — the
 feasibility measurement behind the cascade (docs/methods.md, "A cascade with a full-model
 fallback"). Parsing only: no timing. With --alg2 the stages are the prefix-trained model's
-(dynamic.depfs, Algorithm 2) first k templates, cut from it, instead.
+(dynamic.depfs, Algorithm 2) first k templates, cut from it, instead. With --bits the
+cascades are trained here (`ArcEagerParser(dynamic=True, cascade=..., cascade_bits=...)`,
+dev for the epoch and presets), one per stage list and (move, label) table bits, and kept
+as cascade<stages>_b<move>_<label>.depfs (time them with benches.prefix_lazy).
 
     python -m benches.cascade_dev --models DIR [--stages 10/30/10,30] [--margins 6,8,10]
-                                  [--alg2]
+                                  [--alg2 | --bits 20,15/16,12]
 """
 
 from __future__ import annotations
@@ -32,7 +35,10 @@ def main() -> None:
     ap.add_argument("--split", default="dev")
     ap.add_argument("--seed", type=int, default=1, help="of a fixed-prefix model trained here")
     ap.add_argument("--alg2", action="store_true", help="stages cut from dynamic.depfs")
+    ap.add_argument("--bits", help="train cascades with stage tables MOVE,LABEL bits, '/' between")
     args = ap.parse_args()
+    if args.bits:
+        return train_bits(args)
     d = data_dir() / "en_ewt"
     tb = depfs.read_conllu(d / f"{args.split}.conllu")
     models = Path(args.models)
@@ -63,6 +69,36 @@ def main() -> None:
                 f"tmpl/move {p.move_templates:6.2f} tmpl/label {p.label_templates:6.2f}",
                 flush=True,
             )
+
+
+def train_bits(args: argparse.Namespace) -> None:
+    """Trains, keeps and sweeps a cascade per stage list and stage table bits."""
+    d = data_dir() / "en_ewt"
+    train, dev = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev"))
+    tb = dev if args.split == "dev" else depfs.read_conllu(d / f"{args.split}.conllu")
+    prepared = TrainingSet(train)
+    for spec in args.stages.split("/"):
+        for bits_spec in args.bits.split("/"):
+            mb, lb = (int(b) for b in bits_spec.split(","))
+            p = ArcEagerParser(
+                dynamic=True,
+                cascade=tuple(int(k) for k in spec.split(",")),
+                cascade_bits=(mb, lb),
+                random_state=args.seed,
+            ).fit(prepared, dev=dev)
+            p.save(Path(args.models) / f"cascade{spec.replace(',', '_')}_b{mb}_{lb}.depfs")
+            full_las = depfs.evaluate(tb, p.parse(tb, margin=float("inf"))).las
+            print(
+                f"stages {spec} bits {mb},{lb} presets {p.margin_presets_} full LAS {full_las:.2f}"
+            )
+            for m in (float(x) for x in args.margins.split(",")):
+                pt = margin_point(p.model_, tb, m)
+                print(
+                    f"stages {spec:<8} bits {mb},{lb} m {m:5.1f} LAS {pt.las:6.2f} "
+                    f"({pt.las - full_las:+.2f}) tmpl/move {pt.move_templates:6.2f} "
+                    f"tmpl/label {pt.label_templates:6.2f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
