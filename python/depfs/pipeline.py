@@ -22,6 +22,7 @@ the parser's tag columns empty (decided on the first batch, said in the notes).
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures as cf
 import contextlib
 import glob
@@ -180,7 +181,9 @@ class _ConlluStream:
 
     def __init__(self, first: Any, reader: _core.ConlluBatches, batch_size: int) -> None:
         self.reader, self._batch_size = reader, batch_size
-        self._head: list[Any] = [] if first is None else [first]
+        # Batches read ahead, oldest first (a deque: up to LOAD_AHEAD_SENTENCES of them
+        # with batches of one sentence).
+        self._head: collections.deque[Any] = collections.deque([] if first is None else [first])
         self._error: Exception | None = None
 
     def __iter__(self) -> _ConlluStream:
@@ -188,7 +191,7 @@ class _ConlluStream:
 
     def __next__(self) -> Any:
         if self._head:
-            return self._head.pop(0)
+            return self._head.popleft()
         if self._error is not None:
             error, self._error = self._error, None
             raise error

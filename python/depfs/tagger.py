@@ -175,12 +175,9 @@ class Tagger(TrainableModel):
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
     def _train_margin(self) -> float:
-        if self.update not in TAGGER_TRAIN_MARGIN:
-            raise ValueError(f"update must be 'adagrad' or 'perceptron', got {self.update!r}")
-        if self.train_margin is not None:
-            return float(self.train_margin)
-        # The stagewise baseline takes AdaGrad steps whatever `update` says.
-        return TAGGER_TRAIN_MARGIN["adagrad" if self.stagewise else self.update]
+        from .dynamic.strubell2015 import training_margin
+
+        return training_margin(self.update, self.train_margin, self.stagewise, TAGGER_TRAIN_MARGIN)
 
     def _cased(self) -> bool:
         c = self.cased

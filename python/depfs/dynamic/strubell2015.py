@@ -157,6 +157,19 @@ def choose_presets(
     return chosen
 
 
+def training_margin(
+    update: str, train_margin: float | None, stagewise: bool, defaults: dict[str, float]
+) -> float:
+    """The margin Algorithm 2 trains at: `train_margin` when given, else the default of
+    the update rule (`defaults`: per ``"adagrad"`` / ``"perceptron"``; the stagewise
+    baseline takes AdaGrad steps whatever `update` says)."""
+    if update not in defaults:
+        raise ValueError(f"update must be 'adagrad' or 'perceptron', got {update!r}")
+    if train_margin is not None:
+        return float(train_margin)
+    return defaults["adagrad" if stagewise else update]
+
+
 def resolve_margin(presets: dict[str, float] | None, margin: float | str | None) -> float | None:
     """The numeric margin a model with `presets` (None: an ordinary model) uses for
     `margin`: a number, ``"accurate"`` or ``"fast"``, or None (a dynamic model's

@@ -286,6 +286,17 @@ impl Weights {
         }
     }
 
+    /// A step of w[row(t, f)][k] by `d` under the training rule: an averaged perceptron
+    /// step ([`Weights::update`]) or an AdaGrad one ([`Weights::update_adagrad`]).
+    #[inline]
+    pub fn step(&mut self, perceptron: bool, t: usize, f: u64, k: usize, d: f32) {
+        if perceptron {
+            self.update(t, f, k, d);
+        } else {
+            self.update_adagrad(t, f, k, d);
+        }
+    }
+
     /// Weight at absolute index `i` (see [`Weights::row_start`]).
     #[inline]
     pub fn at(&self, i: usize) -> f32 {

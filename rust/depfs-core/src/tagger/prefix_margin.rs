@@ -156,11 +156,7 @@ impl ColumnModel<Weights> {
     #[inline]
     fn step(&mut self, perceptron: bool, t: usize, f: u64, class: u32, d: f32) {
         let key = self.key(f, class);
-        if perceptron {
-            self.weights.update(t, key, 0, d);
-        } else {
-            self.weights.update_adagrad(t, key, 0, d);
-        }
+        self.weights.step(perceptron, t, key, 0, d);
     }
 
     /// One prefix-hinge step (Algorithm 2) at word i for the decision among `cands`

@@ -327,26 +327,6 @@ impl ArcEagerParser<Weights> {
         }
     }
 
-    /// One step of the move weights by `update` (perceptron or AdaGrad).
-    #[inline]
-    fn move_step(&mut self, perceptron: bool, t: usize, f: u64, k: usize, d: f32) {
-        if perceptron {
-            self.move_w.update(t, f, k, d);
-        } else {
-            self.move_w.update_adagrad(t, f, k, d);
-        }
-    }
-
-    /// The same for the label weights.
-    #[inline]
-    fn label_step(&mut self, perceptron: bool, i: usize, f: u64, col: usize, d: f32) {
-        if perceptron {
-            self.label_w.update(i, f, col, d);
-        } else {
-            self.label_w.update_adagrad(i, f, col, d);
-        }
-    }
-
     /// One prefix-hinge step of the move weights (Algorithm 2) in `c`, whose valid move
     /// kinds are `valid` and zero-cost ones `zero` (⊆ valid, not empty): prefixes are
     /// added until the best zero-cost move leads the best other valid move by the
@@ -416,15 +396,15 @@ impl ArcEagerParser<Weights> {
             let f = self.train_feature(j, c, w, step.full_sum());
             for (k, &d) in delta.iter().enumerate() {
                 if d != 0.0 {
-                    self.move_step(step.perceptron, j, f, k, d);
+                    self.move_w.step(step.perceptron, j, f, k, d);
                 }
             }
         }
         if let Some((gold, pred)) = full_update {
             for t in 0..self.n_templates() {
                 let f = w.feats[t];
-                self.move_step(step.perceptron, t, f, gold, step.full);
-                self.move_step(step.perceptron, t, f, pred, -step.full);
+                self.move_w.step(step.perceptron, t, f, gold, step.full);
+                self.move_w.step(step.perceptron, t, f, pred, -step.full);
             }
         }
         self.move_w.tick();
@@ -518,15 +498,15 @@ impl ArcEagerParser<Weights> {
             let f = combine(self.train_feature(t, c, w, step.full_sum()), salt);
             for &(col, d) in &delta {
                 if d != 0.0 {
-                    self.label_step(step.perceptron, i, f, col, d);
+                    self.label_w.step(step.perceptron, i, f, col, d);
                 }
             }
         }
         if let Some(r) = full_rival {
             for i in 0..self.label_templates.len() {
                 let f = combine(w.feats[self.label_templates[i]], salt);
-                self.label_step(step.perceptron, i, f, gc, step.full);
-                self.label_step(step.perceptron, i, f, r, -step.full);
+                self.label_w.step(step.perceptron, i, f, gc, step.full);
+                self.label_w.step(step.perceptron, i, f, r, -step.full);
             }
         }
         self.label_w.tick();
