@@ -17,6 +17,7 @@ published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 
     python -m benches.bench_tagger [--treebank en_ewt] [--reps 5] [--skip-udpipe]
         [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain] [--previous]
+        [--clusters FILE]
 
 --baseline also trains the tagger as it was before per-column sets and line-local hashing
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
@@ -25,6 +26,10 @@ it in the same rounds (A B C A B C ...): the paired ratio of this build's defaul
 pass, one dictionary threshold of 2, no case rule): what the pass and its sets cost and gain.
 --previous does it for the default before the case rule and `tagger_upos_caps` (`BIDI_SETS`
 with the backward pass, `cased=False`).
+--clusters FILE trains the tagger with that Brown-cluster paths file (`Tagger(clusters=FILE)`:
+the default templates are then `CLUSTER_SETS`) and, as the paired comparison, the default
+without clusters, timed in the same rounds; it also prints both model files' sizes and
+the median time of `depfs.load` of each (--reps loads, alternating).
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -82,6 +87,33 @@ def udpipe_model(train_path: Path, cache: Path) -> tuple[object, float | None]:
     return Model.load(str(cache)), train_s
 
 
+def model_files(with_c: Tagger, without: Tagger, reps: int) -> dict[str, object]:
+    """Sizes of the two models' files and the median wall time of `depfs.load` of each
+    (`reps` loads, alternating), printed."""
+    import tempfile
+
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {"clusters": Path(tmp) / "c.depfs", "no_clusters": Path(tmp) / "n.depfs"}
+        with_c.save(paths["clusters"])
+        without.save(paths["no_clusters"])
+        loads: dict[str, list[float]] = {k: [] for k in paths}
+        for _ in range(reps):
+            for k, p in paths.items():
+                t0 = time.perf_counter()
+                depfs.load(p)
+                loads[k].append(time.perf_counter() - t0)
+        for k, p in paths.items():
+            size, load_s = p.stat().st_size, statistics.median(loads[k])
+            out[k] = {"bytes": size, "load_s": round(load_s, 4)}
+            print(f"model file, {k}: {size:,} bytes, depfs.load {load_s * 1000:.0f} ms (median)")
+    table = with_c.model_.clusters
+    if table is not None:
+        out["table"] = {"words": table[0], "clusters": table[1]}
+        print(f"cluster table: {table[0]:,} words, {table[1]:,} clusters")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebank", default="en_ewt")
@@ -93,6 +125,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plain", action="store_true")
     ap.add_argument("--previous", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
+    ap.add_argument("--clusters", default=None, help="a Brown-cluster paths file")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
@@ -104,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     opts = {
         k: v for k, v in (("epochs", args.epochs), ("min_known", args.min_known)) if v is not None
     }
-    tagger = Tagger(args.templates, **opts)
+    tagger = Tagger(args.templates, clusters=args.clusters, **opts)
     t0, c0 = time.perf_counter(), time.process_time()
     tagger.fit(train, dev=dev)
     train_s, train_cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -117,6 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     prev = None
     if args.previous:
         prev = Tagger(BIDI_SETS, backward=DEFAULT_BACKWARD, cased=False, **opts).fit(train, dev=dev)
+    plain_default = None
+    if args.clusters:
+        plain_default = Tagger(args.templates, **opts).fit(train, dev=dev)
     pipe = None
     if not args.skip_udpipe:
         from ufal.udpipe import Pipeline, ProcessingError
@@ -138,6 +174,7 @@ def main(argv: list[str] | None = None) -> None:
     b_times: list[float] = []
     p_times: list[float] = []
     v_times: list[float] = []
+    n_times: list[float] = []
     for _ in range(args.reps):  # alternating: A B A B ...
         tagged, cpu, wall = timed(lambda: tagger.tag(blank_tb, threads=1))
         times.append((cpu, wall))
@@ -150,6 +187,9 @@ def main(argv: list[str] | None = None) -> None:
         if prev is not None:
             prev_tagged, v_cpu, _ = timed(lambda: prev.tag(blank_tb, threads=1))
             v_times.append(v_cpu)
+        if plain_default is not None:
+            nocl_tagged, n_cpu, _ = timed(lambda: plain_default.tag(blank_tb, threads=1))
+            n_times.append(n_cpu)
         if pipe is not None:
             out, cpu, wall = timed(lambda: pipe.process(test_blank, err))
             u_times.append((cpu, wall))
@@ -216,6 +256,15 @@ def main(argv: list[str] | None = None) -> None:
             v_times,
             lambda t: f"no case rule, tagger_upos_bi; the default takes {cpu / t:.2f}x its time",
         )
+    if plain_default is not None:
+        other(
+            "no_clusters",
+            "no-clus",
+            nocl_tagged,
+            n_times,
+            lambda t: f"the default without clusters; with them {cpu / t:.2f}x its time",
+        )
+        result["model_files"] = model_files(tagger, plain_default, args.reps)
     if pipe is not None:
         if err.occurred():
             raise RuntimeError(err.message)

@@ -7,6 +7,7 @@
 
 use super::hash::hash_str;
 use super::syntax::Attr;
+use crate::tagger::clusters::{none_value, Clusters};
 use crate::Treebank;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -41,8 +42,8 @@ pub fn attr_string(attr: &Attr, form: &str, lemma: &str, upos: &str, xpos: &str,
         Attr::HasDigit => flag(form.chars().any(|c| c.is_numeric())),
         Attr::HasHyphen => flag(form.contains('-')),
         Attr::HasUpper => flag(form.chars().any(char::is_uppercase)),
-        // Read from the tagger's dictionary, never from a column.
-        Attr::Ambig | Attr::Bupos => String::new(),
+        // Read from the tagger's dictionary, passes or cluster table, never from a column.
+        Attr::Ambig | Attr::Bupos | Attr::Cluster(_) => String::new(),
     }
 }
 
@@ -117,7 +118,20 @@ pub type VocabCache = Mutex<HashMap<Attr, Arc<[u64]>>>;
 
 impl VocabHashes {
     pub fn new(tb: &Treebank, attrs: &[Attr]) -> VocabHashes {
-        VocabHashes { attrs: attrs.to_vec(), tables: attrs.iter().map(|a| attr_table(tb, a)).collect() }
+        VocabHashes::with_clusters(tb, attrs, None)
+    }
+
+    /// [`VocabHashes::new`] where `cluster` attributes read `clusters` (without a table
+    /// every word has the "none" value; the tagger refuses such templates first).
+    pub fn with_clusters(tb: &Treebank, attrs: &[Attr], clusters: Option<&Clusters>) -> VocabHashes {
+        let tables = attrs
+            .iter()
+            .map(|a| match a {
+                Attr::Cluster(k) => cluster_table(tb, *k, clusters),
+                a => attr_table(tb, a),
+            })
+            .collect();
+        VocabHashes { attrs: attrs.to_vec(), tables }
     }
 
     /// [`VocabHashes::new`] computing only the attributes `cache` does not hold yet
@@ -171,6 +185,11 @@ fn attr_table(tb: &Treebank, a: &Attr) -> Arc<[u64]> {
             hash_str(&value)
         })
         .collect()
+}
+
+/// Value of `cluster:k` for every form of `tb`. O(forms · log table).
+fn cluster_table(tb: &Treebank, k: u8, clusters: Option<&Clusters>) -> Arc<[u64]> {
+    tb.vocabs.form.strings().iter().map(|f| clusters.map_or_else(none_value, |c| c.value(f, k))).collect()
 }
 
 /// Attribute hashes of one sentence: `vals[(p + PAD) * n_slots + slot]` for positions
