@@ -144,3 +144,19 @@ def test_cli_train_with_clusters(tmp_path: Path) -> None:
     assert cli.tag(tb).to_string() == api.tag(tb).to_string()
     r = CliRunner().invoke(main, [*args[:2], "arc-eager", *args[3:]])
     assert r.exit_code == 2 and "--clusters: --parser tagger only" in r.output
+
+
+def test_the_default_templates_read_clusters_only_with_a_table(tmp_path: Path) -> None:
+    table = paths_file(tmp_path / "c.paths")
+    train, test = split()
+    with_table = Tagger(epochs=1, clusters=table).fit(train)
+    assert {"cluster(i)", "cluster:6(i)"} <= set(with_table.model_.templates("UPOS"))
+    assert with_table.model_.backward_templates is not None  # the default's pass too
+    plain = Tagger(epochs=1).fit(train)
+    assert plain.model_.clusters is None
+    assert not any("cluster" in t for c in plain.columns_ for t in plain.model_.templates(c))
+    # Jackknifing passes the table to every fold's tagger.
+    jk = depfs.jackknife(train, folds=2, templates="form(i)\ncluster:1(i)", clusters=table)
+    assert len(jk) == len(train)
+    with pytest.raises(ValueError, match="no cluster table"):
+        depfs.jackknife(train, folds=2, templates="form(i)\ncluster:1(i)")

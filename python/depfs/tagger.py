@@ -43,13 +43,8 @@ PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
 # DEFAULT_BACKWARD, cased=False)`.
 BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 # The default templates with a word-cluster file (`Tagger(clusters=PATH)`): DEFAULT_SETS with
-# templates of the words' Brown-cluster paths (docs/design.md § Tagger, "Word clusters").
-CLUSTER_SETS = (
-    "tagger_upos_clusters",
-    "tagger_xpos_clusters",
-    "tagger_feats_clusters",
-    "tagger_lemma",
-)
+# two UPOS templates of the word's Brown-cluster path (docs/design.md § Tagger, "Word clusters").
+CLUSTER_SETS = ("tagger_upos_clusters", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 
 #: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
 #: "Dynamic feature selection"): margins are in units of the steps; a perceptron step of
