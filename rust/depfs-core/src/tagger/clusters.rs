@@ -7,8 +7,11 @@
 //! `BITSTRING<TAB>WORD<TAB>COUNT` line per word. The table keeps every word of the file
 //! (counts are checked, not kept), stored compactly inside the tagger's model file: the
 //! words sorted and joined by `\n` in one string, each word's index into the distinct
-//! paths. Loading rebuilds only the word offsets (O(bytes)); a look-up is a binary search
-//! (O(log words) string comparisons), done once per vocabulary string of a treebank.
+//! paths. Loading rebuilds the word offsets and an open-addressing hash index of the words
+//! (O(bytes)); a look-up is one hash and, mostly, one string comparison, done once per
+//! vocabulary string of a treebank. (A binary search over the sorted words, 18 string
+//! comparisons scattered over 2 MB for spaCy's table, made tagging en_ewt test 1.18× the
+//! time of the tagger without clusters.)
 
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +32,13 @@ pub struct Clusters {
     path_of: Vec<u32>,
     /// The distinct paths ("0110...").
     paths: Vec<String>,
+    /// Open addressing, linear probing: word indices at `hash_str(word) & mask` onwards,
+    /// [`EMPTY`] elsewhere; at most half full.
+    index: Vec<u32>,
 }
+
+/// An empty slot of [`Clusters::index`].
+const EMPTY: u32 = u32::MAX;
 
 /// A [`Clusters`] table inside a model file (offsets rebuilt on load).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -149,7 +158,18 @@ impl Clusters {
         if !s.paths.iter().all(ok_path) || s.path_of.iter().any(|&i| i as usize >= s.paths.len()) {
             return Err(bad("bad path"));
         }
-        Ok(Clusters { words: s.words, starts, path_of: s.path_of, paths: s.paths })
+        let mut c =
+            Clusters { words: s.words, starts, path_of: s.path_of, paths: s.paths, index: Vec::new() };
+        c.index = vec![EMPTY; (2 * c.len()).next_power_of_two().max(2)];
+        let mask = c.index.len() - 1;
+        for k in 0..c.len() {
+            let mut at = hash_str(c.word(k)) as usize & mask;
+            while c.index[at] != EMPTY {
+                at = (at + 1) & mask;
+            }
+            c.index[at] = k as u32;
+        }
+        Ok(c)
     }
 
     /// Number of words.
@@ -168,18 +188,21 @@ impl Clusters {
         &self.words[self.starts[k] as usize..self.starts[k + 1] as usize - 1]
     }
 
-    /// The path of `word` exactly as written. O(log words).
+    /// The path of `word` exactly as written. O(1) expected (the index is at most half
+    /// full).
     pub fn get(&self, word: &str) -> Option<&str> {
-        let (mut lo, mut hi) = (0, self.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match self.word(mid).cmp(word) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some(&self.paths[self.path_of[mid] as usize]),
+        let mask = self.index.len() - 1;
+        let mut at = hash_str(word) as usize & mask;
+        loop {
+            let k = self.index[at];
+            if k == EMPTY {
+                return None;
             }
+            if self.word(k as usize) == word {
+                return Some(&self.paths[self.path_of[k as usize] as usize]);
+            }
+            at = (at + 1) & mask;
         }
-        None
     }
 
     /// The path of a form: as written, else lower-cased.
@@ -197,11 +220,16 @@ impl Clusters {
     /// The value of `cluster:k` (k = 0: `cluster`, the whole path) for `form`: the hash of
     /// the path's first k bits (all of a shorter path), or [`none_value`].
     pub fn value(&self, form: &str, k: u8) -> u64 {
-        match self.path(form) {
-            Some(p) if k > 0 => hash_str(&p[..p.len().min(k as usize)]),
-            Some(p) => hash_str(p),
-            None => none_value(),
-        }
+        path_value(self.path(form), k)
+    }
+}
+
+/// The value of `cluster:k` for a word of path `path` ([`Clusters::value`]).
+pub fn path_value(path: Option<&str>, k: u8) -> u64 {
+    match path {
+        Some(p) if k > 0 => hash_str(&p[..p.len().min(k as usize)]),
+        Some(p) => hash_str(p),
+        None => none_value(),
     }
 }
 

@@ -7,7 +7,7 @@
 
 use super::hash::hash_str;
 use super::syntax::Attr;
-use crate::tagger::clusters::{none_value, Clusters};
+use crate::tagger::clusters::{path_value, Clusters};
 use crate::Treebank;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -122,12 +122,22 @@ impl VocabHashes {
     }
 
     /// [`VocabHashes::new`] where `cluster` attributes read `clusters` (without a table
-    /// every word has the "none" value; the tagger refuses such templates first).
+    /// every word has the "none" value; the tagger refuses such templates first). Each form
+    /// is looked up once for every `cluster` attribute. O(forms · attributes).
     pub fn with_clusters(tb: &Treebank, attrs: &[Attr], clusters: Option<&Clusters>) -> VocabHashes {
+        let forms = tb.vocabs.form.strings();
+        let paths: Vec<Option<&str>> = match clusters {
+            Some(c) if attrs.iter().any(|a| matches!(a, Attr::Cluster(_))) => {
+                forms.iter().map(|f| c.path(f)).collect()
+            }
+            _ => Vec::new(),
+        };
         let tables = attrs
             .iter()
             .map(|a| match a {
-                Attr::Cluster(k) => cluster_table(tb, *k, clusters),
+                Attr::Cluster(k) => {
+                    (0..forms.len()).map(|i| path_value(paths.get(i).copied().flatten(), *k)).collect()
+                }
                 a => attr_table(tb, a),
             })
             .collect();
@@ -185,11 +195,6 @@ fn attr_table(tb: &Treebank, a: &Attr) -> Arc<[u64]> {
             hash_str(&value)
         })
         .collect()
-}
-
-/// Value of `cluster:k` for every form of `tb`. O(forms · log table).
-fn cluster_table(tb: &Treebank, k: u8, clusters: Option<&Clusters>) -> Arc<[u64]> {
-    tb.vocabs.form.strings().iter().map(|f| clusters.map_or_else(none_value, |c| c.value(f, k))).collect()
 }
 
 /// Attribute hashes of one sentence: `vals[(p + PAD) * n_slots + slot]` for positions
