@@ -24,7 +24,8 @@ def word(k: int, rng: random.Random) -> str:
 
 def lexicon() -> tuple[list[str], list[str]]:
     rng = random.Random(7)
-    return [word(k, rng) for k in range(N_WORDS)], [word(k, rng) for k in range(N_WORDS, 2 * N_WORDS)]
+    nouns = [word(k, rng) for k in range(N_WORDS)]
+    return nouns, [word(k, rng) for k in range(N_WORDS, 2 * N_WORDS)]
 
 
 def paths_file(path: Path) -> Path:
