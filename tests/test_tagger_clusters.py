@@ -161,3 +161,16 @@ def test_the_default_templates_read_clusters_only_with_a_table(tmp_path: Path) -
     assert len(jk) == len(train)
     with pytest.raises(ValueError, match="no cluster table"):
         depfs.jackknife(train, folds=2, templates="form(i)\ncluster:1(i)")
+
+
+def test_a_parser_keeps_its_taggers_table(tmp_path: Path) -> None:
+    table = paths_file(tmp_path / "c.paths")
+    train, test = split()
+    tagger = Tagger("form(i)\ncluster:1(i)", clusters=table, **KW).fit(train)
+    parser = depfs.ArcEagerParser(tagger=tagger, epochs=1).fit(train)
+    parser.save(tmp_path / "p.depfs")
+    table.unlink()
+    again = depfs.load(tmp_path / "p.depfs")
+    assert again.tagger_ is not None and again.tagger_.model_.clusters == (2 * N_WORDS, 2 * N_WORDS)
+    tb = Treebank.from_string(test)
+    assert again.tagger_.tag(tb).to_string() == tagger.tag(tb).to_string()

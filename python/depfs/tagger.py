@@ -7,6 +7,8 @@ in UDPipe 1; LEMMA an edit-script class (Chrupała 2008) backed by a dictionary 
 forms. Columns the training data leaves empty (``_``) are not learnt and are left as
 they are when tagging. By default a cheap backward (right-to-left) UPOS pass runs first and
 the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
+``Tagger(clusters=PATH)`` reads Brown word clusters (a paths file) with ``cluster(i)`` /
+``cluster:K(i)`` templates (``CLUSTER_SETS`` by default) and stores the table in the model.
 
     tagger = Tagger().fit(train, dev=dev)
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted
