@@ -42,6 +42,7 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import depfs
 from depfs import Tagger, Treebank, evaluate
@@ -180,24 +181,25 @@ def main(argv: list[str] | None = None) -> None:
     # round had made a model with a cluster table look 1.15-1.18x slower than the one after
     # it, 1.08x in reversed rounds).
     out_of: dict[str, object] = {}
-    runs: list[tuple[str, object, list]] = [("default", tagger, times)]
-    for key, model, acc in (
+    runs: list[tuple[str, Any, list[Any]]] = [("default", tagger, times)]
+    # (Not named `model`: that name holds UDPipe's model, which `pipe` needs alive.)
+    for key, timed_model, acc in (
         ("base", base, b_times),
         ("plain", plain, p_times),
         ("prev", prev, v_times),
         ("nocl", plain_default, n_times),
     ):
-        if model is not None:
-            runs.append((key, model, acc))
+        if timed_model is not None:
+            runs.append((key, timed_model, acc))
     if pipe is not None:
         runs.append(("udpipe", pipe, u_times))
     for r in range(args.reps):
-        for key, model, acc in runs if r % 2 == 0 else runs[::-1]:
+        for key, timed_model, acc in runs if r % 2 == 0 else runs[::-1]:
             if key == "udpipe":
                 out_of[key], u_cpu, u_wall = timed(lambda: pipe.process(test_blank, err))
                 acc.append((u_cpu, u_wall))
             else:
-                out_of[key], t_cpu, t_wall = timed(lambda m=model: m.tag(blank_tb, threads=1))
+                out_of[key], t_cpu, t_wall = timed(lambda m=timed_model: m.tag(blank_tb, threads=1))
                 acc.append((t_cpu, t_wall) if key == "default" else t_cpu)
     tagged = out_of["default"]
     base_tagged, plain_tagged = out_of.get("base"), out_of.get("plain")

@@ -141,8 +141,10 @@ impl Clusters {
         }
         let mut starts = Vec::with_capacity(s.path_of.len() + 1);
         starts.push(0u32);
-        let mut last: Option<&str> = None;
-        for w in s.words.split_terminator('\n') {
+        let mut last: Option<&[u8]> = None;
+        // Bytes, not `str::split_terminator` (whose char searcher was a third of the load).
+        let body = s.words.as_bytes().strip_suffix(b"\n");
+        for w in body.into_iter().flat_map(|body| body.split(|&b| b == b'\n')) {
             if w.is_empty() || last.is_some_and(|l| l >= w) {
                 return Err(bad("words empty, not sorted or repeated"));
             }
