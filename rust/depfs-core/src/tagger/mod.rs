@@ -265,7 +265,7 @@ fn check_clusters(slots: &Slots, clusters: Option<&Clusters>) -> Result<()> {
     match (slots.reads_clusters(), clusters.is_some()) {
         (true, false) => Err(Error::InvalidArgument(
             "templates read word clusters (cluster(i), cluster:K(i)), but there is no cluster table: \
-             give a Brown paths file (Tagger(clusters=PATH), depfs train --clusters FILE)"
+             give a Brown paths file (Tagger(clusters=PATH), depfs train --parser tagger --clusters FILE)"
                 .into(),
         )),
         (false, true) => Err(Error::InvalidArgument(
