@@ -10,7 +10,10 @@ FEATS blanked; each parser tags it with the tagger, then parses. Prints UAS / LA
 seconds); the jackknifed train's tag accuracies against the gold train, and whether every
 other column and comment of it is byte-identical to train's.
 
-    python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10]
+    python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10] [--clusters FILE]
+
+--clusters FILE: the tagger and the jackknifing taggers read that Brown-cluster paths file
+(`Tagger(clusters=FILE)`, whose default templates are then `CLUSTER_SETS`).
 """
 
 from __future__ import annotations
@@ -58,13 +61,19 @@ def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--folds", type=int, default=10)
+    ap.add_argument("--clusters", default=None, help="a Brown-cluster paths file")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
     test_path = d / "test.conllu"
     untagged = depfs.Treebank.from_string(blank_tags(test_path.read_text(encoding="utf-8")))
-    tagger = timed("tagger training", lambda: depfs.Tagger().fit(train, dev=dev))
-    jk = timed(f"{args.folds}-fold jackknifing", lambda: depfs.jackknife(train, folds=args.folds))
+    tagger = timed(
+        "tagger training", lambda: depfs.Tagger(clusters=args.clusters).fit(train, dev=dev)
+    )
+    jk = timed(
+        f"{args.folds}-fold jackknifing",
+        lambda: depfs.jackknife(train, folds=args.folds, clusters=args.clusters),
+    )
     acc = depfs.evaluate(train, jk)
     same = other_columns_identical(train.to_string(), jk.to_string())
     print(

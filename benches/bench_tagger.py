@@ -7,16 +7,17 @@ test with LEMMA, UPOS, XPOS and FEATS blanked on one thread, and scores it with 
 enough for timing, since tagging reads the same features whatever the weights; tokenizer
 and parser off) trained on the same file once and cached in bench-results/; its
 `Pipeline` is timed on the same blanked text with the tagger on and the parser off.
-Timing: --reps rounds, each tagging with depfs then with UDPipe 1 (alternating, CoNLL-U in
-memory, reading and writing excluded on both sides); speeds are from the median CPU time
-of the process (`time.process_time`, less sensitive than wall time to other jobs on a
-shared machine; the median wall time is printed too), the ratio is of the two medians,
-and the load average is printed. Its
+Timing: --reps rounds, each tagging with depfs then with UDPipe 1 (alternating, odd rounds in
+the reverse order, CoNLL-U in memory, reading and writing excluded on both sides); speeds
+are from the median CPU time of the process (`time.process_time`, less sensitive than wall
+time to other jobs on a shared machine; the median wall time is printed too), the ratio is
+of the two medians, and the load average is printed. Its
 accuracy here is that of the one-iteration model: compare accuracy with UDPipe 1's
 published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 
     python -m benches.bench_tagger [--treebank en_ewt] [--reps 5] [--skip-udpipe]
         [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain] [--previous]
+        [--clusters FILE]
 
 --baseline also trains the tagger as it was before per-column sets and line-local hashing
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
@@ -25,6 +26,10 @@ it in the same rounds (A B C A B C ...): the paired ratio of this build's defaul
 pass, one dictionary threshold of 2, no case rule): what the pass and its sets cost and gain.
 --previous does it for the default before the case rule and `tagger_upos_caps` (`BIDI_SETS`
 with the backward pass, `cased=False`).
+--clusters FILE trains the tagger with that Brown-cluster paths file (`Tagger(clusters=FILE)`:
+the default templates are then `CLUSTER_SETS`) and, as the paired comparison, the default
+without clusters, timed in the same rounds; it also prints both model files' sizes and
+the median time of `depfs.load` of each (--reps loads, alternating).
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -37,6 +42,7 @@ import os
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
 import depfs
 from depfs import Tagger, Treebank, evaluate
@@ -82,6 +88,33 @@ def udpipe_model(train_path: Path, cache: Path) -> tuple[object, float | None]:
     return Model.load(str(cache)), train_s
 
 
+def model_files(with_c: Tagger, without: Tagger, reps: int) -> dict[str, object]:
+    """Sizes of the two models' files and the median wall time of `depfs.load` of each
+    (`reps` loads, alternating), printed."""
+    import tempfile
+
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {"clusters": Path(tmp) / "c.depfs", "no_clusters": Path(tmp) / "n.depfs"}
+        with_c.save(paths["clusters"])
+        without.save(paths["no_clusters"])
+        loads: dict[str, list[float]] = {k: [] for k in paths}
+        for _ in range(reps):
+            for k, p in paths.items():
+                t0 = time.perf_counter()
+                depfs.load(p)
+                loads[k].append(time.perf_counter() - t0)
+        for k, p in paths.items():
+            size, load_s = p.stat().st_size, statistics.median(loads[k])
+            out[k] = {"bytes": size, "load_s": round(load_s, 4)}
+            print(f"model file, {k}: {size:,} bytes, depfs.load {load_s * 1000:.0f} ms (median)")
+    table = with_c.model_.clusters
+    if table is not None:
+        out["table"] = {"words": table[0], "clusters": table[1]}
+        print(f"cluster table: {table[0]:,} words, {table[1]:,} clusters")
+    return out
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--treebank", default="en_ewt")
@@ -93,6 +126,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--plain", action="store_true")
     ap.add_argument("--previous", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
+    ap.add_argument("--clusters", default=None, help="a Brown-cluster paths file")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
@@ -104,7 +138,7 @@ def main(argv: list[str] | None = None) -> None:
     opts = {
         k: v for k, v in (("epochs", args.epochs), ("min_known", args.min_known)) if v is not None
     }
-    tagger = Tagger(args.templates, **opts)
+    tagger = Tagger(args.templates, clusters=args.clusters, **opts)
     t0, c0 = time.perf_counter(), time.process_time()
     tagger.fit(train, dev=dev)
     train_s, train_cpu = time.perf_counter() - t0, time.process_time() - c0
@@ -117,6 +151,9 @@ def main(argv: list[str] | None = None) -> None:
     prev = None
     if args.previous:
         prev = Tagger(BIDI_SETS, backward=DEFAULT_BACKWARD, cased=False, **opts).fit(train, dev=dev)
+    plain_default = None
+    if args.clusters:
+        plain_default = Tagger(args.templates, **opts).fit(train, dev=dev)
     pipe = None
     if not args.skip_udpipe:
         from ufal.udpipe import Pipeline, ProcessingError
@@ -138,21 +175,35 @@ def main(argv: list[str] | None = None) -> None:
     b_times: list[float] = []
     p_times: list[float] = []
     v_times: list[float] = []
-    for _ in range(args.reps):  # alternating: A B A B ...
-        tagged, cpu, wall = timed(lambda: tagger.tag(blank_tb, threads=1))
-        times.append((cpu, wall))
-        if base is not None:
-            base_tagged, b_cpu, _ = timed(lambda: base.tag(blank_tb, threads=1))
-            b_times.append(b_cpu)
-        if plain is not None:
-            plain_tagged, p_cpu, _ = timed(lambda: plain.tag(blank_tb, threads=1))
-            p_times.append(p_cpu)
-        if prev is not None:
-            prev_tagged, v_cpu, _ = timed(lambda: prev.tag(blank_tb, threads=1))
-            v_times.append(v_cpu)
-        if pipe is not None:
-            out, cpu, wall = timed(lambda: pipe.process(test_blank, err))
-            u_times.append((cpu, wall))
+    n_times: list[float] = []
+    # Each round times every model once; odd rounds in the reverse order (A B C, C B A, ...),
+    # so that no model always runs first or after the same one (the default first in every
+    # round had made a model with a cluster table look 1.15-1.18x slower than the one after
+    # it, 1.08x in reversed rounds).
+    out_of: dict[str, object] = {}
+    runs: list[tuple[str, Any, list[Any]]] = [("default", tagger, times)]
+    # (Not named `model`: that name holds UDPipe's model, which `pipe` needs alive.)
+    for key, timed_model, acc in (
+        ("base", base, b_times),
+        ("plain", plain, p_times),
+        ("prev", prev, v_times),
+        ("nocl", plain_default, n_times),
+    ):
+        if timed_model is not None:
+            runs.append((key, timed_model, acc))
+    if pipe is not None:
+        runs.append(("udpipe", pipe, u_times))
+    for r in range(args.reps):
+        for key, timed_model, acc in runs if r % 2 == 0 else runs[::-1]:
+            if key == "udpipe":
+                out_of[key], u_cpu, u_wall = timed(lambda: pipe.process(test_blank, err))
+                acc.append((u_cpu, u_wall))
+            else:
+                out_of[key], t_cpu, t_wall = timed(lambda m=timed_model: m.tag(blank_tb, threads=1))
+                acc.append((t_cpu, t_wall) if key == "default" else t_cpu)
+    tagged = out_of["default"]
+    base_tagged, plain_tagged = out_of.get("base"), out_of.get("plain")
+    prev_tagged, nocl_tagged, out = out_of.get("prev"), out_of.get("nocl"), out_of.get("udpipe")
     load = f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after timing"
     s = evaluate(gold, tagged)
     words = gold.n_words
@@ -216,6 +267,15 @@ def main(argv: list[str] | None = None) -> None:
             v_times,
             lambda t: f"no case rule, tagger_upos_bi; the default takes {cpu / t:.2f}x its time",
         )
+    if plain_default is not None:
+        other(
+            "no_clusters",
+            "no-clus",
+            nocl_tagged,
+            n_times,
+            lambda t: f"the default without clusters; with them {cpu / t:.2f}x its time",
+        )
+        result["model_files"] = model_files(tagger, plain_default, args.reps)
     if pipe is not None:
         if err.occurred():
             raise RuntimeError(err.message)

@@ -34,6 +34,7 @@ SHIPPED = [
     "tagger_xpos_bi",
     "tagger_feats_bi",
     "tagger_upos_caps",
+    "tagger_upos_clusters",
     "arc_eager_en_ewt",
     "arc_eager_pt_bosque",
     "first_order_en_ewt",

@@ -375,6 +375,14 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "they are (predicted tags: depfs jackknife); --dev is tagged by it.",
 )
 @click.option(
+    "--clusters",
+    "clusters_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Tagger: a Brown-cluster paths file (BITSTRING<TAB>WORD<TAB>COUNT lines, as Liang's "
+    "wcluster writes), stored in the model and read by cluster templates (the default "
+    "templates become depfs.tagger.CLUSTER_SETS). docs/usage.md: how to get one.",
+)
+@click.option(
     "--force", is_flag=True, help="Allow an --out path that is --train, --dev or --tagger."
 )
 @seed_option
@@ -400,6 +408,7 @@ def train(
     folds: int,
     dagger_iterations: int | None,
     tagger_path: str | None,
+    clusters_path: str | None,
     force: bool,
     seed: int,
 ) -> None:
@@ -452,6 +461,11 @@ def train(
         _check_template_path(groups_path)
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
+    if clusters_path is not None and parser_kind != "tagger":
+        raise click.UsageError(
+            "--clusters: --parser tagger only (a parser's --tagger is a trained tagger, "
+            "its cluster table inside)"
+        )
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if sibling_templates is not None and order != 2:
@@ -468,7 +482,12 @@ def train(
             _check_templates(value, option, "token" if parser_kind == "tagger" else family)
     _check_output(
         out_path,
-        {"the --train file": train_path, "the --dev file": dev_path, "the --tagger": tagger_path},
+        {
+            "the --train file": train_path,
+            "the --dev file": dev_path,
+            "the --tagger": tagger_path,
+            "the --clusters file": clusters_path,
+        },
         force,
         "--out",
     )
@@ -482,7 +501,9 @@ def train(
             _check_heads(dev_tb, str(dev_path))
         parser: TrainableModel
         if parser_kind == "tagger":
-            parser = Tagger(arc_templates, random_state=seed, dynamic=dynamic)
+            parser = Tagger(
+                arc_templates, random_state=seed, dynamic=dynamic, clusters=clusters_path
+            )
         elif parser_kind == "arc-eager":
             parser = ArcEagerParser(
                 arc_templates, random_state=seed, dynamic=dynamic, cascade=stages, tagger=own_tagger
@@ -939,6 +960,12 @@ def tag(
 @click.option(
     "--templates", default=None, help="Tagger templates (default: the tagger's per-column sets)."
 )
+@click.option(
+    "--clusters",
+    "clusters_path",
+    type=click.Path(exists=True, dir_okay=False),
+    help="A Brown-cluster paths file for the taggers (as depfs train --parser tagger --clusters).",
+)
 @click.option("--epochs", type=count(1), default=10, show_default=True)
 @click.option("--threads", type=Threads(), default=1, show_default=True, help="0 = all cores.")
 @click.option("--force", is_flag=True, help="Allow an output path that is the input.")
@@ -948,6 +975,7 @@ def jackknife(
     output: str,
     folds: int,
     templates: str | None,
+    clusters_path: str | None,
     epochs: int,
     threads: int,
     force: bool,
@@ -983,6 +1011,7 @@ def jackknife(
             treebank,
             folds,
             templates=templates,
+            clusters=clusters_path,
             epochs=epochs,
             random_state=seed,
             threads=threads,

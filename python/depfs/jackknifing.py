@@ -50,6 +50,7 @@ def jackknife(
     folds: int = 10,
     *,
     templates: str | os.PathLike[str] | Sequence[str] | None = None,
+    clusters: str | os.PathLike[str] | None = None,
     epochs: int = 10,
     random_state: int = 1,
     threads: int = 1,
@@ -57,7 +58,7 @@ def jackknife(
 ) -> _core.Treebank:
     """A copy of `treebank` whose UPOS, XPOS, FEATS and LEMMA come from taggers that never
     saw the sentence: fold k (of `folds` contiguous blocks) is tagged by a
-    :class:`depfs.Tagger` (`templates`, `epochs`, `random_state`) trained on the other
+    :class:`depfs.Tagger` (`templates`, `clusters`, `epochs`, `random_state`) trained on the other
     folds. Columns the treebank leaves empty stay empty; other columns and comments are
     kept byte for byte. `on_epoch(fold, row)` sees each tagger's epochs (fold from 1)."""
     bounds = fold_bounds(len(treebank), folds)
@@ -67,7 +68,7 @@ def jackknife(
     tagged: list[str] = []
     for k, (start, end) in enumerate(bounds, 1):
         rest = sentences_treebank(sentences[:start] + sentences[end:])
-        tagger = Tagger(templates, epochs=epochs, random_state=random_state)
+        tagger = Tagger(templates, epochs=epochs, random_state=random_state, clusters=clusters)
         report: Any = None if on_epoch is None else (lambda row, k=k: on_epoch(k, row))
         tagger.fit(rest, on_epoch=report)
         lost = [c for c in wanted if c not in tagger.columns_]

@@ -7,6 +7,8 @@ in UDPipe 1; LEMMA an edit-script class (Chrupała 2008) backed by a dictionary 
 forms. Columns the training data leaves empty (``_``) are not learnt and are left as
 they are when tagging. By default a cheap backward (right-to-left) UPOS pass runs first and
 the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
+``Tagger(clusters=PATH)`` reads Brown word clusters (a paths file) with ``cluster(i)`` /
+``cluster:K(i)`` templates (``CLUSTER_SETS`` by default) and stores the table in the model.
 
     tagger = Tagger().fit(train, dev=dev)
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted
@@ -42,6 +44,9 @@ PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
 # The default before the case rule and tagger_upos_caps: `Tagger(BIDI_SETS, backward=
 # DEFAULT_BACKWARD, cased=False)`.
 BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+# The default templates with a word-cluster file (`Tagger(clusters=PATH)`): DEFAULT_SETS with
+# two UPOS templates of the word's Brown-cluster path (docs/design.md § Tagger, "Word clusters").
+CLUSTER_SETS = ("tagger_upos_clusters", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 
 #: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
 #: "Dynamic feature selection"): margins are in units of the steps; a perceptron step of
@@ -111,6 +116,11 @@ class Tagger(TrainableModel):
         # predicted UPOS (docs/design.md § Tagger). None: on, but for dynamic taggers and
         # the layout before line hashing (which cannot have it).
         cased: bool | None = None,
+        # A Brown-cluster "paths" file (BITSTRING<TAB>WORD<TAB>COUNT lines, as Liang's
+        # wcluster writes) that `cluster(i)` / `cluster:K(i)` templates read; its table is
+        # stored in the model. With the default templates it selects CLUSTER_SETS. None: no
+        # clusters (the tagger of before, bit for bit).
+        clusters: str | os.PathLike[str] | None = None,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -126,11 +136,12 @@ class Tagger(TrainableModel):
         self.line_hashing = line_hashing
         self.backward = backward
         self.cased = cased
+        self.clusters = clusters
 
     def _template_texts(self) -> list[str]:
         t = self.templates
         if t is None:
-            t = "tagger_en_ewt" if self.dynamic else DEFAULT_SETS
+            t = "tagger_en_ewt" if self.dynamic else self._default_sets()
         if isinstance(t, (list, tuple)):
             if len(t) != len(COLUMNS):
                 raise ValueError(
@@ -139,6 +150,9 @@ class Tagger(TrainableModel):
                 )
             return [resolve_templates(x, "token") for x in t]
         return [resolve_templates(t, "token")]
+
+    def _default_sets(self) -> tuple[str, ...]:
+        return DEFAULT_SETS if self.clusters is None else CLUSTER_SETS
 
     def _trainer(self, train: Any) -> Any:
         if not isinstance(train, _core.Treebank):
@@ -171,6 +185,7 @@ class Tagger(TrainableModel):
             line_hashing=self.line_hashing,
             backward=backward,
             cased=self._cased(),
+            clusters=None if self.clusters is None else os.fspath(self.clusters),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 

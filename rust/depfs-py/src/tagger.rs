@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use depfs_core::tagger::clusters::Clusters;
 use depfs_core::tagger::features::N_COLUMNS;
 use depfs_core::tagger::{Tagger, TaggerOptions, TaggerTrainer};
 use depfs_core::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
@@ -43,6 +44,11 @@ impl PyTaggerModel {
     #[getter]
     fn cased(&self) -> bool {
         self.inner.cased()
+    }
+    /// Its word-cluster table's size, (words, clusters); None: it has none.
+    #[getter]
+    fn clusters(&self) -> Option<(usize, usize)> {
+        self.inner.clusters().map(|c| (c.len(), c.n_paths()))
     }
     /// The classes of `column` (LEMMA: edit scripts, fields joined by tabs).
     fn classes(&self, column: &str) -> Vec<String> {
@@ -132,9 +138,10 @@ pub struct PyTaggerTrainer {
 #[pymethods]
 impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA);
-    /// `backward`: the templates of a backward UPOS pass (None: none).
+    /// `backward`: the templates of a backward UPOS pass (None: none); `clusters`: a Brown
+    /// paths file (`BITSTRING<TAB>WORD<TAB>COUNT` lines) that `cluster` templates read.
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false, clusters = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -151,6 +158,7 @@ impl PyTaggerTrainer {
         line_hashing: bool,
         backward: Option<String>,
         cased: bool,
+        clusters: Option<PathBuf>,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
@@ -159,6 +167,9 @@ impl PyTaggerTrainer {
             .detach(|| {
                 let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS);
                 let backward = backward.as_deref().map(parse).transpose()?;
+                let clusters = clusters
+                    .map(|p| Clusters::from_file(&p.display().to_string()).map(Arc::new))
+                    .transpose()?;
                 let opts = TaggerOptions {
                     seed,
                     min_known,
@@ -171,6 +182,7 @@ impl PyTaggerTrainer {
                     line_hashing,
                     backward,
                     cased,
+                    clusters,
                 };
                 let sets: [TemplateSet; N_COLUMNS] = match templates.len() {
                     1 => {

@@ -59,6 +59,8 @@ pub enum Model {
     /// An arc-eager cascade: a first stage of the first k templates that settles the
     /// decisions it is sure of by a margin, the full model for the rest.
     ArcEagerCascade(Box<crate::transition::parser::StoredArcEagerCascade>),
+    /// A tagger with a word-cluster table (otherwise as [`Model::TaggerCased`]).
+    TaggerClusters(crate::tagger::StoredTaggerClusters),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -88,7 +90,10 @@ impl Model {
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
             Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => "graph",
-            Model::TaggerLines(_) | Model::TaggerBidi(_) | Model::TaggerCased(_) => "tagger",
+            Model::TaggerLines(_)
+            | Model::TaggerBidi(_)
+            | Model::TaggerCased(_)
+            | Model::TaggerClusters(_) => "tagger",
         }
     }
 }
@@ -275,6 +280,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
+            | Model::TaggerClusters(_)
     ) {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
@@ -317,6 +323,7 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
             | Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
+            | Model::TaggerClusters(_)
     ) {
         return Err(model_err(
             path,

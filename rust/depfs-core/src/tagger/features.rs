@@ -1,13 +1,15 @@
 //! Token templates compiled for the tagger: the value of each template at word i.
 //!
 //! Attributes computed from the form (`form`, `lower`, `prefix:K`, `suffix:K`, `shape`,
-//! `hasdigit`, `hashyphen`, `hasupper`) come from the per-sentence table of
+//! `hasdigit`, `hashyphen`, `hasupper`, and `cluster`/`cluster:K` from the tagger's
+//! cluster table) come from the per-sentence table of
 //! [`SentAttrs`] (hashed once per vocabulary string). The tag columns (`upos`, `xpos`,
 //! `feats`, `feat:KEY`, `lemma`) are the tagger's own predictions so far, kept in a
 //! per-sentence history: words to the left have all their columns; the current word
 //! has the columns predicted before the one being decided (order UPOS, XPOS, FEATS,
 //! LEMMA), and `NONE_VALUE` for the rest.
 
+use super::clusters::Clusters;
 use crate::templates::attrs::{
     feat_value, SentAttrs, VocabHashes, NONE_VALUE, PAD, PAD_LEFT, PAD_RIGHT, ROOT_VALUE,
 };
@@ -75,9 +77,15 @@ impl Slots {
         self.predicted_attrs.contains(&Attr::Lemma)
     }
 
-    /// Vocabulary hashes of the form attributes for `tb`. O(vocabulary · attributes).
-    pub fn vocab_hashes(&self, tb: &Treebank) -> VocabHashes {
-        VocabHashes::new(tb, &self.form_attrs)
+    /// Whether a template reads the word clusters (`cluster`, `cluster:K`).
+    pub fn reads_clusters(&self) -> bool {
+        self.form_attrs.iter().any(|a| matches!(a, Attr::Cluster(_)))
+    }
+
+    /// Vocabulary hashes of the form attributes for `tb` (`cluster` ones from
+    /// `clusters`). O(vocabulary · attributes).
+    pub fn vocab_hashes(&self, tb: &Treebank, clusters: Option<&Clusters>) -> VocabHashes {
+        VocabHashes::with_clusters(tb, &self.form_attrs, clusters)
     }
 
     /// The history slots that deciding `value` for `column` sets, with their values

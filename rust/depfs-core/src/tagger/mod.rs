@@ -18,6 +18,7 @@
 //! UPOS pass first, whose tags its templates read as `bupos` ([`backward`]).
 
 pub mod backward;
+pub mod clusters;
 pub mod features;
 pub mod lemma;
 pub mod lexicon;
@@ -25,6 +26,7 @@ pub mod prefix_margin;
 
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::io::model::{
@@ -38,6 +40,7 @@ use crate::transition::prefix_margin::{MarginPresets, PrefixStep};
 use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, Block, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
+use clusters::{Clusters, StoredClusters};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
 use lexicon::{FormEntry, Lexicon, Seen};
@@ -77,6 +80,9 @@ pub struct TaggerOptions {
     pub backward: Option<TemplateSet>,
     /// [`CaseRules::cased`].
     pub cased: bool,
+    /// The word clusters `cluster` templates read ([`clusters`]); None: no table (and no
+    /// such template).
+    pub clusters: Option<Arc<Clusters>>,
 }
 
 impl Default for TaggerOptions {
@@ -93,6 +99,7 @@ impl Default for TaggerOptions {
             line_hashing: true,
             backward: None,
             cased: false,
+            clusters: None,
         }
     }
 }
@@ -252,6 +259,24 @@ fn check_backward<W, V>(columns: &[ColumnModel<W>], backward: Option<&ColumnMode
     }
 }
 
+/// Templates read clusters exactly when there is a table: none without one (no value to
+/// read), and no table that nothing reads (it would only weigh on the model file).
+fn check_clusters(slots: &Slots, clusters: Option<&Clusters>) -> Result<()> {
+    match (slots.reads_clusters(), clusters.is_some()) {
+        (true, false) => Err(Error::InvalidArgument(
+            "templates read word clusters (cluster(i), cluster:K(i)), but there is no cluster table: \
+             give a Brown paths file (Tagger(clusters=PATH), depfs train --parser tagger --clusters FILE)"
+                .into(),
+        )),
+        (false, true) => Err(Error::InvalidArgument(
+            "a cluster table, but no template reads it: give templates with cluster(i) or \
+             cluster:K(i) (the default with clusters: depfs.tagger.CLUSTER_SETS)"
+                .into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
 /// The history values each class of every column (but LEMMA) sets, once `slots` holds
 /// every column's attributes.
 fn fill_history<W>(columns: &mut [ColumnModel<W>], slots: &Slots) {
@@ -355,6 +380,8 @@ struct Core<W> {
     lexicon: Lexicon,
     slots: Slots,
     case: CaseRules,
+    /// The word clusters of `cluster` templates (None: none read).
+    clusters: Option<Arc<Clusters>>,
 }
 
 /// Per-sentence buffers.
@@ -686,6 +713,7 @@ impl TaggerTrainer {
             }
         };
         check_backward(&columns, backward.as_ref())?;
+        check_clusters(&slots, opts.clusters.as_deref())?;
         fill_history(&mut columns, &slots);
         if opts.cased && (!opts.line_hashing || opts.prefix_margin.is_some()) {
             return Err(Error::InvalidArgument(
@@ -703,10 +731,10 @@ impl TaggerTrainer {
             .collect();
         let n_upos = columns[0].classes.len();
         let lexicon = Lexicon::build(&words, n_upos, opts.min_known.max(1), opts.upos_min_known.max(1));
-        let vh = slots.vocab_hashes(train);
+        let vh = slots.vocab_hashes(train, opts.clusters.as_deref());
         let ambig = train.vocabs.form.strings().iter().map(|f| ambig_hash(lexicon.entry(f))).collect();
         let mut trainer = TaggerTrainer {
-            core: Core { columns, backward: None, lexicon, slots, case },
+            core: Core { columns, backward: None, lexicon, slots, case, clusters: opts.clusters.clone() },
             tb: train.clone(),
             vh,
             ambig,
@@ -896,6 +924,7 @@ impl TaggerTrainer {
                 lexicon: self.core.lexicon.clone(),
                 slots: self.core.slots.clone(),
                 case: self.core.case.clone(),
+                clusters: self.core.clusters.clone(),
             },
             info: String::new(),
             dynamic: self.prefix.map(|p| p.margin).map(|m| MarginPresets { train: m, accurate: m, fast: m }),
@@ -940,6 +969,10 @@ impl Tagger {
     /// their case ([`CaseRules::cased`]; false in taggers saved before the rule).
     pub fn cased(&self) -> bool {
         self.core.case.cased
+    }
+    /// Its word-cluster table (None: it reads none).
+    pub fn clusters(&self) -> Option<&Clusters> {
+        self.core.clusters.as_deref()
     }
     /// The classes of column `name` (LEMMA: edit scripts as text).
     pub fn classes(&self, name: &str) -> Option<&[String]> {
@@ -1006,7 +1039,7 @@ impl Tagger {
             return Err(Error::InvalidArgument(format!("a margin must be a number ≥ 0, got {m}")));
         }
         let rule = margin.map_or(Rule::All, Rule::Margin);
-        let vh = self.core.slots.vocab_hashes(tb);
+        let vh = self.core.slots.vocab_hashes(tb, self.core.clusters.as_deref());
         // The dictionary entry of every form of this treebank, looked up once.
         let entries: Vec<Option<(&FormEntry, bool)>> =
             tb.vocabs.form.strings().iter().map(|f| self.core.lexicon.entry(f)).collect();
@@ -1077,6 +1110,13 @@ impl Tagger {
         let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
         let lines = self.core.columns.first().is_some_and(|cm| cm.lines);
         let model = match (&self.core.backward, self.dynamic) {
+            (b, presets) if self.core.clusters.is_some() => Model::TaggerClusters(StoredTaggerClusters {
+                tagger: stored,
+                backward: b.as_ref().map(StoredColumn::of),
+                presets,
+                case: self.core.case.clone(),
+                clusters: self.core.clusters.as_ref().map(|c| c.to_stored()),
+            }),
             (b, presets) if self.core.case != CaseRules::default() => Model::TaggerCased(StoredTaggerCased {
                 tagger: stored,
                 backward: b.as_ref().map(StoredColumn::of),
@@ -1108,19 +1148,21 @@ impl Tagger {
     pub fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
         let none = CaseRules::default();
-        let (st, dynamic, lines, backward, case) = match file.model {
-            Model::Tagger(st) => (st, None, false, None, none),
-            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false, None, none),
-            Model::TaggerLines(l) => (l.tagger, l.presets, true, None, none),
-            Model::TaggerBidi(b) => (b.tagger, b.presets, true, Some(b.backward), none),
-            Model::TaggerCased(l) => (l.tagger, l.presets, true, l.backward, l.case),
+        let (st, dynamic, lines, backward, case, clusters) = match file.model {
+            Model::Tagger(st) => (st, None, false, None, none, None),
+            Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false, None, none, None),
+            Model::TaggerLines(l) => (l.tagger, l.presets, true, None, none, None),
+            Model::TaggerBidi(b) => (b.tagger, b.presets, true, Some(b.backward), none, None),
+            Model::TaggerCased(l) => (l.tagger, l.presets, true, l.backward, l.case, None),
+            Model::TaggerClusters(c) => (c.tagger, c.presets, true, c.backward, c.case, c.clusters),
             other => return Err(wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
+        let clusters = clusters.map(Clusters::from_stored).transpose().map_err(|e| bad(e.to_string()))?;
         if let Some(p) = dynamic.filter(|p| !p.is_valid()) {
             return Err(bad(format!("bad margin presets {p:?}")));
         }
-        let mut tagger = Tagger::from_stored(st, backward, info, lines, case)
+        let mut tagger = Tagger::from_stored(st, backward, info, lines, case, clusters.map(Arc::new))
             .map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
         tagger.dynamic = dynamic;
         Ok(tagger)
@@ -1132,6 +1174,7 @@ impl Tagger {
         info: String,
         lines: bool,
         case: CaseRules,
+        clusters: Option<Arc<Clusters>>,
     ) -> Result<Tagger> {
         let mut slots = Slots::default();
         let mut columns = Vec::new();
@@ -1146,6 +1189,7 @@ impl Tagger {
         }
         let backward = backward.map(|b| b.column_model(lines, &mut slots)).transpose()?;
         check_backward(&columns, backward.as_ref())?;
+        check_clusters(&slots, clusters.as_deref())?;
         fill_history(&mut columns, &slots);
         let lexicon = st.lexicon;
         let n_of =
@@ -1168,7 +1212,7 @@ impl Tagger {
         if !good {
             return Err(Error::InvalidArgument("the tag dictionary names classes the model lacks".into()));
         }
-        Ok(Tagger { core: Core { columns, backward, lexicon, slots, case }, info, dynamic: None })
+        Ok(Tagger { core: Core { columns, backward, lexicon, slots, case, clusters }, info, dynamic: None })
     }
 }
 
@@ -1246,6 +1290,20 @@ pub struct StoredTaggerCased {
     backward: Option<StoredColumn>,
     presets: Option<MarginPresets>,
     case: CaseRules,
+}
+
+/// A tagger with a word-cluster table ([`clusters`]) inside a model file (otherwise as
+/// [`StoredTaggerCased`]): a variant of its own, so files of the earlier variants decode
+/// and tag as before, and a tagger without a table is written as before.
+#[derive(Serialize, Deserialize)]
+pub struct StoredTaggerClusters {
+    tagger: StoredTagger,
+    backward: Option<StoredColumn>,
+    presets: Option<MarginPresets>,
+    case: CaseRules,
+    /// Always present in a file of this variant (an Option so that a damaged file is
+    /// refused by the consistency check, not by a panic).
+    clusters: Option<StoredClusters>,
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 use super::hash::hash_str;
 use super::syntax::Attr;
+use crate::tagger::clusters::{path_value, Clusters};
 use crate::Treebank;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -41,8 +42,8 @@ pub fn attr_string(attr: &Attr, form: &str, lemma: &str, upos: &str, xpos: &str,
         Attr::HasDigit => flag(form.chars().any(|c| c.is_numeric())),
         Attr::HasHyphen => flag(form.contains('-')),
         Attr::HasUpper => flag(form.chars().any(char::is_uppercase)),
-        // Read from the tagger's dictionary, never from a column.
-        Attr::Ambig | Attr::Bupos => String::new(),
+        // Read from the tagger's dictionary, passes or cluster table, never from a column.
+        Attr::Ambig | Attr::Bupos | Attr::Cluster(_) => String::new(),
     }
 }
 
@@ -117,7 +118,30 @@ pub type VocabCache = Mutex<HashMap<Attr, Arc<[u64]>>>;
 
 impl VocabHashes {
     pub fn new(tb: &Treebank, attrs: &[Attr]) -> VocabHashes {
-        VocabHashes { attrs: attrs.to_vec(), tables: attrs.iter().map(|a| attr_table(tb, a)).collect() }
+        VocabHashes::with_clusters(tb, attrs, None)
+    }
+
+    /// [`VocabHashes::new`] where `cluster` attributes read `clusters` (without a table
+    /// every word has the "none" value; the tagger refuses such templates first). Each form
+    /// is looked up once for every `cluster` attribute. O(forms · attributes).
+    pub fn with_clusters(tb: &Treebank, attrs: &[Attr], clusters: Option<&Clusters>) -> VocabHashes {
+        let forms = tb.vocabs.form.strings();
+        let paths: Vec<Option<&str>> = match clusters {
+            Some(c) if attrs.iter().any(|a| matches!(a, Attr::Cluster(_))) => {
+                forms.iter().map(|f| c.path(f)).collect()
+            }
+            _ => Vec::new(),
+        };
+        let tables = attrs
+            .iter()
+            .map(|a| match a {
+                Attr::Cluster(k) => {
+                    (0..forms.len()).map(|i| path_value(paths.get(i).copied().flatten(), *k)).collect()
+                }
+                a => attr_table(tb, a),
+            })
+            .collect();
+        VocabHashes { attrs: attrs.to_vec(), tables }
     }
 
     /// [`VocabHashes::new`] computing only the attributes `cache` does not hold yet

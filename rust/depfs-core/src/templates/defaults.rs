@@ -27,6 +27,9 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("tagger_feats_bi", Family::Token, include_str!("sets/tagger_feats_bi.txt")),
     // The tagger's default UPOS set since the case rule: tagger_upos_bi and one template.
     ("tagger_upos_caps", Family::Token, include_str!("sets/tagger_upos_caps.txt")),
+    // The tagger's UPOS set with a word-cluster table: tagger_upos_caps and two cluster
+    // templates (`depfs.tagger.CLUSTER_SETS`).
+    ("tagger_upos_clusters", Family::Token, include_str!("sets/tagger_upos_clusters.txt")),
     // Learned orders (forward wrapper on en_ewt dev), grouped; see each file's header.
     ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
     // pt_bosque: its own first 40, then the en_ewt order (see the header).

@@ -8,6 +8,7 @@
 //! attr      := 'form' | 'lower' | 'lemma' | 'upos' | 'xpos' | 'feats' | 'shape'
 //!            | 'hasdigit' | 'hashyphen' | 'hasupper' | 'ambig'      (ambig: token only)
 //!            | 'feat:' KEY | 'prefix:' K | 'suffix:' K          (K in 1..=9)
+//!            | 'cluster' | 'cluster:' B            (token only; B bits, in 1..=32)
 //!            | 'deprel' | 'lval' | 'rval'                       (configuration only)
 //!            | 'POS' (= upos) | 'LEX' (= form) | 'DEP' (= deprel) (Nilsson & Nugues names)
 //! address   := arc:    ('h' | 'm') [('+' | '-') D] | 'b' | 's' | 'g'     (D in 1..=2)
@@ -17,6 +18,9 @@
 //! ```
 
 use crate::{Error, Result};
+
+/// Longest cluster-path prefix a template may read (`cluster:32`).
+pub const MAX_CLUSTER_BITS: u8 = 32;
 
 /// A static word attribute, available for every word of a sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -48,6 +52,10 @@ pub enum Attr {
     /// any offset: the right context of the left-to-right pass. The backward pass reads
     /// its own to the right.
     Bupos,
+    /// Tagger only: the first k bits of the word's path in the tagger's Brown cluster
+    /// table (0: the whole path), looked up as written, then lower-cased; one "none"
+    /// value for a word the table lacks.
+    Cluster(u8),
 }
 
 impl Attr {
@@ -68,6 +76,8 @@ impl Attr {
             Attr::HasUpper => "hasupper".into(),
             Attr::Ambig => "ambig".into(),
             Attr::Bupos => "bupos".into(),
+            Attr::Cluster(0) => "cluster".into(),
+            Attr::Cluster(k) => format!("cluster:{k}"),
         }
     }
     /// Whether the attribute is computed from the form alone (so a tagger knows it
@@ -83,6 +93,7 @@ impl Attr {
                 | Attr::HasDigit
                 | Attr::HasHyphen
                 | Attr::HasUpper
+                | Attr::Cluster(_)
         )
     }
 }
@@ -333,6 +344,16 @@ fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, Strin
         }
         ("ambig", None) => {
             return Err("ambig (the tag dictionary's classes) exists only in token templates".into())
+        }
+        ("cluster", a) if family == Family::Token => NodeAttr::Word(Attr::Cluster(match a {
+            None => 0,
+            Some(a) => match a.parse::<u8>() {
+                Ok(k) if (1..=MAX_CLUSTER_BITS).contains(&k) => k,
+                _ => return Err(format!("bits of cluster must be 1..{MAX_CLUSTER_BITS}, got {a:?}")),
+            },
+        })),
+        ("cluster", _) => {
+            return Err("cluster (the tagger's word clusters) exists only in token templates".into())
         }
         ("prefix", a) => NodeAttr::Word(Attr::Prefix(k_arg(a)?)),
         ("suffix", a) => NodeAttr::Word(Attr::Suffix(k_arg(a)?)),

@@ -246,3 +246,27 @@ fn offsets_at_the_ends_of_i8_are_errors_not_overflows() {
     assert!(err.contains("bad token address"), "{err}");
     assert!(arc("upos(m+127)").is_err());
 }
+
+/// `cluster` (the whole path) and `cluster:K` (K bits, 1..32) are token attributes of the
+/// form, readable to the right; other families refuse them.
+#[test]
+fn cluster_attributes_are_token_only_with_bits_in_range() {
+    let tok = |t: &str| Template::parse(t, 1, Family::Token, DEFAULT_MAX_ATOMS);
+    let t = tok("CLUSTER:6(i+1) & cluster(i)").unwrap();
+    assert_eq!(t.text, "cluster(i) & cluster:6(i+1)");
+    assert_eq!(
+        t.atoms,
+        vec![
+            Atom::TokenWord { attr: Attr::Cluster(0), offset: 0 },
+            Atom::TokenWord { attr: Attr::Cluster(6), offset: 1 }
+        ]
+    );
+    assert!(tok("cluster:32(i)").is_ok());
+    for bad in ["cluster:0(i)", "cluster:33(i)", "cluster:x(i)", "cluster:(i)"] {
+        let e = tok(bad).unwrap_err().to_string();
+        assert!(e.contains("bits of cluster must be 1..32"), "{bad}: {e}");
+    }
+    for e in [arc("cluster(h)").unwrap_err(), cfg("cluster:4(STACK_0)").unwrap_err()] {
+        assert!(e.to_string().contains("exists only in token templates"), "{e}");
+    }
+}
