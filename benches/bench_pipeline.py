@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--folds", type=int, default=10)
     ap.add_argument("--clusters", default=None, help="a Brown-cluster paths file")
+    ap.add_argument(
+        "--seed", type=int, default=1, help="the parsers' seed (the taggers keep theirs)"
+    )
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
@@ -88,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     epochs = depfs.ArcEagerParser().epochs
     for name, tb in [("jackknifed tags", jk), ("gold tags", train)]:
-        parser = depfs.ArcEagerParser(tagger=tagger)
+        parser = depfs.ArcEagerParser(tagger=tagger, random_state=args.seed)
         timed(
             f"arc-eager training on {name} ({epochs} epochs, dev scored after each)",
             partial(parser.fit, tb, dev=dev),
