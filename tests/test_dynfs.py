@@ -410,6 +410,23 @@ def test_second_order_dynfs_keeps_the_full_second_order_model(
     assert int(y.sum()) == st["locks"] and st["sib_cost"] < 1.0
 
 
+def test_second_order_training_chooses_the_labelers_stop_on_dev(
+    dynfs2: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    # The last step of `fit` for either order: what `depfs train --order 2 --dynfs` saves.
+    _, dev = data
+    r = dynfs2.dynfs_result_
+    stop = dynfs2.model_.dynfs_label_stop
+    assert stop is not None and stop[1] == pytest.approx(r.label_margin)  # stored as f32
+    assert r.label_cost is not None and 0 < r.label_cost < 100
+    parsed = dynfs2.parse(dev)
+    assert dynfs2.dynfs_stats_["lab_cost"] * 100 == pytest.approx(r.label_cost)
+    assert depfs.evaluate(dev, parsed).las == pytest.approx(r.label_dev_las)
+    full = dynfs2.parse(dev, label_margin=float("inf"))
+    assert dynfs2.dynfs_stats_["lab_cost"] == 1.0
+    assert depfs.evaluate(dev, full).las - r.label_dev_las <= dynfs2.dynfs_tolerance + 1e-9
+
+
 def test_second_order_cli_trains_and_info_shows_the_sibling_groups(
     tmp_path: Path, groups2_file: Path
 ) -> None:
