@@ -392,7 +392,8 @@ def test_second_order_dynfs_keeps_the_full_second_order_model(
     plain = small(order=2, arc_templates=ARC, sibling_templates=SIB2, prune=False).fit(train, dev)
     full = dynfs2.parse(dev, dynfs=False).to_string()
     assert full == plain.parse(dev).to_string()
-    assert dynfs2.parse(dev, threshold=1e6).to_string() == full  # never locks
+    never = {"threshold": 1e6, "prune_margin": float("inf"), "label_margin": float("inf")}
+    assert dynfs2.parse(dev, **never).to_string() == full  # never locks nor prunes
     st = dynfs2.dynfs_stats_
     assert st["locks"] == 0 and st["sib_evaluated"] == st["sib_full"] > 0
     assert st["cost"] == 1.0 and st["rounds"] == 5 * len(dev)
@@ -408,6 +409,41 @@ def test_second_order_dynfs_keeps_the_full_second_order_model(
     _, st, x, y = dynfs2.model_.run_dynfs(dev, expert=True, record=True)
     assert x.shape == (st["decisions"], depfs._core.dynfs_n_features(5))
     assert int(y.sum()) == st["locks"] and st["sib_cost"] < 1.0
+
+
+def test_second_order_training_chooses_a_prune_margin_on_dev(
+    dynfs2: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    # As in first order: margin and threshold chosen together on dev; the margin prunes in
+    # the first-order rounds, before the sibling rounds.
+    _, dev = data
+    r = dynfs2.dynfs_result_
+    assert r.prune_margin is not None
+    assert dynfs2.model_.dynfs_prune_margin == pytest.approx(r.prune_margin)
+    assert dynfs2.model_.dynfs[2] == pytest.approx(r.threshold)
+    assert r.dev_uas >= r.full_dev_uas - dynfs2.dynfs_tolerance
+    parsed = dynfs2.parse(dev)
+    cost = dynfs2.dynfs_stats_["cost"]
+    assert depfs.evaluate(dev, parsed).uas == pytest.approx(r.dev_uas)
+    dynfs2.parse(dev, prune_margin=float("inf"))  # the same threshold, no pruning
+    assert dynfs2.dynfs_stats_["cost"] > cost
+
+
+def test_second_order_training_chooses_the_labelers_stop_on_dev(
+    dynfs2: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    # The last step of `fit` for either order: what `depfs train --order 2 --dynfs` saves.
+    _, dev = data
+    r = dynfs2.dynfs_result_
+    stop = dynfs2.model_.dynfs_label_stop
+    assert stop is not None and stop[1] == pytest.approx(r.label_margin)  # stored as f32
+    assert r.label_cost is not None and 0 < r.label_cost < 100
+    parsed = dynfs2.parse(dev)
+    assert dynfs2.dynfs_stats_["lab_cost"] * 100 == pytest.approx(r.label_cost)
+    assert depfs.evaluate(dev, parsed).las == pytest.approx(r.label_dev_las)
+    full = dynfs2.parse(dev, label_margin=float("inf"))
+    assert dynfs2.dynfs_stats_["lab_cost"] == 1.0
+    assert depfs.evaluate(dev, full).las - r.label_dev_las <= dynfs2.dynfs_tolerance + 1e-9
 
 
 def test_second_order_cli_trains_and_info_shows_the_sibling_groups(

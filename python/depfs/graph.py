@@ -273,16 +273,17 @@ class GraphParser(TrainableModel):
         )
         if uas is not None and cost is not None:
             r.dev_uas, r.dev_cost = uas, cost
-        if not sib_groups:
-            self.model_, r.prune_margin, r.dev_uas, r.dev_cost = choose_prune_margin(
-                self.model_,
-                dev,
-                r.full_dev_uas,
-                tolerance=self.dynfs_tolerance,
-                threads=threads,
-                report=report,
-            )
-            r.threshold = self.model_.dynfs[2]
+        # Either order: the margin prunes in the first-order rounds (of a second-order
+        # model too, before its sibling rounds).
+        self.model_, r.prune_margin, r.dev_uas, r.dev_cost = choose_prune_margin(
+            self.model_,
+            dev,
+            r.full_dev_uas,
+            tolerance=self.dynfs_tolerance,
+            threads=threads,
+            report=report,
+        )
+        r.threshold = self.model_.dynfs[2]
         self.model_, r.label_margin, r.label_dev_las, r.label_cost = choose_label_stop(
             self.model_,
             train,

@@ -34,7 +34,8 @@ This module holds what surrounds it:
   round (:func:`merge_rounds`) when dev UAS and cost stay within ``ROUNDS_SLACK``;
 * margin pruning (:func:`choose_prune_margin`, not in He et al.): a word the policy adds
   keeps only the arcs within a margin of its best, so the later groups are computed on
-  fewer arcs; margin and threshold are chosen together on dev by the same rule;
+  fewer arcs (in the first-order rounds, of either order); margin and threshold are
+  chosen together on dev by the same rule;
 * the labeler's stop (:func:`choose_label_stop`, not in He et al., who parse unlabeled):
   the prefix-margin rule of Strubell et al. (2015) on each word's label — the labeler's
   templates added in descending order of their rows' spread on the training arcs, a
@@ -213,7 +214,8 @@ def choose_prune_margin(
     threads: int = 1,
     report: Callable[[str], None] | None = None,
 ) -> tuple[Any, float | None, float, float]:
-    """A prune margin and policy threshold for `model` (first order, with DynFS) chosen
+    """A prune margin and policy threshold for `model` (with DynFS; the margin prunes in
+    the first-order rounds, also a second-order model's) chosen
     together on dev by :func:`train_policy`'s rule — the lowest share of templates whose
     dev UAS is within `tolerance` of `full_uas` — against the model as it is (its
     threshold, no margin), which wins ties and stays when nothing is within. Returns the

@@ -66,9 +66,13 @@ impl Eisner2Workspace {
                     max_plus(&self.cr.v[s * n1 + s..s * n1 + t], &self.cl.vt[t * n1 + s + 1..t * n1 + t + 1]);
                 self.sq.set(n1, s, t, v, s + i);
                 // Arc s -> t: t is s's innermost right child (split s) or follows r (s < r < t).
+                // A ruled-out arc (-inf): its span is -inf whatever the split, so the O(n)
+                // split search is skipped (the same value; no tree uses the span).
                 let base = sib_of(t, s);
                 let innermost = self.cl.vt[t * n1 + s + 1] + sib[base + s];
-                let (best, split) = if !(s == 0 && single_root) && t > s + 1 {
+                let (best, split) = if arc[t * n1 + s] == f64::NEG_INFINITY {
+                    (f64::NEG_INFINITY, s)
+                } else if !(s == 0 && single_root) && t > s + 1 {
                     best_sibling_split(
                         (innermost, s),
                         &self.ir.v[s * n1 + s + 1..s * n1 + t],
@@ -85,7 +89,9 @@ impl Eisner2Workspace {
                 if s > 0 {
                     let base = sib_of(s, t);
                     let innermost = self.cr.v[s * n1 + t - 1] + sib[base + t];
-                    let (best, split) = if t > s + 1 {
+                    let (best, split) = if arc[s * n1 + t] == f64::NEG_INFINITY {
+                        (f64::NEG_INFINITY, t)
+                    } else if t > s + 1 {
                         best_sibling_split(
                             (innermost, t),
                             &self.sq.v[s * n1 + s + 1..s * n1 + t],

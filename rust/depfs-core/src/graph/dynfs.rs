@@ -256,6 +256,8 @@ pub struct DynScratch {
     desc: Vec<usize>,
     /// Second order: the policy's scores (arc + best sibling part so far).
     cur: Vec<f64>,
+    /// Second order: the sibling parts of a round.
+    parts: score::SibParts,
 }
 
 fn sigmoid(x: f64) -> f64 {
@@ -695,14 +697,14 @@ impl GraphModel {
         sc: &mut DynScratch,
     ) -> Result<()> {
         let k = groups.len();
-        let DynScratch { base, sents, order, psi, stack, desc, cur } = sc;
+        let DynScratch { base, sents, order, psi, stack, desc, cur, parts } = sc;
         let (o, d) = (&mut base.batch[i], &mut sents[i]);
         let n1 = o.n1();
         self.sib.prepare(&prep.sib, tb, s, &mut base.sib);
         base.sibs.clear();
         base.sibs.resize(n1 * n1 * n1, 0.0);
         cur.clone_from(&o.scores);
-        let mut marked = vec![false; n1];
+        let mut marked = Vec::with_capacity(n1);
         for (next, group) in groups.iter().enumerate().skip(k1) {
             let added =
                 decide_round(o, Some(cur), d, next, k, decider, None, record, order, psi, stack, desc);
@@ -710,9 +712,8 @@ impl GraphModel {
                 d.stats.early += 1;
                 break;
             }
-            for (m, mk) in marked.iter_mut().enumerate() {
-                *mk = m > 0 && o.todo[m * n1..(m + 1) * n1].iter().any(|&t| t);
-            }
+            marked.clear();
+            marked.extend((1..n1).filter(|&m| o.todo[m * n1..(m + 1) * n1].iter().any(|&t| t)));
             if next == k1 && switch {
                 for (j, (&t, &op)) in o.todo.iter().zip(&o.open).enumerate() {
                     if t && op {
@@ -720,18 +721,17 @@ impl GraphModel {
                     }
                 }
             }
-            for m in (1..n1).filter(|&m| marked[m]) {
-                let parts = score::add_sibling_parts(
-                    &self.sib,
-                    &self.sib_w,
-                    &base.sib,
-                    group,
-                    &o.scores,
-                    m,
-                    &mut base.sibs,
-                );
-                d.stats.sib_evaluated += parts * group.len() as u64;
-            }
+            let n = score::add_sibling_parts(
+                &self.sib,
+                &self.sib_w,
+                &base.sib,
+                group,
+                &o.scores,
+                &marked,
+                parts,
+                &mut base.sibs,
+            );
+            d.stats.sib_evaluated += n * group.len() as u64;
             d.stats.rounds += 1;
             match base.decode.second(&o.scores, &base.sibs, n1) {
                 Ok(h) => d.heads = h,
@@ -744,7 +744,7 @@ impl GraphModel {
                 Err(e) => return Err(e),
             }
             // The policy's scores of the marked modifiers' arcs: arc + best part. O(n²) each.
-            for m in (1..n1).filter(|&m| marked[m]) {
+            for &m in &marked {
                 for h in (0..n1).filter(|&h| h != m && o.scores[m * n1 + h].is_finite()) {
                     let base_i = (m * n1 + h) * n1;
                     let inner = if m > h { h..m } else { m + 1..h + 1 };

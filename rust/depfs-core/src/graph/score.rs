@@ -161,8 +161,8 @@ pub fn add_arc_scores_groups<W: WeightTable>(
             let mask = (w.rows(t) - 1) as u64;
             // Each row is prefetched as soon as it is located: its load (an L2 miss, most
             // often) overlaps with locating the next rows instead of stalling the gather.
-            // (The second table's, read only in the rounds of a second-order DynFS model,
-            // are not.)
+            // The second table's (the rounds of a second-order DynFS model) are prefetched
+            // by the first table's gather, so they overlap with it.
             for (k, item) in batch.iter().enumerate() {
                 let (hp, mp) = (af.head_partials(item.sent, t), af.mod_partials(item.sent, t));
                 let r = starts[k]..starts[k + 1];
@@ -170,6 +170,12 @@ pub fn add_arc_scores_groups<W: WeightTable>(
                 match w.template_block(t) {
                     Block::Dense(block) => locate(block, hp, mp, hs, ms, es, mask, out),
                     Block::Quantized { q, .. } => locate(q, hp, mp, hs, ms, es, mask, out),
+                }
+            }
+            if let Some((w2, _)) = &second {
+                match w2.template_block(t) {
+                    Block::Dense(block) => prefetch_rows(block, &rows),
+                    Block::Quantized { q, .. } => prefetch_rows(q, &rows),
                 }
             }
             for (table, acc) in [(w, &mut acc)].into_iter().chain(second.as_ref().map(|s| (s.0, &mut acc2))) {
@@ -258,6 +264,14 @@ fn locate<E>(
     }
 }
 
+/// Prefetches `block[rows[i]]` for every i. O(a).
+#[inline(always)]
+fn prefetch_rows<E>(block: &[E], rows: &[u32]) {
+    for &r in rows {
+        prefetch(block, r as usize);
+    }
+}
+
 /// acc[i] += scale · block[rows[i]] for one general template. O(a).
 ///
 /// The rows were located and prefetched in a first pass (two partial loads and one
@@ -276,8 +290,8 @@ where
 
 /// Second-order sibling scores in the layout of the decoders:
 /// `out[(m * n1 + h) * n1 + s]` with `s == h` for the innermost child. Only the
-/// entries a projective decoder can use (s between h and m, or s == h) are filled.
-/// O(n³ · T).
+/// entries a projective decoder can use (s between h and m, or s == h) are filled:
+/// [`add_sibling_parts`] on every part. O(n³ · T).
 pub fn sibling_scores<W: WeightTable>(
     af: &ArcFeatures,
     w: &W,
@@ -288,55 +302,123 @@ pub fn sibling_scores<W: WeightTable>(
     let n1 = sent.n1;
     out.clear();
     out.resize(n1 * n1 * n1, 0.0);
-    for h in 0..n1 {
-        for m in 1..n1 {
-            if m == h {
-                continue;
-            }
-            let base = (m * n1 + h) * n1;
-            let inner = if m > h { h..m } else { m + 1..h + 1 };
-            for s in inner {
-                let second = Second { sib: (s != h).then_some(s), grand: None };
-                let mut acc = 0f32;
-                for &t in active {
-                    af.for_each(sent, t, h, m, second, |f| acc += w.get(t, f));
-                }
-                out[base + s] = acc as f64;
-            }
-        }
+    let arc = vec![0.0; n1 * n1];
+    let mods: Vec<usize> = (1..n1).collect();
+    add_sibling_parts(af, w, sent, active, &arc, &mods, &mut SibParts::default(), out);
+}
+
+/// Parts scored together by [`add_sibling_parts`]: enough to keep many weight loads in
+/// flight, few enough that the list stays small (a 400-word sentence has 10⁷ parts).
+const SIB_BATCH: usize = 4096;
+
+/// Sibling parts (h, m, s) listed for [`add_sibling_parts`], and its buffers.
+#[derive(Debug, Clone, Default)]
+pub struct SibParts {
+    /// Part i is (h[i], m[i], s[i]), s == h for the innermost child.
+    h: Vec<usize>,
+    m: Vec<usize>,
+    s: Vec<usize>,
+    rows: Vec<u32>,
+    acc: Vec<f32>,
+    /// Parts scored together (0: [`SIB_BATCH`]).
+    batch: usize,
+}
+
+impl SibParts {
+    /// Buffers that score `batch` parts at a time (tests: small batches end mid-modifier).
+    pub fn with_batch(batch: usize) -> SibParts {
+        SibParts { batch, ..SibParts::default() }
     }
 }
 
-/// Adds the sibling templates `active` to the parts (h, m, s) of modifier `m` that a
-/// tree can still use — arc h → m allowed (`arc[m * n1 + h]` finite) and s == h (m is
-/// h's innermost child) or s strictly between h and m with h → s allowed — in the
-/// layout of [`sibling_scores`]; other parts are left as they are. Returns the number
-/// of parts scored. O(parts · |active|), parts ≤ n².
+/// Adds the sibling templates `active` to the parts (h, m, s) of the modifiers `mods`
+/// that a tree can still use — arc h → m allowed (`arc[m * n1 + h]` finite) and s == h
+/// (m is h's innermost child) or s strictly between h and m with h → s allowed — in the
+/// layout of [`sibling_scores`]; other parts are left as they are. Each part's sum is an
+/// f32 sum template by template, cast and added to `out`; the work goes templates
+/// outer, parts inner, [`SIB_BATCH`] parts at a time: every part's weight row is located
+/// and prefetched in a first pass and summed in a second, as for arcs (the scattered
+/// weight loads dominate). Returns the number of parts scored.
+/// O(parts · |active|), parts ≤ n² per modifier.
+#[allow(clippy::too_many_arguments)]
 pub fn add_sibling_parts<W: WeightTable>(
     af: &ArcFeatures,
     w: &W,
     sent: &ArcSent,
     active: &[usize],
     arc: &[f64],
-    m: usize,
+    mods: &[usize],
+    parts: &mut SibParts,
     out: &mut [f64],
 ) -> u64 {
     let n1 = sent.n1;
-    let mut parts = 0;
-    for h in (0..n1).filter(|&h| h != m && arc[m * n1 + h].is_finite()) {
-        let base = (m * n1 + h) * n1;
-        let inner = if m > h { h..m } else { m + 1..h + 1 };
-        for s in inner.filter(|&s| s == h || arc[s * n1 + h].is_finite()) {
-            let second = Second { sib: (s != h).then_some(s), grand: None };
-            let mut acc = 0f32;
-            for &t in active {
-                af.for_each(sent, t, h, m, second, |f| acc += w.get(t, f));
+    let batch = if parts.batch == 0 { SIB_BATCH } else { parts.batch };
+    let mut total = 0;
+    parts.h.clear();
+    parts.m.clear();
+    parts.s.clear();
+    for &m in mods {
+        for h in (0..n1).filter(|&h| h != m && arc[m * n1 + h].is_finite()) {
+            let inner = if m > h { h..m } else { m + 1..h + 1 };
+            for s in inner.filter(|&s| s == h || arc[s * n1 + h].is_finite()) {
+                parts.h.push(h);
+                parts.m.push(m);
+                parts.s.push(s);
+                if parts.h.len() == batch {
+                    total += score_sibling_parts(af, w, sent, active, parts, out);
+                }
             }
-            out[base + s] += acc as f64;
-            parts += 1;
         }
     }
-    parts
+    total + score_sibling_parts(af, w, sent, active, parts, out)
+}
+
+/// Scores the parts listed in `p` (see [`add_sibling_parts`]) and empties the list.
+/// O(parts · |active|).
+fn score_sibling_parts<W: WeightTable>(
+    af: &ArcFeatures,
+    w: &W,
+    sent: &ArcSent,
+    active: &[usize],
+    p: &mut SibParts,
+    out: &mut [f64],
+) -> u64 {
+    let (n, n1) = (p.h.len(), sent.n1);
+    debug_assert_eq!(w.width(), 1, "sibling weights are one score per row");
+    p.acc.clear();
+    p.acc.resize(n, 0.0);
+    p.rows.resize(n, 0);
+    let second = |i: usize| Second { sib: (p.s[i] != p.h[i]).then_some(p.s[i]), grand: None };
+    for &t in active {
+        if af.templates[t].between_slot().is_some() {
+            // Several features per part (one per word between): no row to locate once.
+            for i in 0..n {
+                let acc = &mut p.acc[i];
+                af.for_each(sent, t, p.h[i], p.m[i], second(i), |f| *acc += w.get(t, f));
+            }
+            continue;
+        }
+        let mask = (w.rows(t) - 1) as u64;
+        let block = w.template_block(t);
+        for (i, row) in p.rows.iter_mut().enumerate() {
+            af.for_each(sent, t, p.h[i], p.m[i], second(i), |f| *row = (f & mask) as u32);
+            match block {
+                Block::Dense(b) => prefetch(b, *row as usize),
+                Block::Quantized { q, .. } => prefetch(q, *row as usize),
+            }
+        }
+        match block {
+            Block::Dense(b) => gather(b, 1.0, &p.rows, &mut p.acc),
+            Block::Quantized { q, scale } => gather(q, scale, &p.rows, &mut p.acc),
+        }
+    }
+    for i in 0..n {
+        out[(p.m[i] * n1 + p.h[i]) * n1 + p.s[i]] += p.acc[i] as f64;
+    }
+    p.h.clear();
+    p.m.clear();
+    p.s.clear();
+    n as u64
 }
 
 /// The number of sibling parts (h, m, s) a tree can use under arc scores `arc`

@@ -154,7 +154,9 @@ fn hot_loops_equal_the_reference_sums() {
     let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
     let af = ArcFeatures::compile(&set).unwrap();
     let w = random_weights(&af, 6, 3);
-    let sib_set = TemplateSet::parse("upos(h) & upos(s) & upos(m)\nform(s) & dir", Family::Arc, 3).unwrap();
+    // Three sibling templates: f32 sums in another order would differ in their bits.
+    let sib_text = "upos(h) & upos(s) & upos(m)\nform(s) & dir\nupos(s) & form(m) & dist";
+    let sib_set = TemplateSet::parse(sib_text, Family::Arc, 3).unwrap();
     let sf = ArcFeatures::compile(&sib_set).unwrap();
     let sw = random_weights(&sf, 5, 4);
     let (vh, svh) = (VocabHashes::new(&tb, &af.attrs), VocabHashes::new(&tb, &sf.attrs));
@@ -169,7 +171,7 @@ fn hot_loops_equal_the_reference_sums() {
         mask[n1 + 2] = false; // prune 2 -> 1
         let (mut got, mut sib) = (Vec::new(), Vec::new());
         score::arc_scores(&af, &w, &sent, &split, Some(&mask), &mut got, None);
-        score::sibling_scores(&sf, &sw, &ssent, &[0, 1], &mut sib);
+        score::sibling_scores(&sf, &sw, &ssent, &[0, 1, 2], &mut sib);
         for m in 1..n1 {
             for h in 0..n1 {
                 if h == m {
@@ -191,7 +193,8 @@ fn hot_loops_equal_the_reference_sums() {
                     for t in 0..sf.len() {
                         sf.for_each(&ssent, t, h, m, second, |f| want += sw.get(t, f));
                     }
-                    assert!((sib[(m * n1 + h) * n1 + p] - want as f64).abs() < 1e-3);
+                    // The same f32 sum, template by template: the same bits.
+                    assert_eq!(sib[(m * n1 + h) * n1 + p], want as f64, "part ({h}, {m}, {p})");
                 }
             }
         }
@@ -854,26 +857,57 @@ fn second_order_specs_are_checked() {
 }
 
 /// The sibling parts a tree can use: scored exactly where arc h → m and (s ≠ h) arc
-/// h → s are allowed, with the same values as the full sibling scores, and counted.
+/// h → s are allowed, with the bits of each part's sum template by template (the
+/// batched scorer's rows located in one pass, summed in another), and counted.
 #[test]
 fn sibling_parts_are_scored_only_where_both_arcs_are_allowed() {
     let (tb, model) = noisy_model2(25);
     let prep = model.prepare(&tb);
     let mut rng = Rng::new(5);
-    let (mut sent, mut all) = (ArcSent::default(), Vec::new());
+    let mut sent = ArcSent::default();
     let active: Vec<usize> = (0..model.sib.len()).collect();
+    let (sf, sw) = (&model.sib, &model.sib_w);
     for s in 0..tb.len() {
         model.sib.prepare(&prep.sib, &tb, s, &mut sent);
         let n1 = sent.n1;
-        score::sibling_scores(&model.sib, &model.sib_w, &sent, &active, &mut all);
+        let reference = |h: usize, m: usize, x: usize| {
+            let second = Second { sib: (x != h).then_some(x), grand: None };
+            let mut acc = 0f32;
+            for &t in &active {
+                sf.for_each(&sent, t, h, m, second, |f| acc += sw.get(t, f));
+            }
+            acc as f64
+        };
         let arc: Vec<f64> = (0..n1 * n1)
             .map(|_| if rng.next_u64().is_multiple_of(3) { f64::NEG_INFINITY } else { 0.0 })
             .collect();
         let mut got = vec![0.0; n1 * n1 * n1];
+        // Half the modifiers one at a time, the rest in one call, scored 7 parts at a time.
+        let mut buf = score::SibParts::with_batch(7);
+        let (one, rest): (Vec<usize>, Vec<usize>) = (1..n1).partition(|m| m % 2 == 0);
         let mut parts = 0;
-        for m in 1..n1 {
-            parts += score::add_sibling_parts(&model.sib, &model.sib_w, &sent, &active, &arc, m, &mut got);
+        for m in one {
+            parts += score::add_sibling_parts(
+                &model.sib,
+                &model.sib_w,
+                &sent,
+                &active,
+                &arc,
+                &[m],
+                &mut buf,
+                &mut got,
+            );
         }
+        parts += score::add_sibling_parts(
+            &model.sib,
+            &model.sib_w,
+            &sent,
+            &active,
+            &arc,
+            &rest,
+            &mut buf,
+            &mut got,
+        );
         let mut want_parts = 0;
         for m in 1..n1 {
             for h in (0..n1).filter(|&h| h != m) {
@@ -883,8 +917,8 @@ fn sibling_parts_are_scored_only_where_both_arcs_are_allowed() {
                     let usable =
                         between && arc[m * n1 + h].is_finite() && (x == h || arc[x * n1 + h].is_finite());
                     want_parts += u64::from(usable);
-                    let want = if usable { all[i] } else { 0.0 };
-                    assert!((got[i] - want).abs() < 1e-9, "sentence {s}: part ({h}, {m}, {x})");
+                    let want = if usable { reference(h, m, x) } else { 0.0 };
+                    assert_eq!(got[i], want, "sentence {s}: part ({h}, {m}, {x})");
                 }
             }
         }
