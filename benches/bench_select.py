@@ -64,6 +64,7 @@ from depfs.select import (
     order_text,
     plot_curves,
 )
+from depfs.select.wrapper import planned_steps
 from depfs.templates import TemplateSet
 
 from .bench_arceager import data_dir
@@ -280,6 +281,18 @@ def over_bar(full: list[float], short: list[float], bar: float = GAP_BAR) -> str
     return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in runs)
 
 
+def projected_minutes(samples: list[tuple[int, float]], steps: list[int]) -> float:
+    """CPU minutes of a wrapper run whose step k trains steps[k] candidates of k + 1
+    templates, from (templates, CPU seconds) samples at the same settings: the least-squares
+    line of seconds on templates, summed over the run (an extrapolation past the samples)."""
+    n = len(samples)
+    mx = sum(k for k, _ in samples) / n
+    my = sum(c for _, c in samples) / n
+    sxx = sum((k - mx) ** 2 for k, _ in samples)
+    slope = sum((k - mx) * (c - my) for k, c in samples) / sxx if sxx else 0.0
+    return sum(m * (my + slope * (k + 1 - mx)) for k, m in enumerate(steps)) / 60
+
+
 def max_length_arg(text: str) -> int | None:
     """--max-length: a positive number of words, or `all` (every sentence)."""
     if text == "all":
@@ -308,12 +321,13 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     common = dict(parser=args.parser, metric=args.metric, workers=args.workers, log=log)
     runs = {}
     cpu: dict[str, float] = {}
+    samples: dict[str, list[tuple[int, float]]] = {}
     for label, epochs, max_length, m in [
         ("short", args.epochs, args.max_length, args.candidates),
         ("full", full_epochs, None, None),
     ]:
         t0 = time.time()
-        seconds: list[float] = []
+        seconds: list[tuple[int, float]] = []
         r = forward_wrapper(
             pool,
             train,
@@ -322,10 +336,12 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
             max_length=max_length,
             candidates=m,
             rerank_every=args.rerank_every,
-            on_result=lambda c, res, seconds=seconds: seconds.append(res.cpu_seconds),
+            on_result=lambda c, r, seconds=seconds: seconds.append(
+                (len(c.templates), r.cpu_seconds)
+            ),
             **common,
         )
-        runs[label], cpu[label] = r, sum(seconds) / 60
+        runs[label], cpu[label], samples[label] = r, sum(c for _, c in seconds) / 60, seconds
         print(
             f"{label} settings (epochs {epochs}, max length {max_length}"
             + (f", shortlist M={m} R={args.rerank_every}" if m else "")
@@ -360,6 +376,20 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         f"{cpu['prefixes']:.1f}, full order {cpu['full']:.1f}",
         flush=True,
     )
+    # What ordering the whole pool would cost, at the short and at the full settings.
+    whole = len(TemplateSet.load(args.pool, FAMILY[args.parser]))
+    projected = {
+        label: projected_minutes(
+            samples[label], planned_steps(whole, None, m, 2, args.rerank_every)
+        )
+        for label, m in [("short", args.candidates), ("full", None)]
+    }
+    print(
+        f"the whole {args.pool} ({whole} templates), projected from these trainings' CPU "
+        f"times: {projected['short']:.0f} CPU min at the short settings, "
+        f"{projected['full']:.0f} at full settings (exact wrapper)",
+        flush=True,
+    )
     for k, (a, b) in enumerate(zip(full.scores, short_at_full), 1):
         print(f"  {k:3d}  full order {a:6.2f}  short order {b:6.2f}  {b - a:+.2f}")
     name = f"{args.treebank}_{args.parser}_{settings_name(args)}"
@@ -389,6 +419,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         "over_bar": where,
         "meets_bar": meets,
         "cpu_minutes": cpu,
+        "projected_cpu_minutes_whole_pool": projected,
         "short_order": [t.text for t in short.order],
         "full_order": [t.text for t in full.order],
         "short_scores_short_settings": short.scores,

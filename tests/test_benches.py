@@ -19,6 +19,7 @@ from benches.bench_select import (
     curve_gaps,
     max_length_arg,
     over_bar,
+    projected_minutes,
     settings_name,
     shortlists,
     spearman,
@@ -63,6 +64,14 @@ def test_settings_names_and_max_length() -> None:
     assert settings_name(ns) == "mlall_e3"
     ns = types.SimpleNamespace(max_length=40, epochs=1, candidates=10, rerank_every=5)
     assert settings_name(ns) == "ml40_e1_m10r5"
+
+
+def test_projected_minutes_sums_the_fitted_line_over_the_steps() -> None:
+    # Seconds = 1 + 0.5 * templates; steps of 3, 2, 1 candidates with 1, 2, 3 templates.
+    samples = [(1, 1.5), (3, 2.5), (2, 2.0)]
+    assert projected_minutes(samples, [3, 2, 1]) == pytest.approx((3 * 1.5 + 2 * 2.0 + 2.5) / 60)
+    # One template count only: the mean, flat.
+    assert projected_minutes([(2, 3.0), (2, 5.0)], [2, 1]) == pytest.approx(3 * 4.0 / 60)
 
 
 def test_shortlist_pairs() -> None:
