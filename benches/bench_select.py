@@ -7,7 +7,8 @@
     python -m benches.bench_select quality --order-file ORDER  # top-k prefixes on test
     python -m benches.bench_select settings --pool arc_eager_en_ewt --pool-size 30 \
                                             [--max-length N|all] [--epochs E] [--full-epochs 17]
-                                            [--candidates M --rerank-every R] [--plot PATH]
+                                            [--candidates M --rerank-every R] [--seed-check S]
+                                            [--plot PATH]
     python -m benches.bench_select settings --parser tagger --pool tagger_en_ewt --pool-size 30
 
 `throughput` evaluates the same random candidates (template subsets of 5 to 30 of the
@@ -37,11 +38,13 @@ prefixes are trained at full settings too. It prints Spearman's ρ of the two or
 gap between the two orders' dev curves at full settings (largest and mean over the prefix
 sizes, and the prefix sizes where it exceeds 0.3) and the CPU minutes of each part (summed
 from the log, so a resumed run reports the same). The bar (issue 15): ρ ≥ 0.8, or every
-gap ≤ 0.3. On a pool that is a shipped order's own prefix (`--pool arc_eager_en_ewt`,
-`--parser tagger --pool tagger_en_ewt`), the run at the settings it was made with gives
-back that prefix, so the check is of the shipped order itself. One log per pool,
-bench-results/select_settings_*.jsonl, holds every setting's trainings (a rerun, or a
-run at other short settings, retrains nothing it holds).
+gap ≤ 0.3. --seed-check S retrains the full order's prefixes with seed S: how far the same
+order's curve moves with the seed alone. On a pool that is a shipped order's own prefix
+(`--pool arc_eager_en_ewt`, `--parser tagger --pool tagger_en_ewt`), the run at the
+settings it was made with gives back that prefix, so the check is of the shipped order
+itself (else that order's prefixes are trained at full settings and checked too). One log
+per pool, bench-results/select_settings_*.jsonl, holds every setting's trainings (a rerun,
+or a run at other short settings, retrains nothing it holds).
 """
 
 from __future__ import annotations
@@ -390,6 +393,26 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
             f"{'meets' if meets else 'misses'} the bar (rho >= 0.8 or every gap <= {GAP_BAR})",
             flush=True,
         )
+    noise = None
+    if args.seed_check:
+        # The bar against the seed: the full order's own prefixes retrained with another
+        # seed stray from its curve by this much (nothing about the order changes).
+        again = [
+            Candidate(args.parser, tuple(full.order[:k]), epochs=full_epochs, seed=args.seed_check)
+            for k in range(1, len(full.order) + 1)
+        ]
+        with Engine(train, dev, workers=args.workers, log=Log(log)) as engine:
+            got = {c.key(): r for c, r in engine.run(again)}
+        reseeded = [got[c.key()].score(full.metric) for c in again]
+        noise = dict(zip(("max_gap", "mean_gap"), curve_gaps(full.scores, reseeded)))
+        noise["over_bar"] = over_bar(full.scores, reseeded)
+        noise["scores"] = reseeded
+        print(
+            f"the full order's prefixes with seed {args.seed_check} against seed 1: max gap "
+            f"{noise['max_gap']:.2f}, mean gap {noise['mean_gap']:.2f}, over {GAP_BAR} at "
+            f"{noise['over_bar'] or 'no'} templates",
+            flush=True,
+        )
     print(
         f"CPU minutes: short order {cpu['short']:.1f}, its prefixes at full settings "
         f"{cpu['prefixes']:.1f}, full order {cpu['full']:.1f}",
@@ -449,6 +472,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         "full_scores": full.scores,
         "short_scores_full_settings": short_at_full,
         "pool_scores_full_settings": at_full.get("pool order"),
+        "seed_check": noise,
     }
     (OUT / f"select_settings_{name}.json").write_text(json.dumps(out, indent=1))
     return out
@@ -512,6 +536,12 @@ def main(argv: list[str] | None = None) -> None:
         "--full-epochs", type=int, default=None, help="settings: [default: 17 parser, 10 tagger]"
     )
     ap.add_argument("--metric", default=None, help="settings: [default: the parser's]")
+    ap.add_argument(
+        "--seed-check",
+        type=int,
+        default=None,
+        help="settings: retrain the full order with this seed",
+    )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument(
         "--shortlist", action="append", metavar="M:R", help="compare: a cheaper wrapper (repeat)"
