@@ -313,6 +313,15 @@ def settings_name(args: argparse.Namespace) -> str:
     return name
 
 
+def settings_label(args: argparse.Namespace) -> str:
+    """The short settings in words, for the plot."""
+    text = f"≤ {args.max_length} words" if args.max_length else "all sentences"
+    text += f", {args.epochs} epoch" + ("s" if args.epochs > 1 else "")
+    if args.candidates:
+        text += f", M={args.candidates} R={args.rerank_every}"
+    return text
+
+
 def settings(args: argparse.Namespace) -> dict[str, Any]:
     """The short-settings order against the full-settings one on a small pool (see the
     module doc): Spearman's ρ, and their dev curves at full settings."""
@@ -462,7 +471,7 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
     plot = Path(args.plot) if args.plot else OUT / f"select_settings_{name}.png"
     curves = [
         ("order from full settings", full.scores),
-        (f"order from {settings_name(args)}", short_at_full),
+        (f"order from {settings_label(args)}", short_at_full),
     ]
     if "pool order" in at_full:
         curves.append((f"{args.pool} (its own order)", at_full["pool order"]))

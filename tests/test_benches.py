@@ -20,6 +20,7 @@ from benches.bench_select import (
     max_length_arg,
     over_bar,
     projected_minutes,
+    settings_label,
     settings_name,
     shortlists,
     spearman,
@@ -64,6 +65,9 @@ def test_settings_names_and_max_length() -> None:
     assert settings_name(ns) == "mlall_e3"
     ns = types.SimpleNamespace(max_length=40, epochs=1, candidates=10, rerank_every=5)
     assert settings_name(ns) == "ml40_e1_m10r5"
+    assert settings_label(ns) == "≤ 40 words, 1 epoch, M=10 R=5"
+    ns = types.SimpleNamespace(max_length=None, epochs=3, candidates=None, rerank_every=10)
+    assert settings_label(ns) == "all sentences, 3 epochs"
 
 
 def test_projected_minutes_sums_the_fitted_line_over_the_steps() -> None:
