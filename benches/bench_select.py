@@ -29,7 +29,7 @@ each number of templates: largest and mean) and the Spearman correlation of its 
 the exact order (over the templates both ordered); one plot holds every curve. Results go
 to bench-results/select_*.json.
 
-`settings` checks shortened training settings (train sentences of at most --max-length
+`settings` checks other_settings training settings (train sentences of at most --max-length
 words, or `all`; --epochs epochs; with --candidates M, the cheaper wrapper) against full
 settings (every train sentence, --full-epochs epochs: by default the parser's or tagger's
 own default, 17 or 10): the exact wrapper orders the first --pool-size templates of the
@@ -157,9 +157,13 @@ def throughput(args: argparse.Namespace) -> dict[str, Any]:
 
 def wrapper(args: argparse.Namespace) -> dict[str, Any]:
     train, dev = paths(args.treebank)
+    # Settings other than the default (≤ 20 words, 1 epoch) name their own log and order.
+    other_settings = (args.max_length, args.epochs) != (20, 1)
     name = f"{args.treebank}_{args.parser.replace('-', '')}_{args.pool}" + (
         f"_m{args.candidates}" if args.candidates else ""
     )
+    if other_settings:
+        name += f"_ml{args.max_length or 'all'}_e{args.epochs}"
     OUT.mkdir(exist_ok=True)
     t0 = time.time()
     r = forward_wrapper(
@@ -181,6 +185,8 @@ def wrapper(args: argparse.Namespace) -> dict[str, Any]:
         header += f" --treebank {args.treebank}"
     if args.candidates:
         header += f" --candidates {args.candidates} --rerank-every {args.rerank_every}"
+    if other_settings:
+        header += f" --max-length {args.max_length or 'all'} --epochs {args.epochs}"
     if args.limit:
         header += f" --limit {args.limit}"
     (OUT / f"select_{name}.txt").write_text(order_text(r.order, r.scores, r.metric, header))
