@@ -4,6 +4,7 @@ curve gaps of `bench_select compare`, the column check of `bench_pipeline`, and 
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -14,7 +15,16 @@ import pytest
 
 from benches import run_all
 from benches.bench_pipeline import other_columns_identical
-from benches.bench_select import curve_gaps, shortlists, spearman
+from benches.bench_select import (
+    curve_gaps,
+    max_length_arg,
+    over_bar,
+    projected_minutes,
+    settings_label,
+    settings_name,
+    shortlists,
+    spearman,
+)
 
 
 def test_spearman_of_orders() -> None:
@@ -34,6 +44,38 @@ def test_curve_gaps_are_absolute() -> None:
     assert curve_gaps([70.0, 75.0], [70.0, 78.0]) == (3.0, 1.5)
     # A shorter curve: only the prefix sizes both have.
     assert curve_gaps([70.0, 75.0], [69.0]) == (1.0, 1.0)
+
+
+def test_over_bar_names_the_prefix_sizes() -> None:
+    full = [46.0, 75.0, 78.0, 79.0, 80.0, 81.0]
+    # Gaps 0.1, 0.31, 0.5, 0.3 (not over), 0.4 above, 0.2: runs of 1-based prefix sizes.
+    short = [46.1, 74.69, 77.5, 78.7, 80.4, 81.2]
+    assert over_bar(full, short) == "2-3, 5"
+    assert over_bar(full, full) == ""
+    assert over_bar([70.0, 71.0, 72.0], [69.0, 70.0, 71.0]) == "1-3"
+
+
+def test_settings_names_and_max_length() -> None:
+    assert max_length_arg("all") is None
+    assert max_length_arg("40") == 40
+    for bad in ("0", "-3", "x"):
+        with pytest.raises(argparse.ArgumentTypeError, match="all"):
+            max_length_arg(bad)
+    ns = types.SimpleNamespace(max_length=None, epochs=3, candidates=None, rerank_every=10)
+    assert settings_name(ns) == "mlall_e3"
+    ns = types.SimpleNamespace(max_length=40, epochs=1, candidates=10, rerank_every=5)
+    assert settings_name(ns) == "ml40_e1_m10r5"
+    assert settings_label(ns) == "≤ 40 words, 1 epoch, M=10 R=5"
+    ns = types.SimpleNamespace(max_length=None, epochs=3, candidates=None, rerank_every=10)
+    assert settings_label(ns) == "all sentences, 3 epochs"
+
+
+def test_projected_minutes_sums_the_fitted_line_over_the_steps() -> None:
+    # Seconds = 1 + 0.5 * templates; steps of 3, 2, 1 candidates with 1, 2, 3 templates.
+    samples = [(1, 1.5), (3, 2.5), (2, 2.0)]
+    assert projected_minutes(samples, [3, 2, 1]) == pytest.approx((3 * 1.5 + 2 * 2.0 + 2.5) / 60)
+    # One template count only: the mean, flat.
+    assert projected_minutes([(2, 3.0), (2, 5.0)], [2, 1]) == pytest.approx(3 * 4.0 / 60)
 
 
 def test_shortlist_pairs() -> None:

@@ -23,6 +23,7 @@ from depfs.select import (
     read_groups,
     read_order,
 )
+from depfs.select.wrapper import planned_steps
 from depfs.templates import TemplateSet
 
 POOL = "upos(QUEUE_0)\nform(QUEUE_0)\nupos(STACK_0)\nupos(STACK_0) & upos(QUEUE_0)"
@@ -158,8 +159,17 @@ def test_cheaper_variant_trains_fewer_candidates(data: tuple[str, str]):
     assert (
         cheap.evaluated == planned_evaluations(4, None, 1, 1, 5) == 4 + 1 + 1 + 1 < exact.evaluated
     )
+    assert [s.candidates for s in cheap.steps] == planned_steps(4, None, 1, 1, 5) == [4, 1, 1, 1]
     # Its first step is the exact one.
     assert cheap.order[0] == exact.order[0]
+
+
+def test_planned_steps() -> None:
+    assert planned_steps(4, None, None, 2, 5) == [4, 3, 2, 1]
+    # M=2 after two full steps, a full re-rank at every third step (k = 3), the shortlist
+    # never longer than the templates left; --limit stops early.
+    assert planned_steps(6, None, 2, 2, 3) == [6, 5, 2, 3, 2, 1]
+    assert planned_steps(6, 3, 2, 2, 3) == [6, 5, 2]
 
 
 def test_graph_wrapper_with_a_base(data: tuple[str, str]):

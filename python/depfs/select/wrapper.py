@@ -171,8 +171,7 @@ def forward_wrapper(
                 base_score = r.score(metric)
         prev = base_score
         for k in range(n):
-            cheap = candidates is not None and k >= full_steps and k % rerank_every != 0
-            if cheap:
+            if _shortlisted(k, candidates, full_steps, rerank_every):
                 ranked = sorted(
                     remaining, key=lambda t: (-last_seen.get(t, float("-inf")), t.cost, t.text)
                 )
@@ -220,14 +219,26 @@ def forward_wrapper(
     )
 
 
+def _shortlisted(k: int, candidates: int | None, full_steps: int, rerank_every: int) -> bool:
+    """Whether step k (0-based) of the cheaper variant re-evaluates only its shortlist."""
+    return candidates is not None and k >= full_steps and k % rerank_every != 0
+
+
+def planned_steps(
+    pool_size: int, limit: int | None, candidates: int | None, full_steps: int, rerank_every: int
+) -> list[int]:
+    """How many candidates each step of a run trains (step k's have k + 1 templates)."""
+    n = min(limit or pool_size, pool_size)
+    return [
+        min(candidates, pool_size - k)
+        if candidates is not None and _shortlisted(k, candidates, full_steps, rerank_every)
+        else pool_size - k
+        for k in range(n)
+    ]
+
+
 def planned_evaluations(
     pool_size: int, limit: int | None, candidates: int | None, full_steps: int, rerank_every: int
 ) -> int:
     """How many candidates a run trains (for a progress bar's length)."""
-    n = min(limit or pool_size, pool_size)
-    total = 0
-    for k in range(n):
-        left = pool_size - k
-        cheap = candidates is not None and k >= full_steps and k % rerank_every != 0
-        total += min(candidates, left) if cheap and candidates is not None else left
-    return total
+    return sum(planned_steps(pool_size, limit, candidates, full_steps, rerank_every))
