@@ -59,10 +59,11 @@ impl Clusters {
     pub fn parse(text: &str, name: &str) -> Result<Clusters> {
         let bad = |line: usize, msg: String| Error::format(name, line, msg);
         let mut entries: Vec<(&str, &str, usize)> = Vec::new();
+        let n_lines = text.split('\n').count();
         for (i, raw) in text.split('\n').enumerate() {
             let line = raw.strip_suffix('\r').unwrap_or(raw);
             if line.is_empty() {
-                if i + 1 == text.split('\n').count() {
+                if i + 1 == n_lines {
                     break; // the final newline
                 }
                 return Err(bad(i + 1, "empty line (expected BITSTRING<TAB>WORD<TAB>COUNT)".into()));
