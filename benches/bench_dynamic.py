@@ -138,7 +138,7 @@ def main() -> None:
         return bench_tagger(args, train, dev, test)
     args.epochs = args.epochs or 17
     prepared = TrainingSet(train)
-    order = TemplateSet.load(args.order or "arc_eager_en_ewt")
+    order = TemplateSet.load(args.order or "arc_eager_en_ewt", family="config")
     words = test.n_words
     rows: list[dict] = []
     base: dict[str, object] = {}  # the full model's parse, once trained
@@ -264,7 +264,7 @@ def bench_tagger(args: argparse.Namespace, train, dev, test) -> None:
     from depfs import Tagger
 
     epochs = args.epochs or 10
-    order = TemplateSet.load(args.order or "tagger_en_ewt")
+    order = TemplateSet.load(args.order or "tagger_en_ewt", family="token")
     blank = depfs.Treebank.from_string(blank_tags(test.to_string()))
     words = test.n_words
     rows: list[dict] = []
