@@ -11,17 +11,24 @@ seconds); the jackknifed train's tag accuracies against the gold train, and whet
 other column and comment of it is byte-identical to train's.
 
     python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10] [--clusters FILE]
+        [--parser-clusters] [--seed 1] [--cache DIR]
 
 --clusters FILE: the tagger and the jackknifing taggers read that Brown-cluster paths file
 (`Tagger(clusters=FILE)`, whose default templates are then `CLUSTER_SETS`).
+--parser-clusters: the parsers read it too (`ArcEagerParser(clusters=FILE)`, whose default
+templates are then `depfs.arceager.CLUSTER_TEMPLATES`).
+--cache DIR: keep the trained tagger and the jackknifed train in DIR and reuse them when a
+later run asks for the same treebank, folds and clusters (their times are then not printed).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import TypeVar
 
 import depfs
@@ -65,18 +72,44 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--seed", type=int, default=1, help="the parsers' seed (the taggers keep theirs)"
     )
+    ap.add_argument(
+        "--parser-clusters", action="store_true", help="the parsers read --clusters too"
+    )
+    ap.add_argument("--cache", default=None, help="a directory for the tagger and jackknifed train")
     args = ap.parse_args(argv)
+    if args.parser_clusters and args.clusters is None:
+        ap.error("--parser-clusters needs --clusters FILE")
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
     test_path = d / "test.conllu"
     untagged = depfs.Treebank.from_string(blank_tags(test_path.read_text(encoding="utf-8")))
-    tagger = timed(
-        "tagger training", lambda: depfs.Tagger(clusters=args.clusters).fit(train, dev=dev)
-    )
-    jk = timed(
-        f"{args.folds}-fold jackknifing",
-        lambda: depfs.jackknife(train, folds=args.folds, clusters=args.clusters),
-    )
+    tagger_file = jk_file = None
+    if args.cache is not None:
+        # Keyed by what decides them: the treebank, the folds and the cluster file's bytes.
+        cl = b"" if args.clusters is None else Path(args.clusters).read_bytes()
+        key = hashlib.sha256(f"{args.treebank}/{args.folds}/".encode() + cl).hexdigest()[:16]
+        Path(args.cache).mkdir(parents=True, exist_ok=True)
+        tagger_file = Path(args.cache) / f"tagger-{key}.depfs"
+        jk_file = Path(args.cache) / f"train-jk-{key}.conllu"
+    if tagger_file is not None and tagger_file.exists():
+        tagger = depfs.load(tagger_file)
+        print(f"tagger: cached {tagger_file}")
+    else:
+        tagger = timed(
+            "tagger training", lambda: depfs.Tagger(clusters=args.clusters).fit(train, dev=dev)
+        )
+        if tagger_file is not None:
+            tagger.save(tagger_file)
+    if jk_file is not None and jk_file.exists():
+        jk = depfs.read_conllu(jk_file)
+        print(f"{args.folds}-fold jackknifing: cached {jk_file}")
+    else:
+        jk = timed(
+            f"{args.folds}-fold jackknifing",
+            lambda: depfs.jackknife(train, folds=args.folds, clusters=args.clusters),
+        )
+        if jk_file is not None:
+            jk_file.write_text(jk.to_string(), encoding="utf-8")
     acc = depfs.evaluate(train, jk)
     same = other_columns_identical(train.to_string(), jk.to_string())
     print(
@@ -90,16 +123,20 @@ def main(argv: list[str] | None = None) -> None:
         f"UFeats {tags.ufeats:.2f}, lemmas {tags.lemmas:.2f}"
     )
     epochs = depfs.ArcEagerParser().epochs
+    parser_clusters = args.clusters if args.parser_clusters else None
+    which = "with word clusters" if parser_clusters else "without word clusters"
     for name, tb in [("jackknifed tags", jk), ("gold tags", train)]:
-        parser = depfs.ArcEagerParser(tagger=tagger, random_state=args.seed)
+        parser = depfs.ArcEagerParser(
+            tagger=tagger, random_state=args.seed, clusters=parser_clusters
+        )
         timed(
             f"arc-eager training on {name} ({epochs} epochs, dev scored after each)",
             partial(parser.fit, tb, dev=dev),
         )
         s = depfs.evaluate(test_path, parser.parse(untagged, threads=1))
         print(
-            f"arc-eager trained on {name} (epoch {parser.best_epoch_} kept), test tagged by "
-            f"the depfs tagger: UAS {s.uas:.2f}, LAS {s.las:.2f}"
+            f"arc-eager {which} trained on {name} (epoch {parser.best_epoch_} kept), test "
+            f"tagged by the depfs tagger: UAS {s.uas:.2f}, LAS {s.las:.2f}"
         )
 
 

@@ -143,8 +143,8 @@ def test_cli_train_with_clusters(tmp_path: Path) -> None:
     api = Tagger("form(i)\ncluster:1(i)", epochs=3, clusters=table).fit(train)
     tb = Treebank.from_string(test)
     assert cli.tag(tb).to_string() == api.tag(tb).to_string()
-    r = CliRunner().invoke(main, [*args[:2], "arc-eager", *args[3:]])
-    assert r.exit_code == 2 and "--clusters: --parser tagger only" in r.output
+    r = CliRunner().invoke(main, [*args[:2], "graph", *args[3:]])
+    assert r.exit_code == 2 and "--clusters: --parser tagger or arc-eager only" in r.output
 
 
 def test_the_default_templates_read_clusters_only_with_a_table(tmp_path: Path) -> None:

@@ -224,9 +224,9 @@ class ArcEagerParser(TrainableModel):
                 )
             clusters = None
         else:
-            # A cascade stage that reads no clusters trains without the table.
-            reads = self.clusters is not None and _reads_clusters(text)
-            clusters = os.fspath(self.clusters) if reads or bits is None else None
+            # A cascade stage (bits given) that reads no clusters trains without the table.
+            keep = self.clusters is not None and (bits is None or _reads_clusters(text))
+            clusters = os.fspath(self.clusters) if keep and self.clusters is not None else None
         return _core.ArcEagerTrainer(
             train,
             text,
