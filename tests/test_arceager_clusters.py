@@ -4,6 +4,7 @@ the table inside the parser's model file, the refusals and `depfs train --parser
 
 from __future__ import annotations
 
+import json
 import random
 from pathlib import Path
 
@@ -95,9 +96,13 @@ def test_unseen_words_attach_by_their_cluster_and_the_table_survives_saving(tmp_
     again = depfs.load(tmp_path / "p.depfs")
     assert again.model_.clusters == (2 * N_WORDS, 2 * N_WORDS)
     assert again.parse(test).to_string() == parser.parse(test).to_string()
-    # A parser without a table has none in its file.
+    # A parser without a table has none in its file, nor the option in its training
+    # information (its file is byte for byte what the build before the option wrote).
     forms.save(tmp_path / "f.depfs")
-    assert depfs.load(tmp_path / "f.depfs").model_.clusters is None
+    plain = depfs.load(tmp_path / "f.depfs").model_
+    assert plain.clusters is None
+    assert "clusters" not in json.loads(plain.info)["params"]
+    assert json.loads(again.model_.info)["params"]["clusters"] == str(table)
 
 
 def test_templates_need_a_table_and_a_table_needs_templates(tmp_path: Path) -> None:

@@ -216,17 +216,13 @@ class ArcEagerParser(TrainableModel):
         bits: tuple[int, int] | None = None,
     ) -> Any:
         move_bits, label_bits = (20, 15) if bits is None else bits
-        if isinstance(train, TrainingSet):
-            if self.clusters is not None:
-                raise ValueError(
-                    "a prepared TrainingSet carries its own cluster table: give the file to "
-                    "TrainingSet(train, clusters=PATH), not to the parser"
-                )
-            clusters = None
-        else:
-            # A cascade stage (bits given) that reads no clusters trains without the table.
-            keep = self.clusters is not None and (bits is None or _reads_clusters(text))
-            clusters = os.fspath(self.clusters) if keep and self.clusters is not None else None
+        # A cascade stage (bits given) that reads no clusters trains without the table; a
+        # prepared TrainingSet carries its own (the trainer refuses another).
+        clusters = None
+        if self.clusters is not None and (
+            bits is None or isinstance(train, TrainingSet) or _reads_clusters(text)
+        ):
+            clusters = os.fspath(self.clusters)
         return _core.ArcEagerTrainer(
             train,
             text,
@@ -320,6 +316,16 @@ class ArcEagerParser(TrainableModel):
 
             self.model_, self.margin_curve_ = fit_presets(self.model_, dev)
         return self
+
+    def training_info(self) -> dict[str, Any]:
+        """As :meth:`TrainableModel.training_info`; ``clusters`` only when there is a file,
+        so that a parser without one is saved byte for byte as before the option."""
+        info = super().training_info()
+        if self.clusters is None:
+            info.get("params", {}).pop("clusters", None)
+        elif "params" in info:
+            info["params"]["clusters"] = os.fspath(self.clusters)
+        return info
 
     def _margin(self, margin: float | str | None) -> float | None:
         """The numeric margin of `margin` (None: every template)."""
