@@ -7,7 +7,7 @@ for comparison, the same parser on gold-tagged train. Test has LEMMA, UPOS, XPOS
 FEATS blanked; each parser tags it with the tagger, then parses. Prints UAS / LAS of both
 (the one scorer, universal labels) and the tagger's test accuracies; the time of each step
 (tagger training, jackknifing, each parser's training with dev scoring: wall and CPU
-seconds); the jackknifed train's tag accuracies against the gold train, and whether every
+seconds), and the gold-trained parser's scores on test with its gold tags; the jackknifed train's tag accuracies against the gold train, and whether every
 other column and comment of it is byte-identical to train's.
 
     python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10] [--clusters FILE]
@@ -17,6 +17,10 @@ other column and comment of it is byte-identical to train's.
 (`Tagger(clusters=FILE)`, whose default templates are then `CLUSTER_SETS`).
 --parser-clusters: the parsers read it too (`ArcEagerParser(clusters=FILE)`, whose default
 templates are then `depfs.arceager.CLUSTER_TEMPLATES`).
+--compare R (with --parser-clusters): also train the parser without clusters on the
+jackknifed tags and print its test scores; then time both parsers parsing the tagged test
+(one thread, parse only) in R rounds, alternating which goes first, and print each one's
+median words per CPU second and the median of the paired ratios.
 --cache DIR: keep the trained tagger and the jackknifed train in DIR and reuse them when a
 later run asks for the same treebank, folds and clusters (their times are then not printed).
 """
@@ -76,6 +80,9 @@ def main(argv: list[str] | None = None) -> None:
         "--parser-clusters", action="store_true", help="the parsers read --clusters too"
     )
     ap.add_argument("--cache", default=None, help="a directory for the tagger and jackknifed train")
+    ap.add_argument(
+        "--compare", type=int, default=0, help="rounds of the paired speed comparison (0: none)"
+    )
     args = ap.parse_args(argv)
     if args.parser_clusters and args.clusters is None:
         ap.error("--parser-clusters needs --clusters FILE")
@@ -83,6 +90,7 @@ def main(argv: list[str] | None = None) -> None:
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
     test_path = d / "test.conllu"
     untagged = depfs.Treebank.from_string(blank_tags(test_path.read_text(encoding="utf-8")))
+    gold_test = depfs.read_conllu(test_path)
     tagger_file = jk_file = None
     if args.cache is not None:
         # Keyed by what decides them: the treebank, the folds and the cluster file's bytes.
@@ -124,11 +132,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     epochs = depfs.ArcEagerParser().epochs
     parser_clusters = args.clusters if args.parser_clusters else None
-    which = "with word clusters" if parser_clusters else "without word clusters"
-    for name, tb in [("jackknifed tags", jk), ("gold tags", train)]:
-        parser = depfs.ArcEagerParser(
-            tagger=tagger, random_state=args.seed, clusters=parser_clusters
-        )
+    runs = [("jackknifed tags", jk, parser_clusters), ("gold tags", train, parser_clusters)]
+    if args.compare and parser_clusters:
+        runs.append(("jackknifed tags", jk, None))
+    parsers = []
+    for name, tb, clusters in runs:
+        which = "with word clusters" if clusters else "without word clusters"
+        parser = depfs.ArcEagerParser(tagger=tagger, random_state=args.seed, clusters=clusters)
+        parsers.append(parser)
         timed(
             f"arc-eager training on {name} ({epochs} epochs, dev scored after each)",
             partial(parser.fit, tb, dev=dev),
@@ -138,6 +149,43 @@ def main(argv: list[str] | None = None) -> None:
             f"arc-eager {which} trained on {name} (epoch {parser.best_epoch_} kept), test "
             f"tagged by the depfs tagger: UAS {s.uas:.2f}, LAS {s.las:.2f}"
         )
+        if tb is train:  # the gold-trained parser on gold-tagged test as well
+            g = depfs.evaluate(test_path, parser.parse(gold_test, threads=1, tag=False))
+            print(
+                f"arc-eager {which} trained on gold tags, test with its gold tags: "
+                f"UAS {g.uas:.2f}, LAS {g.las:.2f}"
+            )
+    if len(parsers) == 3:
+        paired_speed(parsers[0], parsers[2], tagger.tag(untagged, threads=1), args.compare)
+
+
+def paired_speed(
+    a: depfs.ArcEagerParser, b: depfs.ArcEagerParser, test: depfs.Treebank, rounds: int
+) -> None:
+    """Words per CPU second of `a` (with clusters) and `b` (without) parsing `test` (tagged),
+    one thread, alternating which goes first; medians and the median paired ratio."""
+    import statistics
+
+    def cpu(p: depfs.ArcEagerParser) -> float:
+        c0 = time.process_time()
+        p.parse(test, threads=1, tag=False)
+        return time.process_time() - c0
+
+    n = test.n_words
+    ta, tb = [], []
+    for r in range(rounds):
+        if r % 2:
+            tb.append(cpu(b))
+            ta.append(cpu(a))
+        else:
+            ta.append(cpu(a))
+            tb.append(cpu(b))
+    ratio = statistics.median(x / y for x, y in zip(ta, tb))
+    print(
+        f"parse speed, tagged test, one thread, {rounds} alternating rounds: with clusters "
+        f"{n / statistics.median(ta):,.0f} words/CPU-s, without {n / statistics.median(tb):,.0f}; "
+        f"median paired time ratio {ratio:.3f}x"
+    )
 
 
 if __name__ == "__main__":
