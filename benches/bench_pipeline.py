@@ -7,11 +7,12 @@ for comparison, the same parser on gold-tagged train. Test has LEMMA, UPOS, XPOS
 FEATS blanked; each parser tags it with the tagger, then parses. Prints UAS / LAS of both
 (the one scorer, universal labels) and the tagger's test accuracies; the time of each step
 (tagger training, jackknifing, each parser's training with dev scoring: wall and CPU
-seconds), and the gold-trained parser's scores on test with its gold tags; the jackknifed train's tag accuracies against the gold train, and whether every
-other column and comment of it is byte-identical to train's.
+seconds), and the gold-trained parser's scores on test with its gold tags; the jackknifed
+train's tag accuracies against the gold train, and whether every other column and comment
+of it is byte-identical to train's.
 
     python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10] [--clusters FILE]
-        [--parser-clusters] [--seed 1] [--cache DIR]
+        [--parser-clusters] [--compare R] [--seed 1] [--cache DIR]
 
 --clusters FILE: the tagger and the jackknifing taggers read that Brown-cluster paths file
 (`Tagger(clusters=FILE)`, whose default templates are then `CLUSTER_SETS`).
