@@ -147,21 +147,26 @@ def test_cli_trains_an_arc_eager_parser_with_clusters(tmp_path: Path) -> None:
     assert r.exit_code != 0 and "no cluster table" in r.output
 
 
-def test_a_cascade_with_clusters_round_trips(tmp_path: Path) -> None:
-    """A cascade whose stage reads no clusters: the stage trains without the table, the
-    full model keeps it, and the file gives the same parses back."""
+@pytest.mark.parametrize("stage_reads", [False, True])
+def test_a_cascade_with_clusters_round_trips(tmp_path: Path, stage_reads: bool) -> None:
+    """A cascade whose stage reads clusters (from the full model's table) or none (it
+    trains without the table); the full model keeps it, and the file gives the same
+    parses back."""
     table = paths_file(tmp_path / "c.paths")
     train, test = split()
-    order = "form(STACK_0)\nform(QUEUE_0)\n" + CLASS_ONLY
+    forms = "form(STACK_0)\nform(QUEUE_0)\n"
+    order = CLASS_ONLY + forms if stage_reads else forms + CLASS_ONLY
     parser = ArcEagerParser(order, epochs=2, dynamic=True, cascade=(2,), clusters=table)
     parser.fit(train, dev=train)
     assert parser.model_.cascade == [2] and parser.model_.clusters == (2 * N_WORDS, 2 * N_WORDS)
     parser.save(tmp_path / "c.depfs")
     again = depfs.load(tmp_path / "c.depfs")
     assert again.model_.cascade == [2]
-    for margin in ("accurate", float("inf")):
+    for margin in ("accurate", 0.0, float("inf")):
         assert (
             again.parse(test, margin=margin).to_string()
             == parser.parse(test, margin=margin).to_string()
         )
     assert uas(again.parse(test, margin=float("inf")), test) == 100.0
+    if stage_reads:  # at margin 0 the stage decides every move: from clusters alone
+        assert uas(again.parse(test, margin=0.0), test) > 90.0
