@@ -24,6 +24,7 @@ SHIPPED = [
     "labeler",
     "arc_eager",
     "nilsson_nugues",
+    "arc_eager_clusters",
     "tagger",
     "tagger_upos",
     "tagger_xpos",

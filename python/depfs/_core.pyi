@@ -270,6 +270,8 @@ class ArcEagerModel:
     def pseudo_projective(self) -> bool: ...
     @property
     def input_columns(self) -> list[str]: ...
+    @property
+    def clusters(self) -> tuple[int, int] | None: ...
     def parse(
         self,
         treebank: Treebank,
@@ -310,8 +312,15 @@ class ArcEagerModel:
 @final
 class TrainingSet:
     def __new__(
-        cls, treebank: Treebank, *, pseudo_projective: bool = True, min_lifted_label_count: int = 20
+        cls,
+        treebank: Treebank,
+        *,
+        pseudo_projective: bool = True,
+        min_lifted_label_count: int = 20,
+        clusters: str | os.PathLike[str] | None = None,
     ) -> TrainingSet: ...
+    @property
+    def clusters(self) -> tuple[int, int] | None: ...
     @property
     def n_usable(self) -> int: ...
     @property
@@ -342,6 +351,7 @@ class ArcEagerTrainer:
         prefix_full: float = 0.0,
         max_bits: int = 20,
         label_max_bits: int = 15,
+        clusters: str | os.PathLike[str] | None = None,
     ) -> ArcEagerTrainer: ...
     def set_stage(self, stage: int | None) -> None: ...
     def epoch(self) -> dict[str, float]: ...

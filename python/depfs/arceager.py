@@ -92,6 +92,11 @@ CASCADE_STAGES = (30,)
 #: stage of 30 in 6.6 MB instead of 27.5, 1.82x against 1.71x at `accurate`, LAS alike.
 CASCADE_BITS = (16, 12)
 
+#: The default templates with a word-cluster file (``ArcEagerParser(clusters=PATH)``): the
+#: ``arc_eager`` set with Brown-cluster templates (docs/design.md, "Word clusters in the
+#: parser").
+CLUSTER_TEMPLATES = "arc_eager_clusters"
+
 #: A cascade's nominal margin, the unit of its dev sweep: a stage's margin is in the units
 #: of its averaged perceptron weights (en_ewt dev: the full model's LAS at m = 12 for stage 30).
 CASCADE_MARGIN = 10.0
@@ -142,8 +147,14 @@ class ArcEagerParser(TrainableModel):
         # A fitted depfs.Tagger that tags untagged input first and is saved inside the
         # model file (``tagger_``); it is used as it is, not trained by ``fit``.
         tagger: Any = None,
+        # A Brown-cluster paths file (BITSTRING<TAB>WORD<TAB>COUNT per line) that the
+        # templates' cluster(NODE) / cluster:K(NODE) attributes read; the table is saved
+        # inside the model file. With a file and no `templates`: CLUSTER_TEMPLATES. A
+        # prepared TrainingSet carries its own table (TrainingSet(train, clusters=PATH)).
+        clusters: str | os.PathLike[str] | None = None,
     ) -> None:
         self.tagger = tagger
+        self.clusters = clusters
         self.templates = templates
         self.dynamic = dynamic
         self.train_margin = train_margin
@@ -162,6 +173,8 @@ class ArcEagerParser(TrainableModel):
 
     def _template_text(self) -> str:
         default = "arc_eager_en_ewt" if self.dynamic else "arc_eager"
+        if self.clusters is not None and not self.dynamic:
+            default = CLUSTER_TEMPLATES
         return resolve_templates(default if self.templates is None else self.templates)
 
     def _stages(self) -> tuple[int, ...]:
@@ -203,6 +216,13 @@ class ArcEagerParser(TrainableModel):
         bits: tuple[int, int] | None = None,
     ) -> Any:
         move_bits, label_bits = (20, 15) if bits is None else bits
+        # A cascade stage (bits given) that reads no clusters trains without the table; a
+        # prepared TrainingSet carries its own (the trainer refuses another).
+        clusters = None
+        if self.clusters is not None and (
+            bits is None or isinstance(train, TrainingSet) or _reads_clusters(text)
+        ):
+            clusters = os.fspath(self.clusters)
         return _core.ArcEagerTrainer(
             train,
             text,
@@ -219,6 +239,7 @@ class ArcEagerParser(TrainableModel):
             prefix_full=0.0 if self.stagewise else float(self.full_sum),
             max_bits=move_bits,
             label_max_bits=label_bits,
+            clusters=clusters,
         )
 
     def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
@@ -296,6 +317,16 @@ class ArcEagerParser(TrainableModel):
             self.model_, self.margin_curve_ = fit_presets(self.model_, dev)
         return self
 
+    def training_info(self) -> dict[str, Any]:
+        """As :meth:`TrainableModel.training_info`; ``clusters`` only when there is a file,
+        so that a parser without one is saved byte for byte as before the option."""
+        info = super().training_info()
+        if self.clusters is None:
+            info.get("params", {}).pop("clusters", None)
+        elif "params" in info:
+            info["params"]["clusters"] = os.fspath(self.clusters)
+        return info
+
     def _margin(self, margin: float | str | None) -> float | None:
         """The numeric margin of `margin` (None: every template)."""
         from .dynamic.strubell2015 import resolve_margin
@@ -357,6 +388,17 @@ class ArcEagerParser(TrainableModel):
         if f.dtype != np.uint64 and not (f.dtype.kind in "iu" and (f >= 0).all()):
             raise TypeError(f"features must be uint64 feature hashes, got {f.dtype}")
         return self._model().template_scores(np.ascontiguousarray(f, dtype=np.uint64))
+
+
+def _reads_clusters(text: str) -> bool:
+    """Whether configuration template text reads word clusters."""
+    from .templates import TemplateSet
+
+    return any(
+        attr.split(":")[0] == "cluster"
+        for t in TemplateSet.parse(text, "config")
+        for _, attr in t.atoms
+    )
 
 
 class _Cascade:

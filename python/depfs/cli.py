@@ -378,9 +378,10 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "--clusters",
     "clusters_path",
     type=click.Path(exists=True, dir_okay=False),
-    help="Tagger: a Brown-cluster paths file (BITSTRING<TAB>WORD<TAB>COUNT lines, as Liang's "
-    "wcluster writes), stored in the model and read by cluster templates (the default "
-    "templates become depfs.tagger.CLUSTER_SETS). docs/usage.md: how to get one.",
+    help="Tagger, arc-eager: a Brown-cluster paths file (BITSTRING<TAB>WORD<TAB>COUNT lines, "
+    "as Liang's wcluster writes), stored in the model and read by cluster templates (the "
+    "default templates become depfs.tagger.CLUSTER_SETS, or the arc-eager parser's "
+    "arc_eager_clusters). docs/usage.md: how to get one.",
 )
 @click.option(
     "--force", is_flag=True, help="Allow an --out path that is --train, --dev or --tagger."
@@ -461,10 +462,10 @@ def train(
         _check_template_path(groups_path)
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
-    if clusters_path is not None and parser_kind != "tagger":
+    if clusters_path is not None and parser_kind not in ("tagger", "arc-eager"):
         raise click.UsageError(
-            "--clusters: --parser tagger only (a parser's --tagger is a trained tagger, "
-            "its cluster table inside)"
+            "--clusters: --parser tagger or arc-eager only (graph templates read no clusters; "
+            "a parser's --tagger is a trained tagger, its cluster table inside)"
         )
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
@@ -506,7 +507,12 @@ def train(
             )
         elif parser_kind == "arc-eager":
             parser = ArcEagerParser(
-                arc_templates, random_state=seed, dynamic=dynamic, cascade=stages, tagger=own_tagger
+                arc_templates,
+                random_state=seed,
+                dynamic=dynamic,
+                cascade=stages,
+                tagger=own_tagger,
+                clusters=clusters_path,
             )
         else:
             parser = GraphParser(

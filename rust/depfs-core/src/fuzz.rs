@@ -79,7 +79,10 @@ fn use_model(path: &Path, loaded: Loaded) {
         Model::Graph(_) | Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => {
             GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1))
         }
-        Model::ArcEager(_) | Model::ArcEagerDynamic(_) | Model::ArcEagerCascade(_) => {
+        Model::ArcEager(_)
+        | Model::ArcEagerDynamic(_)
+        | Model::ArcEagerCascade(_)
+        | Model::ArcEagerClusters(_) => {
             // With a margin too: a dynamic model's rule, a cascade's first stage.
             ArcEagerParser::from_loaded(path, loaded)
                 .and_then(|p| p.parse_with(&tb, 1, false, Some(1.0)).and(p.parse(&tb, 1)))

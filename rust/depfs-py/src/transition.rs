@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use std::sync::Arc;
 
+use depfs_core::tagger::clusters::Clusters;
 use depfs_core::transition::local::{Ensemble, LocalClassifier, LocalOptions};
 use depfs_core::transition::parser::{ArcEagerParser, TrainOptions, Trainer, N_KINDS};
 use depfs_core::transition::prefix_margin::MarginPresets;
@@ -57,6 +58,11 @@ impl PyArcEagerModel {
     #[getter]
     fn input_columns(&self) -> Vec<String> {
         self.inner.inputs.clone()
+    }
+    /// Its word-cluster table's size, (words, clusters); None: it has none.
+    #[getter]
+    fn clusters(&self) -> Option<(usize, usize)> {
+        self.inner.clusters.as_ref().map(|c| (c.len(), c.n_paths()))
     }
     /// Parses a treebank; with `scores`, each word's margin goes to MISC (`Margin=`);
     /// with `margin`, by the prefix-margin rule at that margin (inf: every template).
@@ -204,18 +210,29 @@ pub struct PyTrainingSet {
 #[pymethods]
 impl PyTrainingSet {
     #[new]
-    #[pyo3(signature = (treebank, *, pseudo_projective = true, min_lifted_label_count = 20))]
+    /// `clusters`: a Brown paths file that the templates' `cluster` attributes read.
+    #[pyo3(signature = (treebank, *, pseudo_projective = true, min_lifted_label_count = 20, clusters = None))]
     fn new(
         py: Python<'_>,
         treebank: PyRef<'_, PyTreebank>,
         pseudo_projective: bool,
         min_lifted_label_count: usize,
+        clusters: Option<PathBuf>,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
-        let set =
-            py.detach(|| TrainingSet::new(&tb, pseudo_projective, min_lifted_label_count)).py_err(py)?;
+        let set = py
+            .detach(|| {
+                let clusters = read_clusters(clusters)?;
+                TrainingSet::with_clusters(&tb, pseudo_projective, min_lifted_label_count, clusters)
+            })
+            .py_err(py)?;
         Ok(PyTrainingSet { inner: Arc::new(set) })
+    }
+    /// Its word-cluster table's size, (words, clusters); None: it has none.
+    #[getter]
+    fn clusters(&self) -> Option<(usize, usize)> {
+        self.inner.clusters.as_ref().map(|c| (c.len(), c.n_paths()))
     }
     /// Sentences the static oracle rebuilds (the ones trained on).
     #[getter]
@@ -240,6 +257,11 @@ impl PyTrainingSet {
     }
 }
 
+/// The cluster table of a Brown paths file, if one is given.
+fn read_clusters(path: Option<PathBuf>) -> depfs_core::Result<Option<Arc<Clusters>>> {
+    path.map(|p| Clusters::from_file(&p.display().to_string()).map(Arc::new)).transpose()
+}
+
 /// What a trainer trains on: a treebank, or a training set prepared before.
 #[derive(FromPyObject)]
 pub enum TrainInput<'py> {
@@ -256,7 +278,7 @@ pub struct PyArcEagerTrainer {
 #[pymethods]
 impl PyArcEagerTrainer {
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, max_bits = 20, label_max_bits = 15))]
+    #[pyo3(signature = (train, templates, *, seed = 1, explore_from = 1, explore_p = 0.9, pseudo_projective = true, min_lifted_label_count = 20, prefix_margin = None, prefix_all = false, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, max_bits = 20, label_max_bits = 15, clusters = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -274,6 +296,7 @@ impl PyArcEagerTrainer {
         prefix_full: f32,
         max_bits: u32,
         label_max_bits: u32,
+        clusters: Option<PathBuf>,
     ) -> PyResult<Self> {
         // Rows of a block are clamped to at least 2^6 (`rows_for`).
         if !(6..=26).contains(&max_bits) || !(6..=26).contains(&label_max_bits) {
@@ -298,13 +321,19 @@ impl PyArcEagerTrainer {
             ..TrainOptions::default()
         };
         let inner = match train {
+            TrainInput::Prepared(_) if clusters.is_some() => return Err(PyValueError::new_err(
+                "a prepared TrainingSet carries its own cluster table: TrainingSet(treebank, clusters=PATH)",
+            )),
             TrainInput::Prepared(set) => {
                 let set = Arc::clone(&set.inner);
                 py.detach(|| ArcEagerParser::compile_set(&text).and_then(|t| Trainer::on(t, &set, &opts)))
             }
             TrainInput::Treebank(tb) => {
                 let tb = Arc::clone(&tb.inner);
-                py.detach(|| ArcEagerParser::compile_set(&text).and_then(|t| Trainer::new(t, &tb, &opts)))
+                py.detach(|| {
+                    let opts = TrainOptions { clusters: read_clusters(clusters)?, ..opts };
+                    ArcEagerParser::compile_set(&text).and_then(|t| Trainer::new(t, &tb, &opts))
+                })
             }
         }
         .py_err(py)?;

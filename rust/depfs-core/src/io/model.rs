@@ -61,6 +61,8 @@ pub enum Model {
     ArcEagerCascade(Box<crate::transition::parser::StoredArcEagerCascade>),
     /// A tagger with a word-cluster table (otherwise as [`Model::TaggerCased`]).
     TaggerClusters(crate::tagger::StoredTaggerClusters),
+    /// An arc-eager parser (ordinary, dynamic or a cascade) with a word-cluster table.
+    ArcEagerClusters(Box<crate::transition::parser::StoredArcEagerClusters>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -86,7 +88,7 @@ impl Model {
             Model::Ensemble(_) => "ensemble",
             Model::Tagger(_) => "tagger",
             // A dynamic model is an arc-eager parser to every reader of the header.
-            Model::ArcEagerDynamic(_) | Model::ArcEagerCascade(_) => "arc-eager",
+            Model::ArcEagerDynamic(_) | Model::ArcEagerCascade(_) | Model::ArcEagerClusters(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
             Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => "graph",
@@ -270,6 +272,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
             | Model::ArcEagerCascade(_)
+            | Model::ArcEagerClusters(_)
     ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }

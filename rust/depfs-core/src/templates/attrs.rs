@@ -144,13 +144,24 @@ impl VocabHashes {
         VocabHashes { attrs: attrs.to_vec(), tables }
     }
 
-    /// [`VocabHashes::new`] computing only the attributes `cache` does not hold yet
-    /// (and adding them to it). `cache` must belong to `tb`.
-    pub fn with_cache(tb: &Treebank, attrs: &[Attr], cache: &VocabCache) -> VocabHashes {
+    /// [`VocabHashes::with_clusters`] computing only the attributes `cache` does not hold
+    /// yet (and adding them to it). `cache` must belong to `tb`, and always be used with
+    /// the same `clusters`.
+    pub fn with_cache(
+        tb: &Treebank,
+        attrs: &[Attr],
+        cache: &VocabCache,
+        clusters: Option<&Clusters>,
+    ) -> VocabHashes {
         let mut known = cache.lock().unwrap_or_else(|e| e.into_inner());
         let tables = attrs
             .iter()
-            .map(|a| Arc::clone(known.entry(a.clone()).or_insert_with(|| attr_table(tb, a))))
+            .map(|a| {
+                Arc::clone(known.entry(a.clone()).or_insert_with(|| match a {
+                    Attr::Cluster(k) => cluster_table(tb, *k, clusters),
+                    a => attr_table(tb, a),
+                }))
+            })
             .collect();
         VocabHashes { attrs: attrs.to_vec(), tables }
     }
@@ -168,6 +179,13 @@ impl VocabHashes {
         };
         self.tables[slot][id as usize]
     }
+}
+
+/// Value of `cluster:k` for every form of `tb` (the "none" value without a table).
+/// O(forms).
+fn cluster_table(tb: &Treebank, k: u8, clusters: Option<&Clusters>) -> Arc<[u64]> {
+    let forms = tb.vocabs.form.strings();
+    forms.iter().map(|f| path_value(clusters.and_then(|c| c.path(f)), k)).collect()
 }
 
 /// Hash of attribute `a` for every string of the vocabulary it reads. O(vocabulary).

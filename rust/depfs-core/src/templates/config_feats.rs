@@ -224,6 +224,22 @@ impl ConfigFeatures {
         Self::compile_in(set, &[])
     }
 
+    /// Whether a template reads word clusters (`cluster`, `cluster:K`).
+    pub fn reads_clusters(&self) -> bool {
+        self.attrs.iter().any(|a| matches!(a, Attr::Cluster(_)))
+    }
+
+    /// Refuses templates that read word clusters where `what` has no cluster table
+    /// (every word would get the one "none" value).
+    pub fn refuse_clusters(&self, what: &str) -> Result<()> {
+        if self.reads_clusters() {
+            return Err(Error::InvalidArgument(format!(
+                "{what} has no word-cluster table: its templates cannot read cluster or cluster:K"
+            )));
+        }
+        Ok(())
+    }
+
     /// [`Self::compile`] with the attribute slots of `slots` first (in that order),
     /// then any other attribute the set reads: a set compiled in the slots of a larger
     /// set (its `attrs`) reads the larger set's [`SentAttrs`] (a cascade's first stage

@@ -12,6 +12,9 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("labeler", Family::Arc, include_str!("sets/labeler.txt")),
     ("arc_eager", Family::Config, include_str!("sets/arc_eager.txt")),
     ("nilsson_nugues", Family::Config, include_str!("sets/nilsson_nugues.txt")),
+    // The arc-eager set with a word-cluster table: arc_eager and 17 cluster templates
+    // (`depfs.arceager.CLUSTER_TEMPLATES`).
+    ("arc_eager_clusters", Family::Config, include_str!("sets/arc_eager_clusters.txt")),
     ("tagger", Family::Token, include_str!("sets/tagger.txt")),
     // One set per column (UPOS, XPOS, FEATS, LEMMA): the tagger's default before the
     // backward pass.

@@ -8,7 +8,7 @@
 //! attr      := 'form' | 'lower' | 'lemma' | 'upos' | 'xpos' | 'feats' | 'shape'
 //!            | 'hasdigit' | 'hashyphen' | 'hasupper' | 'ambig'      (ambig: token only)
 //!            | 'feat:' KEY | 'prefix:' K | 'suffix:' K          (K in 1..=9)
-//!            | 'cluster' | 'cluster:' B            (token only; B bits, in 1..=32)
+//!            | 'cluster' | 'cluster:' B            (token and configuration; B bits, in 1..=32)
 //!            | 'deprel' | 'lval' | 'rval'                       (configuration only)
 //!            | 'POS' (= upos) | 'LEX' (= form) | 'DEP' (= deprel) (Nilsson & Nugues names)
 //! address   := arc:    ('h' | 'm') [('+' | '-') D] | 'b' | 's' | 'g'     (D in 1..=2)
@@ -52,9 +52,9 @@ pub enum Attr {
     /// any offset: the right context of the left-to-right pass. The backward pass reads
     /// its own to the right.
     Bupos,
-    /// Tagger only: the first k bits of the word's path in the tagger's Brown cluster
-    /// table (0: the whole path), looked up as written, then lower-cased; one "none"
-    /// value for a word the table lacks.
+    /// Tagger and arc-eager parser: the first k bits of the word's path in the model's
+    /// Brown cluster table (0: the whole path), looked up as written, then lower-cased;
+    /// one "none" value for a word the table lacks.
     Cluster(u8),
 }
 
@@ -345,7 +345,7 @@ fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, Strin
         ("ambig", None) => {
             return Err("ambig (the tag dictionary's classes) exists only in token templates".into())
         }
-        ("cluster", a) if family == Family::Token => NodeAttr::Word(Attr::Cluster(match a {
+        ("cluster", a) if family != Family::Arc => NodeAttr::Word(Attr::Cluster(match a {
             None => 0,
             Some(a) => match a.parse::<u8>() {
                 Ok(k) if (1..=MAX_CLUSTER_BITS).contains(&k) => k,
@@ -353,7 +353,7 @@ fn parse_attr(name: &str, family: Family) -> std::result::Result<NodeAttr, Strin
             },
         })),
         ("cluster", _) => {
-            return Err("cluster (the tagger's word clusters) exists only in token templates".into())
+            return Err("cluster (word clusters) exists only in token and configuration templates".into())
         }
         ("prefix", a) => NodeAttr::Word(Attr::Prefix(k_arg(a)?)),
         ("suffix", a) => NodeAttr::Word(Attr::Suffix(k_arg(a)?)),

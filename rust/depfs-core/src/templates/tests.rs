@@ -248,9 +248,10 @@ fn offsets_at_the_ends_of_i8_are_errors_not_overflows() {
 }
 
 /// `cluster` (the whole path) and `cluster:K` (K bits, 1..32) are token attributes of the
-/// form, readable to the right; other families refuse them.
+/// form, readable to the right, and configuration attributes of any node; arc templates
+/// refuse them.
 #[test]
-fn cluster_attributes_are_token_only_with_bits_in_range() {
+fn cluster_attributes_are_token_and_config_with_bits_in_range() {
     let tok = |t: &str| Template::parse(t, 1, Family::Token, DEFAULT_MAX_ATOMS);
     let t = tok("CLUSTER:6(i+1) & cluster(i)").unwrap();
     assert_eq!(t.text, "cluster(i) & cluster:6(i+1)");
@@ -262,11 +263,22 @@ fn cluster_attributes_are_token_only_with_bits_in_range() {
         ]
     );
     assert!(tok("cluster:32(i)").is_ok());
+    let c = cfg("upos(QUEUE_0) & CLUSTER:4(stack_0 h) & cluster(QUEUE_1)").unwrap();
+    assert_eq!(c.text, "cluster:4(STACK_0 h) & upos(QUEUE_0) & cluster(QUEUE_1)");
+    assert!(c.atoms.contains(&Atom::ConfigWord {
+        attr: NodeAttr::Word(Attr::Cluster(4)),
+        addr: ConfigAddr { base: Base::Stack(0), steps: vec![Step::H] }
+    }));
+    assert!(c.atoms.contains(&Atom::ConfigWord {
+        attr: NodeAttr::Word(Attr::Cluster(0)),
+        addr: ConfigAddr { base: Base::Queue(1), steps: vec![] }
+    }));
     for bad in ["cluster:0(i)", "cluster:33(i)", "cluster:x(i)", "cluster:(i)"] {
         let e = tok(bad).unwrap_err().to_string();
         assert!(e.contains("bits of cluster must be 1..32"), "{bad}: {e}");
     }
-    for e in [arc("cluster(h)").unwrap_err(), cfg("cluster:4(STACK_0)").unwrap_err()] {
-        assert!(e.to_string().contains("exists only in token templates"), "{e}");
-    }
+    let e = cfg("cluster:33(STACK_0)").unwrap_err().to_string();
+    assert!(e.contains("bits of cluster must be 1..32"), "{e}");
+    let e = arc("cluster(h)").unwrap_err().to_string();
+    assert!(e.contains("exists only in token and configuration templates"), "{e}");
 }

@@ -161,6 +161,9 @@ impl ArcEagerParser {
         p.set = set;
         p.label_templates = labels.iter().map(|&i| self.label_templates[i]).collect();
         (p.dynamic, p.cascade) = (None, None);
+        if !p.feats.reads_clusters() {
+            p.clusters = None;
+        }
         Ok(p)
     }
 }

@@ -221,8 +221,10 @@ impl LocalClassifier {
     fn from_stored(st: StoredLocal, labels: &LabelSet) -> Result<LocalClassifier> {
         let set = TemplateSet::parse(&st.templates, Family::Config, DEFAULT_MAX_ATOMS)?;
         let table = |w: StoredWeights, width: usize| w.table(set.len(), width);
+        let feats = ConfigFeatures::compile(&set)?;
+        feats.refuse_clusters("a local classifier")?;
         Ok(LocalClassifier {
-            feats: ConfigFeatures::compile(&set)?,
+            feats,
             move_w: table(st.move_w, N_KINDS)?,
             label_w: table(st.label_w, labels.labels.len().max(1))?,
             // What the templates read; the ensemble's file says what training filled.

@@ -26,6 +26,8 @@ pub use system::{Configuration, GoldTree, LeftArc, Move, Reduce, RightArc, Shift
 pub use training_set::TrainingSet;
 
 #[cfg(test)]
+mod cluster_tests;
+#[cfg(test)]
 mod parser_tests;
 #[cfg(test)]
 mod testing;

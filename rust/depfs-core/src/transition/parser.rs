@@ -22,6 +22,7 @@ use super::prefix_margin::{MarginPresets, PrefixCounts, PrefixStep};
 use super::projective;
 use super::system::{Configuration, GoldTree, LeftArc, Reduce, RightArc, Shift, Transition};
 use super::training_set::TrainingSet;
+use crate::tagger::clusters::{Clusters, StoredClusters};
 use crate::templates::attrs::VocabHashes;
 use crate::templates::config_feats::ConfigFeatures;
 use crate::templates::hash::combine;
@@ -83,6 +84,9 @@ pub struct TrainOptions {
     /// With `prefix_margin`: also the full model's update of the full sum on every
     /// decision, of this size (0: none; see [`super::prefix_margin::PrefixStep`]).
     pub prefix_full: f32,
+    /// The word-cluster table that `cluster` attributes read ([`Trainer::new`]; a
+    /// prepared [`TrainingSet`] carries its own). None: no template may read clusters.
+    pub clusters: Option<Arc<Clusters>>,
 }
 
 impl Default for TrainOptions {
@@ -103,6 +107,7 @@ impl Default for TrainOptions {
             prefix_l2: 0.0,
             prefix_perceptron: false,
             prefix_full: 0.0,
+            clusters: None,
         }
     }
 }
@@ -150,6 +155,9 @@ pub struct ArcEagerParser<W = QuantizedWeights> {
     /// settle the decisions they are sure of; [`super::cascade`]), with `dynamic` its
     /// margin presets.
     pub cascade: Option<Arc<Cascade>>,
+    /// The word-cluster table its `cluster` attributes read: Some exactly when a
+    /// template reads one (a cascade's stages read the full model's).
+    pub clusters: Option<Arc<Clusters>>,
     /// The input columns parsing needs: read by the templates and filled in training
     /// (kept in the model file's container, not in the payload).
     pub inputs: Vec<String>,
@@ -253,6 +261,19 @@ pub struct StoredArcEagerCascade {
     presets: MarginPresets,
 }
 
+/// A parser whose templates read word clusters, inside a model file: the parser (with
+/// its margin presets and cascade stages, if any) and its cluster table (a variant of
+/// its own, so that a parser without a table is written as before).
+#[derive(Serialize, Deserialize)]
+pub struct StoredArcEagerClusters {
+    parser: StoredArcEager,
+    presets: Option<MarginPresets>,
+    stages: Option<Vec<StoredArcEager>>,
+    /// Always present in a file of this variant (an Option so that a damaged file is
+    /// refused by the consistency check, not by a panic).
+    clusters: Option<StoredClusters>,
+}
+
 /// Model-file kind of an arc-eager model.
 pub const MODEL_KIND: &str = "arc-eager";
 
@@ -335,6 +356,15 @@ impl ArcEagerParser {
         let (inputs, info) = (self.inputs.clone(), info.to_string());
         use crate::io::model::Model;
         let model = match (self.dynamic, &self.cascade) {
+            _ if self.clusters.is_some() => Model::ArcEagerClusters(Box::new(StoredArcEagerClusters {
+                parser: stored,
+                presets: self.dynamic,
+                stages: self
+                    .cascade
+                    .as_ref()
+                    .map(|cas| cas.stages.iter().map(|s| s.parser.stored()).collect()),
+                clusters: self.clusters.as_ref().map(|c| c.to_stored()),
+            })),
             (None, _) => Model::ArcEager(stored),
             (Some(presets), None) => {
                 Model::ArcEagerDynamic(StoredArcEagerDynamic { parser: stored, presets })
@@ -379,10 +409,20 @@ impl ArcEagerParser {
     /// The arc-eager parser in a model file as read (`path` names it in messages).
     pub fn from_loaded(path: &std::path::Path, file: crate::io::model::Loaded) -> Result<ArcEagerParser> {
         let (inputs, info) = (file.inputs, file.info);
-        let (st, dynamic, stages) = match file.model {
-            crate::io::model::Model::ArcEager(st) => (st, None, None),
-            crate::io::model::Model::ArcEagerDynamic(d) => (d.parser, Some(d.presets), None),
-            crate::io::model::Model::ArcEagerCascade(d) => (d.parser, Some(d.presets), Some(d.stages)),
+        let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
+        let (st, dynamic, stages, clusters) = match file.model {
+            crate::io::model::Model::ArcEager(st) => (st, None, None, None),
+            crate::io::model::Model::ArcEagerDynamic(d) => (d.parser, Some(d.presets), None, None),
+            crate::io::model::Model::ArcEagerCascade(d) => (d.parser, Some(d.presets), Some(d.stages), None),
+            crate::io::model::Model::ArcEagerClusters(d) => {
+                let d = *d;
+                if d.stages.is_some() && d.presets.is_none() {
+                    return Err(bad("cascade stages without margin presets".into()));
+                }
+                let table = d.clusters.ok_or_else(|| bad("the cluster table is missing".into()))?;
+                let table = Clusters::from_stored(table).map_err(|e| bad(e.to_string()))?;
+                (d.parser, d.presets, d.stages, Some(Arc::new(table)))
+            }
             other => return Err(crate::io::model::wrong_kind(path, &other, MODEL_KIND)),
         };
         if let Some(d) = dynamic {
@@ -394,6 +434,14 @@ impl ArcEagerParser {
             }
         }
         let mut parser = Self::from_stored(path, st, dynamic, inputs, info)?;
+        if parser.feats.reads_clusters() != clusters.is_some() {
+            return Err(bad(if clusters.is_some() {
+                "a cluster table that no template reads".into()
+            } else {
+                "templates read word clusters, but the file has no cluster table".into()
+            }));
+        }
+        parser.clusters = clusters;
         if let Some(stages) = stages {
             let stages = stages
                 .into_iter()
@@ -460,6 +508,7 @@ impl ArcEagerParser {
             pseudo_projective: st.pseudo_projective,
             dynamic,
             cascade: None,
+            clusters: None,
             // Version-3 files: whatever the templates read.
             inputs: if inputs.is_empty() { crate::io::model::input_columns(&[&set]) } else { inputs },
             info,
@@ -579,6 +628,12 @@ impl<W: WeightTable> ArcEagerParser<W> {
         &self.feats
     }
 
+    /// Attribute values of `tb`'s vocabulary for the templates (clusters from the
+    /// parser's table). O(vocabulary · attributes).
+    pub fn vocab_hashes(&self, tb: &Treebank) -> VocabHashes {
+        VocabHashes::with_clusters(tb, &self.feats.attrs, self.clusters.as_deref())
+    }
+
     /// The same parser with other weight tables.
     pub(super) fn with_weights<V>(&self, move_w: V, label_w: V) -> ArcEagerParser<V> {
         ArcEagerParser {
@@ -598,6 +653,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
             pseudo_projective: self.pseudo_projective,
             dynamic: self.dynamic,
             cascade: self.cascade.clone(),
+            clusters: self.clusters.clone(),
             inputs: self.inputs.clone(),
             info: self.info.clone(),
         }
@@ -734,7 +790,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
         if let Some(m) = margin.filter(|m| m.is_nan() || *m < 0.0) {
             return Err(Error::InvalidArgument(format!("a margin must be a number ≥ 0, got {m}")));
         }
-        let vh = VocabHashes::new(tb, &self.feats.attrs);
+        let vh = self.vocab_hashes(tb);
         let results = map_chunks(
             threads,
             tb.len(),
@@ -824,7 +880,19 @@ impl Trainer {
     /// Prepares training on `train`: a [`TrainingSet`] of its own, then
     /// [`Trainer::on`]. To train several models on one treebank, build the set once.
     pub fn new(set: TemplateSet, train: &Treebank, opts: &TrainOptions) -> Result<Trainer> {
-        let prepared = TrainingSet::new(train, opts.pseudo_projective, opts.min_lifted_label_count)?;
+        if opts.clusters.is_some() && !ConfigFeatures::compile(&set)?.reads_clusters() {
+            return Err(Error::InvalidArgument(
+                "a cluster table, but no template reads it: give templates with cluster(NODE) or \
+                 cluster:K(NODE) (e.g. cluster(QUEUE_0), cluster:4(STACK_0))"
+                    .into(),
+            ));
+        }
+        let prepared = TrainingSet::with_clusters(
+            train,
+            opts.pseudo_projective,
+            opts.min_lifted_label_count,
+            opts.clusters.clone(),
+        )?;
         Trainer::on(set, &Arc::new(prepared), opts)
     }
 
@@ -860,7 +928,27 @@ impl Trainer {
                 opts.min_lifted_label_count
             )));
         }
+        let same_table = match (&opts.clusters, &train.clusters) {
+            (None, _) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b) || a == b,
+            (Some(_), None) => false,
+        };
+        if !same_table {
+            return Err(Error::InvalidArgument(
+                "the options' cluster table is not the training set's: give it to the training set".into(),
+            ));
+        }
         let feats = ConfigFeatures::compile(&set)?;
+        // A prepared set's table serves the models that read it; the others drop it.
+        let clusters = if feats.reads_clusters() { train.clusters.clone() } else { None };
+        if feats.reads_clusters() && clusters.is_none() {
+            return Err(Error::InvalidArgument(
+                "templates read word clusters (cluster(NODE), cluster:K(NODE)), but there is no cluster \
+                 table: give a Brown paths file (ArcEagerParser(clusters=PATH), depfs train --parser \
+                 arc-eager --clusters FILE)"
+                    .into(),
+            ));
+        }
         let vh = train.vocab_hashes(&feats.attrs);
         let distinct = train.distinct_features(&set)?;
         let move_rows: Vec<usize> = distinct.iter().map(|&n| rows_for(n, 6, opts.max_bits)).collect();
@@ -896,6 +984,7 @@ impl Trainer {
             pseudo_projective: opts.pseudo_projective,
             dynamic: opts.prefix_margin.map(|m| MarginPresets { train: m, accurate: m, fast: m }),
             cascade: None,
+            clusters,
             inputs: crate::io::model::needed_columns(&[&set_for_inputs], &train.treebank),
             info: String::new(),
         };

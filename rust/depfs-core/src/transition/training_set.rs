@@ -12,6 +12,7 @@ use super::local::LabelSet;
 use super::parser::gold_tree;
 use super::projective;
 use super::system::{Configuration, GoldTree};
+use crate::tagger::clusters::Clusters;
 use crate::templates::attrs::{VocabCache, VocabHashes};
 use crate::templates::config_feats::ConfigFeatures;
 use crate::templates::syntax::Attr;
@@ -38,6 +39,8 @@ pub struct TrainingSet {
     /// single-rooted); `usable` lists them.
     pub golds: Vec<Option<GoldTree>>,
     pub usable: Vec<usize>,
+    /// The word-cluster table that `cluster` attributes read (None: none).
+    pub clusters: Option<Arc<Clusters>>,
     vocab: VocabCache,
     /// Distinct features along the static oracle's paths, by template text.
     distinct: Mutex<HashMap<String, usize>>,
@@ -51,6 +54,16 @@ impl TrainingSet {
         train: &Treebank,
         pseudo_projective: bool,
         min_lifted_label_count: usize,
+    ) -> Result<TrainingSet> {
+        Self::with_clusters(train, pseudo_projective, min_lifted_label_count, None)
+    }
+
+    /// [`TrainingSet::new`] whose `cluster` attributes read `clusters`.
+    pub fn with_clusters(
+        train: &Treebank,
+        pseudo_projective: bool,
+        min_lifted_label_count: usize,
+        clusters: Option<Arc<Clusters>>,
     ) -> Result<TrainingSet> {
         let mut tb = if pseudo_projective { projective::projectivize(train).0 } else { train.clone() };
         if pseudo_projective {
@@ -107,6 +120,7 @@ impl TrainingSet {
             nonroot_ok: counts.iter().map(|c| c.1 > 0).collect(),
             golds,
             usable,
+            clusters,
             vocab: VocabCache::default(),
             distinct: Mutex::default(),
         })
@@ -115,7 +129,7 @@ impl TrainingSet {
     /// Vocabulary hashes of the training treebank for `attrs` (each attribute's table
     /// computed once per set).
     pub fn vocab_hashes(&self, attrs: &[Attr]) -> VocabHashes {
-        VocabHashes::with_cache(&self.treebank, attrs, &self.vocab)
+        VocabHashes::with_cache(&self.treebank, attrs, &self.vocab, self.clusters.as_deref())
     }
 
     /// Distinct features of each template of `set` along the static oracle's paths

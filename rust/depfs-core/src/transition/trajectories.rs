@@ -132,6 +132,7 @@ impl Trajectories {
     /// O(decisions · (atoms of `set` + |set|)).
     pub fn features(&self, set: &TemplateSet, threads: usize) -> Result<Vec<u64>> {
         let feats = ConfigFeatures::compile(set)?;
+        feats.refuse_clusters("a trajectory replay")?;
         let tb = &*self.treebank;
         let vh = VocabHashes::new(tb, &feats.attrs);
         let runs = self.runs();
@@ -248,7 +249,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
                 &all
             }
         };
-        let vh = VocabHashes::new(tb, &self.features().attrs);
+        let vh = self.vocab_hashes(tb);
         let labels = LabelSet {
             labels: self.labels.clone(),
             root_label: self.root_label,
