@@ -37,8 +37,9 @@ use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
 use crate::transition::prefix_margin::{MarginPresets, PrefixStep};
+use crate::util::prefetch::prefetch;
 use crate::util::{map_chunks, Rng};
-use crate::weights::{rows_for, Block, QuantizedWeights, RowAt, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use clusters::{Clusters, StoredClusters};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
@@ -317,8 +318,8 @@ impl<W: WeightTable> ColumnModel<W> {
     }
 
     /// [`Self::best`] under line-local hashing: each template's line (which may straddle
-    /// two cache lines) is prefetched, then the candidates' weights are added template
-    /// by template. O(templates · candidates) adds, O(templates) cache misses.
+    /// two cache lines) is located and prefetched, then the candidates' weights are added
+    /// template by template. O(templates · candidates) adds, O(templates) cache misses.
     fn best_in_lines(
         &self,
         feats: &[u64],
@@ -326,24 +327,45 @@ impl<W: WeightTable> ColumnModel<W> {
         rows: &mut Vec<RowAt>,
         scores: &mut Vec<f32>,
     ) -> u32 {
+        let layout = self.weights.layout();
         rows.clear();
-        self.weights.layout().locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
-        for r in rows.iter_mut() {
-            self.weights.prefetch_rows(&[*r, RowAt { start: r.start + LINE_MASK as usize, ..*r }]);
+        // Whether every block holds whole lines (a trained block has ≥ 64 rows).
+        let mut whole = true;
+        for (t, &f) in feats.iter().enumerate() {
+            whole &= layout.rows(t) > LINE_MASK as usize;
+            rows.push(RowAt { start: layout.row_start(t, f & !LINE_MASK), template: t });
         }
         scores.clear();
         scores.resize(cands.len(), 0.0);
-        for (t, &f) in feats.iter().enumerate() {
-            // The line's weights are sliced once per template (blocks of width 1, at
-            // least one line each); the sums are those of `get` (same order and values).
-            match self.weights.template_block(t) {
-                Block::Quantized { q, scale } if q.len() > LINE_MASK as usize => {
-                    let line = &q[(f & !LINE_MASK) as usize & (q.len() - 1)..][..LINE_MASK as usize + 1];
-                    for (s, &c) in scores.iter_mut().zip(cands) {
-                        *s += scale * line[self.row_in_line(f, c) as usize] as f32;
+        match self.weights.quantized_parts() {
+            // A tagging model: each line is read straight from the table (the sums are
+            // those of `get`: same order and values).
+            Some((q, scales)) if whole => {
+                for r in rows.iter() {
+                    prefetch(q, r.start);
+                    prefetch(q, r.start + LINE_MASK as usize);
+                }
+                let few = self.classes.len() <= LINE_MASK as usize + 1;
+                for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+                    let line = &q[r.start..r.start + LINE_MASK as usize + 1];
+                    if few {
+                        let shift = f >> 58;
+                        for (s, &c) in scores.iter_mut().zip(cands) {
+                            *s += scale * line[((c as u64 + shift) & LINE_MASK) as usize] as f32;
+                        }
+                    } else {
+                        for (s, &c) in scores.iter_mut().zip(cands) {
+                            let row = f.wrapping_mul(self.salts[c as usize] | 1) >> 58;
+                            *s += scale * line[row as usize] as f32;
+                        }
                     }
                 }
-                _ => {
+            }
+            _ => {
+                for r in rows.iter() {
+                    self.weights.prefetch_rows(&[*r, RowAt { start: r.start + LINE_MASK as usize, ..*r }]);
+                }
+                for (t, &f) in feats.iter().enumerate() {
                     for (s, &c) in scores.iter_mut().zip(cands) {
                         *s += self.weights.get(t, self.key(f, c));
                     }
