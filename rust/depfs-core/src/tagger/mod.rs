@@ -32,7 +32,7 @@ use std::time::Instant;
 use crate::io::model::{
     embedded_tagger, filled_columns, load_model, save_model, wrong_kind, Model, ModelFile,
 };
-use crate::templates::attrs::{SentAttrs, VocabHashes, NONE_VALUE};
+use crate::templates::attrs::{VocabHashes, NONE_VALUE};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
@@ -142,10 +142,18 @@ struct ColumnModel<W> {
     scripts: Vec<Script>,
     /// Line-local hashing ([`ColumnModel::key`]).
     lines: bool,
+    /// Every weight block holds whole lines of 64 rows (as trained blocks do), so a line
+    /// can be read from the table in one piece ([`ColumnModel::best_in_lines`]).
+    whole_lines: bool,
     weights: W,
 }
 
-impl<W> ColumnModel<W> {
+/// Whether every block of `weights` holds whole lines of line-local hashing.
+fn whole_lines(weights: &impl WeightTable) -> bool {
+    weights.layout().row_counts().iter().all(|&r| r > LINE_MASK as usize)
+}
+
+impl<W: WeightTable> ColumnModel<W> {
     /// Column `column` over `set` (its attributes added to `slots`) with `classes` and
     /// `weights`; its history values are filled by [`fill_history`] once every column's
     /// slots are known.
@@ -180,10 +188,13 @@ impl<W> ColumnModel<W> {
             history: Vec::new(),
             scripts,
             lines,
+            whole_lines: whole_lines(&weights),
             weights,
         })
     }
+}
 
+impl<W> ColumnModel<W> {
     /// The hash that places the weight of (feature `f`, class `c`) in its template's
     /// block. With line-local hashing the row's bits above the low six come from `f`
     /// alone (a hash already) and the low six from (f, c): every class of a feature
@@ -223,6 +234,7 @@ impl<W> ColumnModel<W> {
 impl ColumnModel<Weights> {
     /// The column with its averaged weights in 8 bits, as a trained tagger holds them.
     fn quantized(&self) -> ColumnModel<QuantizedWeights> {
+        let weights = QuantizedWeights::quantize(&self.weights.averaged());
         ColumnModel {
             column: self.column,
             set: self.set.clone(),
@@ -232,7 +244,8 @@ impl ColumnModel<Weights> {
             history: self.history.clone(),
             scripts: self.scripts.clone(),
             lines: self.lines,
-            weights: QuantizedWeights::quantize(&self.weights.averaged()),
+            whole_lines: whole_lines(&weights),
+            weights,
         }
     }
 }
@@ -278,13 +291,18 @@ fn check_clusters(slots: &Slots, clusters: Option<&Clusters>) -> Result<()> {
     }
 }
 
-/// The history values each class of every column (but LEMMA) sets, once `slots` holds
-/// every column's attributes.
-fn fill_history<W>(columns: &mut [ColumnModel<W>], slots: &Slots) {
-    for cm in columns {
+/// The history values each class of every column (but LEMMA) sets, and where every
+/// template (the backward pass's too) reads the sentence table, once `slots` holds every
+/// attribute.
+fn fill_history<W, V>(columns: &mut [ColumnModel<W>], backward: Option<&mut ColumnModel<V>>, slots: &Slots) {
+    for cm in columns.iter_mut() {
         if cm.column != LEMMA {
             cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
         }
+        cm.feats.place(slots);
+    }
+    if let Some(b) = backward {
+        b.feats.place(slots);
     }
 }
 
@@ -328,24 +346,24 @@ impl<W: WeightTable> ColumnModel<W> {
         scores: &mut Vec<f32>,
     ) -> u32 {
         let layout = self.weights.layout();
-        rows.clear();
-        // Whether every block holds whole lines (a trained block has ≥ 64 rows).
-        let mut whole = true;
-        for (t, &f) in feats.iter().enumerate() {
-            whole &= layout.rows(t) > LINE_MASK as usize;
-            rows.push(RowAt { start: layout.row_start(t, f & !LINE_MASK), template: t });
-        }
         scores.clear();
         scores.resize(cands.len(), 0.0);
         match self.weights.quantized_parts() {
             // A tagging model: each line is read straight from the table (the sums are
             // those of `get`: same order and values).
-            Some((q, scales)) if whole => {
-                for r in rows.iter() {
-                    prefetch(q, r.start);
-                    prefetch(q, r.start + LINE_MASK as usize);
+            Some((q, scales)) if self.whole_lines => {
+                rows.clear();
+                rows.extend(feats.iter().enumerate().map(|(t, &f)| {
+                    let start = layout.row_start(t, f & !LINE_MASK);
+                    prefetch(q, start);
+                    prefetch(q, start + LINE_MASK as usize);
+                    RowAt { start, template: t }
+                }));
+                let n_classes = self.classes.len();
+                let few = n_classes <= LINE_MASK as usize + 1;
+                if few && 4 * cands.len() >= n_classes + 8 {
+                    return self.best_of_all(feats, cands, rows, q, scales, scores);
                 }
-                let few = self.classes.len() <= LINE_MASK as usize + 1;
                 for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
                     let line = &q[r.start..r.start + LINE_MASK as usize + 1];
                     if few {
@@ -362,6 +380,8 @@ impl<W: WeightTable> ColumnModel<W> {
                 }
             }
             _ => {
+                rows.clear();
+                layout.locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
                 for r in rows.iter() {
                     self.weights.prefetch_rows(&[*r, RowAt { start: r.start + LINE_MASK as usize, ..*r }]);
                 }
@@ -379,6 +399,45 @@ impl<W: WeightTable> ColumnModel<W> {
             }
         }
         cands[best]
+    }
+}
+
+impl<W> ColumnModel<W> {
+    /// [`ColumnModel::best_in_lines`] for many candidates of at most 64 classes: every
+    /// class is scored, from the two runs of each line that hold the classes in order
+    /// (class k at row (k + the line's offset) mod 64), in loops the compiler vectorises;
+    /// each class's sum is the same (same order, same values). `rows`: the lines located.
+    /// O(templates · classes) adds.
+    fn best_of_all(
+        &self,
+        feats: &[u64],
+        cands: &[u32],
+        rows: &[RowAt],
+        q: &[i8],
+        scales: &[f32],
+        scores: &mut Vec<f32>,
+    ) -> u32 {
+        let n = self.classes.len();
+        scores.clear();
+        scores.resize(n, 0.0);
+        for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+            let line = &q[r.start..r.start + LINE_MASK as usize + 1];
+            let offset = (f >> 58) as usize;
+            let (head, tail) = scores.split_at_mut(n.min(line.len() - offset));
+            for (s, &w) in head.iter_mut().zip(&line[offset..]) {
+                *s += scale * w as f32;
+            }
+            for (s, &w) in tail.iter_mut().zip(line) {
+                *s += scale * w as f32;
+            }
+        }
+        let mut best = cands[0];
+        for &c in cands {
+            if scores[c as usize] > scores[best as usize] {
+                best = c;
+            }
+        }
+        best
     }
 }
 
@@ -409,7 +468,6 @@ struct Core<W> {
 /// Per-sentence buffers.
 #[derive(Default)]
 struct Scratch {
-    sent: SentAttrs,
     hist: History,
     feats: Vec<u64>,
     /// Located weight rows and candidate scores of a decision.
@@ -510,12 +568,12 @@ impl<W: WeightTable> Core<W> {
             let pred = if cands.len() == 1 {
                 cands[0]
             } else if let Rule::Margin(margin) = rule {
-                let (pred, used) = cm.best_by_margin(&sc.sent, &sc.hist, i, &cands, margin, &mut sc.prefix);
+                let (pred, used) = cm.best_by_margin(&sc.hist, i, &cands, margin, &mut sc.prefix);
                 counts.templates[cm.column] += used as u64;
                 counts.decisions[cm.column] += 1;
                 pred
             } else {
-                cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
+                cm.feats.features(&sc.hist, i, &mut sc.feats);
                 let pred = cm.best(&sc.feats, &cands, &mut sc.rows, &mut sc.scores);
                 learn(m, &sc.feats, &cands, pred);
                 pred
@@ -573,10 +631,8 @@ impl Core<Weights> {
             let cm = &mut self.columns[m];
             let pred = match stage {
                 _ if cands.len() == 1 => cands[0],
-                None => cm.learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), step, &mut sc.prefix),
-                Some(s) => {
-                    cm.learn_stage(&sc.sent, &sc.hist, i, &cands, gold(m), step.margin, s, &mut sc.prefix)
-                }
+                None => cm.learn_prefix(&sc.hist, i, &cands, gold(m), step, &mut sc.prefix),
+                Some(s) => cm.learn_stage(&sc.hist, i, &cands, gold(m), step.margin, s, &mut sc.prefix),
             };
             *slot = pred;
             if self.columns[m].column == UPOS {
@@ -598,14 +654,9 @@ fn ambig_hash(entry: Option<(&FormEntry, bool)>) -> u64 {
     }
 }
 
-/// Starts sentence s in `sc`: form table, empty history, ambiguity classes.
+/// Starts sentence s in `sc`: form attributes, ambiguity classes, no prediction yet.
 fn start_sentence(slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize, sc: &mut Scratch) {
-    sc.sent.fill(vh, tb, s);
-    let r = tb.sentences[s].range();
-    sc.hist.reset(r.len(), slots.predicted_attrs.len());
-    if slots.ambig {
-        sc.hist.set_ambig(tb.words.form[r].iter().map(|&f| ambig[f as usize]));
-    }
+    sc.hist.start(slots, vh, if slots.ambig { ambig } else { &[] }, tb, s);
 }
 
 /// The form a lemma script applies to: lower-cased when the dictionary knew only that.
@@ -721,7 +772,7 @@ impl TaggerTrainer {
             columns.push(ColumnModel::new(c, set, classes, weights, opts.line_hashing, &mut slots)?);
         }
         // The backward pass (untrained), its attributes in the same slots.
-        let backward = match &opts.backward {
+        let mut backward = match &opts.backward {
             None => None,
             Some(set) => {
                 if !opts.line_hashing || opts.prefix_margin.is_some() {
@@ -736,7 +787,7 @@ impl TaggerTrainer {
         };
         check_backward(&columns, backward.as_ref())?;
         check_clusters(&slots, opts.clusters.as_deref())?;
-        fill_history(&mut columns, &slots);
+        fill_history(&mut columns, backward.as_mut(), &slots);
         if opts.cased && (!opts.line_hashing || opts.prefix_margin.is_some()) {
             return Err(Error::InvalidArgument(
                 "the case rule needs line hashing and ordinary (not prefix-margin) training".into(),
@@ -787,7 +838,7 @@ impl TaggerTrainer {
         start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, sc);
         if self.core.backward.is_some() {
             let meta = &self.tb.sentences[s];
-            sc.hist.reset_back(meta.len as usize);
+            sc.hist.reset_back();
             for i in 1..=meta.len as usize {
                 sc.hist.set_back(i, self.back[meta.start as usize + i - 1]);
             }
@@ -818,7 +869,7 @@ impl TaggerTrainer {
                     let w = if cm.column == LEMMA { self.core.lemma_word(&w, upos) } else { w };
                     self.core.candidates(m, &w, upos, &mut cands);
                     if cands.len() > 1 {
-                        cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
+                        cm.feats.features(&sc.hist, i, &mut sc.feats);
                         for (t, &f) in sc.feats.iter().enumerate() {
                             pairs[m][t].insert(cm.key(f, g));
                         }
@@ -1209,10 +1260,10 @@ impl Tagger {
             last = Some(c);
             columns.push(sc.column_model(lines, &mut slots)?);
         }
-        let backward = backward.map(|b| b.column_model(lines, &mut slots)).transpose()?;
+        let mut backward = backward.map(|b| b.column_model(lines, &mut slots)).transpose()?;
         check_backward(&columns, backward.as_ref())?;
         check_clusters(&slots, clusters.as_deref())?;
-        fill_history(&mut columns, &slots);
+        fill_history(&mut columns, backward.as_mut(), &slots);
         let lexicon = st.lexicon;
         let n_of =
             |c: usize| columns.iter().find(|cm| cm.column == c).map_or(0, |cm| cm.classes.len() as u32);
