@@ -36,7 +36,7 @@ pub(super) fn run<'e, W: WeightTable>(
             sc.all[0]
         } else {
             cm.feats.features(&sc.hist, i, &mut sc.feats);
-            cm.best(&sc.feats, &sc.all, &mut sc.rows, &mut sc.scores)
+            cm.best(&sc.feats, &sc.all, &mut sc.dec)
         };
         sc.hist.set_back(i, cm.salts[pred as usize]);
     }
@@ -157,7 +157,7 @@ impl TaggerTrainer {
                         cands[0]
                     } else {
                         cm.feats.features(&sc.hist, i, &mut sc.feats);
-                        let p = cm.best(&sc.feats, &cands, &mut sc.rows, &mut sc.scores);
+                        let p = cm.best(&sc.feats, &cands, &mut sc.dec);
                         if p != g && cands.contains(&g) {
                             for (t, &f) in sc.feats.iter().enumerate() {
                                 let (kg, kp) = (cm.key(f, g), cm.key(f, p));

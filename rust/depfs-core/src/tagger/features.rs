@@ -153,13 +153,10 @@ impl History {
         self.vals.clear();
         self.vals.resize(MAX_OFFSET * w, PAD_LEFT);
         self.vals.resize((MAX_OFFSET + 1) * w, ROOT_VALUE);
-        for pos in meta.start as usize..meta.start as usize + n {
-            for slot in 0..n_form {
-                self.vals.push(vh.value(tb, slot, pos));
-            }
+        for &form in &tb.words.form[meta.range()] {
+            self.vals.extend((0..n_form).map(|slot| vh.of_id(slot, form)));
             self.vals.extend(std::iter::repeat_n(NONE_VALUE, n_pred));
-            let form = tb.words.form[pos] as usize;
-            self.vals.push(ambig.get(form).copied().unwrap_or(NONE_VALUE));
+            self.vals.push(ambig.get(form as usize).copied().unwrap_or(NONE_VALUE));
             self.vals.push(NONE_VALUE);
         }
         self.vals.resize((2 * MAX_OFFSET + n + 1) * w, PAD_RIGHT);
@@ -291,12 +288,11 @@ impl TokenFeatures {
     /// sliced once). O(atoms).
     pub fn features(&self, hist: &History, i: usize, out: &mut Vec<u64>) {
         debug_assert_eq!(self.width, hist.width, "atoms placed for another table");
-        let rows = &hist.vals[i * hist.width..];
+        let (rows, reads) = (&hist.vals[i * hist.width..], &self.reads[..]);
         out.clear();
-        out.extend(
-            self.templates.iter().map(|(id, atoms)| {
-                self.reads[atoms.clone()].iter().fold(*id, |acc, &r| combine(acc, rows[r]))
-            }),
-        );
+        out.resize(self.templates.len(), 0);
+        for (v, (id, atoms)) in out.iter_mut().zip(&self.templates) {
+            *v = reads[atoms.clone()].iter().fold(*id, |acc, &r| combine(acc, rows[r]));
+        }
     }
 }

@@ -315,10 +315,11 @@ impl<W: WeightTable> ColumnModel<W> {
     /// and prefetched before any is summed: a decision reads candidates × templates
     /// weights scattered over the table, most of them cache misses, and asking for all
     /// at once keeps many in flight. O(candidates · templates).
-    fn best(&self, feats: &[u64], cands: &[u32], rows: &mut Vec<RowAt>, scores: &mut Vec<f32>) -> u32 {
+    fn best(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
         if self.lines {
-            return self.best_in_lines(feats, cands, rows, scores);
+            return self.best_in_lines(feats, cands, d);
         }
+        let rows = &mut d.rows;
         rows.clear();
         for &c in cands {
             self.weights.layout().locate_each(feats.iter().map(|&f| self.key(f, c)), rows);
@@ -338,13 +339,8 @@ impl<W: WeightTable> ColumnModel<W> {
     /// [`Self::best`] under line-local hashing: each template's line (which may straddle
     /// two cache lines) is located and prefetched, then the candidates' weights are added
     /// template by template. O(templates · candidates) adds, O(templates) cache misses.
-    fn best_in_lines(
-        &self,
-        feats: &[u64],
-        cands: &[u32],
-        rows: &mut Vec<RowAt>,
-        scores: &mut Vec<f32>,
-    ) -> u32 {
+    fn best_in_lines(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
+        let Decision { rows, scores } = d;
         let layout = self.weights.layout();
         scores.clear();
         scores.resize(cands.len(), 0.0);
@@ -353,30 +349,33 @@ impl<W: WeightTable> ColumnModel<W> {
             // those of `get`: same order and values).
             Some((q, scales)) if self.whole_lines => {
                 rows.clear();
-                rows.extend(feats.iter().enumerate().map(|(t, &f)| {
+                rows.resize(feats.len(), RowAt::default());
+                for (t, (r, &f)) in rows.iter_mut().zip(feats).enumerate() {
                     let start = layout.row_start(t, f & !LINE_MASK);
                     prefetch(q, start);
                     prefetch(q, start + LINE_MASK as usize);
-                    RowAt { start, template: t }
-                }));
+                    *r = RowAt { start, template: t };
+                }
                 let n_classes = self.classes.len();
                 let few = n_classes <= LINE_MASK as usize + 1;
                 if few && 4 * cands.len() >= n_classes + 8 {
                     return self.best_of_all(feats, cands, rows, q, scales, scores);
                 }
-                for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
-                    let line = &q[r.start..r.start + LINE_MASK as usize + 1];
+                // Candidate by candidate, its sum over the templates in their order (as
+                // `get`'s): few candidates read few weights of each line.
+                for (s, &c) in scores.iter_mut().zip(cands) {
+                    let mut sum = 0f32;
                     if few {
-                        let shift = f >> 58;
-                        for (s, &c) in scores.iter_mut().zip(cands) {
-                            *s += scale * line[((c as u64 + shift) & LINE_MASK) as usize] as f32;
+                        for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+                            sum += scale * q[r.start + ((c as u64 + (f >> 58)) & LINE_MASK) as usize] as f32;
                         }
                     } else {
-                        for (s, &c) in scores.iter_mut().zip(cands) {
-                            let row = f.wrapping_mul(self.salts[c as usize] | 1) >> 58;
-                            *s += scale * line[row as usize] as f32;
+                        let m = self.salts[c as usize] | 1;
+                        for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+                            sum += scale * q[r.start + (f.wrapping_mul(m) >> 58) as usize] as f32;
                         }
                     }
+                    *s = sum;
                 }
             }
             _ => {
@@ -465,14 +464,21 @@ struct Core<W> {
     clusters: Option<Arc<Clusters>>,
 }
 
+/// Buffers of one decision ([`ColumnModel::best`]), reused.
+#[derive(Default)]
+struct Decision {
+    /// Located weight rows (under line-local hashing: each template's line).
+    rows: Vec<RowAt>,
+    /// The candidates' scores (or every class's).
+    scores: Vec<f32>,
+}
+
 /// Per-sentence buffers.
 #[derive(Default)]
 struct Scratch {
     hist: History,
     feats: Vec<u64>,
-    /// Located weight rows and candidate scores of a decision.
-    rows: Vec<RowAt>,
-    scores: Vec<f32>,
+    dec: Decision,
     all: Vec<u32>,
     prefix: PrefixScratch,
     /// By form id: the UPOS and LEMMA candidates of the form's last word. The lemma
@@ -574,7 +580,7 @@ impl<W: WeightTable> Core<W> {
                 pred
             } else {
                 cm.feats.features(&sc.hist, i, &mut sc.feats);
-                let pred = cm.best(&sc.feats, &cands, &mut sc.rows, &mut sc.scores);
+                let pred = cm.best(&sc.feats, &cands, &mut sc.dec);
                 learn(m, &sc.feats, &cands, pred);
                 pred
             };
