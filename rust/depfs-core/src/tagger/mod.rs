@@ -142,8 +142,9 @@ struct ColumnModel<W> {
     scripts: Vec<Script>,
     /// Line-local hashing ([`ColumnModel::key`]).
     lines: bool,
-    /// Every weight block holds whole lines of 64 rows (as trained blocks do), so a line
-    /// can be read from the table in one piece ([`ColumnModel::best_in_lines`]).
+    /// Every block of the final 8-bit weights (read from a file or quantized after
+    /// training) holds whole lines of 64 rows, as trained blocks do, so a line can be read
+    /// from the table in one piece ([`ColumnModel::best_in_lines`]); false before.
     whole_lines: bool,
     weights: W,
 }
@@ -153,7 +154,7 @@ fn whole_lines(weights: &impl WeightTable) -> bool {
     weights.layout().row_counts().iter().all(|&r| r > LINE_MASK as usize)
 }
 
-impl<W: WeightTable> ColumnModel<W> {
+impl<W> ColumnModel<W> {
     /// Column `column` over `set` (its attributes added to `slots`) with `classes` and
     /// `weights`; its history values are filled by [`fill_history`] once every column's
     /// slots are known.
@@ -188,13 +189,11 @@ impl<W: WeightTable> ColumnModel<W> {
             history: Vec::new(),
             scripts,
             lines,
-            whole_lines: whole_lines(&weights),
+            whole_lines: false,
             weights,
         })
     }
-}
 
-impl<W> ColumnModel<W> {
     /// The hash that places the weight of (feature `f`, class `c`) in its template's
     /// block. With line-local hashing the row's bits above the low six come from `f`
     /// alone (a hash already) and the low six from (f, c): every class of a feature
@@ -1314,7 +1313,9 @@ impl StoredColumn {
         }
         let set = TemplateSet::parse(&self.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
         let weights = self.weights.table(set.len(), 1)?;
-        ColumnModel::new(c, set, self.classes, weights, lines, slots)
+        let mut cm = ColumnModel::new(c, set, self.classes, weights, lines, slots)?;
+        cm.whole_lines = whole_lines(&cm.weights);
+        Ok(cm)
     }
 }
 
