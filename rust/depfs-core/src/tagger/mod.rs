@@ -1081,6 +1081,14 @@ impl Tagger {
         for s in range {
             start_sentence(&self.core.slots, vh, &forms.ambig, tb, s, sc);
             let meta = &tb.sentences[s];
+            // The dictionary entries of the sentence's words and their candidate lists,
+            // asked for at once: each is otherwise a cache miss met word by word. O(n).
+            for &f in &tb.words.form[meta.range()] {
+                if let Some((e, _)) = entries[f as usize] {
+                    prefetch(&e.upos, 0);
+                    prefetch(&e.by_upos, 0);
+                }
+            }
             if let Some(cm) = &self.core.backward {
                 let start = meta.start as usize;
                 let entry =
