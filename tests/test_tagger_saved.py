@@ -25,22 +25,21 @@ SUFFIXES = ("", "s", "ed", "ing", "er", "ly", "ness", "est", "ion", "al", "ic", 
 KW = {"epochs": 2, "random_state": 3}
 
 
-def lexicon(seed: int) -> list[tuple[str, str, str, str, str]]:
-    """Word types (form, lemma, UPOS, XPOS, FEATS): 9 XPOS and 12 FEATS values per UPOS
-    (90 and 120 in all), lemmas by stripping and adding suffixes (well over 64 scripts)."""
+def lexicon(seed: int) -> list[tuple[str, str, list[str], int, str]]:
+    """Word types (form, lemma, its UPOS tags, an XPOS digit, a case letter): every third
+    type takes two UPOS; 9 XPOS values per UPOS (90 in all) and 12 cases per UPOS in FEATS,
+    lemmas by stripping and adding suffixes (well over 64 scripts)."""
     rng, out = random.Random(seed), []
     for k in range(700):
         stem = "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(2 + k % 3))
-        upos = UPOS[k % len(UPOS)]
+        tags = [UPOS[k % len(UPOS)]] + ([UPOS[(k // 3) % len(UPOS)]] if k % 3 == 0 else [])
         form = stem + rng.choice(SUFFIXES)
         lemma = stem + rng.choice(("", "e", "y", "um", "a"))
-        xpos = f"{upos}{rng.randrange(9)}"
-        feats = f"Case={'ABCDEFGHIJKL'[rng.randrange(12)]}|Kind={upos.lower()}"
-        out.append((form, lemma, upos, xpos, feats))
+        out.append((form, lemma, tags, rng.randrange(9), "ABCDEFGHIJKL"[rng.randrange(12)]))
     return out
 
 
-def conllu(words: list[tuple[str, str, str, str, str]], n: int, seed: int) -> str:
+def conllu(words: list[tuple[str, str, list[str], int, str]], n: int, seed: int) -> str:
     """`n` sentences of 3 to 12 words drawn with a skew towards the first types, the first
     word capitalised."""
     rng, lines = random.Random(seed), []
@@ -48,10 +47,12 @@ def conllu(words: list[tuple[str, str, str, str, str]], n: int, seed: int) -> st
         lines.append(f"# sent_id = s{s}")
         length = rng.randint(3, 12)
         for i in range(1, length + 1):
-            form, lemma, upos, xpos, feats = words[int(len(words) * rng.random() ** 2)]
+            form, lemma, tags, digit, case = words[int(len(words) * rng.random() ** 2)]
+            upos = rng.choice(tags)
             if i == 1:
                 form = form.capitalize()
-            lines.append(f"{i}\t{form}\t{lemma}\t{upos}\t{xpos}\t{feats}\t{i - 1}\tdep\t_\t_")
+            feats = f"Case={case}|Kind={upos.lower()}"
+            lines.append(f"{i}\t{form}\t{lemma}\t{upos}\t{upos}{digit}\t{feats}\t{i - 1}\tdep\t_\t_")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -75,9 +76,9 @@ def paths_file(path: Path) -> Path:
     """Brown paths for the lower-cased forms of every other type: the UPOS in the first
     bits, the rest the type's number."""
     lines = []
-    for k, (form, _, upos, _, _) in enumerate(lexicon(11)):
+    for k, (form, _, tags, _, _) in enumerate(lexicon(11)):
         if k % 2 == 0:
-            lines.append(f"{UPOS.index(upos):04b}{k:010b}\t{form}\t{10 + k}")
+            lines.append(f"{UPOS.index(tags[0]):04b}{k:010b}\t{form}\t{10 + k}")
     path.write_text("\n".join(lines) + "\n")
     return path
 
