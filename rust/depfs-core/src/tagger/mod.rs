@@ -336,8 +336,10 @@ impl<W: WeightTable> ColumnModel<W> {
     }
 
     /// [`Self::best`] under line-local hashing: each template's line (which may straddle
-    /// two cache lines) is located and prefetched, then the candidates' weights are added
-    /// template by template. O(templates · candidates) adds, O(templates) cache misses.
+    /// two cache lines) is located and prefetched, then each candidate's weights are
+    /// added over the templates in their order (many candidates of at most 64 classes:
+    /// every class at once, [`Self::best_of_all`]). O(templates · candidates) adds,
+    /// O(templates) cache misses.
     fn best_in_lines(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
         let Decision { rows, scores } = d;
         let layout = self.weights.layout();
