@@ -31,7 +31,8 @@ def lexicon(seed: int) -> list[tuple[str, str, list[str], int, str]]:
     lemmas by stripping and adding suffixes (well over 64 scripts)."""
     rng, out = random.Random(seed), []
     for k in range(700):
-        stem = "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in range(2 + k % 3))
+        syllables = range(2 + k % 3)
+        stem = "".join(rng.choice("bcdfgklmnprstvz") + rng.choice("aeiou") for _ in syllables)
         tags = [UPOS[k % len(UPOS)]] + ([UPOS[(k // 3) % len(UPOS)]] if k % 3 == 0 else [])
         form = stem + rng.choice(SUFFIXES)
         lemma = stem + rng.choice(("", "e", "y", "um", "a"))
@@ -52,7 +53,8 @@ def conllu(words: list[tuple[str, str, list[str], int, str]], n: int, seed: int)
             if i == 1:
                 form = form.capitalize()
             feats = f"Case={case}|Kind={upos.lower()}"
-            lines.append(f"{i}\t{form}\t{lemma}\t{upos}\t{upos}{digit}\t{feats}\t{i - 1}\tdep\t_\t_")
+            cols = (form, lemma, upos, f"{upos}{digit}", feats, str(i - 1), "dep", "_", "_")
+            lines.append("\t".join((str(i), *cols)))
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -111,8 +113,9 @@ def save(tmp: Path) -> None:
     }
     for name, tagger in models.items():
         tagger.fit(train).save(DATA / f"tagger_{name}_v5.depfs")
-        out = depfs.load(DATA / f"tagger_{name}_v5.depfs").tag(Treebank.from_string(inp), threads=1)
-        (DATA / "expected" / f"tagger_{name}_v5.conllu").write_text(out.to_string(), encoding="utf-8")
+        model = depfs.load(DATA / f"tagger_{name}_v5.depfs")
+        out = model.tag(Treebank.from_string(inp), threads=1).to_string()
+        (DATA / "expected" / f"tagger_{name}_v5.conllu").write_text(out, encoding="utf-8")
 
 
 if __name__ == "__main__":
