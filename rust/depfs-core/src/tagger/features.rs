@@ -218,6 +218,12 @@ impl TokenFeatures {
                 let Atom::TokenWord { attr, offset } = a else {
                     return Err(Error::InvalidArgument(format!("{}: not a token template", t.text)));
                 };
+                if offset.unsigned_abs() as usize > MAX_OFFSET {
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: a token address reaches at most {MAX_OFFSET} words away",
+                        t.text
+                    )));
+                }
                 let offset = *offset as i64;
                 slots.ambig |= *attr == Attr::Ambig;
                 atoms.push(if *attr == Attr::Ambig {
