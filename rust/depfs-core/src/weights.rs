@@ -430,6 +430,12 @@ pub trait WeightTable: Sync {
 
     /// acc += Σ of the located `rows`. O(|rows| · width).
     fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]);
+
+    /// The whole table of 8-bit weights and each block's scale, for a caller that reads
+    /// located weights itself (the tagger's lines); None: not quantized.
+    fn quantized_parts(&self) -> Option<(&[i8], &[f32])> {
+        None
+    }
 }
 
 /// A located feature row: the index of its first weight, and its template.
@@ -640,6 +646,9 @@ impl WeightTable for QuantizedWeights {
     fn template_block(&self, t: usize) -> Block<'_> {
         let (q, scale) = self.raw_block(t);
         Block::Quantized { q, scale }
+    }
+    fn quantized_parts(&self) -> Option<(&[i8], &[f32])> {
+        Some((&self.q, &self.scales))
     }
     #[inline(always)]
     fn get(&self, t: usize, f: u64) -> f32 {

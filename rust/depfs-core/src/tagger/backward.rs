@@ -29,14 +29,14 @@ pub(super) fn run<'e, W: WeightTable>(
     entry: impl Fn(usize) -> Option<&'e FormEntry>,
     sc: &mut Scratch,
 ) {
-    sc.hist.reset_back(n);
+    sc.hist.reset_back();
     for i in (1..=n).rev() {
         candidates(cm, lexicon, entry(i), &mut sc.all);
         let pred = if sc.all.len() == 1 {
             sc.all[0]
         } else {
-            cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
-            cm.best(&sc.feats, &sc.all, &mut sc.rows, &mut sc.scores)
+            cm.feats.features(&sc.hist, i, &mut sc.feats);
+            cm.best(&sc.feats, &sc.all, &mut sc.dec)
         };
         sc.hist.set_back(i, cm.salts[pred as usize]);
     }
@@ -125,12 +125,12 @@ impl TaggerTrainer {
         let mut pairs = vec![HashSet::new(); cm.set.len()];
         for &s in sents {
             let (start, n) = self.start_plain(s, &mut sc);
-            sc.hist.reset_back(n);
+            sc.hist.reset_back();
             for i in (1..=n).rev() {
                 let g = gold[start + i - 1];
                 candidates(&cm, &self.core.lexicon, self.entry_at(start + i - 1), &mut cands);
                 if cands.len() > 1 {
-                    cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
+                    cm.feats.features(&sc.hist, i, &mut sc.feats);
                     for (t, &f) in sc.feats.iter().enumerate() {
                         pairs[t].insert(cm.key(f, g));
                     }
@@ -149,15 +149,15 @@ impl TaggerTrainer {
             }
             for &s in &order {
                 let (start, n) = self.start_plain(s, &mut sc);
-                sc.hist.reset_back(n);
+                sc.hist.reset_back();
                 for i in (1..=n).rev() {
                     let g = gold[start + i - 1];
                     candidates(&cm, &self.core.lexicon, self.entry_at(start + i - 1), &mut cands);
                     let pred = if cands.len() == 1 {
                         cands[0]
                     } else {
-                        cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
-                        let p = cm.best(&sc.feats, &cands, &mut sc.rows, &mut sc.scores);
+                        cm.feats.features(&sc.hist, i, &mut sc.feats);
+                        let p = cm.best(&sc.feats, &cands, &mut sc.dec);
                         if p != g && cands.contains(&g) {
                             for (t, &f) in sc.feats.iter().enumerate() {
                                 let (kg, kp) = (cm.key(f, g), cm.key(f, p));

@@ -2,17 +2,15 @@
 //!
 //! Attributes computed from the form (`form`, `lower`, `prefix:K`, `suffix:K`, `shape`,
 //! `hasdigit`, `hashyphen`, `hasupper`, and `cluster`/`cluster:K` from the tagger's
-//! cluster table) come from the per-sentence table of
-//! [`SentAttrs`] (hashed once per vocabulary string). The tag columns (`upos`, `xpos`,
-//! `feats`, `feat:KEY`, `lemma`) are the tagger's own predictions so far, kept in a
-//! per-sentence history: words to the left have all their columns; the current word
-//! has the columns predicted before the one being decided (order UPOS, XPOS, FEATS,
-//! LEMMA), and `NONE_VALUE` for the rest.
+//! cluster table) are hashed once per vocabulary string ([`VocabHashes`]). The tag
+//! columns (`upos`, `xpos`, `feats`, `feat:KEY`, `lemma`) are the tagger's own
+//! predictions so far: words to the left have all their columns; the current word has
+//! the columns predicted before the one being decided (order UPOS, XPOS, FEATS, LEMMA),
+//! and `NONE_VALUE` for the rest. Both, with `ambig` and `bupos`, live in one table per
+//! sentence ([`History`]), padded so that every atom of a template is one read.
 
 use super::clusters::Clusters;
-use crate::templates::attrs::{
-    feat_value, SentAttrs, VocabHashes, NONE_VALUE, PAD, PAD_LEFT, PAD_RIGHT, ROOT_VALUE,
-};
+use crate::templates::attrs::{feat_value, VocabHashes, NONE_VALUE, PAD_LEFT, PAD_RIGHT, ROOT_VALUE};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Atom, Attr, Family, TemplateSet};
 use crate::{Error, Result, Treebank};
@@ -72,6 +70,23 @@ fn slot_of(list: &mut Vec<Attr>, a: &Attr) -> usize {
 }
 
 impl Slots {
+    /// Values in a row of the sentence table: the form attributes, the predicted ones,
+    /// `ambig` and `bupos` ([`History`]).
+    pub fn width(&self) -> usize {
+        self.form_attrs.len() + self.predicted_attrs.len() + 2
+    }
+
+    /// The column of the sentence table an atom reads.
+    fn column(&self, a: CAtom) -> usize {
+        let (n_form, n_pred) = (self.form_attrs.len(), self.predicted_attrs.len());
+        match a {
+            CAtom::Form { slot, .. } => slot,
+            CAtom::Predicted { slot, .. } => n_form + slot,
+            CAtom::Ambig { .. } => n_form + n_pred,
+            CAtom::Back { .. } => n_form + n_pred + 1,
+        }
+    }
+
     /// Whether a template reads the predicted lemma.
     pub fn reads_lemma(&self) -> bool {
         self.predicted_attrs.contains(&Attr::Lemma)
@@ -106,86 +121,86 @@ impl Slots {
     }
 }
 
-/// The history of one sentence: `vals[p * n_slots + slot]` for positions p in 0..=n
-/// (0 = before the first word).
+/// Farthest offset of a token address (i-4 .. i+4, `templates::syntax`): the sentence
+/// table's padding on each side, so that no read leaves it.
+pub const MAX_OFFSET: usize = 4;
+
+/// The table of one sentence: row p + [`MAX_OFFSET`] for positions p in
+/// −MAX_OFFSET ..= n + MAX_OFFSET (0 = before the first word), each row the values of
+/// the form attributes, the predicted attributes, `ambig` and `bupos` ([`Slots::width`]).
+/// Left of 0 every value is `PAD_LEFT`, at 0 `ROOT_VALUE`, right of n `PAD_RIGHT`; a
+/// word's predicted values and `bupos` are `NONE_VALUE` until set.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    n_slots: usize,
+    width: usize,
+    /// Where a row's predicted values start (= the number of form attributes).
+    pred: usize,
+    n: usize,
     vals: Vec<u64>,
-    /// Ambiguity class of each word, positions -PAD ..= n + PAD.
-    ambig: Vec<u64>,
-    /// The backward pass's UPOS of each word (as its class's salt), positions
-    /// -PAD ..= n + PAD; NONE_VALUE until set.
-    back: Vec<u64>,
 }
 
 impl History {
-    /// Empties the history for a sentence of n words. O(n · slots).
-    pub fn reset(&mut self, n: usize, n_slots: usize) {
-        self.n_slots = n_slots;
+    /// Starts sentence `s` of `tb`: the form attributes of `slots` from `vh`, the
+    /// ambiguity class of each word from `ambig` (by form id; empty when no template
+    /// reads it), no prediction yet. O(n · width).
+    pub fn start(&mut self, slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize) {
+        let meta = &tb.sentences[s];
+        let (n, w) = (meta.len as usize, slots.width());
+        let (n_form, n_pred) = (slots.form_attrs.len(), slots.predicted_attrs.len());
+        self.width = w;
+        self.pred = n_form;
+        self.n = n;
         self.vals.clear();
-        self.vals.resize((n + 1) * n_slots, NONE_VALUE);
-        self.vals[..n_slots].fill(ROOT_VALUE);
-    }
-    /// Sets the ambiguity classes of the sentence's words (1..=n) from `classes`.
-    pub fn set_ambig(&mut self, classes: impl Iterator<Item = u64>) {
-        self.ambig.clear();
-        self.ambig.extend([PAD_LEFT; PAD]);
-        self.ambig.push(ROOT_VALUE);
-        self.ambig.extend(classes);
-        self.ambig.extend([PAD_RIGHT; PAD]);
+        self.vals.resize(MAX_OFFSET * w, PAD_LEFT);
+        self.vals.resize((MAX_OFFSET + 1) * w, ROOT_VALUE);
+        for &form in &tb.words.form[meta.range()] {
+            self.vals.extend((0..n_form).map(|slot| vh.of_id(slot, form)));
+            self.vals.extend(std::iter::repeat_n(NONE_VALUE, n_pred));
+            self.vals.push(ambig.get(form as usize).copied().unwrap_or(NONE_VALUE));
+            self.vals.push(NONE_VALUE);
+        }
+        self.vals.resize((2 * MAX_OFFSET + n + 1) * w, PAD_RIGHT);
     }
     #[inline]
-    fn ambig(&self, p: i64) -> u64 {
-        padded(&self.ambig, p)
+    fn at(&self, p: usize, column: usize) -> usize {
+        (p + MAX_OFFSET) * self.width + column
     }
-    /// Empties the backward pass's tags for a sentence of n words. O(n).
-    pub fn reset_back(&mut self, n: usize) {
-        self.back.clear();
-        self.back.extend([PAD_LEFT; PAD]);
-        self.back.push(ROOT_VALUE);
-        self.back.resize(PAD + 1 + n, NONE_VALUE);
-        self.back.extend([PAD_RIGHT; PAD]);
+    /// Empties the backward pass's tags of the sentence's words. O(n).
+    pub fn reset_back(&mut self) {
+        for p in 1..=self.n {
+            let at = self.at(p, self.width - 1);
+            self.vals[at] = NONE_VALUE;
+        }
     }
     /// The backward pass's tag of word `p` (1-based).
     pub fn back_at(&self, p: usize) -> u64 {
-        self.back[p + PAD]
+        self.vals[self.at(p, self.width - 1)]
     }
     /// Sets the backward pass's tag of word `p` (1-based).
     #[inline]
     pub fn set_back(&mut self, p: usize, v: u64) {
-        self.back[p + PAD] = v;
+        let at = self.at(p, self.width - 1);
+        self.vals[at] = v;
     }
-    /// Sets `slot` of word `p` (1-based).
+    /// Sets predicted `slot` of word `p` (1-based).
     #[inline]
     pub fn set(&mut self, p: usize, slot: usize, v: u64) {
-        self.vals[p * self.n_slots + slot] = v;
-    }
-    #[inline]
-    fn get(&self, slot: usize, p: i64) -> u64 {
-        if p < 0 {
-            PAD_LEFT
-        } else {
-            self.vals[p as usize * self.n_slots + slot]
-        }
-    }
-}
-
-/// Value at position p of a table of positions -PAD ..= n + PAD (padding beyond it).
-#[inline]
-fn padded(v: &[u64], p: i64) -> u64 {
-    let at = p + PAD as i64;
-    if at < 0 {
-        PAD_LEFT
-    } else {
-        v.get(at as usize).copied().unwrap_or(PAD_RIGHT)
+        let at = self.at(p, self.pred + slot);
+        self.vals[at] = v;
     }
 }
 
 /// A compiled token template set (one column's templates).
 #[derive(Debug, Clone)]
 pub struct TokenFeatures {
-    templates: Vec<(u64, Vec<CAtom>)>,
+    /// Per template: its id and the range of its atoms in `atoms`.
+    templates: Vec<(u64, std::ops::Range<usize>)>,
+    atoms: Vec<CAtom>,
+    /// Per atom: its read in the sentence table relative to the row of word 0
+    /// ((offset + MAX_OFFSET) · width + column), set by [`TokenFeatures::place`].
+    reads: Vec<usize>,
+    /// The table width `reads` were placed for.
+    width: usize,
 }
 
 impl TokenFeatures {
@@ -196,12 +211,19 @@ impl TokenFeatures {
             return Err(Error::InvalidArgument("the tagger needs token templates".into()));
         }
         let mut templates = Vec::with_capacity(set.len());
+        let mut atoms = Vec::new();
         for t in &set.templates {
-            let mut atoms = Vec::new();
+            let first = atoms.len();
             for a in &t.atoms {
                 let Atom::TokenWord { attr, offset } = a else {
                     return Err(Error::InvalidArgument(format!("{}: not a token template", t.text)));
                 };
+                if offset.unsigned_abs() as usize > MAX_OFFSET {
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: a token address reaches at most {MAX_OFFSET} words away",
+                        t.text
+                    )));
+                }
                 let offset = *offset as i64;
                 slots.ambig |= *attr == Attr::Ambig;
                 atoms.push(if *attr == Attr::Ambig {
@@ -214,9 +236,28 @@ impl TokenFeatures {
                     CAtom::Form { slot: slot_of(&mut slots.form_attrs, attr), offset }
                 });
             }
-            templates.push((t.id, atoms));
+            templates.push((t.id, first..atoms.len()));
         }
-        Ok(TokenFeatures { templates })
+        Ok(TokenFeatures { templates, atoms, reads: Vec::new(), width: 0 })
+    }
+
+    /// Places every atom's read in the sentence table, once `slots` holds every
+    /// attribute of the tagger's templates (the table's width is then known).
+    pub fn place(&mut self, slots: &Slots) {
+        self.width = slots.width();
+        self.reads = self
+            .atoms
+            .iter()
+            .map(|&a| {
+                let offset = match a {
+                    CAtom::Form { offset, .. }
+                    | CAtom::Predicted { offset, .. }
+                    | CAtom::Ambig { offset }
+                    | CAtom::Back { offset } => offset,
+                };
+                (offset + MAX_OFFSET as i64) as usize * self.width + slots.column(a)
+            })
+            .collect();
     }
 
     pub fn len(&self) -> usize {
@@ -225,7 +266,7 @@ impl TokenFeatures {
     /// Whether the set can run right to left as the backward pass: it reads no predicted
     /// column and `bupos` only to the right (what that pass has decided).
     pub fn runs_backward(&self) -> bool {
-        self.templates.iter().flat_map(|(_, a)| a).all(|a| match *a {
+        self.atoms.iter().all(|a| match *a {
             CAtom::Predicted { .. } => false,
             CAtom::Back { offset } => offset > 0,
             _ => true,
@@ -233,31 +274,31 @@ impl TokenFeatures {
     }
     /// Whether the set reads `bupos`.
     pub fn reads_back(&self) -> bool {
-        self.templates.iter().flat_map(|(_, a)| a).any(|a| matches!(a, CAtom::Back { .. }))
+        self.atoms.iter().any(|a| matches!(a, CAtom::Back { .. }))
     }
     pub fn is_empty(&self) -> bool {
         self.templates.is_empty()
     }
 
-    /// Value of template t at word i (1-based). O(atoms).
+    /// Value of template t at word i (1-based) of the sentence in `hist`. O(atoms).
     #[inline]
-    pub fn feature(&self, t: usize, sent: &SentAttrs, hist: &History, i: usize) -> u64 {
+    pub fn feature(&self, t: usize, hist: &History, i: usize) -> u64 {
+        debug_assert_eq!(self.width, hist.width, "atoms placed for another table");
         let (id, atoms) = &self.templates[t];
-        let i = i as i64;
-        atoms.iter().fold(*id, |acc, a| {
-            let v = match *a {
-                CAtom::Form { slot, offset } => sent.get(slot, i + offset),
-                CAtom::Predicted { slot, offset } => hist.get(slot, i + offset),
-                CAtom::Ambig { offset } => hist.ambig(i + offset),
-                CAtom::Back { offset } => padded(&hist.back, i + offset),
-            };
-            combine(acc, v)
-        })
+        // Every read lies in the rows i − MAX_OFFSET ..= i + MAX_OFFSET.
+        let rows = &hist.vals[i * hist.width..];
+        self.reads[atoms.clone()].iter().fold(*id, |acc, &r| combine(acc, rows[r]))
     }
 
-    /// Values of every template at word i into `out`. O(atoms).
-    pub fn features(&self, sent: &SentAttrs, hist: &History, i: usize, out: &mut Vec<u64>) {
+    /// Values of every template at word i into `out` (as [`Self::feature`], the row
+    /// sliced once). O(atoms).
+    pub fn features(&self, hist: &History, i: usize, out: &mut Vec<u64>) {
+        debug_assert_eq!(self.width, hist.width, "atoms placed for another table");
+        let (rows, reads) = (&hist.vals[i * hist.width..], &self.reads[..]);
         out.clear();
-        out.extend((0..self.templates.len()).map(|t| self.feature(t, sent, hist, i)));
+        out.resize(self.templates.len(), 0);
+        for (v, (id, atoms)) in out.iter_mut().zip(&self.templates) {
+            *v = reads[atoms.clone()].iter().fold(*id, |acc, &r| combine(acc, rows[r]));
+        }
     }
 }

@@ -32,13 +32,14 @@ use std::time::Instant;
 use crate::io::model::{
     embedded_tagger, filled_columns, load_model, save_model, wrong_kind, Model, ModelFile,
 };
-use crate::templates::attrs::{SentAttrs, VocabHashes, NONE_VALUE};
+use crate::templates::attrs::{VocabHashes, NONE_VALUE};
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
 use crate::transition::prefix_margin::{MarginPresets, PrefixStep};
+use crate::util::prefetch::prefetch;
 use crate::util::{map_chunks, Rng};
-use crate::weights::{rows_for, Block, QuantizedWeights, RowAt, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use clusters::{Clusters, StoredClusters};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
@@ -141,7 +142,16 @@ struct ColumnModel<W> {
     scripts: Vec<Script>,
     /// Line-local hashing ([`ColumnModel::key`]).
     lines: bool,
+    /// Every block of the final 8-bit weights (read from a file or quantized after
+    /// training) holds whole lines of 64 rows, as trained blocks do, so a line can be read
+    /// from the table in one piece ([`ColumnModel::best_in_lines`]); false before.
+    whole_lines: bool,
     weights: W,
+}
+
+/// Whether every block of `weights` holds whole lines of line-local hashing.
+fn whole_lines(weights: &impl WeightTable) -> bool {
+    weights.layout().row_counts().iter().all(|&r| r > LINE_MASK as usize)
 }
 
 impl<W> ColumnModel<W> {
@@ -179,6 +189,7 @@ impl<W> ColumnModel<W> {
             history: Vec::new(),
             scripts,
             lines,
+            whole_lines: false,
             weights,
         })
     }
@@ -222,6 +233,7 @@ impl<W> ColumnModel<W> {
 impl ColumnModel<Weights> {
     /// The column with its averaged weights in 8 bits, as a trained tagger holds them.
     fn quantized(&self) -> ColumnModel<QuantizedWeights> {
+        let weights = QuantizedWeights::quantize(&self.weights.averaged());
         ColumnModel {
             column: self.column,
             set: self.set.clone(),
@@ -231,7 +243,8 @@ impl ColumnModel<Weights> {
             history: self.history.clone(),
             scripts: self.scripts.clone(),
             lines: self.lines,
-            weights: QuantizedWeights::quantize(&self.weights.averaged()),
+            whole_lines: whole_lines(&weights),
+            weights,
         }
     }
 }
@@ -277,13 +290,18 @@ fn check_clusters(slots: &Slots, clusters: Option<&Clusters>) -> Result<()> {
     }
 }
 
-/// The history values each class of every column (but LEMMA) sets, once `slots` holds
-/// every column's attributes.
-fn fill_history<W>(columns: &mut [ColumnModel<W>], slots: &Slots) {
-    for cm in columns {
+/// The history values each class of every column (but LEMMA) sets, and where every
+/// template (the backward pass's too) reads the sentence table, once `slots` holds every
+/// attribute.
+fn fill_history<W, V>(columns: &mut [ColumnModel<W>], backward: Option<&mut ColumnModel<V>>, slots: &Slots) {
+    for cm in columns.iter_mut() {
         if cm.column != LEMMA {
             cm.history = cm.classes.iter().map(|k| slots.history_values(cm.column, k)).collect();
         }
+        cm.feats.place(slots);
+    }
+    if let Some(b) = backward {
+        b.feats.place(slots);
     }
 }
 
@@ -296,10 +314,11 @@ impl<W: WeightTable> ColumnModel<W> {
     /// and prefetched before any is summed: a decision reads candidates × templates
     /// weights scattered over the table, most of them cache misses, and asking for all
     /// at once keeps many in flight. O(candidates · templates).
-    fn best(&self, feats: &[u64], cands: &[u32], rows: &mut Vec<RowAt>, scores: &mut Vec<f32>) -> u32 {
+    fn best(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
         if self.lines {
-            return self.best_in_lines(feats, cands, rows, scores);
+            return self.best_in_lines(feats, cands, d);
         }
+        let rows = &mut d.rows;
         rows.clear();
         for &c in cands {
             self.weights.layout().locate_each(feats.iter().map(|&f| self.key(f, c)), rows);
@@ -317,33 +336,56 @@ impl<W: WeightTable> ColumnModel<W> {
     }
 
     /// [`Self::best`] under line-local hashing: each template's line (which may straddle
-    /// two cache lines) is prefetched, then the candidates' weights are added template
-    /// by template. O(templates · candidates) adds, O(templates) cache misses.
-    fn best_in_lines(
-        &self,
-        feats: &[u64],
-        cands: &[u32],
-        rows: &mut Vec<RowAt>,
-        scores: &mut Vec<f32>,
-    ) -> u32 {
-        rows.clear();
-        self.weights.layout().locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
-        for r in rows.iter_mut() {
-            self.weights.prefetch_rows(&[*r, RowAt { start: r.start + LINE_MASK as usize, ..*r }]);
-        }
+    /// two cache lines) is located and prefetched, then each candidate's weights are
+    /// added over the templates in their order (many candidates of at most 64 classes:
+    /// every class at once, [`Self::best_of_all`]). O(templates · candidates) adds,
+    /// O(templates) cache misses.
+    fn best_in_lines(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
+        let Decision { rows, scores } = d;
+        let layout = self.weights.layout();
         scores.clear();
         scores.resize(cands.len(), 0.0);
-        for (t, &f) in feats.iter().enumerate() {
-            // The line's weights are sliced once per template (blocks of width 1, at
-            // least one line each); the sums are those of `get` (same order and values).
-            match self.weights.template_block(t) {
-                Block::Quantized { q, scale } if q.len() > LINE_MASK as usize => {
-                    let line = &q[(f & !LINE_MASK) as usize & (q.len() - 1)..][..LINE_MASK as usize + 1];
-                    for (s, &c) in scores.iter_mut().zip(cands) {
-                        *s += scale * line[self.row_in_line(f, c) as usize] as f32;
-                    }
+        match self.weights.quantized_parts() {
+            // A tagging model: each line is read straight from the table (the sums are
+            // those of `get`: same order and values).
+            Some((q, scales)) if self.whole_lines => {
+                rows.clear();
+                rows.resize(feats.len(), RowAt::default());
+                for (t, (r, &f)) in rows.iter_mut().zip(feats).enumerate() {
+                    let start = layout.row_start(t, f & !LINE_MASK);
+                    prefetch(q, start);
+                    prefetch(q, start + LINE_MASK as usize);
+                    *r = RowAt { start, template: t };
                 }
-                _ => {
+                let n_classes = self.classes.len();
+                let few = n_classes <= LINE_MASK as usize + 1;
+                if few && 4 * cands.len() >= n_classes + 8 {
+                    return self.best_of_all(feats, cands, rows, q, scales, scores);
+                }
+                // Candidate by candidate, its sum over the templates in their order (as
+                // `get`'s): few candidates read few weights of each line.
+                for (s, &c) in scores.iter_mut().zip(cands) {
+                    let mut sum = 0f32;
+                    if few {
+                        for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+                            sum += scale * q[r.start + ((c as u64 + (f >> 58)) & LINE_MASK) as usize] as f32;
+                        }
+                    } else {
+                        let m = self.salts[c as usize] | 1;
+                        for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+                            sum += scale * q[r.start + (f.wrapping_mul(m) >> 58) as usize] as f32;
+                        }
+                    }
+                    *s = sum;
+                }
+            }
+            _ => {
+                rows.clear();
+                layout.locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
+                for r in rows.iter() {
+                    self.weights.prefetch_rows(&[*r, RowAt { start: r.start + LINE_MASK as usize, ..*r }]);
+                }
+                for (t, &f) in feats.iter().enumerate() {
                     for (s, &c) in scores.iter_mut().zip(cands) {
                         *s += self.weights.get(t, self.key(f, c));
                     }
@@ -357,6 +399,45 @@ impl<W: WeightTable> ColumnModel<W> {
             }
         }
         cands[best]
+    }
+}
+
+impl<W> ColumnModel<W> {
+    /// [`ColumnModel::best_in_lines`] for many candidates of at most 64 classes: every
+    /// class is scored, from the two runs of each line that hold the classes in order
+    /// (class k at row (k + the line's offset) mod 64), in loops the compiler vectorises;
+    /// each class's sum is the same (same order, same values). `rows`: the lines located.
+    /// O(templates · classes) adds.
+    fn best_of_all(
+        &self,
+        feats: &[u64],
+        cands: &[u32],
+        rows: &[RowAt],
+        q: &[i8],
+        scales: &[f32],
+        scores: &mut Vec<f32>,
+    ) -> u32 {
+        let n = self.classes.len();
+        scores.clear();
+        scores.resize(n, 0.0);
+        for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
+            let line = &q[r.start..r.start + LINE_MASK as usize + 1];
+            let offset = (f >> 58) as usize;
+            let (head, tail) = scores.split_at_mut(n.min(line.len() - offset));
+            for (s, &w) in head.iter_mut().zip(&line[offset..]) {
+                *s += scale * w as f32;
+            }
+            for (s, &w) in tail.iter_mut().zip(line) {
+                *s += scale * w as f32;
+            }
+        }
+        let mut best = cands[0];
+        for &c in cands {
+            if scores[c as usize] > scores[best as usize] {
+                best = c;
+            }
+        }
+        best
     }
 }
 
@@ -384,15 +465,21 @@ struct Core<W> {
     clusters: Option<Arc<Clusters>>,
 }
 
+/// Buffers of one decision ([`ColumnModel::best`]), reused.
+#[derive(Default)]
+struct Decision {
+    /// Located weight rows (under line-local hashing: each template's line).
+    rows: Vec<RowAt>,
+    /// The candidates' scores (or every class's).
+    scores: Vec<f32>,
+}
+
 /// Per-sentence buffers.
 #[derive(Default)]
 struct Scratch {
-    sent: SentAttrs,
     hist: History,
     feats: Vec<u64>,
-    /// Located weight rows and candidate scores of a decision.
-    rows: Vec<RowAt>,
-    scores: Vec<f32>,
+    dec: Decision,
     all: Vec<u32>,
     prefix: PrefixScratch,
     /// By form id: the UPOS and LEMMA candidates of the form's last word. The lemma
@@ -488,13 +575,13 @@ impl<W: WeightTable> Core<W> {
             let pred = if cands.len() == 1 {
                 cands[0]
             } else if let Rule::Margin(margin) = rule {
-                let (pred, used) = cm.best_by_margin(&sc.sent, &sc.hist, i, &cands, margin, &mut sc.prefix);
+                let (pred, used) = cm.best_by_margin(&sc.hist, i, &cands, margin, &mut sc.prefix);
                 counts.templates[cm.column] += used as u64;
                 counts.decisions[cm.column] += 1;
                 pred
             } else {
-                cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
-                let pred = cm.best(&sc.feats, &cands, &mut sc.rows, &mut sc.scores);
+                cm.feats.features(&sc.hist, i, &mut sc.feats);
+                let pred = cm.best(&sc.feats, &cands, &mut sc.dec);
                 learn(m, &sc.feats, &cands, pred);
                 pred
             };
@@ -551,10 +638,8 @@ impl Core<Weights> {
             let cm = &mut self.columns[m];
             let pred = match stage {
                 _ if cands.len() == 1 => cands[0],
-                None => cm.learn_prefix(&sc.sent, &sc.hist, i, &cands, gold(m), step, &mut sc.prefix),
-                Some(s) => {
-                    cm.learn_stage(&sc.sent, &sc.hist, i, &cands, gold(m), step.margin, s, &mut sc.prefix)
-                }
+                None => cm.learn_prefix(&sc.hist, i, &cands, gold(m), step, &mut sc.prefix),
+                Some(s) => cm.learn_stage(&sc.hist, i, &cands, gold(m), step.margin, s, &mut sc.prefix),
             };
             *slot = pred;
             if self.columns[m].column == UPOS {
@@ -576,14 +661,9 @@ fn ambig_hash(entry: Option<(&FormEntry, bool)>) -> u64 {
     }
 }
 
-/// Starts sentence s in `sc`: form table, empty history, ambiguity classes.
+/// Starts sentence s in `sc`: form attributes, ambiguity classes, no prediction yet.
 fn start_sentence(slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize, sc: &mut Scratch) {
-    sc.sent.fill(vh, tb, s);
-    let r = tb.sentences[s].range();
-    sc.hist.reset(r.len(), slots.predicted_attrs.len());
-    if slots.ambig {
-        sc.hist.set_ambig(tb.words.form[r].iter().map(|&f| ambig[f as usize]));
-    }
+    sc.hist.start(slots, vh, if slots.ambig { ambig } else { &[] }, tb, s);
 }
 
 /// The form a lemma script applies to: lower-cased when the dictionary knew only that.
@@ -699,7 +779,7 @@ impl TaggerTrainer {
             columns.push(ColumnModel::new(c, set, classes, weights, opts.line_hashing, &mut slots)?);
         }
         // The backward pass (untrained), its attributes in the same slots.
-        let backward = match &opts.backward {
+        let mut backward = match &opts.backward {
             None => None,
             Some(set) => {
                 if !opts.line_hashing || opts.prefix_margin.is_some() {
@@ -714,7 +794,7 @@ impl TaggerTrainer {
         };
         check_backward(&columns, backward.as_ref())?;
         check_clusters(&slots, opts.clusters.as_deref())?;
-        fill_history(&mut columns, &slots);
+        fill_history(&mut columns, backward.as_mut(), &slots);
         if opts.cased && (!opts.line_hashing || opts.prefix_margin.is_some()) {
             return Err(Error::InvalidArgument(
                 "the case rule needs line hashing and ordinary (not prefix-margin) training".into(),
@@ -765,7 +845,7 @@ impl TaggerTrainer {
         start_sentence(&self.core.slots, &self.vh, &self.ambig, &self.tb, s, sc);
         if self.core.backward.is_some() {
             let meta = &self.tb.sentences[s];
-            sc.hist.reset_back(meta.len as usize);
+            sc.hist.reset_back();
             for i in 1..=meta.len as usize {
                 sc.hist.set_back(i, self.back[meta.start as usize + i - 1]);
             }
@@ -796,7 +876,7 @@ impl TaggerTrainer {
                     let w = if cm.column == LEMMA { self.core.lemma_word(&w, upos) } else { w };
                     self.core.candidates(m, &w, upos, &mut cands);
                     if cands.len() > 1 {
-                        cm.feats.features(&sc.sent, &sc.hist, i, &mut sc.feats);
+                        cm.feats.features(&sc.hist, i, &mut sc.feats);
                         for (t, &f) in sc.feats.iter().enumerate() {
                             pairs[m][t].insert(cm.key(f, g));
                         }
@@ -1003,6 +1083,14 @@ impl Tagger {
         for s in range {
             start_sentence(&self.core.slots, vh, &forms.ambig, tb, s, sc);
             let meta = &tb.sentences[s];
+            // The dictionary entries of the sentence's words and their candidate lists,
+            // asked for at once: each is otherwise a cache miss met word by word. O(n).
+            for &f in &tb.words.form[meta.range()] {
+                if let Some((e, _)) = entries[f as usize] {
+                    prefetch(&e.upos, 0);
+                    prefetch(&e.by_upos, 0);
+                }
+            }
             if let Some(cm) = &self.core.backward {
                 let start = meta.start as usize;
                 let entry =
@@ -1187,10 +1275,10 @@ impl Tagger {
             last = Some(c);
             columns.push(sc.column_model(lines, &mut slots)?);
         }
-        let backward = backward.map(|b| b.column_model(lines, &mut slots)).transpose()?;
+        let mut backward = backward.map(|b| b.column_model(lines, &mut slots)).transpose()?;
         check_backward(&columns, backward.as_ref())?;
         check_clusters(&slots, clusters.as_deref())?;
-        fill_history(&mut columns, &slots);
+        fill_history(&mut columns, backward.as_mut(), &slots);
         let lexicon = st.lexicon;
         let n_of =
             |c: usize| columns.iter().find(|cm| cm.column == c).map_or(0, |cm| cm.classes.len() as u32);
@@ -1235,7 +1323,9 @@ impl StoredColumn {
         }
         let set = TemplateSet::parse(&self.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
         let weights = self.weights.table(set.len(), 1)?;
-        ColumnModel::new(c, set, self.classes, weights, lines, slots)
+        let mut cm = ColumnModel::new(c, set, self.classes, weights, lines, slots)?;
+        cm.whole_lines = whole_lines(&cm.weights);
+        Ok(cm)
     }
 }
 

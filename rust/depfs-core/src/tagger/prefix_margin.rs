@@ -28,7 +28,6 @@
 
 use super::features::{History, N_COLUMNS};
 use super::ColumnModel;
-use crate::templates::attrs::SentAttrs;
 use crate::transition::prefix_margin::PrefixStep;
 use crate::weights::{RowAt, WeightTable, Weights};
 
@@ -90,16 +89,8 @@ fn violating_rival(scores: &[f32], g: usize, margin: f32) -> Option<usize> {
 impl<W: WeightTable> ColumnModel<W> {
     /// Adds template t's weight for each candidate to `scores`, computing its feature
     /// at word i (returned). O(candidates).
-    fn add_template(
-        &self,
-        t: usize,
-        sent: &SentAttrs,
-        hist: &History,
-        i: usize,
-        cands: &[u32],
-        scores: &mut [f32],
-    ) -> u64 {
-        let f = self.feats.feature(t, sent, hist, i);
+    fn add_template(&self, t: usize, hist: &History, i: usize, cands: &[u32], scores: &mut [f32]) -> u64 {
+        let f = self.feats.feature(t, hist, i);
         for (s, &c) in scores.iter_mut().zip(cands) {
             *s += self.weights.get(t, self.key(f, c));
         }
@@ -110,7 +101,6 @@ impl<W: WeightTable> ColumnModel<W> {
     /// the templates it added. O(templates added · candidates).
     pub(super) fn best_by_margin(
         &self,
-        sent: &SentAttrs,
         hist: &History,
         i: usize,
         cands: &[u32],
@@ -125,7 +115,7 @@ impl<W: WeightTable> ColumnModel<W> {
         // are added, so the cache misses overlap (a decision stopped after i templates
         // computes i + 1 features).
         let ahead = |t: usize| {
-            let f = self.feats.feature(t, sent, hist, i);
+            let f = self.feats.feature(t, hist, i);
             for &c in cands {
                 let start = self.weights.row_start(t, self.key(f, c));
                 self.weights.prefetch_rows(&[RowAt { start, template: t }]);
@@ -169,7 +159,6 @@ impl ColumnModel<Weights> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn learn_prefix(
         &mut self,
-        sent: &SentAttrs,
         hist: &History,
         i: usize,
         cands: &[u32],
@@ -187,7 +176,7 @@ impl ColumnModel<Weights> {
         // Prefixes past the first where the gold leads are added only for the full sum.
         let mut settled = g.is_none();
         for t in 0..self.feats.len() {
-            let f = self.add_template(t, sent, hist, i, cands, &mut ps.scores);
+            let f = self.add_template(t, hist, i, cands, &mut ps.scores);
             ps.feats.push(f);
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads && predicted.is_none() {
@@ -246,7 +235,6 @@ impl ColumnModel<Weights> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn learn_stage(
         &mut self,
-        sent: &SentAttrs,
         hist: &History,
         i: usize,
         cands: &[u32],
@@ -261,7 +249,7 @@ impl ColumnModel<Weights> {
         let mut predicted = None;
         let mut f = 0;
         for t in 0..=last {
-            f = self.add_template(t, sent, hist, i, cands, &mut ps.scores);
+            f = self.add_template(t, hist, i, cands, &mut ps.scores);
             let (best, leads) = best_and_lead(&ps.scores, margin);
             if leads && predicted.is_none() {
                 predicted = Some(cands[best]);

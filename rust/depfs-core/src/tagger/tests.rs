@@ -88,7 +88,7 @@ fn prefix_trainer(perceptron: bool, full: f32) -> Result<(TaggerTrainer, Scratch
 fn upos_rows(cm: &ColumnModel<Weights>, sc: &Scratch) -> Vec<[f32; 3]> {
     (0..cm.feats.len())
         .map(|t| {
-            let f = cm.feats.feature(t, &sc.sent, &sc.hist, 1);
+            let f = cm.feats.feature(t, &sc.hist, 1);
             std::array::from_fn(|c| cm.weights.get(t, cm.key(f, c as u32)))
         })
         .collect()
@@ -108,14 +108,14 @@ fn a_perceptron_prefix_step_moves_template_j_by_its_count_of_violating_prefixes(
     let cm = &mut trainer.core.columns[0];
     assert_eq!((cm.column, cm.classes.len()), (UPOS, 3));
     let n = cm.feats.len();
-    let pred = cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps);
+    let pred = cm.learn_prefix(&sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps);
     assert_eq!(pred, 0, "no prefix leads: the full sum's first best");
     let after = upos_rows(cm, &sc);
     for (j, row) in after.iter().enumerate() {
         let k = (n - j) as f32;
         assert_eq!(*row, [k, -k, 0.0], "template {j}");
     }
-    cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps);
+    cm.learn_prefix(&sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps);
     assert_eq!(upos_rows(cm, &sc), after, "the first prefix leads by 2T: no step");
     assert!(prefix_trainer(true, -1.0).is_err());
     assert!(prefix_trainer(true, f32::NAN).is_err());
@@ -134,7 +134,7 @@ fn the_tagger_s_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_
     let (mut trainer, sc) = prefix_trainer(true, 2.0).unwrap();
     let mut ps = PrefixScratch::default();
     let cm = &mut trainer.core.columns[0];
-    let feats: Vec<u64> = (0..cm.feats.len()).map(|t| cm.feats.feature(t, &sc.sent, &sc.hist, 1)).collect();
+    let feats: Vec<u64> = (0..cm.feats.len()).map(|t| cm.feats.feature(t, &sc.hist, 1)).collect();
     // Template 0 puts the gold (0) 2 ahead; each later one adds 3 to class 2.
     cm.weights.update(0, cm.key(feats[0], 0), 0, 2.0);
     for (t, &f) in feats.iter().enumerate().skip(1) {
@@ -142,9 +142,9 @@ fn the_tagger_s_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_
     }
     let before = upos_rows(cm, &sc);
     let step = PrefixStep { full: 2.0, ..STEP1 };
-    assert_eq!(cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps), 0);
+    assert_eq!(cm.learn_prefix(&sc.hist, 1, &[0, 1, 2], 0, STEP1, &mut ps), 0);
     assert_eq!(upos_rows(cm, &sc), before, "without the full sum nothing moves");
-    let pred = cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
+    let pred = cm.learn_prefix(&sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
     assert_eq!(pred, 0, "the rule stops at the first prefix");
     for (t, (a, b)) in upos_rows(cm, &sc).iter().zip(&before).enumerate() {
         assert_eq!(*a, [b[0] + 2.0, b[1], b[2] - 2.0], "template {t}");
@@ -153,6 +153,6 @@ fn the_tagger_s_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_
         cm.weights.update(t, cm.key(f, 0), 0, 3.0);
     }
     let right = upos_rows(cm, &sc);
-    cm.learn_prefix(&sc.sent, &sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
+    cm.learn_prefix(&sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
     assert_eq!(upos_rows(cm, &sc), right, "a right sum is left alone");
 }

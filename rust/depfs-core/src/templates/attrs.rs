@@ -179,6 +179,13 @@ impl VocabHashes {
         };
         self.tables[slot][id as usize]
     }
+
+    /// Hash of attribute `slot` for string `id` of the vocabulary it reads (the tagger's
+    /// sentence table reads form attributes by form id).
+    #[inline]
+    pub fn of_id(&self, slot: usize, id: u32) -> u64 {
+        self.tables[slot][id as usize]
+    }
 }
 
 /// Value of `cluster:k` for every form of `tb` (the "none" value without a table).
