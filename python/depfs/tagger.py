@@ -121,6 +121,15 @@ class Tagger(TrainableModel):
         # stored in the model. With the default templates it selects CLUSTER_SETS. None: no
         # clusters (the tagger of before, bit for bit).
         clusters: str | os.PathLike[str] | None = None,
+        # FEATS candidates follow the predicted XPOS: those seen with the (UPOS, XPOS) pair,
+        # widened by the values seen with it for at least this many distinct forms (None:
+        # the dictionary's alone; docs/design.md § Tagger).
+        feats_by_xpos: int | None = None,
+        # The lemma back-off keeps the scripts that make a lemma known with the UPOS.
+        known_lemmas: bool = False,
+        # XPOS candidates of a known (form, UPOS) widened by their siblings: values seen on
+        # at least this many of the same forms (VB and VBP); None: the dictionary's alone.
+        xpos_siblings: int | None = None,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -137,6 +146,9 @@ class Tagger(TrainableModel):
         self.backward = backward
         self.cased = cased
         self.clusters = clusters
+        self.feats_by_xpos = feats_by_xpos
+        self.known_lemmas = known_lemmas
+        self.xpos_siblings = xpos_siblings
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -186,6 +198,9 @@ class Tagger(TrainableModel):
             backward=backward,
             cased=self._cased(),
             clusters=None if self.clusters is None else os.fspath(self.clusters),
+            feats_by_xpos=self.feats_by_xpos,
+            known_lemmas=self.known_lemmas,
+            xpos_siblings=self.xpos_siblings,
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 

@@ -61,6 +61,9 @@ pub enum Model {
     ArcEagerCascade(Box<crate::transition::parser::StoredArcEagerCascade>),
     /// A tagger with a word-cluster table (otherwise as [`Model::TaggerCased`]).
     TaggerClusters(crate::tagger::StoredTaggerClusters),
+    /// A tagger with candidate rules (FEATS by XPOS, known lemmas; otherwise as
+    /// [`Model::TaggerClusters`], whose table it may lack).
+    TaggerRules(Box<crate::tagger::StoredTaggerRules>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -93,7 +96,8 @@ impl Model {
             Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
-            | Model::TaggerClusters(_) => "tagger",
+            | Model::TaggerClusters(_)
+            | Model::TaggerRules(_) => "tagger",
         }
     }
 }
@@ -281,6 +285,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
             | Model::TaggerClusters(_)
+            | Model::TaggerRules(_)
     ) {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
@@ -324,6 +329,7 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
             | Model::TaggerClusters(_)
+            | Model::TaggerRules(_)
     ) {
         return Err(model_err(
             path,
