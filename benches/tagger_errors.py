@@ -57,7 +57,8 @@ def feats_diff(a: str, b: str) -> str:
     fa = dict(x.split("=", 1) for x in a.split("|") if "=" in x)
     fb = dict(x.split("=", 1) for x in b.split("|") if "=" in x)
     names = sorted(set(fa) | set(fb))
-    return ",".join(f"{n}={fa.get(n, '-')}>{fb.get(n, '-')}" for n in names if fa.get(n) != fb.get(n))
+    diff = [n for n in names if fa.get(n) != fb.get(n)]
+    return ",".join(f"{n}={fa.get(n, '-')}>{fb.get(n, '-')}" for n in diff)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -83,7 +84,9 @@ def main(argv: list[str] | None = None) -> None:
     tr = words(train)
     form_n: Counter[str] = Counter(w[0] for w in tr)
     lower_n: Counter[str] = Counter(w[0].lower() for w in tr)
-    pair_vals: dict[tuple[str, str], list[Counter[str]]] = defaultdict(lambda: [Counter() for _ in range(3)])
+    pair_vals: dict[tuple[str, str], list[Counter[str]]] = defaultdict(
+        lambda: [Counter() for _ in range(3)]
+    )
     lower_upos_lemma: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
     for f, u, x, ft, lem in tr:
         for k, v in enumerate((x, ft, lem)):
@@ -133,7 +136,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"  {c:66s} {v:5d}  {100 * v / max(cats['all'], 1):5.1f}%")
         if col == "lemmas":
             continue
-        print(f"  top confusions (gold -> predicted), all / with UPOS right:")
+        print("  top confusions (gold -> predicted), all / with UPOS right:")
         for (a, b), v in conf.most_common(args.top):
             shown_a, shown_b = (a, b) if col == "xpos" else (a[:40], b[:40])
             extra = f"   diff {feats_diff(a, b)}" if col == "feats" else ""
@@ -146,7 +149,8 @@ def main(argv: list[str] | None = None) -> None:
                 if "," not in dd:
                     n_one += v
                     by_feat[dd.split("=")[0]] += v
-            print(f"  UPOS right, one feature differs: {n_one}; by feature: {dict(by_feat.most_common(8))}")
+            top = dict(by_feat.most_common(8))
+            print(f"  UPOS right, one feature differs: {n_one}; by feature: {top}")
 
     # Lemma errors on words with the right UPOS, by class.
     lc: Counter[str] = Counter()

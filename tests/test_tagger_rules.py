@@ -1,6 +1,6 @@
-"""The tagger's candidate rules (docs/design.md § Tagger, "Candidate rules"): FEATS widened
-by the predicted XPOS, known lemmas, XPOS siblings; saved and loaded as their own model
-variant; refused where they cannot apply."""
+"""The tagger's candidate rules (`Tagger(rules=...)`, docs/design.md § Tagger, "Candidate
+rules"): FEATS widened by the predicted XPOS, known lemmas, XPOS siblings; on by default;
+saved and loaded as their own model variant; refused where they cannot apply."""
 
 from __future__ import annotations
 
@@ -45,8 +45,8 @@ def test_a_verb_seen_only_plural_is_tagged_singular_after_he_with_feats_by_xpos(
     train = Treebank.from_string(verbs(300, 0))
     test = "1\the\t_\t_\t_\t_\t2\tnsubj\t_\t_\n2\tfounded\t_\t_\t_\t_\t0\troot\t_\t_\n\n"
     kw = {"epochs": 3, "backward": None}
-    plain = Tagger(SET, **kw).fit(train)
-    ruled = Tagger(SET, feats_by_xpos=5, known_lemmas=True, xpos_siblings=5, **kw).fit(train)
+    plain = Tagger(SET, rules=False, **kw).fit(train)
+    ruled = Tagger(SET, **kw).fit(train)  # on by default
     assert feats_of(plain, test)[1] == PL, "the dictionary's entry alone: plural"
     assert feats_of(ruled, test)[1] == SG
     path = tmp_path / "rules.depfs"
@@ -65,8 +65,10 @@ def test_a_verb_seen_only_plural_is_tagged_singular_after_he_with_feats_by_xpos(
 
 def test_rules_need_ordinary_training_with_line_hashing() -> None:
     train = Treebank.from_string(verbs(20, 0))
-    for kw in ({"feats_by_xpos": 5}, {"known_lemmas": True}, {"xpos_siblings": 5}):
-        with pytest.raises(ValueError, match="need line hashing"):
-            Tagger(SET, epochs=1, dynamic=True, **kw).fit(train)
-        with pytest.raises(ValueError, match="need line hashing"):
-            Tagger(SET, epochs=1, line_hashing=False, cased=False, **kw).fit(train)
+    with pytest.raises(ValueError, match="need line hashing"):
+        Tagger(SET, epochs=1, dynamic=True, rules=True).fit(train)
+    with pytest.raises(ValueError, match="need line hashing"):
+        Tagger(SET, epochs=1, line_hashing=False, cased=False, rules=True).fit(train)
+    # By default they are off where they cannot apply.
+    Tagger(SET, epochs=1, dynamic=True).fit(train)
+    Tagger(SET, epochs=1, line_hashing=False, cased=False).fit(train)

@@ -48,6 +48,10 @@ BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemm
 # two UPOS templates of the word's Brown-cluster path (docs/design.md § Tagger, "Word clusters").
 CLUSTER_SETS = ("tagger_upos_clusters", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 
+# Forms a FEATS value must be seen with to be productive with an XPOS, or two XPOS values to
+# share to be siblings (the candidate rules, `Tagger(rules=...)`; en_ewt dev).
+RULE_MIN_FORMS = 20
+
 #: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
 #: "Dynamic feature selection"): margins are in units of the steps; a perceptron step of
 #: template j counts the violating prefixes from j on (up to 50), an AdaGrad step is at most 1.
@@ -121,15 +125,13 @@ class Tagger(TrainableModel):
         # stored in the model. With the default templates it selects CLUSTER_SETS. None: no
         # clusters (the tagger of before, bit for bit).
         clusters: str | os.PathLike[str] | None = None,
-        # FEATS candidates follow the predicted XPOS: those seen with the (UPOS, XPOS) pair,
-        # widened by the values seen with it for at least this many distinct forms (None:
-        # the dictionary's alone; docs/design.md § Tagger).
-        feats_by_xpos: int | None = None,
-        # The lemma back-off keeps the scripts that make a lemma known with the UPOS.
-        known_lemmas: bool = False,
-        # XPOS candidates of a known (form, UPOS) widened by their siblings: values seen on
-        # at least this many of the same forms (VB and VBP); None: the dictionary's alone.
-        xpos_siblings: int | None = None,
+        # Candidate rules beyond the tag dictionary (docs/design.md § Tagger, "Candidate
+        # rules"): a known (form, UPOS) is also offered the XPOS values that share forms with
+        # its own (VB and VBP) and the FEATS values productive with its predicted XPOS (a
+        # verb's Number and Person); the lemma back-off keeps the scripts that make a lemma
+        # known with the UPOS. None: on, but for dynamic taggers and the layout before line
+        # hashing (which cannot have them).
+        rules: bool | None = None,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -146,9 +148,7 @@ class Tagger(TrainableModel):
         self.backward = backward
         self.cased = cased
         self.clusters = clusters
-        self.feats_by_xpos = feats_by_xpos
-        self.known_lemmas = known_lemmas
-        self.xpos_siblings = xpos_siblings
+        self.rules = rules
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -198,9 +198,7 @@ class Tagger(TrainableModel):
             backward=backward,
             cased=self._cased(),
             clusters=None if self.clusters is None else os.fspath(self.clusters),
-            feats_by_xpos=self.feats_by_xpos,
-            known_lemmas=self.known_lemmas,
-            xpos_siblings=self.xpos_siblings,
+            **self._rule_options(),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
@@ -208,6 +206,12 @@ class Tagger(TrainableModel):
         from .dynamic.strubell2015 import training_margin
 
         return training_margin(self.update, self.train_margin, self.stagewise, TAGGER_TRAIN_MARGIN)
+
+    def _rule_options(self) -> dict[str, Any]:
+        r = self.rules
+        on = (not self.dynamic and self.line_hashing) if r is None else r
+        forms = RULE_MIN_FORMS if on else None
+        return {"feats_by_xpos": forms, "known_lemmas": on, "xpos_siblings": forms}
 
     def _cased(self) -> bool:
         c = self.cased
