@@ -180,22 +180,10 @@ impl Lexicon {
         }
         self.scripts_by_upos.get(upos as usize).map_or(&[], |c| &c[..])
     }
-
-    /// The suffix back-off's lemma scripts for `form` with UPOS `upos`, from the longest
-    /// known suffix of the lower-cased form to the shortest (the first is what
-    /// [`Lexicon::candidates`] offers a form without its (form, UPOS) entry).
-    pub fn suffix_scripts<'a>(&'a self, upos: u32, form: &str) -> impl Iterator<Item = &'a [u32]> + 'a {
-        let lower = form.to_lowercase();
-        (1..=MAX_SUFFIX)
-            .rev()
-            .filter_map(move |k| suffix_key(upos, &lower, k).and_then(|key| self.scripts_by_suffix.get(&key)))
-            .map(|c| &c[..])
-    }
 }
 
-/// Rules that narrow the dictionary's candidates further, in taggers that have them (a
-/// model variant of its own; docs/design.md § Tagger, "FEATS by XPOS, known lemmas").
-/// Each is None when off.
+/// Rules that change the dictionary's candidates, in taggers that have them (a model
+/// variant of its own; docs/design.md § Tagger, "Candidate rules"). Each is None when off.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TagRules {
     /// FEATS candidates widened by the predicted XPOS ([`FeatsByXpos`]).
@@ -299,40 +287,40 @@ impl FeatsByXpos {
 }
 
 /// Lemmas seen in training, per UPOS, with up to two of their lower-cased forms: the
-/// lemma back-off (a form without its (form, UPOS) entry) keeps only the scripts that
-/// make a known lemma when any does ("condemned" → "condemn", not "condemne";
+/// lemma back-off (a form without its (form, UPOS) entry) keeps only the scripts it offers
+/// that make a known lemma when any does ("condemned" → "condemn", not "condemne";
 /// "Applause" → "applause", a known NOUN lemma). In training a lemma counts as known
 /// only through another word than the one being learnt (another form, or the same form
 /// again), as for a new word at tagging time.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct KnownLemmas {
-    /// `"{upos}\t{lemma}"` → up to two distinct lower-cased forms seen with it, with
+    /// Lemma → per UPOS class seen with it: up to two distinct lower-cased forms, with
     /// their number of words (counted up to 2).
-    pub forms: BTreeMap<String, Vec<(String, u32)>>,
+    pub forms: BTreeMap<String, Vec<(u32, String, u32)>>,
 }
 
 impl KnownLemmas {
     /// From training words (UPOS class, form, lemma). O(words · log).
     pub fn build<'a>(words: impl Iterator<Item = (u32, &'a str, &'a str)>) -> KnownLemmas {
-        let mut forms: BTreeMap<String, Vec<(String, u32)>> = BTreeMap::new();
+        let mut forms: BTreeMap<String, Vec<(u32, String, u32)>> = BTreeMap::new();
         for (u, form, lemma) in words {
-            let v = forms.entry(format!("{u}\t{lemma}")).or_default();
+            let v = forms.entry(lemma.to_string()).or_default();
             let lower = form.to_lowercase();
-            if let Some(k) = v.iter().position(|(f, _)| *f == lower) {
-                v[k].1 = 2;
-            } else if v.len() < 2 {
-                v.push((lower, 1));
+            if let Some(e) = v.iter_mut().find(|(x, f, _)| *x == u && *f == lower) {
+                e.2 = 2;
+            } else if v.iter().filter(|(x, _, _)| *x == u).count() < 2 {
+                v.push((u, lower, 1));
             }
         }
         KnownLemmas { forms }
     }
 
     /// Whether `lemma` was seen with UPOS `upos`; when `learning` a training word of
-    /// lower-cased form `lower`, through another word than itself.
+    /// lower-cased form `lower`, through another word than itself. O(log lemmas).
     pub fn known(&self, upos: u32, lemma: &str, lower: &str, learning: bool) -> bool {
         self.forms
-            .get(&format!("{upos}\t{lemma}"))
-            .is_some_and(|v| !learning || v.iter().any(|(f, n)| f != lower || *n > 1))
+            .get(lemma)
+            .is_some_and(|v| v.iter().any(|(u, f, n)| *u == upos && (!learning || f != lower || *n > 1)))
     }
 }
 
