@@ -9,6 +9,9 @@ they are when tagging. By default a cheap backward (right-to-left) UPOS pass run
 the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
 ``Tagger(clusters=PATH)`` reads Brown word clusters (a paths file) with ``cluster(i)`` /
 ``cluster:K(i)`` templates (``CLUSTER_SETS`` by default) and stores the table in the model.
+By default, candidate rules widen a known word's XPOS and FEATS candidates beyond the tag
+dictionary's (XPOS values that share forms, FEATS values productive with the predicted XPOS)
+and keep the lemma back-off's scripts that make a known lemma (``rules=False``: none).
 
     tagger = Tagger().fit(train, dev=dev)
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted

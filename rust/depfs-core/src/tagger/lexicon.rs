@@ -16,6 +16,10 @@
 //! offered to unknown words it made "Miramar" into "Miramarch". Forms are looked up as
 //! written, then lower-cased (a capitalised sentence-initial word). Words seen fewer times train the
 //! back-off paths, so that unknown words at tagging time meet a trained classifier.
+//!
+//! [`TagRules`] change these candidates in taggers that have them: FEATS widened by the
+//! values productive with the predicted XPOS, XPOS widened by values that share forms, and
+//! the lemma back-off narrowed to scripts that make a known lemma.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
