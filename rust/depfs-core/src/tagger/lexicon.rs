@@ -279,6 +279,31 @@ pub struct FeatsByXpos {
 }
 
 impl FeatsByXpos {
+    /// From training words' (UPOS, XPOS, FEATS) classes and forms, with `n_xpos` XPOS
+    /// classes. O(words · log).
+    pub fn build(words: &[Seen<'_>], n_upos: usize, n_xpos: usize, min_forms: u32) -> FeatsByXpos {
+        // Per (pair, FEATS): tokens and distinct lower-cased forms; per pair: tokens.
+        let mut seen: BTreeMap<(usize, u32), (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
+        let mut tokens = vec![0usize; n_upos * n_xpos];
+        let mut table = vec![Vec::new(); n_upos * n_xpos];
+        for w in words {
+            let (Some(u), Some(x), Some(f)) = (w.classes[UPOS], w.classes[XPOS], w.classes[FEATS]) else {
+                continue;
+            };
+            let at = u as usize * n_xpos + x as usize;
+            tokens[at] += 1;
+            let e = seen.entry((at, f)).or_default();
+            e.0 += 1;
+            e.1.insert(w.form.to_lowercase());
+        }
+        for ((at, f), (n, forms)) in seen {
+            if forms.len() >= min_forms as usize && n as f64 >= MIN_FEATS_SHARE * tokens[at] as f64 {
+                insert_sorted(&mut table[at], f);
+            }
+        }
+        FeatsByXpos { n_xpos: n_xpos as u32, min_forms, table }
+    }
+
     /// Appends to `out` the productive FEATS of (`upos`, `xpos`) that the dictionary's
     /// candidates `base` (sorted; empty: every class, which needs nothing more) lack.
     /// O(productive · log |base|).
@@ -325,32 +350,5 @@ impl KnownLemmas {
         self.forms
             .get(lemma)
             .is_some_and(|v| v.iter().any(|(u, f, n)| *u == upos && (!learning || f != lower || *n > 1)))
-    }
-}
-
-impl TagRules {
-    /// [`FeatsByXpos`] from training words' (UPOS, XPOS, FEATS) classes and forms, with
-    /// `n_xpos` XPOS classes. O(words · log).
-    pub fn feats_by_xpos(words: &[Seen<'_>], n_upos: usize, n_xpos: usize, min_forms: u32) -> FeatsByXpos {
-        // Per (pair, FEATS): tokens and distinct lower-cased forms; per pair: tokens.
-        let mut seen: BTreeMap<(usize, u32), (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
-        let mut tokens = vec![0usize; n_upos * n_xpos];
-        let mut table = vec![Vec::new(); n_upos * n_xpos];
-        for w in words {
-            let (Some(u), Some(x), Some(f)) = (w.classes[UPOS], w.classes[XPOS], w.classes[FEATS]) else {
-                continue;
-            };
-            let at = u as usize * n_xpos + x as usize;
-            tokens[at] += 1;
-            let e = seen.entry((at, f)).or_default();
-            e.0 += 1;
-            e.1.insert(w.form.to_lowercase());
-        }
-        for ((at, f), (n, forms)) in seen {
-            if forms.len() >= min_forms as usize && n as f64 >= MIN_FEATS_SHARE * tokens[at] as f64 {
-                insert_sorted(&mut table[at], f);
-            }
-        }
-        FeatsByXpos { n_xpos: n_xpos as u32, min_forms, table }
     }
 }

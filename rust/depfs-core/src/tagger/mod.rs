@@ -43,7 +43,7 @@ use crate::{Error, Result, Treebank};
 use clusters::{Clusters, StoredClusters};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
-use lexicon::{FormEntry, KnownLemmas, Lexicon, Seen, TagRules, XposSiblings};
+use lexicon::{FeatsByXpos, FormEntry, KnownLemmas, Lexicon, Seen, TagRules, XposSiblings};
 use prefix_margin::{PrefixScratch, TagCounts};
 
 /// Model-file kind of a tagger.
@@ -83,8 +83,8 @@ pub struct TaggerOptions {
     /// The word clusters `cluster` templates read ([`clusters`]); None: no table (and no
     /// such template).
     pub clusters: Option<Arc<Clusters>>,
-    /// FEATS candidates follow the predicted XPOS, widened by the values seen with it for
-    /// this many distinct forms ([`lexicon::FeatsByXpos`]); None: the dictionary's alone.
+    /// FEATS candidates widened by the values productive with the predicted XPOS, seen with
+    /// it for this many distinct forms ([`lexicon::FeatsByXpos`]); None: the dictionary's alone.
     pub feats_by_xpos: Option<u32>,
     /// The lemma back-off keeps the scripts that make a known lemma ([`lexicon::KnownLemmas`]).
     pub known_lemmas: bool,
@@ -790,7 +790,8 @@ impl TaggerTrainer {
             && (!opts.line_hashing || opts.prefix_margin.is_some())
         {
             return Err(Error::InvalidArgument(
-                "feats_by_xpos and known_lemmas need line hashing and ordinary (not prefix-margin) training"
+                "the candidate rules (FEATS by XPOS, XPOS siblings, known lemmas) need line hashing and \
+                 ordinary (not prefix-margin) training"
                     .into(),
             ));
         }
@@ -808,7 +809,7 @@ impl TaggerTrainer {
         let n_of = |c: usize| columns.iter().find(|cm| cm.column == c).map(|cm| cm.classes.len());
         let rules = TagRules {
             feats: match (opts.feats_by_xpos, n_of(XPOS), n_of(FEATS)) {
-                (Some(k), Some(n_xpos), Some(_)) => Some(TagRules::feats_by_xpos(&words, n_upos, n_xpos, k)),
+                (Some(k), Some(n_xpos), Some(_)) => Some(FeatsByXpos::build(&words, n_upos, n_xpos, k)),
                 _ => None,
             },
             xpos: match (opts.xpos_siblings, n_of(XPOS)) {
