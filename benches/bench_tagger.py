@@ -17,7 +17,7 @@ published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 
     python -m benches.bench_tagger [--treebank en_ewt] [--reps 5] [--skip-udpipe]
         [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain] [--previous]
-        [--clusters FILE]
+        [--clusters FILE] [--no-rules]
 
 --baseline also trains the tagger as it was before per-column sets and line-local hashing
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
@@ -30,6 +30,9 @@ with the backward pass, `cased=False`).
 the default templates are then `CLUSTER_SETS`) and, as the paired comparison, the default
 without clusters, timed in the same rounds; it also prints both model files' sizes and
 the median time of `depfs.load` of each (--reps loads, alternating).
+--no-rules also trains the tagger without the candidate rules (`Tagger(rules=False)`: the
+dictionary's XPOS, FEATS and lemma candidates alone, docs/design.md § Tagger, "Candidate
+rules"), with the same clusters if any, and times it in the same rounds.
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -127,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--previous", action="store_true")
     ap.add_argument("--skip-udpipe", action="store_true")
     ap.add_argument("--clusters", default=None, help="a Brown-cluster paths file")
+    ap.add_argument("--no-rules", action="store_true", help="also the tagger without rules")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
@@ -154,6 +158,10 @@ def main(argv: list[str] | None = None) -> None:
     plain_default = None
     if args.clusters:
         plain_default = Tagger(args.templates, **opts).fit(train, dev=dev)
+    no_rules = None
+    if args.no_rules:
+        no_rules = Tagger(args.templates, clusters=args.clusters, rules=False, **opts)
+        no_rules.fit(train, dev=dev)
     pipe = None
     if not args.skip_udpipe:
         from ufal.udpipe import Pipeline, ProcessingError
@@ -176,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     p_times: list[float] = []
     v_times: list[float] = []
     n_times: list[float] = []
+    r_times: list[float] = []
     # Each round times every model once; odd rounds in the reverse order (A B C, C B A, ...),
     # so that no model always runs first or after the same one (the default first in every
     # round had made a model with a cluster table look 1.15-1.18x slower than the one after
@@ -188,6 +197,7 @@ def main(argv: list[str] | None = None) -> None:
         ("plain", plain, p_times),
         ("prev", prev, v_times),
         ("nocl", plain_default, n_times),
+        ("norules", no_rules, r_times),
     ):
         if timed_model is not None:
             runs.append((key, timed_model, acc))
@@ -276,6 +286,14 @@ def main(argv: list[str] | None = None) -> None:
             lambda t: f"the default without clusters; with them {cpu / t:.2f}x its time",
         )
         result["model_files"] = model_files(tagger, plain_default, args.reps)
+    if no_rules is not None:
+        other(
+            "no_rules",
+            "no-rules",
+            out_of["norules"],
+            r_times,
+            lambda t: f"the same without candidate rules; with them {cpu / t:.2f}x its time",
+        )
     if pipe is not None:
         if err.occurred():
             raise RuntimeError(err.message)

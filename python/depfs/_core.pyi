@@ -409,6 +409,9 @@ class TaggerTrainer:
         backward: str | None = None,
         cased: bool = False,
         clusters: str | os.PathLike[str] | None = None,
+        feats_by_xpos: int | None = None,
+        known_lemmas: bool = False,
+        xpos_siblings: int | None = None,
     ) -> TaggerTrainer: ...
     def epoch(self) -> dict[str, float]: ...
     def set_stage(self, stage: int | None) -> None: ...

@@ -9,6 +9,9 @@ they are when tagging. By default a cheap backward (right-to-left) UPOS pass run
 the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
 ``Tagger(clusters=PATH)`` reads Brown word clusters (a paths file) with ``cluster(i)`` /
 ``cluster:K(i)`` templates (``CLUSTER_SETS`` by default) and stores the table in the model.
+By default, candidate rules widen a known word's XPOS and FEATS candidates beyond the tag
+dictionary's (XPOS values that share forms, FEATS values productive with the predicted XPOS)
+and keep the lemma back-off's scripts that make a known lemma (``rules=False``: none).
 
     tagger = Tagger().fit(train, dev=dev)
     tagged = tagger.tag(test)          # a copy with UPOS, XPOS, FEATS, LEMMA predicted
@@ -47,6 +50,10 @@ BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemm
 # The default templates with a word-cluster file (`Tagger(clusters=PATH)`): DEFAULT_SETS with
 # two UPOS templates of the word's Brown-cluster path (docs/design.md § Tagger, "Word clusters").
 CLUSTER_SETS = ("tagger_upos_clusters", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+
+# Forms a FEATS value must be seen with to be productive with an XPOS, or two XPOS values to
+# share to be siblings (the candidate rules, `Tagger(rules=...)`; en_ewt dev).
+RULE_MIN_FORMS = 20
 
 #: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
 #: "Dynamic feature selection"): margins are in units of the steps; a perceptron step of
@@ -121,6 +128,13 @@ class Tagger(TrainableModel):
         # stored in the model. With the default templates it selects CLUSTER_SETS. None: no
         # clusters (the tagger of before, bit for bit).
         clusters: str | os.PathLike[str] | None = None,
+        # Candidate rules beyond the tag dictionary (docs/design.md § Tagger, "Candidate
+        # rules"): a known (form, UPOS) is also offered the XPOS values that share forms with
+        # its own (VB and VBP) and the FEATS values productive with its predicted XPOS (a
+        # verb's Number and Person); the lemma back-off keeps the scripts that make a lemma
+        # known with the UPOS. None: on, but for dynamic taggers and the layout before line
+        # hashing (which cannot have them).
+        rules: bool | None = None,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -137,6 +151,7 @@ class Tagger(TrainableModel):
         self.backward = backward
         self.cased = cased
         self.clusters = clusters
+        self.rules = rules
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -186,6 +201,7 @@ class Tagger(TrainableModel):
             backward=backward,
             cased=self._cased(),
             clusters=None if self.clusters is None else os.fspath(self.clusters),
+            **self._rule_options(),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
@@ -193,6 +209,12 @@ class Tagger(TrainableModel):
         from .dynamic.strubell2015 import training_margin
 
         return training_margin(self.update, self.train_margin, self.stagewise, TAGGER_TRAIN_MARGIN)
+
+    def _rule_options(self) -> dict[str, Any]:
+        r = self.rules
+        on = (not self.dynamic and self.line_hashing) if r is None else r
+        forms = RULE_MIN_FORMS if on else None
+        return {"feats_by_xpos": forms, "known_lemmas": on, "xpos_siblings": forms}
 
     def _cased(self) -> bool:
         c = self.cased

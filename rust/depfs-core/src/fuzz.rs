@@ -94,6 +94,7 @@ fn use_model(path: &Path, loaded: Loaded) {
         | Model::TaggerBidi(_)
         | Model::TaggerCased(_)
         | Model::TaggerClusters(_)
+        | Model::TaggerRules(_)
         | Model::WithTagger(_) => {
             let file = model::ModelFile { inputs: loaded.inputs, info: loaded.info, model: loaded.model };
             Tagger::from_file(path, file).and_then(|t| t.tag(&tb, 1))

@@ -141,7 +141,7 @@ impl PyTaggerTrainer {
     /// `backward`: the templates of a backward UPOS pass (None: none); `clusters`: a Brown
     /// paths file (`BITSTRING<TAB>WORD<TAB>COUNT` lines) that `cluster` templates read.
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false, clusters = None))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false, clusters = None, feats_by_xpos = None, known_lemmas = false, xpos_siblings = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -159,6 +159,9 @@ impl PyTaggerTrainer {
         backward: Option<String>,
         cased: bool,
         clusters: Option<PathBuf>,
+        feats_by_xpos: Option<u32>,
+        known_lemmas: bool,
+        xpos_siblings: Option<u32>,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
@@ -183,6 +186,9 @@ impl PyTaggerTrainer {
                     backward,
                     cased,
                     clusters,
+                    feats_by_xpos,
+                    known_lemmas,
+                    xpos_siblings,
                 };
                 let sets: [TemplateSet; N_COLUMNS] = match templates.len() {
                     1 => {

@@ -63,6 +63,9 @@ pub enum Model {
     TaggerClusters(crate::tagger::StoredTaggerClusters),
     /// An arc-eager parser (ordinary, dynamic or a cascade) with a word-cluster table.
     ArcEagerClusters(Box<crate::transition::parser::StoredArcEagerClusters>),
+    /// A tagger with candidate rules (FEATS by XPOS, known lemmas; otherwise as
+    /// [`Model::TaggerClusters`], whose table it may lack).
+    TaggerRules(Box<crate::tagger::StoredTaggerRules>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -95,7 +98,8 @@ impl Model {
             Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
-            | Model::TaggerClusters(_) => "tagger",
+            | Model::TaggerClusters(_)
+            | Model::TaggerRules(_) => "tagger",
         }
     }
 }
@@ -284,6 +288,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
             | Model::TaggerClusters(_)
+            | Model::TaggerRules(_)
     ) {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
@@ -327,6 +332,7 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
             | Model::TaggerClusters(_)
+            | Model::TaggerRules(_)
     ) {
         return Err(model_err(
             path,

@@ -16,6 +16,10 @@
 //! offered to unknown words it made "Miramar" into "Miramarch". Forms are looked up as
 //! written, then lower-cased (a capitalised sentence-initial word). Words seen fewer times train the
 //! back-off paths, so that unknown words at tagging time meet a trained classifier.
+//!
+//! [`TagRules`] change these candidates in taggers that have them: FEATS widened by the
+//! values productive with the predicted XPOS, XPOS widened by values that share forms, and
+//! the lemma back-off narrowed to scripts that make a known lemma.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -179,5 +183,172 @@ impl Lexicon {
             }
         }
         self.scripts_by_upos.get(upos as usize).map_or(&[], |c| &c[..])
+    }
+}
+
+/// Rules that change the dictionary's candidates, in taggers that have them (a model
+/// variant of its own; docs/design.md § Tagger, "Candidate rules"). Each is None when off.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TagRules {
+    /// FEATS candidates widened by the predicted XPOS ([`FeatsByXpos`]).
+    pub feats: Option<FeatsByXpos>,
+    /// Known lemmas ([`KnownLemmas`]).
+    pub lemmas: Option<KnownLemmas>,
+    /// XPOS candidates widened by their siblings ([`XposSiblings`]).
+    pub xpos: Option<XposSiblings>,
+}
+
+/// Share of the forms seen with an XPOS value that must also be seen with another, for
+/// the other to be its sibling ([`XposSiblings`]).
+pub const MIN_SIBLING_SHARE: f64 = 0.1;
+
+/// XPOS values that share forms (en_ewt: VB and VBP, the base form; VBD and VBN): a form
+/// whose (form, UPOS) entry offers one is offered its siblings too, values seen with the
+/// same UPOS on at least `min_forms` distinct lower-cased forms that also have the first,
+/// and on [`MIN_SIBLING_SHARE`] of them ("face" seen twice, both times VB, may be a VBP).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct XposSiblings {
+    pub n_xpos: u32,
+    pub min_forms: u32,
+    /// Per `upos · n_xpos + xpos`: its siblings, sorted.
+    pub table: Vec<Vec<u32>>,
+}
+
+impl XposSiblings {
+    /// From training words' (UPOS, XPOS) classes and forms. O(words · log + forms · XPOS²).
+    pub fn build(words: &[Seen<'_>], n_upos: usize, n_xpos: usize, min_forms: u32) -> XposSiblings {
+        let mut of_form: BTreeMap<(u32, String), Vec<u32>> = BTreeMap::new();
+        for w in words {
+            if let (Some(u), Some(x)) = (w.classes[UPOS], w.classes[XPOS]) {
+                insert_sorted(of_form.entry((u, w.form.to_lowercase())).or_default(), x);
+            }
+        }
+        let at = |u: u32, x: u32| u as usize * n_xpos + x as usize;
+        let (mut forms, mut both) = (vec![0usize; n_upos * n_xpos], BTreeMap::<(usize, u32), usize>::new());
+        for ((u, _), xs) in &of_form {
+            for &a in xs {
+                forms[at(*u, a)] += 1;
+                for &b in xs.iter().filter(|&&b| b != a) {
+                    *both.entry((at(*u, a), b)).or_default() += 1;
+                }
+            }
+        }
+        let mut table = vec![Vec::new(); n_upos * n_xpos];
+        for ((a, b), n) in both {
+            if n >= min_forms as usize && n as f64 >= MIN_SIBLING_SHARE * forms[a] as f64 {
+                table[a].push(b);
+            }
+        }
+        XposSiblings { n_xpos: n_xpos as u32, min_forms, table }
+    }
+
+    /// Appends to `out` the siblings of the candidates `base` (sorted; empty: every class,
+    /// which needs nothing more) of a word with UPOS `upos` that `base` lacks, once each.
+    /// O(|base| · siblings · log).
+    pub fn widen(&self, base: &[u32], upos: u32, out: &mut Vec<u32>) {
+        let start = out.len();
+        for &a in base {
+            let Some(sib) = self.table.get(upos as usize * self.n_xpos as usize + a as usize) else {
+                continue;
+            };
+            for &b in sib {
+                if base.binary_search(&b).is_err() && !out[start..].contains(&b) {
+                    out.push(b);
+                }
+            }
+        }
+    }
+}
+
+/// Share of a (UPOS, XPOS) pair's training words a FEATS value needs to be productive
+/// ([`FeatsByXpos`]): rarer values (en_ewt: `Typo=Yes` with 60 NN forms, 0.2% of them)
+/// are a word's own, not the pair's.
+pub const MIN_FEATS_SHARE: f64 = 0.05;
+
+/// FEATS candidates widened by the predicted (UPOS, XPOS): the dictionary's, and the values
+/// seen with that pair of tags for at least `min_forms` distinct lower-cased forms and
+/// [`MIN_FEATS_SHARE`] of its words (productive ones: English verbs take Number and Person
+/// from their subject, so "founded" seen twice, both times plural, must still be offered
+/// the singular, which the dictionary's (form, UPOS) entry alone forbids).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct FeatsByXpos {
+    pub n_xpos: u32,
+    pub min_forms: u32,
+    /// Per `upos · n_xpos + xpos`: the productive FEATS of the pair, sorted.
+    pub table: Vec<Vec<u32>>,
+}
+
+impl FeatsByXpos {
+    /// From training words' (UPOS, XPOS, FEATS) classes and forms, with `n_xpos` XPOS
+    /// classes. O(words · log).
+    pub fn build(words: &[Seen<'_>], n_upos: usize, n_xpos: usize, min_forms: u32) -> FeatsByXpos {
+        // Per (pair, FEATS): tokens and distinct lower-cased forms; per pair: tokens.
+        let mut seen: BTreeMap<(usize, u32), (usize, std::collections::BTreeSet<String>)> = BTreeMap::new();
+        let mut tokens = vec![0usize; n_upos * n_xpos];
+        let mut table = vec![Vec::new(); n_upos * n_xpos];
+        for w in words {
+            let (Some(u), Some(x), Some(f)) = (w.classes[UPOS], w.classes[XPOS], w.classes[FEATS]) else {
+                continue;
+            };
+            let at = u as usize * n_xpos + x as usize;
+            tokens[at] += 1;
+            let e = seen.entry((at, f)).or_default();
+            e.0 += 1;
+            e.1.insert(w.form.to_lowercase());
+        }
+        for ((at, f), (n, forms)) in seen {
+            if forms.len() >= min_forms as usize && n as f64 >= MIN_FEATS_SHARE * tokens[at] as f64 {
+                insert_sorted(&mut table[at], f);
+            }
+        }
+        FeatsByXpos { n_xpos: n_xpos as u32, min_forms, table }
+    }
+
+    /// Appends to `out` the productive FEATS of (`upos`, `xpos`) that the dictionary's
+    /// candidates `base` (sorted; empty: every class, which needs nothing more) lack.
+    /// O(productive · log |base|).
+    pub fn widen(&self, base: &[u32], upos: u32, xpos: u32, out: &mut Vec<u32>) {
+        let at = upos as usize * self.n_xpos as usize + xpos as usize;
+        if let Some(wide) = self.table.get(at).filter(|_| xpos < self.n_xpos && !base.is_empty()) {
+            out.extend(wide.iter().copied().filter(|c| base.binary_search(c).is_err()));
+        }
+    }
+}
+
+/// Lemmas seen in training, per UPOS, with up to two of their lower-cased forms: the
+/// lemma back-off (a form without its (form, UPOS) entry) keeps only the scripts it offers
+/// that make a known lemma when any does ("condemned" → "condemn", not "condemne";
+/// "Applause" → "applause", a known NOUN lemma). In training a lemma counts as known
+/// only through another word than the one being learnt (another form, or the same form
+/// again), as for a new word at tagging time.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct KnownLemmas {
+    /// Lemma → per UPOS class seen with it: up to two distinct lower-cased forms, with
+    /// their number of words (counted up to 2).
+    pub forms: BTreeMap<String, Vec<(u32, String, u32)>>,
+}
+
+impl KnownLemmas {
+    /// From training words (UPOS class, form, lemma). O(words · log).
+    pub fn build<'a>(words: impl Iterator<Item = (u32, &'a str, &'a str)>) -> KnownLemmas {
+        let mut forms: BTreeMap<String, Vec<(u32, String, u32)>> = BTreeMap::new();
+        for (u, form, lemma) in words {
+            let v = forms.entry(lemma.to_string()).or_default();
+            let lower = form.to_lowercase();
+            if let Some(e) = v.iter_mut().find(|(x, f, _)| *x == u && *f == lower) {
+                e.2 = 2;
+            } else if v.iter().filter(|(x, _, _)| *x == u).count() < 2 {
+                v.push((u, lower, 1));
+            }
+        }
+        KnownLemmas { forms }
+    }
+
+    /// Whether `lemma` was seen with UPOS `upos`; when `learning` a training word of
+    /// lower-cased form `lower`, through another word than itself. O(log lemmas).
+    pub fn known(&self, upos: u32, lemma: &str, lower: &str, learning: bool) -> bool {
+        self.forms
+            .get(lemma)
+            .is_some_and(|v| v.iter().any(|(u, f, n)| *u == upos && (!learning || f != lower || *n > 1)))
     }
 }

@@ -44,7 +44,7 @@ use crate::{Error, Result, Treebank};
 use clusters::{Clusters, StoredClusters};
 use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
-use lexicon::{FormEntry, Lexicon, Seen};
+use lexicon::{FeatsByXpos, FormEntry, KnownLemmas, Lexicon, Seen, TagRules, XposSiblings};
 use prefix_margin::{PrefixScratch, TagCounts};
 
 /// Model-file kind of a tagger.
@@ -84,6 +84,14 @@ pub struct TaggerOptions {
     /// The word clusters `cluster` templates read ([`clusters`]); None: no table (and no
     /// such template).
     pub clusters: Option<Arc<Clusters>>,
+    /// FEATS candidates widened by the values productive with the predicted XPOS, seen with
+    /// it for this many distinct forms ([`lexicon::FeatsByXpos`]); None: the dictionary's alone.
+    pub feats_by_xpos: Option<u32>,
+    /// The lemma back-off keeps the scripts that make a known lemma ([`lexicon::KnownLemmas`]).
+    pub known_lemmas: bool,
+    /// XPOS candidates widened by their siblings, values sharing this many forms
+    /// ([`lexicon::XposSiblings`]); None: the dictionary's alone.
+    pub xpos_siblings: Option<u32>,
 }
 
 impl Default for TaggerOptions {
@@ -101,6 +109,9 @@ impl Default for TaggerOptions {
             backward: None,
             cased: false,
             clusters: None,
+            feats_by_xpos: None,
+            known_lemmas: false,
+            xpos_siblings: None,
         }
     }
 }
@@ -463,6 +474,10 @@ struct Core<W> {
     case: CaseRules,
     /// The word clusters of `cluster` templates (None: none read).
     clusters: Option<Arc<Clusters>>,
+    /// Candidate rules beyond the dictionary's (none in taggers saved before them).
+    rules: TagRules,
+    /// Whether this core is being trained (the trainer's) rather than tagging.
+    learning: bool,
 }
 
 /// Buffers of one decision ([`ColumnModel::best`]), reused.
@@ -512,14 +527,25 @@ impl<W> Core<W> {
 }
 
 impl<W: WeightTable> Core<W> {
-    /// Candidates of column model `m` for `w` given its decided UPOS (every class when
-    /// the dictionary has none). Result in `out`.
-    fn candidates(&self, m: usize, w: &Word<'_>, upos: u32, out: &mut Vec<u32>) {
+    /// Candidates of column model `m` for `w` given its decided UPOS and XPOS (None: no
+    /// XPOS column), every class when the dictionary has none, as the [`TagRules`] the
+    /// tagger has change them. Result in `out`.
+    fn candidates(&self, m: usize, w: &Word<'_>, upos: u32, xpos: Option<u32>, out: &mut Vec<u32>) {
         let cm = &self.columns[m];
         let entry = if cm.column == UPOS { self.case.upos_entry(w.entry) } else { w.entry.map(|e| e.0) };
         let c = self.lexicon.candidates(cm.column, entry, upos, w.form);
         out.clear();
         // O(candidates).
+        if let (FEATS, Some(rule), Some(x), false) = (cm.column, &self.rules.feats, xpos, c.is_empty()) {
+            out.extend_from_slice(c);
+            rule.widen(c, upos, x, out);
+            return;
+        }
+        if let (XPOS, Some(rule), false) = (cm.column, &self.rules.xpos, c.is_empty()) {
+            out.extend_from_slice(c);
+            rule.widen(c, upos, out);
+            return;
+        }
         if c.is_empty() {
             out.extend(0..cm.classes.len() as u32);
         } else if cm.column == LEMMA && c.len() > 1 {
@@ -531,6 +557,11 @@ impl<W: WeightTable> Core<W> {
             }
         } else {
             out.extend_from_slice(c);
+        }
+
+        let backed_off = || entry.is_none_or(|e| e.by_upos.iter().all(|(u, _)| *u != upos));
+        if let Some(known) = self.rules.lemmas.as_ref().filter(|_| cm.column == LEMMA && backed_off()) {
+            known_lemma_scripts(known, cm, w, upos, self.learning, out);
         }
     }
 
@@ -550,7 +581,7 @@ impl<W: WeightTable> Core<W> {
         counts: &mut TagCounts,
         mut learn: impl FnMut(usize, &[u64], &[u32], u32),
     ) {
-        let mut upos = 0;
+        let (mut upos, mut xpos) = (0, None);
         let mut cands = std::mem::take(&mut sc.all);
         for (m, cm) in self.columns.iter().enumerate() {
             let w = &if cm.column == LEMMA { self.lemma_word(w, upos) } else { *w };
@@ -565,12 +596,12 @@ impl<W: WeightTable> Core<W> {
                             cands.extend_from_slice(c);
                         }
                         _ => {
-                            self.candidates(m, w, upos, &mut cands);
+                            self.candidates(m, w, upos, xpos, &mut cands);
                             sc.lemma_cands[fid] = Some((upos, cands.clone()));
                         }
                     }
                 }
-                _ => self.candidates(m, w, upos, &mut cands),
+                _ => self.candidates(m, w, upos, xpos, &mut cands),
             }
             let pred = if cands.len() == 1 {
                 cands[0]
@@ -586,8 +617,10 @@ impl<W: WeightTable> Core<W> {
                 pred
             };
             out[m] = pred;
-            if cm.column == UPOS {
-                upos = pred;
+            match cm.column {
+                UPOS => upos = pred,
+                XPOS => xpos = Some(pred),
+                _ => {}
             }
             self.record(m, w, i, pred, &mut sc.hist);
         }
@@ -630,11 +663,11 @@ impl Core<Weights> {
         stage: Option<usize>,
     ) {
         let w = Word { form, entry: self.lexicon.entry(form), fid: None };
-        let mut upos = 0;
+        let (mut upos, mut xpos) = (0, None);
         let mut cands = std::mem::take(&mut sc.all);
         for (m, slot) in out.iter_mut().enumerate().take(self.columns.len()) {
             let w = if self.columns[m].column == LEMMA { self.lemma_word(&w, upos) } else { w };
-            self.candidates(m, &w, upos, &mut cands);
+            self.candidates(m, &w, upos, xpos, &mut cands);
             let cm = &mut self.columns[m];
             let pred = match stage {
                 _ if cands.len() == 1 => cands[0],
@@ -642,8 +675,10 @@ impl Core<Weights> {
                 Some(s) => cm.learn_stage(&sc.hist, i, &cands, gold(m), step.margin, s, &mut sc.prefix),
             };
             *slot = pred;
-            if self.columns[m].column == UPOS {
-                upos = pred;
+            match self.columns[m].column {
+                UPOS => upos = pred,
+                XPOS => xpos = Some(pred),
+                _ => {}
             }
             self.record(m, &w, i, pred, &mut sc.hist);
         }
@@ -664,6 +699,37 @@ fn ambig_hash(entry: Option<(&FormEntry, bool)>) -> u64 {
 /// Starts sentence s in `sc`: form attributes, ambiguity classes, no prediction yet.
 fn start_sentence(slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize, sc: &mut Scratch) {
     sc.hist.start(slots, vh, if slots.ambig { ambig } else { &[] }, tb, s);
+}
+
+/// Keeps, of the lemma back-off's candidates `out` of `w` (UPOS `upos`), the scripts that
+/// make a lemma `known` with the UPOS, when more than one is offered and any does
+/// ([`KnownLemmas`]). (Looking for such a script among shorter suffixes' scripts too was
+/// as accurate on en_ewt dev and cost more string work.) O(candidates · form length).
+fn known_lemma_scripts<W>(
+    known: &KnownLemmas,
+    cm: &ColumnModel<W>,
+    w: &Word<'_>,
+    upos: u32,
+    learning: bool,
+    out: &mut Vec<u32>,
+) {
+    let n = out.len();
+    if n < 2 {
+        return;
+    }
+    let (form, lower) = (lemma_form(w), w.form.to_lowercase());
+    for k in 0..n {
+        let s = out[k];
+        let lemma = cm.scripts[s as usize].apply(&form);
+        if lemma.is_some_and(|l| !l.is_empty() && known.known(upos, &l, &lower, learning)) {
+            out.push(s);
+        }
+    }
+    if out.len() > n {
+        out.drain(..n);
+    } else {
+        out.truncate(n);
+    }
 }
 
 /// The form a lemma script applies to: lower-cased when the dictionary knew only that.
@@ -800,6 +866,15 @@ impl TaggerTrainer {
                 "the case rule needs line hashing and ordinary (not prefix-margin) training".into(),
             ));
         }
+        if (opts.feats_by_xpos.is_some() || opts.known_lemmas || opts.xpos_siblings.is_some())
+            && (!opts.line_hashing || opts.prefix_margin.is_some())
+        {
+            return Err(Error::InvalidArgument(
+                "the candidate rules (FEATS by XPOS, XPOS siblings, known lemmas) need line hashing and \
+                 ordinary (not prefix-margin) training"
+                    .into(),
+            ));
+        }
         let case = CaseRules { cased: opts.cased };
         let class_of =
             |c: usize, pos: usize| columns.iter().position(|cm| cm.column == c).map(|m| gold[m][pos]);
@@ -811,10 +886,36 @@ impl TaggerTrainer {
             .collect();
         let n_upos = columns[0].classes.len();
         let lexicon = Lexicon::build(&words, n_upos, opts.min_known.max(1), opts.upos_min_known.max(1));
+        let n_of = |c: usize| columns.iter().find(|cm| cm.column == c).map(|cm| cm.classes.len());
+        let rules = TagRules {
+            feats: match (opts.feats_by_xpos, n_of(XPOS), n_of(FEATS)) {
+                (Some(k), Some(n_xpos), Some(_)) => Some(FeatsByXpos::build(&words, n_upos, n_xpos, k)),
+                _ => None,
+            },
+            xpos: match (opts.xpos_siblings, n_of(XPOS)) {
+                (Some(k), Some(n_xpos)) => Some(XposSiblings::build(&words, n_upos, n_xpos, k)),
+                _ => None,
+            },
+            lemmas: (opts.known_lemmas && n_of(LEMMA).is_some()).then(|| {
+                let (w, v) = (&train.words, &train.vocabs);
+                KnownLemmas::build(
+                    (0..n).map(|pos| (gold[0][pos], v.form.str(w.form[pos]), v.lemma.str(w.lemma[pos]))),
+                )
+            }),
+        };
         let vh = slots.vocab_hashes(train, opts.clusters.as_deref());
         let ambig = train.vocabs.form.strings().iter().map(|f| ambig_hash(lexicon.entry(f))).collect();
         let mut trainer = TaggerTrainer {
-            core: Core { columns, backward: None, lexicon, slots, case, clusters: opts.clusters.clone() },
+            core: Core {
+                columns,
+                backward: None,
+                lexicon,
+                slots,
+                case,
+                clusters: opts.clusters.clone(),
+                rules,
+                learning: true,
+            },
             tb: train.clone(),
             vh,
             ambig,
@@ -871,10 +972,12 @@ impl TaggerTrainer {
                 let pos = meta.start as usize + i - 1;
                 let w = self.word(pos);
                 let upos = self.gold[0][pos];
+                let xpos =
+                    self.core.columns.iter().position(|cm| cm.column == XPOS).map(|m| self.gold[m][pos]);
                 for (m, cm) in self.core.columns.iter().enumerate() {
                     let g = self.gold[m][pos];
                     let w = if cm.column == LEMMA { self.core.lemma_word(&w, upos) } else { w };
-                    self.core.candidates(m, &w, upos, &mut cands);
+                    self.core.candidates(m, &w, upos, xpos, &mut cands);
                     if cands.len() > 1 {
                         cm.feats.features(&sc.hist, i, &mut sc.feats);
                         for (t, &f) in sc.feats.iter().enumerate() {
@@ -1005,6 +1108,8 @@ impl TaggerTrainer {
                 slots: self.core.slots.clone(),
                 case: self.core.case.clone(),
                 clusters: self.core.clusters.clone(),
+                rules: self.core.rules.clone(),
+                learning: false,
             },
             info: String::new(),
             dynamic: self.prefix.map(|p| p.margin).map(|m| MarginPresets { train: m, accurate: m, fast: m }),
@@ -1198,6 +1303,16 @@ impl Tagger {
         let stored = StoredTagger { columns, lexicon: self.core.lexicon.clone() };
         let lines = self.core.columns.first().is_some_and(|cm| cm.lines);
         let model = match (&self.core.backward, self.dynamic) {
+            (b, presets) if self.core.rules != TagRules::default() => {
+                Model::TaggerRules(Box::new(StoredTaggerRules {
+                    tagger: stored,
+                    backward: b.as_ref().map(StoredColumn::of),
+                    presets,
+                    case: self.core.case.clone(),
+                    clusters: self.core.clusters.as_ref().map(|c| c.to_stored()),
+                    rules: self.core.rules.clone(),
+                }))
+            }
             (b, presets) if self.core.clusters.is_some() => Model::TaggerClusters(StoredTaggerClusters {
                 tagger: stored,
                 backward: b.as_ref().map(StoredColumn::of),
@@ -1236,6 +1351,7 @@ impl Tagger {
     pub fn from_file(path: &std::path::Path, file: ModelFile) -> Result<Tagger> {
         let info = file.info;
         let none = CaseRules::default();
+        let mut rules = TagRules::default();
         let (st, dynamic, lines, backward, case, clusters) = match file.model {
             Model::Tagger(st) => (st, None, false, None, none, None),
             Model::TaggerDynamic(d) => (d.tagger, Some(d.presets), false, None, none, None),
@@ -1243,6 +1359,10 @@ impl Tagger {
             Model::TaggerBidi(b) => (b.tagger, b.presets, true, Some(b.backward), none, None),
             Model::TaggerCased(l) => (l.tagger, l.presets, true, l.backward, l.case, None),
             Model::TaggerClusters(c) => (c.tagger, c.presets, true, c.backward, c.case, c.clusters),
+            Model::TaggerRules(r) => {
+                rules = r.rules;
+                (r.tagger, r.presets, true, r.backward, r.case, r.clusters)
+            }
             other => return Err(wrong_kind(path, &other, MODEL_KIND)),
         };
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
@@ -1250,7 +1370,7 @@ impl Tagger {
         if let Some(p) = dynamic.filter(|p| !p.is_valid()) {
             return Err(bad(format!("bad margin presets {p:?}")));
         }
-        let mut tagger = Tagger::from_stored(st, backward, info, lines, case, clusters.map(Arc::new))
+        let mut tagger = Tagger::from_stored(st, backward, info, lines, case, clusters.map(Arc::new), rules)
             .map_err(|e| bad(format!("inconsistent tagger: {e}")))?;
         tagger.dynamic = dynamic;
         Ok(tagger)
@@ -1263,6 +1383,7 @@ impl Tagger {
         lines: bool,
         case: CaseRules,
         clusters: Option<Arc<Clusters>>,
+        rules: TagRules,
     ) -> Result<Tagger> {
         let mut slots = Slots::default();
         let mut columns = Vec::new();
@@ -1297,10 +1418,24 @@ impl Tagger {
         for c in lexicon.scripts_by_upos.iter().chain(lexicon.scripts_by_suffix.values()) {
             good &= ok(c, LEMMA);
         }
+        if let Some(x) = &rules.xpos {
+            good &= x.n_xpos == n_of(XPOS)
+                && x.table.len() == n_of(UPOS) as usize * x.n_xpos as usize
+                && x.table.iter().all(|c| ok(c, XPOS));
+        }
+        if let Some(f) = &rules.feats {
+            good &= f.n_xpos == n_of(XPOS)
+                && f.table.len() == n_of(UPOS) as usize * f.n_xpos as usize
+                && f.table.iter().all(|c| ok(c, FEATS));
+        }
         if !good {
             return Err(Error::InvalidArgument("the tag dictionary names classes the model lacks".into()));
         }
-        Ok(Tagger { core: Core { columns, backward, lexicon, slots, case, clusters }, info, dynamic: None })
+        Ok(Tagger {
+            core: Core { columns, backward, lexicon, slots, case, clusters, rules, learning: false },
+            info,
+            dynamic: None,
+        })
     }
 }
 
@@ -1394,6 +1529,19 @@ pub struct StoredTaggerClusters {
     /// Always present in a file of this variant (an Option so that a damaged file is
     /// refused by the consistency check, not by a panic).
     clusters: Option<StoredClusters>,
+}
+
+/// A tagger with [`TagRules`] inside a model file (otherwise as [`StoredTaggerClusters`],
+/// with or without a cluster table): a variant of its own, so files of the earlier
+/// variants decode and tag as before, and a tagger without rules is written as before.
+#[derive(Serialize, Deserialize)]
+pub struct StoredTaggerRules {
+    tagger: StoredTagger,
+    backward: Option<StoredColumn>,
+    presets: Option<MarginPresets>,
+    case: CaseRules,
+    clusters: Option<StoredClusters>,
+    rules: TagRules,
 }
 
 #[cfg(test)]

@@ -156,3 +156,172 @@ fn the_tagger_s_full_sum_takes_the_full_models_update_when_a_prefix_settles_but_
     cm.learn_prefix(&sc.hist, 1, &[0, 1, 2], 0, step, &mut ps);
     assert_eq!(upos_rows(cm, &sc), right, "a right sum is left alone");
 }
+
+/// A trainer over `text` (CoNLL-U rows) with `form(i)` templates for every column.
+fn rules_trainer(text: &str, opts: TaggerOptions) -> Result<TaggerTrainer> {
+    let tb = crate::io::conllu::read_str(text, &Default::default())?;
+    let set = TemplateSet::parse("form(i)\nsuffix:2(i)", Family::Token, DEFAULT_MAX_ATOMS)?;
+    TaggerTrainer::new(&tb, std::array::from_fn(|_| set.clone()), &opts)
+}
+
+/// One sentence per word: `(form, lemma, upos, xpos, feats)`.
+fn one_word_sentences(words: &[(&str, &str, &str, &str, &str)]) -> String {
+    words.iter().map(|(f, l, u, x, ft)| format!("1\t{f}\t{l}\t{u}\t{x}\t{ft}\t0\troot\t_\t_\n\n")).collect()
+}
+
+/// FEATS by XPOS: a verb form seen twice, both times plural, is still offered the
+/// singular when the predicted XPOS (VBD) takes both for many forms; a rare FEATS value of
+/// the pair (seen with one form: a typo) is not offered; without the rule the dictionary's
+/// entry alone stands, and a word's other columns are untouched.
+#[test]
+fn feats_candidates_widen_by_the_productive_values_of_the_predicted_xpos() {
+    const SG: &str = "Number=Sing|Tense=Past";
+    const PL: &str = "Number=Plur|Tense=Past";
+    let mut words = vec![("founded", "found", "VERB", "VBD", PL), ("founded", "found", "VERB", "VBD", PL)];
+    let forms: Vec<String> = (0..6).map(|k| format!("walk{k}ed")).collect();
+    for f in &forms {
+        words.push((f, "walk", "VERB", "VBD", SG));
+        words.push((f, "walk", "VERB", "VBD", PL));
+    }
+    words.push(("tipyed", "type", "VERB", "VBD", "Number=Sing|Tense=Past|Typo=Yes"));
+    let text = one_word_sentences(&words);
+    let opts = |k| TaggerOptions { feats_by_xpos: k, ..TaggerOptions::default() };
+    let widened = rules_trainer(&text, opts(Some(3))).unwrap();
+    let plain = rules_trainer(&text, opts(None)).unwrap();
+    let core = &widened.core;
+    let class = |col: usize, v: &str| {
+        let cm = core.columns.iter().find(|cm| cm.column == col).unwrap();
+        cm.classes.iter().position(|c| c == v).unwrap() as u32
+    };
+    let (verb, vbd) = (class(UPOS, "VERB"), class(XPOS, "VBD"));
+    let (sg, pl) = (class(FEATS, SG), class(FEATS, PL));
+    let m = core.columns.iter().position(|cm| cm.column == FEATS).unwrap();
+    let w = Word { form: "founded", entry: core.lexicon.entry("founded"), fid: None };
+    let mut out = Vec::new();
+    core.candidates(m, &w, verb, Some(vbd), &mut out);
+    assert_eq!(out, [pl, sg], "the dictionary's plural, then the productive singular");
+    plain.core.candidates(m, &w, verb, Some(vbd), &mut out);
+    assert_eq!(out, [pl], "no rule: the dictionary's alone");
+    core.candidates(m, &w, verb, None, &mut out);
+    assert_eq!(out, [pl], "no XPOS predicted: no rule");
+    // An unknown form backs off to every FEATS of VERB (the typo's too): nothing to add.
+    let w = Word { form: "jumped", entry: None, fid: None };
+    core.candidates(m, &w, verb, Some(vbd), &mut out);
+    assert_eq!(out.len(), 3);
+    let rule = core.rules.feats.as_ref().unwrap();
+    let typo = class(FEATS, "Number=Sing|Tense=Past|Typo=Yes");
+    assert!(!rule.table.iter().flatten().any(|&c| c == typo), "one form: not productive");
+}
+
+/// Known lemmas: a form without its (form, UPOS) entry keeps the back-off scripts that
+/// make a lemma known with its UPOS ("condemned" → "condemn", not "condemne"), from the
+/// longest suffix level that has one; with none, the back-off's own; in training a lemma
+/// known only through the word itself does not count.
+#[test]
+fn the_lemma_back_off_keeps_scripts_that_make_a_known_lemma() {
+    // Two scripts of the suffix "ned": strip "d" (zoned, toned), strip "ed" (rained, gained).
+    let words = [
+        ("zoned", "zone", "VERB", "VBD", "_"),
+        ("toned", "tone", "VERB", "VBD", "_"),
+        ("rained", "rain", "VERB", "VBD", "_"),
+        ("gained", "gain", "VERB", "VBD", "_"),
+        ("condemns", "condemn", "VERB", "VBZ", "_"),
+    ];
+    let text = one_word_sentences(&words);
+    let opts = |known_lemmas| TaggerOptions { known_lemmas, ..TaggerOptions::default() };
+    let mut trainer = rules_trainer(&text, opts(true)).unwrap();
+    let plain = rules_trainer(&text, opts(false)).unwrap();
+    let lemma_of = |core: &Core<Weights>, form: &'static str| {
+        let m = core.columns.iter().position(|cm| cm.column == LEMMA).unwrap();
+        let w = Word { form, entry: core.lexicon.entry(form), fid: None };
+        let mut out = Vec::new();
+        core.candidates(m, &w, 0, None, &mut out);
+        let mut l: Vec<String> =
+            out.iter().map(|&s| apply_script(&core.columns[m].scripts[s as usize], &w)).collect();
+        l.sort();
+        l
+    };
+    assert_eq!(lemma_of(&plain.core, "condemned"), ["condemn", "condemne"], "both scripts fit");
+    assert_eq!(lemma_of(&trainer.core, "condemned"), ["condemn"]);
+    assert_eq!(lemma_of(&trainer.core, "yawned"), ["yawn", "yawne"], "no known lemma: both");
+    // "rain" is known only through "rained" itself: not for training on "rained", at
+    // tagging time it is; "gain", seen twice with "gained", is known for both.
+    let known =
+        KnownLemmas::build([(0, "rained", "rain"), (0, "gained", "gain"), (0, "Gained", "gain")].into_iter());
+    assert!(!known.known(0, "rain", "rained", true) && known.known(0, "rain", "rained", false));
+    assert!(known.known(0, "gain", "gained", true) && known.known(0, "rain", "gained", true));
+    assert!(!known.known(1, "rain", "x", false), "another UPOS");
+    trainer.core.learning = false;
+    assert_eq!(lemma_of(&trainer.core, "condemned"), ["condemn"]);
+}
+
+/// A tagger with rules is a model variant of its own: saved and loaded, it keeps them and
+/// tags the same; one without is written as before (no rules on loading).
+#[test]
+fn a_tagger_with_rules_keeps_them_through_its_model_file() {
+    let words = [
+        ("founded", "found", "VERB", "VBD", "Number=Plur"),
+        ("founded", "found", "VERB", "VBD", "Number=Plur"),
+        ("walked", "walk", "VERB", "VBD", "Number=Sing"),
+        ("condemns", "condemn", "VERB", "VBZ", "Number=Sing"),
+    ];
+    let text = one_word_sentences(&words);
+    let dir = tempfile::tempdir().unwrap();
+    for (k, opts) in [
+        TaggerOptions { feats_by_xpos: Some(1), known_lemmas: true, ..TaggerOptions::default() },
+        TaggerOptions::default(),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut trainer = rules_trainer(&text, opts.clone()).unwrap();
+        trainer.epoch();
+        let tagger = trainer.model();
+        let path = dir.path().join(format!("t{k}.depfs"));
+        tagger.save(&path, "").unwrap();
+        let file = load_model(&path).unwrap();
+        assert_eq!(matches!(file.model, Model::TaggerRules(_)), k == 0);
+        let again = Tagger::load(&path).unwrap();
+        assert_eq!(again.core.rules, tagger.core.rules);
+        assert_eq!(again.core.rules == TagRules::default(), k == 1);
+        let tb = crate::io::conllu::read_str(&text, &Default::default()).unwrap();
+        let cols = |t: &Tagger| {
+            let out = t.tag(&tb, 1).unwrap();
+            let w = &out.words;
+            (w.upos.clone(), w.xpos.clone(), w.feats.clone(), w.lemma.clone())
+        };
+        assert_eq!(cols(&again), cols(&tagger));
+    }
+}
+
+/// XPOS siblings: VB and VBP share many forms, so a verb seen twice as VB is offered VBP
+/// too; VBD shares one form with VB (too few) and is not; a word the dictionary does not
+/// know already weighs every XPOS of its UPOS.
+#[test]
+fn xpos_candidates_widen_by_values_that_share_forms() {
+    let mut words = vec![("face", "face", "VERB", "VB", "_"), ("face", "face", "VERB", "VB", "_")];
+    let forms: Vec<String> = (0..6).map(|k| format!("walk{k}")).collect();
+    for f in &forms {
+        words.push((f, f, "VERB", "VB", "_"));
+        words.push((f, f, "VERB", "VBP", "_"));
+    }
+    words.push(("walk0", "walk0", "VERB", "VBD", "_"));
+    let text = one_word_sentences(&words);
+    let opts = |k| TaggerOptions { xpos_siblings: k, ..TaggerOptions::default() };
+    let widened = rules_trainer(&text, opts(Some(3))).unwrap();
+    let plain = rules_trainer(&text, opts(None)).unwrap();
+    let core = &widened.core;
+    let m = core.columns.iter().position(|cm| cm.column == XPOS).unwrap();
+    let class = |v: &str| core.columns[m].classes.iter().position(|c| c == v).unwrap() as u32;
+    let (vb, vbp) = (class("VB"), class("VBP"));
+    let w = Word { form: "face", entry: core.lexicon.entry("face"), fid: None };
+    let mut out = Vec::new();
+    core.candidates(m, &w, 0, None, &mut out);
+    assert_eq!(out, [vb, vbp]);
+    plain.core.candidates(m, &w, 0, None, &mut out);
+    assert_eq!(out, [vb], "no rule: the dictionary's alone");
+    let w = Word { form: "walks", entry: None, fid: None };
+    core.candidates(m, &w, 0, None, &mut out);
+    assert_eq!(out.len(), 3, "unknown: every XPOS of VERB");
+    assert!(core.rules.xpos.as_ref().unwrap().table.iter().flatten().all(|&x| x != class("VBD")));
+}
