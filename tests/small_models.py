@@ -5,6 +5,7 @@ template texts, so editing a set here does not change what those files hold)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from depfs import GraphParser
@@ -48,3 +49,12 @@ def small_graph(order: int = 1, decoder: str = "eisner", **kw: Any) -> GraphPars
     )
     args.update(kw)
     return GraphParser(**args)
+
+
+def two_class_paths(path: Path, nouns: list[str], verbs: list[str]) -> Path:
+    """A Brown paths file (BITSTRING TAB WORD TAB COUNT) whose first bit is the word's
+    class (0 noun, 1 verb) and the rest its own number: the cluster tests' table."""
+    lines = [f"0{k:06b}\t{w}\t{10 + k}" for k, w in enumerate(nouns)]
+    lines += [f"1{k:06b}\t{w}\t{10 + k}" for k, w in enumerate(verbs)]
+    path.write_text("\n".join(lines) + "\n")
+    return path

@@ -15,6 +15,7 @@ from depfs import ArcEagerParser, Treebank
 from depfs.arceager import TrainingSet
 from depfs.cli import main
 from depfs.templates import Template
+from small_models import two_class_paths
 
 N_WORDS = 40
 
@@ -34,11 +35,7 @@ def lexicon() -> tuple[list[str], list[str]]:
 
 def paths_file(path: Path) -> Path:
     """Nouns' paths start with 0, verbs' with 1; the rest is the word's own."""
-    nouns, verbs = lexicon()
-    lines = [f"0{k:06b}\t{w}\t{10 + k}" for k, w in enumerate(nouns)]
-    lines += [f"1{k:06b}\t{w}\t{10 + k}" for k, w in enumerate(verbs)]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return two_class_paths(path, *lexicon())
 
 
 def sentences(nouns: list[str], verbs: list[str], seed: int, n: int) -> str:

@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from depfs import Tagger, Treebank
 from depfs.cli import main
 from depfs.errors import FormatError
+from small_models import two_class_paths
 
 # Nouns' paths start with 0, verbs' with 1; the rest of the path is the word's own.
 N_WORDS = 40
@@ -30,11 +31,7 @@ def lexicon() -> tuple[list[str], list[str]]:
 
 def paths_file(path: Path) -> Path:
     """Every word lower-cased, its class in the path's first bit."""
-    nouns, verbs = lexicon()
-    lines = [f"0{k:06b}\t{w}\t{10 + k}" for k, w in enumerate(nouns)]
-    lines += [f"1{k:06b}\t{w}\t{10 + k}" for k, w in enumerate(verbs)]
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    return two_class_paths(path, *lexicon())
 
 
 def sentences(words: list[tuple[str, str]], seed: int, n: int) -> str:
