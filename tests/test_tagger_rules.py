@@ -53,7 +53,10 @@ def test_a_verb_seen_only_plural_is_tagged_singular_after_he_with_feats_by_xpos(
     ruled.save(path)
     again = depfs.load(path)
     assert isinstance(again, Tagger)
+    assert again.rules is True, "a loaded tagger reports its rules"
     assert feats_of(again, test)[1] == SG
+    plain.save(tmp_path / "plain.depfs")
+    assert depfs.load(tmp_path / "plain.depfs").rules is False
     big = Treebank.from_string(verbs(60, 1))
     assert again.tag(big, threads=2).to_string() == ruled.tag(big).to_string()
     data = bytearray(path.read_bytes())

@@ -240,6 +240,7 @@ class Tagger(TrainableModel):
         backward = model.backward_templates
         return {
             "cased": model.cased,
+            "rules": model.rules,
             "templates": sets[0] if len(set(sets)) == 1 else sets,
             "backward": None if backward is None else "\n".join(backward),
             "dynamic": presets is not None,

@@ -45,6 +45,11 @@ impl PyTaggerModel {
     fn cased(&self) -> bool {
         self.inner.cased()
     }
+    /// Whether it has the candidate rules (FEATS by XPOS, XPOS siblings, known lemmas).
+    #[getter]
+    fn rules(&self) -> bool {
+        self.inner.has_rules()
+    }
     /// Its word-cluster table's size, (words, clusters); None: it has none.
     #[getter]
     fn clusters(&self) -> Option<(usize, usize)> {

@@ -1155,6 +1155,11 @@ impl Tagger {
     pub fn cased(&self) -> bool {
         self.core.case.cased
     }
+    /// Whether it has candidate rules beyond the tag dictionary ([`TagRules`]; false in
+    /// taggers saved before them).
+    pub fn has_rules(&self) -> bool {
+        self.core.rules != TagRules::default()
+    }
     /// Its word-cluster table (None: it reads none).
     pub fn clusters(&self) -> Option<&Clusters> {
         self.core.clusters.as_deref()
