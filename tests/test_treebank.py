@@ -305,6 +305,36 @@ def test_generated_text_round_trips(sents: list[str]) -> None:
         assert ((heads >= 0) & (heads <= len(s))).all()
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(sentences(), min_size=1, max_size=6), st.data())
+def test_slices_selections_and_joins_write_their_sentences(
+    sents: list[str], data: st.DataObject
+) -> None:
+    """A slice, a selection and a join of treebanks write back exactly the sentences
+    they name, in order, as Python's own list operations would pick them."""
+    tb = Treebank.from_string("".join(sents))
+    cut = data.draw(st.slices(len(sents)))
+    assert tb[cut].to_string() == "".join(sents[cut])
+    picks = data.draw(st.lists(st.integers(-len(sents), len(sents) - 1), max_size=8))
+    assert tb.select(picks).to_string() == "".join(sents[i] for i in picks)
+    assert Treebank.concat([tb, tb[cut]]).to_string() == "".join(sents + sents[cut])
+    assert (tb + tb).to_string() == "".join(sents * 2)
+
+
+def test_slicing_errors_and_own_vocabularies(tmp_path: Path) -> None:
+    tb = Treebank.from_string(SAMPLE)
+    assert tb[1:].vocab("form") == ["_", "Hi"]
+    assert len(tb[5:]) == 0 and Treebank.concat([]).to_string() == ""
+    with pytest.raises(IndexError, match="sentence index 2 out of range"):
+        tb.select([0, 2])
+    with pytest.raises(TypeError, match="integers or slices, not str"):
+        tb["s1"]  # type: ignore[call-overload]
+    conllx = tmp_path / "x.conll"
+    conllx.write_text("1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n\n")
+    with pytest.raises(ValueError, match="CoNLL-X treebank with a CoNLL-U one"):
+        Treebank.concat([tb, read_conllu(conllx)])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     st.lists(sentences(), min_size=1, max_size=3),

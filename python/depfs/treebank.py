@@ -6,6 +6,10 @@
 ends, one blank line after each sentence). Bad input raises `depfs.errors.FormatError`
 whose message is `FILE:LINE: problem`.
 
+`tb[i]` is a `Sentence`; `tb[a:b]`, `tb.select(indices)`, `Treebank.concat([tb1, tb2])` and
+`tb1 + tb2` are new treebanks of those sentences, kept whole (comments, multiword tokens, empty
+nodes), with vocabularies of only their strings.
+
 A `Sentence` is a view (treebank + index): `forms`, `lemmas`, `upos`, `xpos`, `feats`,
 `deprels`, `deps`, `misc` (list[str]), `heads` (numpy int32; index 0 = word 1, 0 = root,
 -1 = `_`), `form_ids` / `upos_ids` / `deprel_ids` (numpy uint32, ids of

@@ -55,7 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _core
-from ..jackknifing import fold_bounds, sentences_treebank
+from ..jackknifing import fold_bounds
 from ..templates import TemplateSet, resolve_templates
 
 __all__ = [
@@ -377,10 +377,10 @@ def _uas(gold: _core.Treebank, parsed: _core.Treebank) -> float:
 
 def _split(treebank: _core.Treebank, folds: int) -> list[tuple[_core.Treebank, _core.Treebank]]:
     """(other folds, fold) for each of `folds` contiguous folds."""
-    sentences = [s.to_string() for s in treebank]
+    n = len(treebank)
     return [
-        (sentences_treebank(sentences[:a] + sentences[b:]), sentences_treebank(sentences[a:b]))
-        for a, b in fold_bounds(len(treebank), folds)
+        (treebank.select([*range(a), *range(b, n)]), treebank[a:b])
+        for a, b in fold_bounds(n, folds)
     ]
 
 

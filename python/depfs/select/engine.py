@@ -128,12 +128,11 @@ _CACHE: dict[tuple[str, str, int | None], Any] = {}
 def _treebank(path: str, max_length: int | None) -> Any:
     key = ("treebank", path, max_length)
     if key not in _CACHE:
-        from ..treebank import Treebank, read_conllu
+        from ..treebank import read_conllu
 
         tb = read_conllu(path)
         if max_length is not None:
-            kept = "".join(s.to_string() for s in tb if len(s) <= max_length)
-            tb = Treebank.from_string(kept)
+            tb = tb.select([s.index for s in tb if len(s) <= max_length])
         _CACHE[key] = tb
     return _CACHE[key]
 

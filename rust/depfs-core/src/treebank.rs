@@ -9,6 +9,8 @@ use std::sync::Arc;
 
 use std::hash::Hasher;
 
+use crate::error::{Error, Result};
+
 use rustc_hash::FxHasher;
 
 /// Value of an unset HEAD (`_` in the file, e.g. parser input).
@@ -381,6 +383,58 @@ impl Treebank {
         }
         self.sentences.push(SentenceMeta { start, len: words.len() as u32, comments, extra: Vec::new() });
     }
+    /// Appends sentence `s` of `other` (words, comments, multiword and empty-node
+    /// lines), its strings interned in this treebank's vocabularies. O(its words).
+    pub fn push_sentence_of(&mut self, other: &Treebank, s: usize) {
+        let meta = &other.sentences[s];
+        let start = self.words.len() as u32;
+        for i in meta.range() {
+            self.push_word(&other.word_strs(i));
+        }
+        self.sentences.push(SentenceMeta {
+            start,
+            len: meta.len,
+            comments: meta.comments.clone(),
+            extra: meta.extra.clone(),
+        });
+    }
+
+    /// The sentences `indices` (in that order; repeats allowed) as a treebank of their
+    /// own, whose vocabularies hold only the strings those sentences use. O(their words).
+    pub fn select(&self, indices: &[usize]) -> Result<Treebank> {
+        if let Some(&bad) = indices.iter().find(|&&s| s >= self.len()) {
+            return Err(Error::InvalidArgument(format!(
+                "sentence index {bad} out of range (the treebank has {} sentences)",
+                self.len()
+            )));
+        }
+        let mut out = Treebank { format: self.format, partial: self.partial, ..Treebank::default() };
+        for &s in indices {
+            out.push_sentence_of(self, s);
+        }
+        Ok(out)
+    }
+
+    /// The sentences of `parts` one after the other, as one treebank. The parts must
+    /// share a file format (CoNLL-U's DEPS and MISC are not CoNLL-X's PHEAD and PDEPREL).
+    /// O(words).
+    pub fn concat(parts: &[&Treebank]) -> Result<Treebank> {
+        let format = parts.first().map_or(FileFormat::Conllu, |t| t.format);
+        if parts.iter().any(|t| t.format != format) {
+            return Err(Error::InvalidArgument(
+                "cannot join a CoNLL-X treebank with a CoNLL-U one: their last two columns differ".into(),
+            ));
+        }
+        let partial = parts.iter().any(|t| t.partial);
+        let mut out = Treebank { format, partial, ..Treebank::default() };
+        for t in parts {
+            for s in 0..t.len() {
+                out.push_sentence_of(t, s);
+            }
+        }
+        Ok(out)
+    }
+
     /// Heads of sentence `s`, index 0 = word 1.
     pub fn heads(&self, s: usize) -> &[i32] {
         &self.words.head[self.sentences[s].range()]
@@ -416,6 +470,51 @@ impl Treebank {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::io::conllu;
+
+    const S1: &str = "# sent_id = a\n1-2\tdon't\t_\t_\t_\t_\t_\t_\t_\t_\n1\tdo\tdo\tAUX\tVBP\t_\t3\taux\t_\t_\n\
+                      2\tn't\tnot\tPART\tRB\t_\t3\tadvmod\t_\t_\n3\tgo\tgo\tVERB\tVB\t_\t0\troot\t_\tSpaceAfter=No\n\n";
+    const S2: &str = "# sent_id = b\n1\tDogs\tdog\tNOUN\tNNS\tNumber=Plur\t2\tnsubj\t2:nsubj\t_\n\
+                      1.1\tbark\tbark\tVERB\tVBP\t_\t_\t_\t0:root\t_\n2\tbark\tbark\tVERB\tVBP\t_\t0\troot\t0:root\t_\n\n";
+    const S3: &str = "1\tHi\thi\tINTJ\tUH\t_\t0\troot\t_\t_\n\n";
+
+    fn read(text: &str) -> Treebank {
+        conllu::read_str(text, &conllu::ReadOptions::default()).unwrap()
+    }
+
+    /// A selection writes back as its sentences' own lines, in the order asked for
+    /// (repeats too), with vocabularies of only their strings.
+    #[test]
+    fn select_keeps_each_sentence_whole_and_in_order() {
+        let tb = read(&[S1, S2, S3].concat());
+        let sel = tb.select(&[2, 0, 2]).unwrap();
+        assert_eq!(conllu::to_string(&sel), [S3, S1, S3].concat());
+        assert_eq!(sel.len(), 3);
+        assert_eq!(sel.n_words(), 1 + 3 + 1);
+        let only_second = tb.select(&[1]).unwrap();
+        assert_eq!(conllu::to_string(&only_second), S2);
+        assert_eq!(only_second.vocabs.form.get("go"), None);
+        assert!(only_second.vocabs.form.get("Dogs").is_some());
+        assert_eq!(tb.select(&[]).unwrap().len(), 0);
+        let err = tb.select(&[0, 3]).unwrap_err().to_string();
+        assert!(err.contains("sentence index 3 out of range (the treebank has 3 sentences)"), "{err}");
+    }
+
+    /// Joined treebanks write back as their texts one after the other; a CoNLL-X part
+    /// among CoNLL-U ones is refused.
+    #[test]
+    fn concat_joins_in_order_and_refuses_mixed_formats() {
+        let (a, b) = (read(&[S1, S3].concat()), read(S2));
+        let joined = Treebank::concat(&[&a, &b, &a]).unwrap();
+        assert_eq!(conllu::to_string(&joined), [S1, S3, S2, S1, S3].concat());
+        assert_eq!(Treebank::concat(&[]).unwrap().len(), 0);
+        let mut x = read(S3);
+        x.format = FileFormat::ConllX;
+        let err = Treebank::concat(&[&a, &x]).unwrap_err().to_string();
+        assert!(err.contains("CoNLL-X"), "{err}");
+        x.partial = true;
+        assert!(Treebank::concat(&[&x]).unwrap().partial);
+    }
 
     #[test]
     fn vocab_interns_and_reserves_underscore() {

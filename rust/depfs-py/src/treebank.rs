@@ -8,9 +8,9 @@ use depfs_core::io::conllu::{self, ReadOptions};
 use depfs_core::treebank::Vocab;
 use depfs_core::Treebank;
 use numpy::PyArray1;
-use pyo3::exceptions::{PyIndexError, PyKeyError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyString};
+use pyo3::types::{PyBytes, PyList, PySlice, PyString};
 
 use crate::errors::IntoPyResult;
 use std::sync::Arc;
@@ -92,6 +92,14 @@ fn read_conllu(
     Ok(PyTreebank::new(inner))
 }
 
+impl PyTreebank {
+    /// [`Treebank::select`] of checked indices, without the GIL.
+    fn select_released(&self, py: Python<'_>, picked: Vec<usize>) -> PyResult<PyTreebank> {
+        let tb = self.inner.clone();
+        Ok(PyTreebank::new(py.detach(move || tb.select(&picked)).py_err(py)?))
+    }
+}
+
 #[pymethods]
 impl PyTreebank {
     /// Parses CoNLL-U text; messages name the file `<string>`.
@@ -171,9 +179,50 @@ impl PyTreebank {
         self.inner.n_words()
     }
 
-    fn __getitem__(slf: Bound<'_, Self>, index: isize) -> PyResult<PySentence> {
-        let i = resolve_index(index, slf.borrow().inner.len(), "sentence")?;
-        Ok(PySentence { tb: slf.unbind(), index: i })
+    /// `tb[i]` is a Sentence view; `tb[a:b:c]` a Treebank of those sentences (a copy
+    /// whose vocabularies hold only their strings).
+    fn __getitem__<'py>(slf: Bound<'py, Self>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let len = slf.borrow().inner.len();
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let r = slice.indices(len as isize)?;
+            let picked: Vec<usize> =
+                (0..r.slicelength).map(|k| (r.start + k as isize * r.step) as usize).collect();
+            return Ok(Bound::new(py, slf.borrow().select_released(py, picked)?)?.into_any());
+        }
+        let Ok(index) = key.extract::<isize>() else {
+            return Err(PyTypeError::new_err(format!(
+                "treebank indices must be integers or slices, not {}",
+                key.get_type().name()?
+            )));
+        };
+        let i = resolve_index(index, len, "sentence")?;
+        Ok(Bound::new(py, PySentence { tb: slf.unbind(), index: i })?.into_any())
+    }
+
+    /// The sentences at `indices` (in that order; repeats allowed; negative counts from
+    /// the end) as a new Treebank whose vocabularies hold only their strings.
+    fn select(&self, py: Python<'_>, indices: Vec<isize>) -> PyResult<PyTreebank> {
+        let len = self.inner.len();
+        let picked =
+            indices.into_iter().map(|i| resolve_index(i, len, "sentence")).collect::<PyResult<Vec<_>>>()?;
+        self.select_released(py, picked)
+    }
+
+    /// The sentences of `treebanks`, one treebank after the other, as one Treebank.
+    /// Raises ValueError when CoNLL-X and CoNLL-U treebanks are mixed.
+    #[staticmethod]
+    fn concat(py: Python<'_>, treebanks: Vec<PyRef<'_, PyTreebank>>) -> PyResult<PyTreebank> {
+        let parts: Vec<Arc<Treebank>> = treebanks.iter().map(|t| t.inner.clone()).collect();
+        let joined = py
+            .detach(move || Treebank::concat(&parts.iter().map(|t| &**t).collect::<Vec<_>>()))
+            .py_err(py)?;
+        Ok(PyTreebank::new(joined))
+    }
+
+    fn __add__(&self, py: Python<'_>, other: PyRef<'_, PyTreebank>) -> PyResult<PyTreebank> {
+        let (a, b) = (self.inner.clone(), other.inner.clone());
+        Ok(PyTreebank::new(py.detach(move || Treebank::concat(&[&a, &b])).py_err(py)?))
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> SentenceIter {
