@@ -12,7 +12,7 @@ train's tag accuracies against the gold train, and whether every other column an
 of it is byte-identical to train's.
 
     python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10] [--clusters FILE]
-        [--parser-clusters] [--compare R] [--seed 1] [--cache DIR]
+        [--parser-clusters] [--compare R] [--seed 1] [--cache DIR] [--with-gold]
 
 --clusters FILE: the tagger and the jackknifing taggers read that Brown-cluster paths file
 (`Tagger(clusters=FILE)`, whose default templates are then `CLUSTER_SETS`).
@@ -22,6 +22,9 @@ templates are then `depfs.arceager.CLUSTER_TEMPLATES`).
 jackknifed tags and print its test scores; then time both parsers parsing the tagged test
 (one thread, parse only) in R rounds, alternating which goes first, and print each one's
 median words per CPU second and the median of the paired ratios.
+--with-gold: also train the parser on the jackknifed and the gold train together (each
+sentence twice per epoch, once with each tags; `depfs train --train JK --train GOLD`) and
+print its test scores.
 --cache DIR: keep the trained tagger and the jackknifed train in DIR and reuse them when a
 later run asks for the same treebank, folds and clusters (their times are then not printed).
 """
@@ -84,6 +87,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--compare", type=int, default=0, help="rounds of the paired speed comparison (0: none)"
     )
+    ap.add_argument(
+        "--with-gold",
+        action="store_true",
+        help="also train the parser on the jackknifed and the gold train together",
+    )
     args = ap.parse_args(argv)
     if args.parser_clusters and args.clusters is None:
         ap.error("--parser-clusters needs --clusters FILE")
@@ -134,7 +142,11 @@ def main(argv: list[str] | None = None) -> None:
     epochs = depfs.ArcEagerParser().epochs
     parser_clusters = args.clusters if args.parser_clusters else None
     runs = [("jackknifed tags", jk, parser_clusters), ("gold tags", train, parser_clusters)]
-    if args.compare and parser_clusters:
+    if args.with_gold:
+        both = depfs.Treebank.from_string(jk.to_string() + train.to_string())
+        runs.append(("jackknifed and gold tags together", both, parser_clusters))
+    compare = bool(args.compare and parser_clusters)
+    if compare:
         runs.append(("jackknifed tags", jk, None))
     parsers = []
     for name, tb, clusters in runs:
@@ -156,8 +168,8 @@ def main(argv: list[str] | None = None) -> None:
                 f"arc-eager {which} trained on gold tags, test with its gold tags: "
                 f"UAS {g.uas:.2f}, LAS {g.las:.2f}"
             )
-    if len(parsers) == 3:
-        paired_speed(parsers[0], parsers[2], tagger.tag(untagged, threads=1), args.compare)
+    if compare:
+        paired_speed(parsers[0], parsers[-1], tagger.tag(untagged, threads=1), args.compare)
 
 
 def paired_speed(
