@@ -12,7 +12,7 @@ train's tag accuracies against the gold train, and whether every other column an
 of it is byte-identical to train's.
 
     python -m benches.bench_pipeline [--treebank en_ewt] [--folds 10] [--clusters FILE]
-        [--parser-clusters] [--compare R] [--seed 1] [--cache DIR]
+        [--parser-clusters] [--compare R] [--seed 1] [--cache DIR] [--with-gold]
 
 --clusters FILE: the tagger and the jackknifing taggers read that Brown-cluster paths file
 (`Tagger(clusters=FILE)`, whose default templates are then `CLUSTER_SETS`).
@@ -22,6 +22,10 @@ templates are then `depfs.arceager.CLUSTER_TEMPLATES`).
 jackknifed tags and print its test scores; then time both parsers parsing the tagged test
 (one thread, parse only) in R rounds, alternating which goes first, and print each one's
 median words per CPU second and the median of the paired ratios.
+--with-gold: also train the parser on the jackknifed and the gold train together (each
+sentence twice per epoch, once with each tags; `depfs train --train JK --train GOLD`) and
+print its test scores; with --compare, time it against the parser trained on jackknifed
+tags alone in the same way.
 --cache DIR: keep the trained tagger and the jackknifed train in DIR and reuse them when a
 later run asks for the same treebank, folds and clusters (their times are then not printed).
 """
@@ -84,6 +88,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument(
         "--compare", type=int, default=0, help="rounds of the paired speed comparison (0: none)"
     )
+    ap.add_argument(
+        "--with-gold",
+        action="store_true",
+        help="also train the parser on the jackknifed and the gold train together",
+    )
     args = ap.parse_args(argv)
     if args.parser_clusters and args.clusters is None:
         ap.error("--parser-clusters needs --clusters FILE")
@@ -134,7 +143,11 @@ def main(argv: list[str] | None = None) -> None:
     epochs = depfs.ArcEagerParser().epochs
     parser_clusters = args.clusters if args.parser_clusters else None
     runs = [("jackknifed tags", jk, parser_clusters), ("gold tags", train, parser_clusters)]
-    if args.compare and parser_clusters:
+    if args.with_gold:
+        both = depfs.Treebank.from_string(jk.to_string() + train.to_string())
+        runs.append(("jackknifed and gold tags together", both, parser_clusters))
+    compare = bool(args.compare and parser_clusters)
+    if compare:
         runs.append(("jackknifed tags", jk, None))
     parsers = []
     for name, tb, clusters in runs:
@@ -156,15 +169,24 @@ def main(argv: list[str] | None = None) -> None:
                 f"arc-eager {which} trained on gold tags, test with its gold tags: "
                 f"UAS {g.uas:.2f}, LAS {g.las:.2f}"
             )
-    if len(parsers) == 3:
-        paired_speed(parsers[0], parsers[2], tagger.tag(untagged, threads=1), args.compare)
+    if compare:
+        tagged = tagger.tag(untagged, threads=1)
+        pair = ("with clusters", "without")
+        paired_speed(parsers[0], parsers[-1], tagged, args.compare, pair)
+        if args.with_gold:
+            pair = ("trained on jackknifed and gold tags", "on jackknifed tags")
+            paired_speed(parsers[2], parsers[0], tagged, args.compare, pair)
 
 
 def paired_speed(
-    a: depfs.ArcEagerParser, b: depfs.ArcEagerParser, test: depfs.Treebank, rounds: int
+    a: depfs.ArcEagerParser,
+    b: depfs.ArcEagerParser,
+    test: depfs.Treebank,
+    rounds: int,
+    names: tuple[str, str],
 ) -> None:
-    """Words per CPU second of `a` (with clusters) and `b` (without) parsing `test` (tagged),
-    one thread, alternating which goes first; medians and the median paired ratio."""
+    """Words per CPU second of `a` and `b` (`names`) parsing `test` (tagged), one thread,
+    alternating which goes first; medians and the median paired ratio of a's time to b's."""
     import statistics
 
     def cpu(p: depfs.ArcEagerParser) -> float:
@@ -183,8 +205,9 @@ def paired_speed(
             tb.append(cpu(b))
     ratio = statistics.median(x / y for x, y in zip(ta, tb))
     print(
-        f"parse speed, tagged test, one thread, {rounds} alternating rounds: with clusters "
-        f"{n / statistics.median(ta):,.0f} words/CPU-s, without {n / statistics.median(tb):,.0f}; "
+        f"parse speed, tagged test, one thread, {rounds} alternating rounds: {names[0]} "
+        f"{n / statistics.median(ta):,.0f} words/CPU-s, {names[1]} "
+        f"{n / statistics.median(tb):,.0f}; "
         f"median paired time ratio {ratio:.3f}x"
     )
 

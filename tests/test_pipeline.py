@@ -551,6 +551,36 @@ def test_cli_train_with_tagger_stores_it(files: dict[str, Path], tmp_path: Path)
     assert res.exit_code == 2 and "--tagger" in res.output
 
 
+def test_cli_train_on_several_files_trains_on_their_sentences_together(tmp_path: Path) -> None:
+    """`depfs train --train A --train B` (e.g. jackknifed and gold tags) is the parser
+    fitted on A's sentences followed by B's; one --train is as before."""
+    a, b, test = (synthetic_conllu(60, seed=s) for s in (1, 2, 3))
+    paths = {"a": tmp_path / "a.conllu", "b": tmp_path / "b.conllu"}
+    paths["a"].write_text(a)
+    paths["b"].write_text(b)
+    ae = tmp_path / "ae.txt"
+    ae.write_text(AE_SET)
+    model = tmp_path / "m.depfs"
+    args = ["train", "--parser", "arc-eager", "--out", str(model), "--epochs", "2"]
+    args += ["--templates", str(ae), "--seed", "3"]
+    res = CliRunner().invoke(main, [*args, "--train", str(paths["a"]), "--train", str(paths["b"])])
+    assert res.exit_code == 0, res.output
+    both = ArcEagerParser(AE_SET, epochs=2, random_state=3).fit(Treebank.from_string(a + b))
+    only_a = ArcEagerParser(AE_SET, epochs=2, random_state=3).fit(Treebank.from_string(a))
+    loaded, gold = depfs.load(model), Treebank.from_string(test)
+    assert loaded.parse(gold).to_string() == both.parse(gold).to_string()
+    assert both.parse(gold).to_string() != only_a.parse(gold).to_string()  # B made a difference
+    train = depfs.model_info(model)["training"]["train"]
+    assert train["sentences"] == 120 and train["file"] == f"{paths['a']} + {paths['b']}"
+    res = CliRunner().invoke(main, [*args, "--train", str(paths["a"])])
+    assert res.exit_code == 0, res.output
+    assert depfs.load(model).parse(gold).to_string() == only_a.parse(gold).to_string()
+    for twice in (["--train", str(paths["a"]), "--train", str(model)], ["--train", str(model)]):
+        model.write_bytes(b"")  # --out is the second --train file (or the only one): refused
+        res = CliRunner().invoke(main, [*args, *twice])
+        assert res.exit_code == 2 and "is the --train file" in res.output, res.output
+
+
 def test_damaged_parser_with_tagger_is_refused(tagger: Tagger, tmp_path: Path) -> None:
     model = tmp_path / "with.depfs"
     ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(synthetic(40)).save(model)

@@ -274,7 +274,15 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
 @parser_option("graph", tagger=True)
 @order_option
 @decoder_option
-@click.option("--train", "train_path", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--train",
+    "train_paths",
+    required=True,
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="The training file; given more than once, the files' sentences together (e.g. "
+    "jackknifed and gold tags: each sentence twice per epoch).",
+)
 @click.option(
     "--dev",
     "dev_path",
@@ -393,7 +401,7 @@ def train(
     parser_kind: str,
     order: int,
     decoder: str,
-    train_path: str,
+    train_paths: tuple[str, ...],
     dev_path: str | None,
     out_path: str,
     epochs: int | None,
@@ -481,10 +489,13 @@ def train(
         _check_template_path(value, option)
         if value is not None:
             _check_templates(value, option, "token" if parser_kind == "tagger" else family)
+    trains = {f"the --train file {p}": p for p in train_paths}
+    if len(train_paths) == 1:
+        trains = {"the --train file": train_paths[0]}
     _check_output(
         out_path,
         {
-            "the --train file": train_path,
+            **trains,
             "the --dev file": dev_path,
             "the --tagger": tagger_path,
             "the --clusters file": clusters_path,
@@ -496,7 +507,12 @@ def train(
         from .pipeline import _tagger
 
         own_tagger = None if tagger_path is None else _tagger(tagger_path)
-        train_tb = read_conllu(train_path)
+        train_tb = read_conllu(train_paths[0])
+        if len(train_paths) > 1:  # one treebank, the files' sentences in order
+            from .jackknifing import sentences_treebank
+
+            parts = [train_tb] + [read_conllu(p) for p in train_paths[1:]]
+            train_tb = sentences_treebank([tb.to_string() for tb in parts])
         dev_tb = read_conllu(dev_path) if dev_path else None
         if dev_tb is not None and parser_kind != "tagger":
             _check_heads(dev_tb, str(dev_path))
@@ -554,10 +570,10 @@ def train(
                 )
             else:
                 parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
-            parser.train_info_["file"] = train_path
+            parser.train_info_["file"] = " + ".join(train_paths)
     except ValueError as e:
         if str(e).startswith("no training sentence"):  # the core does not know the file
-            _fail(ValueError(f"{train_path}: {e}"))
+            _fail(ValueError(f"{' + '.join(train_paths)}: {e}"))
         raise
     try:
         if dev_tb is not None:
