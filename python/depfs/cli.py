@@ -422,7 +422,7 @@ def train(
     seed: int,
 ) -> None:
     """Train a parser (or a tagger) on a CoNLL-U file and write the model."""
-    from . import read_conllu
+    from . import Treebank, read_conllu
     from .arceager import ArcEagerParser
     from .base import TrainableModel
     from .errors import DepfsError
@@ -509,10 +509,7 @@ def train(
         own_tagger = None if tagger_path is None else _tagger(tagger_path)
         train_tb = read_conllu(train_paths[0])
         if len(train_paths) > 1:  # one treebank, the files' sentences in order
-            from .jackknifing import sentences_treebank
-
-            parts = [train_tb] + [read_conllu(p) for p in train_paths[1:]]
-            train_tb = sentences_treebank([tb.to_string() for tb in parts])
+            train_tb = Treebank.concat([train_tb, *(read_conllu(p) for p in train_paths[1:])])
         dev_tb = read_conllu(dev_path) if dev_path else None
         if dev_tb is not None and parser_kind != "tagger":
             _check_heads(dev_tb, str(dev_path))

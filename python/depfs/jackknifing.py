@@ -38,13 +38,6 @@ def fold_bounds(n_sentences: int, folds: int) -> list[tuple[int, int]]:
     return list(zip(cuts[:-1], cuts[1:]))
 
 
-def sentences_treebank(parts: list[str]) -> _core.Treebank:
-    """A treebank of sentences in CoNLL-U text (``Sentence.to_string()``) from a treebank
-    read already: what its reading accepted is accepted again."""
-    text = "".join(parts)
-    return _core.Treebank.from_string(text, multiple_roots=True, allow_blank_heads=True)
-
-
 def jackknife(
     treebank: _core.Treebank,
     folds: int = 10,
@@ -63,11 +56,11 @@ def jackknife(
     kept byte for byte. `on_epoch(fold, row)` sees each tagger's epochs (fold from 1)."""
     bounds = fold_bounds(len(treebank), folds)
     wanted = [c for c in COLUMNS if c in set(treebank.filled_columns())]
-    sentences = [s.to_string() for s in treebank]
+    n = len(treebank)
 
-    tagged: list[str] = []
+    tagged: list[_core.Treebank] = []
     for k, (start, end) in enumerate(bounds, 1):
-        rest = sentences_treebank(sentences[:start] + sentences[end:])
+        rest = treebank.select([*range(start), *range(end, n)])
         tagger = Tagger(templates, epochs=epochs, random_state=random_state, clusters=clusters)
         report: Any = None if on_epoch is None else (lambda row, k=k: on_epoch(k, row))
         tagger.fit(rest, on_epoch=report)
@@ -78,5 +71,5 @@ def jackknife(
                 f"{', '.join(lost)} empty on most words, so their tagger cannot predict it; "
                 "the fold would keep its own tags (use fewer folds)"
             )
-        tagged.append(tagger.tag(sentences_treebank(sentences[start:end]), threads).to_string())
-    return sentences_treebank(tagged)
+        tagged.append(tagger.tag(treebank[start:end], threads))
+    return _core.Treebank.concat(tagged)

@@ -415,16 +415,10 @@ impl Treebank {
         Ok(out)
     }
 
-    /// The sentences of `parts` one after the other, as one treebank. The parts must
-    /// share a file format (CoNLL-U's DEPS and MISC are not CoNLL-X's PHEAD and PDEPREL).
-    /// O(words).
-    pub fn concat(parts: &[&Treebank]) -> Result<Treebank> {
+    /// The sentences of `parts` one after the other, as one treebank (the first part's
+    /// file format: both are read and written column for column alike). O(words).
+    pub fn concat(parts: &[&Treebank]) -> Treebank {
         let format = parts.first().map_or(FileFormat::Conllu, |t| t.format);
-        if parts.iter().any(|t| t.format != format) {
-            return Err(Error::InvalidArgument(
-                "cannot join a CoNLL-X treebank with a CoNLL-U one: their last two columns differ".into(),
-            ));
-        }
         let partial = parts.iter().any(|t| t.partial);
         let mut out = Treebank { format, partial, ..Treebank::default() };
         for t in parts {
@@ -432,7 +426,7 @@ impl Treebank {
                 out.push_sentence_of(t, s);
             }
         }
-        Ok(out)
+        out
     }
 
     /// Heads of sentence `s`, index 0 = word 1.
@@ -500,20 +494,20 @@ mod tests {
         assert!(err.contains("sentence index 3 out of range (the treebank has 3 sentences)"), "{err}");
     }
 
-    /// Joined treebanks write back as their texts one after the other; a CoNLL-X part
-    /// among CoNLL-U ones is refused.
+    /// Joined treebanks write back as their texts one after the other, in the first
+    /// part's format; a part read in part makes the whole partial.
     #[test]
-    fn concat_joins_in_order_and_refuses_mixed_formats() {
+    fn concat_joins_in_order() {
         let (a, b) = (read(&[S1, S3].concat()), read(S2));
-        let joined = Treebank::concat(&[&a, &b, &a]).unwrap();
+        let joined = Treebank::concat(&[&a, &b, &a]);
         assert_eq!(conllu::to_string(&joined), [S1, S3, S2, S1, S3].concat());
-        assert_eq!(Treebank::concat(&[]).unwrap().len(), 0);
+        assert_eq!(Treebank::concat(&[]).len(), 0);
         let mut x = read(S3);
         x.format = FileFormat::ConllX;
-        let err = Treebank::concat(&[&a, &x]).unwrap_err().to_string();
-        assert!(err.contains("CoNLL-X"), "{err}");
+        assert_eq!(Treebank::concat(&[&x, &a]).format, FileFormat::ConllX);
+        assert_eq!(conllu::to_string(&Treebank::concat(&[&a, &x])), [S1, S3, S3].concat());
         x.partial = true;
-        assert!(Treebank::concat(&[&x]).unwrap().partial);
+        assert!(Treebank::concat(&[&a, &x]).partial && !Treebank::concat(&[&a]).partial);
     }
 
     #[test]

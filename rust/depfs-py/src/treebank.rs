@@ -210,19 +210,15 @@ impl PyTreebank {
     }
 
     /// The sentences of `treebanks`, one treebank after the other, as one Treebank.
-    /// Raises ValueError when CoNLL-X and CoNLL-U treebanks are mixed.
     #[staticmethod]
-    fn concat(py: Python<'_>, treebanks: Vec<PyRef<'_, PyTreebank>>) -> PyResult<PyTreebank> {
+    fn concat(py: Python<'_>, treebanks: Vec<PyRef<'_, PyTreebank>>) -> PyTreebank {
         let parts: Vec<Arc<Treebank>> = treebanks.iter().map(|t| t.inner.clone()).collect();
-        let joined = py
-            .detach(move || Treebank::concat(&parts.iter().map(|t| &**t).collect::<Vec<_>>()))
-            .py_err(py)?;
-        Ok(PyTreebank::new(joined))
+        PyTreebank::new(py.detach(move || Treebank::concat(&parts.iter().map(|t| &**t).collect::<Vec<_>>())))
     }
 
-    fn __add__(&self, py: Python<'_>, other: PyRef<'_, PyTreebank>) -> PyResult<PyTreebank> {
+    fn __add__(&self, py: Python<'_>, other: PyRef<'_, PyTreebank>) -> PyTreebank {
         let (a, b) = (self.inner.clone(), other.inner.clone());
-        Ok(PyTreebank::new(py.detach(move || Treebank::concat(&[&a, &b])).py_err(py)?))
+        PyTreebank::new(py.detach(move || Treebank::concat(&[&a, &b])))
     }
 
     fn __iter__(slf: Bound<'_, Self>) -> SentenceIter {
