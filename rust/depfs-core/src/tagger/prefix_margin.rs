@@ -27,8 +27,9 @@
 //! sums, O(i* · loss classes)); O(T · candidates) with the full sum.
 
 use super::features::{History, N_COLUMNS};
-use super::ColumnModel;
+use super::{ColumnModel, LINE_MASK};
 use crate::transition::prefix_margin::PrefixStep;
+use crate::util::prefetch::prefetch;
 use crate::weights::{RowAt, WeightTable, Weights};
 
 /// Templates the prefix-margin rule computed, per column (decisions with more than one
@@ -59,6 +60,9 @@ pub(super) struct PrefixScratch {
     losses: Vec<u32>,
     /// Per-class gradient of the template being updated (suffix sums).
     delta: Vec<(u32, f32)>,
+    /// Per candidate: its row multiplier under line-local hashing of more than 64
+    /// classes ([`ColumnModel::key`]).
+    mults: Vec<u64>,
 }
 
 /// Index of the best score (first on ties) and whether it leads every other by
@@ -109,6 +113,9 @@ impl<W: WeightTable> ColumnModel<W> {
     ) -> (u32, usize) {
         ps.scores.clear();
         ps.scores.resize(cands.len(), 0.0);
+        if let Some((q, scales)) = self.weights.quantized_parts().filter(|_| self.lines && self.whole_lines) {
+            return self.best_by_margin_in_lines(hist, i, cands, margin, q, scales, ps);
+        }
         let n = self.feats.len();
         // Each template's weights are one random read per candidate: the next
         // template's feature is computed and its reads prefetched while this one's
@@ -138,7 +145,74 @@ impl<W: WeightTable> ColumnModel<W> {
         }
         (cands[best_and_lead(&ps.scores, margin).0], n)
     }
+
+    /// [`Self::best_by_margin`] for a tagging model under line-local hashing (every
+    /// class of a feature in one line, [`ColumnModel::key`]): a template costs its
+    /// feature, one line located, and one read per candidate straight from the 8-bit
+    /// table `q` (the sums of `get`: same order, same values). The lines of the next
+    /// [`AHEAD`] templates are located and prefetched while this one's are summed, so a
+    /// template seldom waits on memory; the per-candidate part of each row (the class,
+    /// or its multiplier beyond 64 classes) is taken once per decision.
+    /// O(templates added · candidates) adds, O(templates added + AHEAD) features.
+    #[allow(clippy::too_many_arguments)]
+    fn best_by_margin_in_lines(
+        &self,
+        hist: &History,
+        i: usize,
+        cands: &[u32],
+        margin: f32,
+        q: &[i8],
+        scales: &[f32],
+        ps: &mut PrefixScratch,
+    ) -> (u32, usize) {
+        let (n, layout) = (self.feats.len(), self.weights.layout());
+        let few = self.classes.len() <= LINE_MASK as usize + 1;
+        ps.mults.clear();
+        if !few {
+            ps.mults.extend(cands.iter().map(|&c| self.salts[c as usize] | 1));
+        }
+        let locate = |t: usize| {
+            let f = self.feats.feature(t, hist, i);
+            let start = layout.row_start(t, f & !LINE_MASK);
+            prefetch(q, start);
+            prefetch(q, start + LINE_MASK as usize);
+            (f, start)
+        };
+        // ring[t % RING]: template t's feature and line, located AHEAD templates early.
+        let mut ring = [(0u64, 0usize); RING];
+        for (t, r) in ring.iter_mut().enumerate().take(AHEAD.min(n)) {
+            *r = locate(t);
+        }
+        for t in 0..n {
+            let (f, start) = ring[t % RING];
+            if t + AHEAD < n {
+                ring[(t + AHEAD) % RING] = locate(t + AHEAD);
+            }
+            let (line, scale) = (&q[start..start + LINE_MASK as usize + 1], scales[t]);
+            if few {
+                let offset = f >> 58;
+                for (s, &c) in ps.scores.iter_mut().zip(cands) {
+                    *s += scale * line[((c as u64 + offset) & LINE_MASK) as usize] as f32;
+                }
+            } else {
+                for (s, &m) in ps.scores.iter_mut().zip(&ps.mults) {
+                    *s += scale * line[(f.wrapping_mul(m) >> 58) as usize] as f32;
+                }
+            }
+            let (best, leads) = best_and_lead(&ps.scores, margin);
+            if leads {
+                return (cands[best], t + 1);
+            }
+        }
+        (cands[best_and_lead(&ps.scores, margin).0], n)
+    }
 }
+
+/// Templates whose lines [`ColumnModel::best_by_margin_in_lines`] locates and prefetches
+/// ahead of the one being summed.
+const AHEAD: usize = 2;
+/// Slots of its ring of located templates (> AHEAD).
+const RING: usize = 4;
 
 impl ColumnModel<Weights> {
     /// One step of template t's weight for (feature f, class) by `d`: a perceptron or an
