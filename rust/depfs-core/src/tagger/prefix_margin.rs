@@ -80,6 +80,34 @@ fn best_and_lead(scores: &[f32], margin: f32) -> (usize, bool) {
     (best, scores[best] - second >= margin)
 }
 
+/// [`best_and_lead`] kept while the scores are added, one at a time in order.
+struct Top {
+    best: usize,
+    score: f32,
+    second: f32,
+}
+
+impl Default for Top {
+    fn default() -> Self {
+        Top { best: 0, score: f32::NEG_INFINITY, second: f32::NEG_INFINITY }
+    }
+}
+
+impl Top {
+    /// Candidate k's score (k = 0, 1, ...). O(1).
+    #[inline(always)]
+    fn push(&mut self, k: usize, s: f32) {
+        if s > self.score {
+            (self.second, self.score, self.best) = (self.score, s, k);
+        } else if s > self.second {
+            self.second = s;
+        }
+    }
+    fn leads(&self, margin: f32) -> bool {
+        self.score - self.second >= margin
+    }
+}
+
 /// The loss-augmented class of a prefix whose gold candidate is `g`: its best rival
 /// (the first one on ties), when the gold score does not lead it by `margin`; None
 /// when the hinge is 0. O(candidates).
@@ -189,19 +217,22 @@ impl<W: WeightTable> ColumnModel<W> {
                 ring[(t + AHEAD) % RING] = locate(t + AHEAD);
             }
             let (line, scale) = (&q[start..start + LINE_MASK as usize + 1], scales[t]);
+            // The sums and, in the same pass, `best_and_lead`'s best and second.
+            let mut top = Top::default();
             if few {
                 let offset = f >> 58;
-                for (s, &c) in ps.scores.iter_mut().zip(cands) {
+                for (k, (s, &c)) in ps.scores.iter_mut().zip(cands).enumerate() {
                     *s += scale * line[((c as u64 + offset) & LINE_MASK) as usize] as f32;
+                    top.push(k, *s);
                 }
             } else {
-                for (s, &m) in ps.scores.iter_mut().zip(&ps.mults) {
+                for (k, (s, &m)) in ps.scores.iter_mut().zip(&ps.mults).enumerate() {
                     *s += scale * line[(f.wrapping_mul(m) >> 58) as usize] as f32;
+                    top.push(k, *s);
                 }
             }
-            let (best, leads) = best_and_lead(&ps.scores, margin);
-            if leads {
-                return (cands[best], t + 1);
+            if top.leads(margin) {
+                return (cands[top.best], t + 1);
             }
         }
         (cands[best_and_lead(&ps.scores, margin).0], n)
@@ -350,5 +381,20 @@ mod tests {
         assert_eq!(best_and_lead(&[4.0, 4.0], 0.0), (0, true), "first on ties");
         assert_eq!(best_and_lead(&[4.0, 4.0], 0.1), (0, false));
         assert_eq!(best_and_lead(&[7.0], 1e30), (0, true), "one candidate always leads");
+    }
+
+    #[test]
+    fn the_running_best_is_best_and_lead() {
+        let cases: [&[f32]; 6] =
+            [&[1.0, 5.0, 2.0], &[1.0, 5.0, 2.5], &[4.0, 4.0], &[3.0, 1.0, 3.0, 2.9], &[-2.0, -1.0, -3.0], &[0.5, 0.25]];
+        for scores in cases {
+            for margin in [0.0, 0.1, 0.75, 3.0] {
+                let mut top = Top::default();
+                for (k, &s) in scores.iter().enumerate() {
+                    top.push(k, s);
+                }
+                assert_eq!((top.best, top.leads(margin)), best_and_lead(scores, margin), "{scores:?} at {margin}");
+            }
+        }
     }
 }
