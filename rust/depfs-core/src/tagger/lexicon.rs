@@ -450,23 +450,65 @@ mod tests {
 
     #[test]
     fn hashed_look_ups_agree_with_the_maps() {
-        let forms = ["walked", "Talked", "talked", "the", "The", "ÉTÉ", "été", "naïve", "Straße", "a", "İstanbul", "ǅemal"];
+        let forms = [
+            "walked",
+            "Talked",
+            "talked",
+            "the",
+            "The",
+            "ÉTÉ",
+            "été",
+            "naïve",
+            "Straße",
+            "a",
+            "İstanbul",
+            "ǅemal",
+        ];
         let mut words = Vec::new();
         for (k, f) in forms.iter().enumerate() {
             for u in 0..3u32 {
                 for _ in 0..2 {
-                    words.push(Seen { form: f, classes: [Some(u), Some(0), Some(0), Some((k % 4) as u32 + u)] });
+                    words.push(Seen {
+                        form: f,
+                        classes: [Some(u), Some(0), Some(0), Some((k % 4) as u32 + u)],
+                    });
                 }
             }
         }
         let lex = Lexicon::build(&words, 3, 2, 2);
         assert!(lex.scripts_by_suffix.len() > 20, "the suffix back-off has keys to find");
-        let probes = ["walked", "WALKED", "Walked", "stalked", "ked", "d", "", "The", "THE", "ÉtÉ", "tété", "x-été",
-            "NAÏVE", "Straße", "STRASSE", "a", "A", "İstanbul", "istanbul", "ǅemal", "ǆemal", "unseen"];
+        let probes = [
+            "walked",
+            "WALKED",
+            "Walked",
+            "stalked",
+            "ked",
+            "d",
+            "",
+            "The",
+            "THE",
+            "ÉtÉ",
+            "tété",
+            "x-été",
+            "NAÏVE",
+            "Straße",
+            "STRASSE",
+            "a",
+            "A",
+            "İstanbul",
+            "istanbul",
+            "ǅemal",
+            "ǆemal",
+            "unseen",
+        ];
         for p in probes {
             assert_eq!(lex.entry(p), entry_by_tree(&lex, p), "entry of {p:?}");
             for u in 0..3 {
-                assert_eq!(lex.candidates(LEMMA, None, u, p), backoff_by_tree(&lex, u, p), "back-off of {p:?}, {u}");
+                assert_eq!(
+                    lex.candidates(LEMMA, None, u, p),
+                    backoff_by_tree(&lex, u, p),
+                    "back-off of {p:?}, {u}"
+                );
             }
         }
     }

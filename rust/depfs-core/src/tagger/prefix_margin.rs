@@ -385,15 +385,25 @@ mod tests {
 
     #[test]
     fn the_running_best_is_best_and_lead() {
-        let cases: [&[f32]; 6] =
-            [&[1.0, 5.0, 2.0], &[1.0, 5.0, 2.5], &[4.0, 4.0], &[3.0, 1.0, 3.0, 2.9], &[-2.0, -1.0, -3.0], &[0.5, 0.25]];
+        let cases: [&[f32]; 6] = [
+            &[1.0, 5.0, 2.0],
+            &[1.0, 5.0, 2.5],
+            &[4.0, 4.0],
+            &[3.0, 1.0, 3.0, 2.9],
+            &[-2.0, -1.0, -3.0],
+            &[0.5, 0.25],
+        ];
         for scores in cases {
             for margin in [0.0, 0.1, 0.75, 3.0] {
                 let mut top = Top::default();
                 for (k, &s) in scores.iter().enumerate() {
                     top.push(k, s);
                 }
-                assert_eq!((top.best, top.leads(margin)), best_and_lead(scores, margin), "{scores:?} at {margin}");
+                assert_eq!(
+                    (top.best, top.leads(margin)),
+                    best_and_lead(scores, margin),
+                    "{scores:?} at {margin}"
+                );
             }
         }
     }
