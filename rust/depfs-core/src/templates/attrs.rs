@@ -325,7 +325,8 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn form_attributes_hash_as_their_strings(form in "[a-zA-Z0-9ÉéßİǅΣς日'.-]{0,8}") {
-            let attrs = [Attr::Form, Attr::Lower, Attr::Shape, Attr::HasDigit, Attr::HasHyphen, Attr::HasUpper];
+            let attrs =
+                [Attr::Form, Attr::Lower, Attr::Shape, Attr::HasDigit, Attr::HasHyphen, Attr::HasUpper];
             let affixes = (0..6).flat_map(|k| [Attr::Prefix(k), Attr::Suffix(k)]);
             for a in attrs.into_iter().chain(affixes) {
                 let want = hash_str(&attr_string(&a, &form, "", "", "", ""));
