@@ -8,14 +8,17 @@ paired per-round ratios of CPU time (A / B), the time ratio of two models within
 build (--pair), and whether both builds wrote the same CoNLL-U for every model.
 
     python -m benches.bench_tagger_builds --base DIR [--new DIR] [--models DIR]
-        [--clusters FILE] [--rounds 10] [--reps 5] [--pair full fixed1]
+        [--clusters FILE] [--rounds 10] [--reps 5] [--pair full fixed1] [--dynamic DIR]
 
 A build is a directory holding a `depfs` package with its built `_core.abi3.so` (copy a
 checkout's `python/` before rebuilding to keep it; --new defaults to this checkout's).
 The models (saved in --models, trained there when missing, with the build this runs
 on): `default` (`Tagger()`), `clusters` (`Tagger(clusters=FILE)`, with --clusters),
 `full` (`Tagger("tagger_en_ewt")`: the 50 templates of the prefix-margin tagger's order,
-for every column) and `fixed1` (its first template alone).
+for every column) and `fixed1` (its first template alone). --dynamic DIR adds the taggers
+`python -m benches.bench_dynamic --parser tagger --models DIR` kept there: `dyn-full`,
+`dyn-fixed1`, and the prefix-margin tagger at its presets, `dyn-accurate` and `dyn-fast`
+(`--pair dyn-full dyn-accurate` gives its speed-up within each build).
 """
 
 from __future__ import annotations
@@ -61,18 +64,32 @@ def train(models: Path, clusters: str | None) -> list[str]:
     return list(makers)
 
 
-def child(models: Path, names: list[str], reps: int, out: Path) -> None:
+#: The --dynamic taggers: name -> (file in DIR, margin).
+DYNAMIC = {
+    "dyn-full": ("full", None),
+    "dyn-fixed1": ("fixed1", None),
+    "dyn-accurate": ("dynamic", "accurate"),
+    "dyn-fast": ("dynamic", "fast"),
+}
+
+
+def child(models: Path, names: list[str], reps: int, out: Path, dynamic: Path | None) -> None:
     """One process of one build: CPU seconds of each tagging, as JSON on stdout; the
     tagged text of each model into `out`."""
     blank = Treebank.from_string(blank_tags((data_dir() / "en_ewt" / "test.conllu").read_text()))
-    loaded = {n: depfs.load(models / f"{n}.depfs") for n in names}
+    loaded, margins = {}, {}
+    for n in names:
+        if n in DYNAMIC and dynamic is not None:
+            loaded[n], margins[n] = depfs.load(dynamic / f"{DYNAMIC[n][0]}.tagger"), DYNAMIC[n][1]
+        else:
+            loaded[n], margins[n] = depfs.load(models / f"{n}.depfs"), None
     for n, m in loaded.items():
-        (out / f"{n}.conllu").write_text(m.tag(blank, threads=1).to_string())
+        (out / f"{n}.conllu").write_text(m.tag(blank, threads=1, margin=margins[n]).to_string())
     secs: dict[str, list[float]] = {n: [] for n in names}
     for r in range(reps):
         for n in names if r % 2 == 0 else names[::-1]:
             c0 = time.process_time()
-            loaded[n].tag(blank, threads=1)
+            loaded[n].tag(blank, threads=1, margin=margins[n])
             secs[n].append(time.process_time() - c0)
     print(json.dumps({"words": blank.n_words, "secs": secs}))
 
@@ -86,13 +103,15 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--rounds", type=int, default=10)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--pair", nargs=2, default=("full", "fixed1"), help="two models to compare")
+    ap.add_argument("--dynamic", default=None, help="bench_dynamic's --models DIR (tagger)")
     ap.add_argument("--child", nargs="*", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     models = Path(args.models)
+    dynamic = Path(args.dynamic) if args.dynamic else None
     if args.child is not None:
-        child(models, args.child[1:], args.reps, Path(args.child[0]))
+        child(models, args.child[1:], args.reps, Path(args.child[0]), dynamic)
         return
-    names = train(models, args.clusters)
+    names = train(models, args.clusters) + (list(DYNAMIC) if dynamic else [])
     builds = {"A": args.base, "B": args.new}
     root = Path(__file__).parents[1]
     got: dict[str, list[dict]] = {k: [] for k in builds}
@@ -104,6 +123,7 @@ def main(argv: list[str] | None = None) -> None:
             env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(root), builds[k]]))
             cmd = [sys.executable, "-m", "benches.bench_tagger_builds", "--base", args.base]
             cmd += ["--models", str(models), "--reps", str(args.reps)]
+            cmd += ["--dynamic", str(dynamic)] if dynamic else []
             cmd += ["--child", str(out_dir / k), *names]
             run = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
             got[k].append(json.loads(run.stdout.strip().splitlines()[-1]))

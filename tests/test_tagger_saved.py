@@ -7,7 +7,10 @@ classes by their row multipliers).
 
 The files were saved, and the expected output written, by main at 5244b27 (before the
 speed work) with ``python tests/test_tagger_saved.py``, which rewrites them with the build
-it runs: run it only to pin a deliberate change of the tags, and say so.
+it runs: run it only to pin a deliberate change of the tags, and say so. The dynamic
+tagger (prefix-margin training, tagged at three margins by the rule) was saved by main at
+1f98b96, before the lazy path's speed work (issue 15), with ``python
+tests/test_tagger_saved.py dynamic``, which rewrites only it.
 """
 
 from __future__ import annotations
@@ -104,17 +107,51 @@ def test_the_saved_tagger_with_clusters_tags_as_it_did() -> None:
     assert depfs.load(DATA / "tagger_clusters_v5.depfs").model_.clusters is not None
 
 
-def save(tmp: Path) -> None:
+#: Margins the saved dynamic tagger tags at: one that stops most decisions after two or
+#: three templates, one after about 20 (of 50), every template.
+DYNAMIC_MARGINS = (60.0, 300.0, float("inf"))
+
+
+def dynamic_output(model: Tagger, inp: Treebank, threads: int) -> tuple[str, list[float]]:
+    """The tags at each of DYNAMIC_MARGINS, one after the other, and the templates per
+    decision of each."""
+    out, per_decision = [], []
+    for margin in DYNAMIC_MARGINS:
+        tagged, counts = model.model_.tag_counted(inp, margin, threads)
+        out.append(f"# margin = {margin}\n{tagged.to_string()}")
+        used, decisions = (sum(x[k] for x in counts.values()) for k in (0, 1))
+        per_decision.append(used / decisions)
+    return "".join(out), per_decision
+
+
+def test_the_saved_dynamic_tagger_tags_as_it_did() -> None:
+    """Every way the prefix-margin rule scores (a few classes by rotation, more than 64 by
+    row multipliers; stopped early and run to the end) against main's tags."""
+    model = depfs.load(DATA / "tagger_dynamic_v5.depfs")
+    assert all(len(model.model_.classes(c)) > 64 for c in ("XPOS", "FEATS", "LEMMA"))
+    inp = Treebank.from_string(split()[1])
+    expected = (DATA / "expected" / "tagger_dynamic_v5.conllu").read_text(encoding="utf-8")
+    for threads in (1, 2):
+        out, per_decision = dynamic_output(model, inp, threads)
+        assert out == expected
+    assert per_decision[0] < 5 < per_decision[-1] == len(model.model_.templates("UPOS"))
+
+
+def save(tmp: Path, names: list[str]) -> None:
     """Trains, saves and tags with the build this runs on (see the module comment)."""
     train, inp = split()
     models = {
-        "cased": Tagger(**KW),
-        "clusters": Tagger(clusters=paths_file(tmp / "paths.txt"), **KW),
+        "cased": lambda: Tagger(**KW),
+        "clusters": lambda: Tagger(clusters=paths_file(tmp / "paths.txt"), **KW),
+        "dynamic": lambda: Tagger(dynamic=True, **KW),
     }
-    for name, tagger in models.items():
-        tagger.fit(train).save(DATA / f"tagger_{name}_v5.depfs")
+    for name in names or ["cased", "clusters"]:
+        models[name]().fit(train).save(DATA / f"tagger_{name}_v5.depfs")
         model = depfs.load(DATA / f"tagger_{name}_v5.depfs")
-        out = model.tag(Treebank.from_string(inp), threads=1).to_string()
+        if name == "dynamic":
+            out = dynamic_output(model, Treebank.from_string(inp), 1)[0]
+        else:
+            out = model.tag(Treebank.from_string(inp), threads=1).to_string()
         (DATA / "expected" / f"tagger_{name}_v5.conllu").write_text(out, encoding="utf-8")
 
 
@@ -122,5 +159,5 @@ if __name__ == "__main__":
     import tempfile
 
     with tempfile.TemporaryDirectory() as tmp:
-        save(Path(tmp))
+        save(Path(tmp), sys.argv[1:])
     sys.exit(0)

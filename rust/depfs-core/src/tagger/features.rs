@@ -97,10 +97,16 @@ impl Slots {
         self.form_attrs.iter().any(|a| matches!(a, Attr::Cluster(_)))
     }
 
-    /// Vocabulary hashes of the form attributes for `tb` (`cluster` ones from
-    /// `clusters`). O(vocabulary · attributes).
-    pub fn vocab_hashes(&self, tb: &Treebank, clusters: Option<&Clusters>) -> VocabHashes {
-        VocabHashes::with_clusters(tb, &self.form_attrs, clusters)
+    /// Hashes of the form attributes of every form of `tb` (`cluster` ones from
+    /// `clusters`), row by row. O(vocabulary · attributes).
+    pub fn form_rows(&self, tb: &Treebank, clusters: Option<&Clusters>) -> FormRows {
+        let vh = VocabHashes::with_clusters(tb, &self.form_attrs, clusters);
+        let (width, n) = (self.form_attrs.len(), tb.vocabs.form.len());
+        let mut vals = Vec::with_capacity(n * width);
+        for id in 0..n as u32 {
+            vals.extend((0..width).map(|slot| vh.of_id(slot, id)));
+        }
+        FormRows { width, vals }
     }
 
     /// The history slots that deciding `value` for `column` sets, with their values
@@ -119,6 +125,15 @@ impl Slots {
             })
             .collect()
     }
+}
+
+/// The form attributes' hashes of every form of a treebank, one row per form id (a
+/// sentence's table copies each word's row whole: one read of contiguous values rather
+/// than one per attribute from as many vocabulary tables).
+#[derive(Debug, Clone, Default)]
+pub struct FormRows {
+    width: usize,
+    vals: Vec<u64>,
 }
 
 /// Farthest offset of a token address (i-4 .. i+4, `templates::syntax`): the sentence
@@ -140,10 +155,10 @@ pub struct History {
 }
 
 impl History {
-    /// Starts sentence `s` of `tb`: the form attributes of `slots` from `vh`, the
-    /// ambiguity class of each word from `ambig` (by form id; empty when no template
-    /// reads it), no prediction yet. O(n · width).
-    pub fn start(&mut self, slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize) {
+    /// Starts sentence `s` of `tb`: the form attributes of `slots` from `forms` (made by
+    /// [`Slots::form_rows`] for `tb`), the ambiguity class of each word from `ambig` (by
+    /// form id; empty when no template reads it), no prediction yet. O(n · width).
+    pub fn start(&mut self, slots: &Slots, forms: &FormRows, ambig: &[u64], tb: &Treebank, s: usize) {
         let meta = &tb.sentences[s];
         let (n, w) = (meta.len as usize, slots.width());
         let (n_form, n_pred) = (slots.form_attrs.len(), slots.predicted_attrs.len());
@@ -153,8 +168,10 @@ impl History {
         self.vals.clear();
         self.vals.resize(MAX_OFFSET * w, PAD_LEFT);
         self.vals.resize((MAX_OFFSET + 1) * w, ROOT_VALUE);
+        debug_assert_eq!(forms.width, n_form, "rows made for other slots");
         for &form in &tb.words.form[meta.range()] {
-            self.vals.extend((0..n_form).map(|slot| vh.of_id(slot, form)));
+            let at = form as usize * n_form;
+            self.vals.extend_from_slice(&forms.vals[at..at + n_form]);
             self.vals.extend(std::iter::repeat_n(NONE_VALUE, n_pred));
             self.vals.push(ambig.get(form as usize).copied().unwrap_or(NONE_VALUE));
             self.vals.push(NONE_VALUE);

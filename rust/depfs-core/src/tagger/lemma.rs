@@ -37,6 +37,19 @@ fn longest_common(a: &[char], b: &[char]) -> (usize, usize, usize) {
     best
 }
 
+/// `form` without the prefix `pre` and then the suffix `suf`, None when it lacks either.
+/// An empty one (most scripts have no prefix to remove) is not compared: its text is
+/// never read, nor a comparison called. O(|pre| + |suf|).
+#[inline]
+fn strip<'a>(form: &'a str, pre: &str, suf: &str) -> Option<&'a str> {
+    let core = if pre.is_empty() { form } else { form.strip_prefix(pre)? };
+    if suf.is_empty() {
+        Some(core)
+    } else {
+        core.strip_suffix(suf)
+    }
+}
+
 impl Script {
     /// The script that turns `form` into `lemma`. Lower-cases first when the form has
     /// capitals the lemma lacks ("The" → "the").
@@ -74,8 +87,7 @@ impl Script {
         } else {
             form
         };
-        let core = f.strip_prefix(self.pre_del.as_str())?;
-        let core = core.strip_suffix(self.suf_del.as_str())?;
+        let core = strip(f, &self.pre_del, &self.suf_del)?;
         let mut out = String::with_capacity(self.pre_add.len() + core.len() + self.suf_add.len());
         out.push_str(&self.pre_add);
         out.push_str(core);
@@ -89,7 +101,7 @@ impl Script {
         if self.lower && form.chars().any(char::is_uppercase) {
             return self.apply(form).is_some();
         }
-        form.strip_prefix(self.pre_del.as_str()).is_some_and(|c| c.ends_with(self.suf_del.as_str()))
+        strip(form, &self.pre_del, &self.suf_del).is_some()
     }
 
     /// The class string (fields joined by tabs).
@@ -144,6 +156,22 @@ mod tests {
             let s = Script::between(&form, &lemma);
             prop_assert_eq!(s.apply(&form), Some(lemma));
             prop_assert_eq!(Script::from_text(&s.text()), Some(s));
+        }
+
+        #[test]
+        fn a_script_fits_the_forms_it_applies_to(
+            a in "[a-zA-Zé'-]{0,6}",
+            b in "[a-zA-Zé'-]{0,6}",
+            form in "[a-zA-Zé'-]{0,8}",
+        ) {
+            let s = Script::between(&a, &b);
+            prop_assert_eq!(s.fits(&form), s.apply(&form).is_some());
+            if let Some(lemma) = s.apply(&form) {
+                let lowered = if s.lower { form.to_lowercase() } else { form.clone() };
+                prop_assert!(lowered.starts_with(&s.pre_del) && lowered.ends_with(&s.suf_del));
+                let (kept, added) = (lowered.len() - s.pre_del.len() - s.suf_del.len(), s.pre_add.len() + s.suf_add.len());
+                prop_assert_eq!(lemma.len(), kept + added);
+            }
         }
     }
 }

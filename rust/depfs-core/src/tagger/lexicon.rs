@@ -21,6 +21,7 @@
 //! values productive with the predicted XPOS, XPOS widened by values that share forms, and
 //! the lemma back-off narrowed to scripts that make a known lemma.
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -46,6 +47,56 @@ pub struct Lexicon {
     pub scripts_by_suffix: BTreeMap<String, Vec<u32>>,
     /// Per UPOS class: lemma scripts.
     pub scripts_by_upos: Vec<Vec<u32>>,
+    /// Hashed copies of `forms` and `scripts_by_suffix` for look-ups (not stored).
+    #[serde(skip)]
+    index: Index,
+}
+
+/// Hashed look-ups of a [`Lexicon`]'s maps, built on first use: a `BTreeMap<String>`
+/// look-up compares strings scattered over the heap, a cache miss each (the memcmp of
+/// those look-ups was a quarter of tagging's time with one template). Derived from the
+/// maps, so never stored and never compared.
+#[derive(Clone, Default)]
+struct Index(std::sync::OnceLock<Hashed>);
+
+#[derive(Clone)]
+struct Hashed {
+    forms: FxHashMap<Box<str>, FormEntry>,
+    /// `scripts_by_suffix` by [`packed_suffix`] key.
+    suffixes: FxHashMap<(u32, u8, u128), Vec<u32>>,
+}
+
+impl PartialEq for Index {
+    fn eq(&self, _: &Index) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Index")
+    }
+}
+
+/// The key of UPOS `upos` and a suffix of at most [`MAX_SUFFIX`] characters: its bytes
+/// packed into a u128, and their number (None: longer than 16 bytes).
+fn packed_suffix(upos: u32, suffix: &str) -> Option<(u32, u8, u128)> {
+    let b = suffix.as_bytes();
+    (b.len() <= 16).then(|| (upos, b.len() as u8, b.iter().rev().fold(0u128, |acc, &x| acc << 8 | x as u128)))
+}
+
+/// The last `k` characters of `s` (None: fewer). O(k).
+fn last_chars(s: &str, k: usize) -> Option<&str> {
+    s.char_indices().rev().nth(k - 1).map(|(at, _)| &s[at..])
+}
+
+/// `s` lower-cased, borrowed when that changes nothing (ASCII without capitals).
+fn lowered(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
+        std::borrow::Cow::Borrowed(s)
+    } else {
+        std::borrow::Cow::Owned(s.to_lowercase())
+    }
 }
 
 /// Distinct forms a lemma script must be seen with to be offered by the suffix back-off.
@@ -145,16 +196,37 @@ impl Lexicon {
         lex
     }
 
+    /// The hashed look-ups, built on the first call. Only the keys a look-up can meet
+    /// are kept: `"{upos}\t{suffix}"` of 1 to [`MAX_SUFFIX`] characters, as
+    /// [`suffix_key`] writes them. O(entries) once, then O(1).
+    fn hashed(&self) -> &Hashed {
+        self.index.0.get_or_init(|| {
+            let forms = self.forms.iter().map(|(f, e)| (f.as_str().into(), e.clone())).collect();
+            let suffixes = self
+                .scripts_by_suffix
+                .iter()
+                .filter_map(|(key, v)| {
+                    let (u, suffix) = key.split_once('\t')?;
+                    let upos: u32 = u.parse().ok().filter(|x: &u32| x.to_string() == u)?;
+                    (1..=MAX_SUFFIX).contains(&suffix.chars().count()).then_some(())?;
+                    Some((packed_suffix(upos, suffix)?, v.clone()))
+                })
+                .collect();
+            Hashed { forms, suffixes }
+        })
+    }
+
     /// The entry of `form` (as written, else lower-cased) and whether it was lower-cased.
+    /// O(|form|).
     pub fn entry(&self, form: &str) -> Option<(&FormEntry, bool)> {
-        if let Some(e) = self.forms.get(form) {
+        let forms = &self.hashed().forms;
+        if let Some(e) = forms.get(form) {
             return Some((e, false));
         }
-        let lower = form.to_lowercase();
-        if lower != form {
-            return self.forms.get(&lower).map(|e| (e, true));
+        match lowered(form) {
+            std::borrow::Cow::Owned(lower) if lower != form => forms.get(lower.as_str()).map(|e| (e, true)),
+            _ => None,
         }
-        None
     }
 
     /// Candidates for `column` of a word with entry `entry` and predicted UPOS `upos`;
@@ -176,9 +248,10 @@ impl Lexicon {
         if column != LEMMA {
             return self.by_upos.get(upos as usize).map_or(&[], |c| &c[k][..]);
         }
-        let lower = form.to_lowercase();
+        // The longest suffix known with the UPOS; no string is built. O(MAX_SUFFIX).
+        let (lower, suffixes) = (lowered(form), &self.hashed().suffixes);
         for k in (1..=MAX_SUFFIX).rev() {
-            if let Some(c) = suffix_key(upos, &lower, k).and_then(|key| self.scripts_by_suffix.get(&key)) {
+            if let Some(c) = last_chars(&lower, k).and_then(|x| suffixes.get(&packed_suffix(upos, x)?)) {
                 return c;
             }
         }
@@ -350,5 +423,93 @@ impl KnownLemmas {
         self.forms
             .get(lemma)
             .is_some_and(|v| v.iter().any(|(u, f, n)| *u == upos && (!learning || f != lower || *n > 1)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The look-ups as they were, on the B-tree maps with allocated keys.
+    fn entry_by_tree<'a>(lex: &'a Lexicon, form: &str) -> Option<(&'a FormEntry, bool)> {
+        if let Some(e) = lex.forms.get(form) {
+            return Some((e, false));
+        }
+        let lower = form.to_lowercase();
+        (lower != form).then(|| lex.forms.get(&lower).map(|e| (e, true))).flatten()
+    }
+    fn backoff_by_tree<'a>(lex: &'a Lexicon, upos: u32, form: &str) -> &'a [u32] {
+        let lower = form.to_lowercase();
+        for k in (1..=MAX_SUFFIX).rev() {
+            if let Some(c) = suffix_key(upos, &lower, k).and_then(|key| lex.scripts_by_suffix.get(&key)) {
+                return c;
+            }
+        }
+        &lex.scripts_by_upos[upos as usize]
+    }
+
+    #[test]
+    fn hashed_look_ups_agree_with_the_maps() {
+        let forms = [
+            "walked",
+            "Talked",
+            "talked",
+            "the",
+            "The",
+            "ÉTÉ",
+            "été",
+            "naïve",
+            "Straße",
+            "a",
+            "İstanbul",
+            "ǅemal",
+        ];
+        let mut words = Vec::new();
+        for (k, f) in forms.iter().enumerate() {
+            for u in 0..3u32 {
+                for _ in 0..2 {
+                    words.push(Seen {
+                        form: f,
+                        classes: [Some(u), Some(0), Some(0), Some((k % 4) as u32 + u)],
+                    });
+                }
+            }
+        }
+        let lex = Lexicon::build(&words, 3, 2, 2);
+        assert!(lex.scripts_by_suffix.len() > 20, "the suffix back-off has keys to find");
+        let probes = [
+            "walked",
+            "WALKED",
+            "Walked",
+            "stalked",
+            "ked",
+            "d",
+            "",
+            "The",
+            "THE",
+            "ÉtÉ",
+            "tété",
+            "x-été",
+            "NAÏVE",
+            "Straße",
+            "STRASSE",
+            "a",
+            "A",
+            "İstanbul",
+            "istanbul",
+            "ǅemal",
+            "ǆemal",
+            "unseen",
+        ];
+        for p in probes {
+            assert_eq!(lex.entry(p), entry_by_tree(&lex, p), "entry of {p:?}");
+            for u in 0..3 {
+                assert_eq!(
+                    lex.candidates(LEMMA, None, u, p),
+                    backoff_by_tree(&lex, u, p),
+                    "back-off of {p:?}, {u}"
+                );
+            }
+        }
     }
 }

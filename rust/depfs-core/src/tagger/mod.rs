@@ -32,7 +32,7 @@ use std::time::Instant;
 use crate::io::model::{
     embedded_tagger, filled_columns, load_model, save_model, wrong_kind, Model, ModelFile,
 };
-use crate::templates::attrs::{VocabHashes, NONE_VALUE};
+use crate::templates::attrs::NONE_VALUE;
 use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
@@ -42,7 +42,7 @@ use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
 use crate::{Error, Result, Treebank};
 use clusters::{Clusters, StoredClusters};
-use features::{History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
+use features::{FormRows, History, Slots, TokenFeatures, COLUMN_NAMES, FEATS, LEMMA, N_COLUMNS, UPOS, XPOS};
 use lemma::Script;
 use lexicon::{FeatsByXpos, FormEntry, KnownLemmas, Lexicon, Seen, TagRules, XposSiblings};
 use prefix_margin::{PrefixScratch, TagCounts};
@@ -697,7 +697,7 @@ fn ambig_hash(entry: Option<(&FormEntry, bool)>) -> u64 {
 }
 
 /// Starts sentence s in `sc`: form attributes, ambiguity classes, no prediction yet.
-fn start_sentence(slots: &Slots, vh: &VocabHashes, ambig: &[u64], tb: &Treebank, s: usize, sc: &mut Scratch) {
+fn start_sentence(slots: &Slots, vh: &FormRows, ambig: &[u64], tb: &Treebank, s: usize, sc: &mut Scratch) {
     sc.hist.start(slots, vh, if slots.ambig { ambig } else { &[] }, tb, s);
 }
 
@@ -763,7 +763,7 @@ fn gold_value(tb: &Treebank, column: usize, pos: usize) -> String {
 pub struct TaggerTrainer {
     core: Core<Weights>,
     tb: Treebank,
-    vh: VocabHashes,
+    vh: FormRows,
     /// Ambiguity class of every form of the training treebank.
     ambig: Vec<u64>,
     /// gold[m][pos]: class of column model m for word pos (UNSET: none).
@@ -903,7 +903,7 @@ impl TaggerTrainer {
                 )
             }),
         };
-        let vh = slots.vocab_hashes(train, opts.clusters.as_deref());
+        let vh = slots.form_rows(train, opts.clusters.as_deref());
         let ambig = train.vocabs.form.strings().iter().map(|f| ambig_hash(lexicon.entry(f))).collect();
         let mut trainer = TaggerTrainer {
             core: Core {
@@ -1179,7 +1179,7 @@ impl Tagger {
     fn decide(
         &self,
         tb: &Treebank,
-        vh: &VocabHashes,
+        vh: &FormRows,
         forms: &FormTables<'_>,
         range: std::ops::Range<usize>,
         sc: &mut Scratch,
@@ -1237,7 +1237,7 @@ impl Tagger {
             return Err(Error::InvalidArgument(format!("a margin must be a number ≥ 0, got {m}")));
         }
         let rule = margin.map_or(Rule::All, Rule::Margin);
-        let vh = self.core.slots.vocab_hashes(tb, self.core.clusters.as_deref());
+        let vh = self.core.slots.form_rows(tb, self.core.clusters.as_deref());
         // The dictionary entry of every form of this treebank, looked up once.
         let entries: Vec<Option<(&FormEntry, bool)>> =
             tb.vocabs.form.strings().iter().map(|f| self.core.lexicon.entry(f)).collect();

@@ -27,8 +27,9 @@
 //! sums, O(i* · loss classes)); O(T · candidates) with the full sum.
 
 use super::features::{History, N_COLUMNS};
-use super::ColumnModel;
+use super::{ColumnModel, LINE_MASK};
 use crate::transition::prefix_margin::PrefixStep;
+use crate::util::prefetch::prefetch;
 use crate::weights::{RowAt, WeightTable, Weights};
 
 /// Templates the prefix-margin rule computed, per column (decisions with more than one
@@ -59,6 +60,9 @@ pub(super) struct PrefixScratch {
     losses: Vec<u32>,
     /// Per-class gradient of the template being updated (suffix sums).
     delta: Vec<(u32, f32)>,
+    /// Per candidate: its row multiplier under line-local hashing of more than 64
+    /// classes ([`ColumnModel::key`]).
+    mults: Vec<u64>,
 }
 
 /// Index of the best score (first on ties) and whether it leads every other by
@@ -74,6 +78,34 @@ fn best_and_lead(scores: &[f32], margin: f32) -> (usize, bool) {
         }
     }
     (best, scores[best] - second >= margin)
+}
+
+/// [`best_and_lead`] kept while the scores are added, one at a time in order.
+struct Top {
+    best: usize,
+    score: f32,
+    second: f32,
+}
+
+impl Default for Top {
+    fn default() -> Self {
+        Top { best: 0, score: f32::NEG_INFINITY, second: f32::NEG_INFINITY }
+    }
+}
+
+impl Top {
+    /// Candidate k's score (k = 0, 1, ...). O(1).
+    #[inline(always)]
+    fn push(&mut self, k: usize, s: f32) {
+        if s > self.score {
+            (self.second, self.score, self.best) = (self.score, s, k);
+        } else if s > self.second {
+            self.second = s;
+        }
+    }
+    fn leads(&self, margin: f32) -> bool {
+        self.score - self.second >= margin
+    }
 }
 
 /// The loss-augmented class of a prefix whose gold candidate is `g`: its best rival
@@ -109,6 +141,9 @@ impl<W: WeightTable> ColumnModel<W> {
     ) -> (u32, usize) {
         ps.scores.clear();
         ps.scores.resize(cands.len(), 0.0);
+        if let Some((q, scales)) = self.weights.quantized_parts().filter(|_| self.lines && self.whole_lines) {
+            return self.best_by_margin_in_lines(hist, i, cands, margin, q, scales, ps);
+        }
         let n = self.feats.len();
         // Each template's weights are one random read per candidate: the next
         // template's feature is computed and its reads prefetched while this one's
@@ -138,7 +173,77 @@ impl<W: WeightTable> ColumnModel<W> {
         }
         (cands[best_and_lead(&ps.scores, margin).0], n)
     }
+
+    /// [`Self::best_by_margin`] for a tagging model under line-local hashing (every
+    /// class of a feature in one line, [`ColumnModel::key`]): a template costs its
+    /// feature, one line located, and one read per candidate straight from the 8-bit
+    /// table `q` (the sums of `get`: same order, same values). The lines of the next
+    /// [`AHEAD`] templates are located and prefetched while this one's are summed, so a
+    /// template seldom waits on memory; the per-candidate part of each row (the class,
+    /// or its multiplier beyond 64 classes) is taken once per decision.
+    /// O(templates added · candidates) adds, O(templates added + AHEAD) features.
+    #[allow(clippy::too_many_arguments)]
+    fn best_by_margin_in_lines(
+        &self,
+        hist: &History,
+        i: usize,
+        cands: &[u32],
+        margin: f32,
+        q: &[i8],
+        scales: &[f32],
+        ps: &mut PrefixScratch,
+    ) -> (u32, usize) {
+        let (n, layout) = (self.feats.len(), self.weights.layout());
+        let few = self.classes.len() <= LINE_MASK as usize + 1;
+        ps.mults.clear();
+        if !few {
+            ps.mults.extend(cands.iter().map(|&c| self.salts[c as usize] | 1));
+        }
+        let locate = |t: usize| {
+            let f = self.feats.feature(t, hist, i);
+            let start = layout.row_start(t, f & !LINE_MASK);
+            prefetch(q, start);
+            prefetch(q, start + LINE_MASK as usize);
+            (f, start)
+        };
+        // ring[t % RING]: template t's feature and line, located AHEAD templates early.
+        let mut ring = [(0u64, 0usize); RING];
+        for (t, r) in ring.iter_mut().enumerate().take(AHEAD.min(n)) {
+            *r = locate(t);
+        }
+        for t in 0..n {
+            let (f, start) = ring[t % RING];
+            if t + AHEAD < n {
+                ring[(t + AHEAD) % RING] = locate(t + AHEAD);
+            }
+            let (line, scale) = (&q[start..start + LINE_MASK as usize + 1], scales[t]);
+            // The sums and, in the same pass, `best_and_lead`'s best and second.
+            let mut top = Top::default();
+            if few {
+                let offset = f >> 58;
+                for (k, (s, &c)) in ps.scores.iter_mut().zip(cands).enumerate() {
+                    *s += scale * line[((c as u64 + offset) & LINE_MASK) as usize] as f32;
+                    top.push(k, *s);
+                }
+            } else {
+                for (k, (s, &m)) in ps.scores.iter_mut().zip(&ps.mults).enumerate() {
+                    *s += scale * line[(f.wrapping_mul(m) >> 58) as usize] as f32;
+                    top.push(k, *s);
+                }
+            }
+            if top.leads(margin) {
+                return (cands[top.best], t + 1);
+            }
+        }
+        (cands[best_and_lead(&ps.scores, margin).0], n)
+    }
 }
+
+/// Templates whose lines [`ColumnModel::best_by_margin_in_lines`] locates and prefetches
+/// ahead of the one being summed.
+const AHEAD: usize = 2;
+/// Slots of its ring of located templates (> AHEAD).
+const RING: usize = 4;
 
 impl ColumnModel<Weights> {
     /// One step of template t's weight for (feature f, class) by `d`: a perceptron or an
@@ -276,5 +381,30 @@ mod tests {
         assert_eq!(best_and_lead(&[4.0, 4.0], 0.0), (0, true), "first on ties");
         assert_eq!(best_and_lead(&[4.0, 4.0], 0.1), (0, false));
         assert_eq!(best_and_lead(&[7.0], 1e30), (0, true), "one candidate always leads");
+    }
+
+    #[test]
+    fn the_running_best_is_best_and_lead() {
+        let cases: [&[f32]; 6] = [
+            &[1.0, 5.0, 2.0],
+            &[1.0, 5.0, 2.5],
+            &[4.0, 4.0],
+            &[3.0, 1.0, 3.0, 2.9],
+            &[-2.0, -1.0, -3.0],
+            &[0.5, 0.25],
+        ];
+        for scores in cases {
+            for margin in [0.0, 0.1, 0.75, 3.0] {
+                let mut top = Top::default();
+                for (k, &s) in scores.iter().enumerate() {
+                    top.push(k, s);
+                }
+                assert_eq!(
+                    (top.best, top.leads(margin)),
+                    best_and_lead(scores, margin),
+                    "{scores:?} at {margin}"
+                );
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! must be computed from strings; hashing each vocabulary string once keeps the
 //! per-word cost at one array lookup.
 
-use super::hash::hash_str;
+use super::hash::{hash_chars, hash_str};
 use super::syntax::Attr;
 use crate::tagger::clusters::{path_value, Clusters};
 use crate::Treebank;
@@ -62,9 +62,13 @@ pub fn feat_value<'a>(feats: &'a str, key: &str) -> Option<&'a str> {
 /// Word shape: upper → X, lower → x, digit → d, other characters kept; runs of the
 /// same shape character collapsed to one ("McDonald's" → "XxXx'x").
 pub fn shape(form: &str) -> String {
-    let mut out = String::new();
+    shape_chars(form).collect()
+}
+
+/// The characters of [`shape`], one by one.
+fn shape_chars(form: &str) -> impl Iterator<Item = char> + '_ {
     let mut last = None;
-    for c in form.chars() {
+    form.chars().filter_map(move |c| {
         let s = if c.is_uppercase() {
             'X'
         } else if c.is_lowercase() {
@@ -74,12 +78,32 @@ pub fn shape(form: &str) -> String {
         } else {
             c
         };
-        if last != Some(s) {
-            out.push(s);
+        (last != Some(s)).then(|| {
             last = Some(s);
+            s
+        })
+    })
+}
+
+/// `hash_str(&attr_string(a, form, ..))` for an attribute of the form, without building
+/// the string: each tagging hashes every attribute of every form of its text, and the
+/// strings' allocations were most of that. O(|form|).
+fn form_attr_hash(a: &Attr, form: &str) -> u64 {
+    let flag = |b: bool| hash_str(if b { "1" } else { "0" });
+    match a {
+        Attr::Form => hash_str(form),
+        Attr::Lower if form.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) => hash_str(form),
+        Attr::Prefix(k) => hash_str(form.char_indices().nth(*k as usize).map_or(form, |(at, _)| &form[..at])),
+        Attr::Suffix(0) => hash_str(""),
+        Attr::Suffix(k) => {
+            hash_str(form.char_indices().rev().nth(*k as usize - 1).map_or(form, |(at, _)| &form[at..]))
         }
+        Attr::Shape => hash_chars(shape_chars(form)),
+        Attr::HasDigit => flag(form.chars().any(|c| c.is_numeric())),
+        Attr::HasHyphen => flag(form.contains('-')),
+        Attr::HasUpper => flag(form.chars().any(char::is_uppercase)),
+        a => hash_str(&attr_string(a, form, "", "", "", "")),
     }
-    out
 }
 
 /// Which column's vocabulary an attribute is computed from.
@@ -211,7 +235,7 @@ fn attr_table(tb: &Treebank, a: &Attr) -> Arc<[u64]> {
         .map(|s| {
             let s: &str = s;
             let value = match col {
-                Column::Form => attr_string(a, s, "", "", "", ""),
+                Column::Form => return form_attr_hash(a, s),
                 Column::Lemma => attr_string(a, "", s, "", "", ""),
                 Column::Upos => attr_string(a, "", "", s, "", ""),
                 Column::Xpos => attr_string(a, "", "", "", s, ""),
@@ -296,6 +320,19 @@ mod tests {
         assert_eq!(attr_string(&Attr::Prefix(3), "Über", "", "", "", ""), "Übe");
         assert_eq!(attr_string(&Attr::Suffix(3), "ab", "", "", "", ""), "ab");
         assert_eq!(attr_string(&Attr::Lower, "DoG", "", "", "", ""), "dog");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn form_attributes_hash_as_their_strings(form in "[a-zA-Z0-9ÉéßİǅΣς日'.-]{0,8}") {
+            let attrs =
+                [Attr::Form, Attr::Lower, Attr::Shape, Attr::HasDigit, Attr::HasHyphen, Attr::HasUpper];
+            let affixes = (0..6).flat_map(|k| [Attr::Prefix(k), Attr::Suffix(k)]);
+            for a in attrs.into_iter().chain(affixes) {
+                let want = hash_str(&attr_string(&a, &form, "", "", "", ""));
+                proptest::prop_assert_eq!(form_attr_hash(&a, &form), want, "{:?}", a);
+            }
+        }
     }
 
     #[test]

@@ -30,6 +30,19 @@ pub fn hash_str(s: &str) -> u64 {
     fmix(h)
 }
 
+/// [`hash_str`] of the string of `chars`, without building it. O(chars).
+pub fn hash_chars(chars: impl IntoIterator<Item = char>) -> u64 {
+    let mut h = FNV_OFFSET ^ SEED;
+    let mut buf = [0u8; 4];
+    for c in chars {
+        for &b in c.encode_utf8(&mut buf).as_bytes() {
+            h ^= b as u64;
+            h = h.wrapping_mul(FNV_PRIME);
+        }
+    }
+    fmix(h)
+}
+
 /// Order-dependent combination of an accumulated hash with one more value.
 #[inline(always)]
 pub fn combine(acc: u64, v: u64) -> u64 {
@@ -55,6 +68,13 @@ mod tests {
         assert_ne!(a, hash_str("NOUn"));
         assert_eq!(fmix(0), 0);
         assert_eq!(fmix(1), 0x5692_161d_100b_05e5);
+    }
+
+    #[test]
+    fn chars_hash_as_their_string() {
+        for s in ["", "a", "McDonald's", "Über-été", "日本語", "x\u{1F600}y"] {
+            assert_eq!(hash_chars(s.chars()), hash_str(s), "{s:?}");
+        }
     }
 
     #[test]
