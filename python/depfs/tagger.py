@@ -135,6 +135,10 @@ class Tagger(TrainableModel):
         # known with the UPOS. None: on, but for dynamic taggers and the layout before line
         # hashing (which cannot have them).
         rules: bool | None = None,
+        # The backward pass predicts XPOS rather than UPOS where the treebank has XPOS
+        # (`bupos` then reads its XPOS tags; docs/design.md § Tagger, "The backward pass
+        # predicting XPOS").
+        backward_xpos: bool = False,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -152,6 +156,7 @@ class Tagger(TrainableModel):
         self.cased = cased
         self.clusters = clusters
         self.rules = rules
+        self.backward_xpos = backward_xpos
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -201,6 +206,7 @@ class Tagger(TrainableModel):
             backward=backward,
             cased=self._cased(),
             clusters=None if self.clusters is None else os.fspath(self.clusters),
+            backward_xpos=self.backward_xpos,
             **self._rule_options(),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
@@ -243,6 +249,7 @@ class Tagger(TrainableModel):
             "rules": model.rules,
             "templates": sets[0] if len(set(sets)) == 1 else sets,
             "backward": None if backward is None else "\n".join(backward),
+            "backward_xpos": model.backward_column == "XPOS",
             "dynamic": presets is not None,
             **({"train_margin": presets["train"]} if presets else {}),
         }
