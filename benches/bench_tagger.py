@@ -17,7 +17,7 @@ published en_ewt model (UPOS 94.4, XPOS 93.9, UFeats 95.4, lemmas 96.8, UD 2.3).
 
     python -m benches.bench_tagger [--treebank en_ewt] [--reps 5] [--skip-udpipe]
         [--templates SET] [--min-known N] [--epochs N] [--baseline] [--plain] [--previous]
-        [--clusters FILE] [--no-rules]
+        [--clusters FILE] [--no-rules] [--upos-pass]
 
 --baseline also trains the tagger as it was before per-column sets and line-local hashing
 (the single `tagger` set for every column, min_known 2, the earlier weight layout) and times
@@ -33,6 +33,9 @@ the median time of `depfs.load` of each (--reps loads, alternating).
 --no-rules also trains the tagger without the candidate rules (`Tagger(rules=False)`: the
 dictionary's XPOS, FEATS and lemma candidates alone, docs/design.md § Tagger, "Candidate
 rules"), with the same clusters if any, and times it in the same rounds.
+--upos-pass also trains the default before its backward pass predicted XPOS (a UPOS pass and
+`UPOS_PASS_SETS`, or `UPOS_PASS_CLUSTER_SETS` with --clusters; docs/design.md § Tagger, "The
+backward pass predicting XPOS") and times it in the same rounds.
 
 Prints a table and writes bench-results/tagger_<treebank>.json.
 """
@@ -49,7 +52,13 @@ from typing import Any
 
 import depfs
 from depfs import Tagger, Treebank, evaluate
-from depfs.tagger import BIDI_SETS, DEFAULT_BACKWARD, PLAIN_SETS
+from depfs.tagger import (
+    BIDI_SETS,
+    DEFAULT_BACKWARD,
+    PLAIN_SETS,
+    UPOS_PASS_CLUSTER_SETS,
+    UPOS_PASS_SETS,
+)
 
 from .bench_arceager import data_dir, udpipe_sentences
 
@@ -131,6 +140,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--skip-udpipe", action="store_true")
     ap.add_argument("--clusters", default=None, help="a Brown-cluster paths file")
     ap.add_argument("--no-rules", action="store_true", help="also the tagger without rules")
+    ap.add_argument("--upos-pass", action="store_true", help="also the tagger with a UPOS pass")
     args = ap.parse_args(argv)
     d = data_dir() / args.treebank
     train, dev = depfs.read_conllu(d / "train.conllu"), depfs.read_conllu(d / "dev.conllu")
@@ -154,7 +164,9 @@ def main(argv: list[str] | None = None) -> None:
         plain = Tagger(PLAIN_SETS, cased=False, **opts).fit(train, dev=dev)
     prev = None
     if args.previous:
-        prev = Tagger(BIDI_SETS, backward=DEFAULT_BACKWARD, cased=False, **opts).fit(train, dev=dev)
+        prev = Tagger(
+            BIDI_SETS, backward=DEFAULT_BACKWARD, cased=False, backward_xpos=False, **opts
+        ).fit(train, dev=dev)
     plain_default = None
     if args.clusters:
         plain_default = Tagger(args.templates, **opts).fit(train, dev=dev)
@@ -162,6 +174,12 @@ def main(argv: list[str] | None = None) -> None:
     if args.no_rules:
         no_rules = Tagger(args.templates, clusters=args.clusters, rules=False, **opts)
         no_rules.fit(train, dev=dev)
+    upos_pass = None
+    if args.upos_pass:
+        sets = UPOS_PASS_SETS if args.clusters is None else UPOS_PASS_CLUSTER_SETS
+        upos_pass = Tagger(
+            sets, backward=DEFAULT_BACKWARD, clusters=args.clusters, backward_xpos=False, **opts
+        ).fit(train, dev=dev)
     pipe = None
     if not args.skip_udpipe:
         from ufal.udpipe import Pipeline, ProcessingError
@@ -185,6 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     v_times: list[float] = []
     n_times: list[float] = []
     r_times: list[float] = []
+    x_times: list[float] = []
     # Each round times every model once; odd rounds in the reverse order (A B C, C B A, ...),
     # so that no model always runs first or after the same one (the default first in every
     # round had made a model with a cluster table look 1.15-1.18x slower than the one after
@@ -198,6 +217,7 @@ def main(argv: list[str] | None = None) -> None:
         ("prev", prev, v_times),
         ("nocl", plain_default, n_times),
         ("norules", no_rules, r_times),
+        ("upospass", upos_pass, x_times),
     ):
         if timed_model is not None:
             runs.append((key, timed_model, acc))
@@ -293,6 +313,14 @@ def main(argv: list[str] | None = None) -> None:
             out_of["norules"],
             r_times,
             lambda t: f"the same without candidate rules; with them {cpu / t:.2f}x its time",
+        )
+    if upos_pass is not None:
+        other(
+            "upos_pass",
+            "upos-pass",
+            out_of["upospass"],
+            x_times,
+            lambda t: f"the backward pass predicting UPOS; with XPOS {cpu / t:.2f}x its time",
         )
     if pipe is not None:
         if err.occurred():

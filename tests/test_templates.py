@@ -36,6 +36,8 @@ SHIPPED = [
     "tagger_feats_bi",
     "tagger_upos_caps",
     "tagger_upos_clusters",
+    "tagger_xpos_bx",
+    "tagger_feats_bx",
     "arc_eager_en_ewt",
     "arc_eager_pt_bosque",
     "first_order_en_ewt",

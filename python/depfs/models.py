@@ -104,11 +104,12 @@ def _dynfs_info(
 
 
 def _tagger_templates(t: Any) -> dict[str, int]:
-    """A tagger's templates per column, and its backward UPOS pass's if it has one."""
+    """A tagger's templates per column, and its backward pass's if it has one ("backward
+    UPOS", or "backward XPOS" for a pass that predicts XPOS)."""
     counts = {c: len(t.templates(c)) for c in t.columns}
     backward = t.backward_templates
     if backward is not None:
-        counts["backward UPOS"] = len(backward)
+        counts[f"backward {t.backward_column}"] = len(backward)
     return counts
 
 

@@ -5,8 +5,9 @@ family: attributes of the words at i±k, the columns already predicted, and ``am
 the tags the tag dictionary allows for a word); FEATS is one class per whole string, as
 in UDPipe 1; LEMMA an edit-script class (Chrupała 2008) backed by a dictionary of seen
 forms. Columns the training data leaves empty (``_``) are not learnt and are left as
-they are when tagging. By default a cheap backward (right-to-left) UPOS pass runs first and
-the templates read its tags as ``bupos`` (right context; trained on jackknifed tags).
+they are when tagging. By default a cheap backward (right-to-left) pass runs first and the
+templates read its tags as ``bupos`` (right context; trained on jackknifed tags); it predicts
+XPOS where the treebank has XPOS, else UPOS (``backward_xpos=False``: UPOS).
 ``Tagger(clusters=PATH)`` reads Brown word clusters (a paths file) with ``cluster(i)`` /
 ``cluster:K(i)`` templates (``CLUSTER_SETS`` by default) and stores the table in the model.
 By default, candidate rules widen a known word's XPOS and FEATS candidates beyond the tag
@@ -37,19 +38,24 @@ from .templates import resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
 # The default templates: one shipped set per column, in COLUMNS order, reading the tags of
-# the default backward pass (DEFAULT_BACKWARD) as `bupos`.
-DEFAULT_SETS = ("tagger_upos_caps", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+# the default backward pass (DEFAULT_BACKWARD, which predicts XPOS where the treebank has it)
+# as `bupos`.
+DEFAULT_SETS = ("tagger_upos_caps", "tagger_xpos_bx", "tagger_feats_bx", "tagger_lemma")
 DEFAULT_BACKWARD = "tagger_backward"
 # upos_min_known with a backward pass, unless given.
 BACKWARD_UPOS_MIN_KNOWN = 8
 # The default before the backward pass (no pass; upos_min_known=2).
 PLAIN_SETS = ("tagger_upos", "tagger_xpos", "tagger_feats", "tagger_lemma")
 # The default before the case rule and tagger_upos_caps: `Tagger(BIDI_SETS, backward=
-# DEFAULT_BACKWARD, cased=False)`.
+# DEFAULT_BACKWARD, cased=False, backward_xpos=False)`.
 BIDI_SETS = ("tagger_upos_bi", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
 # The default templates with a word-cluster file (`Tagger(clusters=PATH)`): DEFAULT_SETS with
 # two UPOS templates of the word's Brown-cluster path (docs/design.md § Tagger, "Word clusters").
-CLUSTER_SETS = ("tagger_upos_clusters", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+CLUSTER_SETS = ("tagger_upos_clusters", "tagger_xpos_bx", "tagger_feats_bx", "tagger_lemma")
+# The defaults before the backward pass predicted XPOS, without and with clusters:
+# `Tagger(UPOS_PASS_SETS, backward=DEFAULT_BACKWARD, backward_xpos=False)`.
+UPOS_PASS_SETS = ("tagger_upos_caps", "tagger_xpos_bi", "tagger_feats_bi", "tagger_lemma")
+UPOS_PASS_CLUSTER_SETS = ("tagger_upos_clusters", *UPOS_PASS_SETS[1:])
 
 # Forms a FEATS value must be seen with to be productive with an XPOS, or two XPOS values to
 # share to be siblings (the candidate rules, `Tagger(rules=...)`; en_ewt dev).
@@ -135,6 +141,10 @@ class Tagger(TrainableModel):
         # known with the UPOS. None: on, but for dynamic taggers and the layout before line
         # hashing (which cannot have them).
         rules: bool | None = None,
+        # The backward pass predicts XPOS rather than UPOS where the treebank has XPOS
+        # (`bupos` then reads its XPOS tags; docs/design.md § Tagger, "The backward pass
+        # predicting XPOS").
+        backward_xpos: bool = True,
     ) -> None:
         self.templates = templates
         self.epochs = epochs
@@ -152,6 +162,7 @@ class Tagger(TrainableModel):
         self.cased = cased
         self.clusters = clusters
         self.rules = rules
+        self.backward_xpos = backward_xpos
 
     def _template_texts(self) -> list[str]:
         t = self.templates
@@ -201,6 +212,7 @@ class Tagger(TrainableModel):
             backward=backward,
             cased=self._cased(),
             clusters=None if self.clusters is None else os.fspath(self.clusters),
+            backward_xpos=self.backward_xpos,
             **self._rule_options(),
         )
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
@@ -243,6 +255,7 @@ class Tagger(TrainableModel):
             "rules": model.rules,
             "templates": sets[0] if len(set(sets)) == 1 else sets,
             "backward": None if backward is None else "\n".join(backward),
+            "backward_xpos": model.backward_column == "XPOS",
             "dynamic": presets is not None,
             **({"train_margin": presets["train"]} if presets else {}),
         }

@@ -39,6 +39,11 @@ impl PyTaggerModel {
     fn backward_templates(&self) -> Option<Vec<String>> {
         self.inner.backward_templates().map(|s| s.templates.iter().map(|t| t.text.clone()).collect())
     }
+    /// The column its backward pass predicts, "UPOS" or "XPOS" (None: no pass).
+    #[getter]
+    fn backward_column(&self) -> Option<&'static str> {
+        self.inner.backward_column()
+    }
     /// Whether the tagger has the case rule: forms its dictionary knows only lower-cased keep
     /// their case (UPOS open, lemma from the form as written); false in taggers before it.
     #[getter]
@@ -143,10 +148,11 @@ pub struct PyTaggerTrainer {
 #[pymethods]
 impl PyTaggerTrainer {
     /// `templates`: one template text for every column, or four (UPOS, XPOS, FEATS, LEMMA);
-    /// `backward`: the templates of a backward UPOS pass (None: none); `clusters`: a Brown
+    /// `backward`: the templates of a backward UPOS pass (None: none; `backward_xpos`: it
+    /// predicts XPOS where the treebank has XPOS); `clusters`: a Brown
     /// paths file (`BITSTRING<TAB>WORD<TAB>COUNT` lines) that `cluster` templates read.
     #[new]
-    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false, clusters = None, feats_by_xpos = None, known_lemmas = false, xpos_siblings = None))]
+    #[pyo3(signature = (train, templates, *, seed = 1, min_known = 2, upos_min_known = 2, max_bits = 20, prefix_margin = None, prefix_l2 = 0.0, prefix_perceptron = false, prefix_full = 0.0, line_hashing = true, backward = None, cased = false, clusters = None, feats_by_xpos = None, known_lemmas = false, xpos_siblings = None, backward_xpos = false))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -167,6 +173,7 @@ impl PyTaggerTrainer {
         feats_by_xpos: Option<u32>,
         known_lemmas: bool,
         xpos_siblings: Option<u32>,
+        backward_xpos: bool,
     ) -> PyResult<Self> {
         let tb = Arc::clone(&train.inner);
         drop(train);
@@ -194,6 +201,7 @@ impl PyTaggerTrainer {
                     feats_by_xpos,
                     known_lemmas,
                     xpos_siblings,
+                    backward_xpos,
                 };
                 let sets: [TemplateSet; N_COLUMNS] = match templates.len() {
                     1 => {

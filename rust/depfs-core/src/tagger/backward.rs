@@ -2,7 +2,9 @@
 //! the left-to-right tagger, whose templates then read its tags as `bupos(i±k)`: right
 //! context the greedy left-to-right pass has not decided yet (bidirectional inference,
 //! Toutanova et al. 2003, here as two greedy passes). The pass reads the form attributes,
-//! `ambig` and its own tags to the right; its candidates are the tag dictionary's.
+//! `ambig` and its own tags to the right; its candidates are the tag dictionary's. It may
+//! predict XPOS instead (`TaggerOptions::backward_xpos`): its candidates are then the XPOS
+//! values of the form's UPOS candidates, and `bupos` holds XPOS tags.
 //!
 //! Training: the left-to-right pass must learn from tags as good as it will meet, not
 //! from the tags of a pass that has seen the sentence. So the training treebank's
@@ -42,8 +44,9 @@ pub(super) fn run<'e, W: WeightTable>(
     }
 }
 
-/// UPOS candidates of a word: its dictionary entry's, else every class.
-fn candidates(
+/// Candidates of a word: its dictionary entry's UPOS tags (for an XPOS pass, the XPOS
+/// values of each of them, merged), else every class. O(candidates · log).
+pub(super) fn candidates(
     cm: &ColumnModel<impl Sized>,
     lexicon: &Lexicon,
     entry: Option<&FormEntry>,
@@ -51,10 +54,17 @@ fn candidates(
 ) {
     out.clear();
     let c = lexicon.candidates(UPOS, entry, 0, "");
-    if c.is_empty() {
-        out.extend(0..cm.classes.len() as u32);
-    } else {
+    if cm.column == UPOS {
         out.extend_from_slice(c);
+    } else {
+        for &u in c {
+            out.extend_from_slice(lexicon.candidates(XPOS, entry, u, ""));
+        }
+        out.sort_unstable();
+        out.dedup();
+    }
+    if out.is_empty() {
+        out.extend(0..cm.classes.len() as u32);
     }
 }
 
@@ -119,7 +129,8 @@ impl TaggerTrainer {
         max_bits: u32,
     ) -> Result<ColumnModel<QuantizedWeights>> {
         let mut cm = base.clone();
-        let gold = &self.gold[0];
+        let m = self.core.columns.iter().position(|c| c.column == cm.column).unwrap_or(0);
+        let gold = &self.gold[m];
         let mut sc = Scratch::default();
         let mut cands = Vec::new();
         let mut pairs = vec![HashSet::new(); cm.set.len()];

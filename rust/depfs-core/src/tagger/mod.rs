@@ -92,6 +92,9 @@ pub struct TaggerOptions {
     /// XPOS candidates widened by their siblings, values sharing this many forms
     /// ([`lexicon::XposSiblings`]); None: the dictionary's alone.
     pub xpos_siblings: Option<u32>,
+    /// The backward pass predicts XPOS rather than UPOS where the treebank fills XPOS
+    /// ([`backward`]): `bupos` then holds its XPOS tags.
+    pub backward_xpos: bool,
 }
 
 impl Default for TaggerOptions {
@@ -112,6 +115,7 @@ impl Default for TaggerOptions {
             feats_by_xpos: None,
             known_lemmas: false,
             xpos_siblings: None,
+            backward_xpos: false,
         }
     }
 }
@@ -273,8 +277,11 @@ fn check_backward<W, V>(columns: &[ColumnModel<W>], backward: Option<&ColumnMode
         Some(b) if !b.feats.runs_backward() => Err(Error::InvalidArgument(
             "the backward pass reads only the form, ambig and bupos to the right (i+1, i+2, ...)".into(),
         )),
-        Some(b) if b.column != UPOS || columns.first().is_none_or(|u| u.classes != b.classes) => {
-            Err(Error::InvalidArgument("the backward pass must predict the UPOS classes".into()))
+        Some(b)
+            if !matches!(b.column, UPOS | XPOS)
+                || columns.iter().find(|c| c.column == b.column).is_none_or(|c| c.classes != b.classes) =>
+        {
+            Err(Error::InvalidArgument("the backward pass must predict the UPOS or the XPOS classes".into()))
         }
         None if columns.iter().any(|cm| cm.feats.reads_back()) => Err(Error::InvalidArgument(
             "templates read bupos, the tags of a backward pass, but there is none".into(),
@@ -854,8 +861,10 @@ impl TaggerTrainer {
                     ));
                 }
                 let weights = Weights::new(&vec![1usize; set.len()], 1)?;
-                let classes = columns[0].classes.clone();
-                Some(ColumnModel::new(UPOS, set.clone(), classes, weights, true, &mut slots)?)
+                // XPOS if asked and the treebank fills it, else UPOS.
+                let of = if opts.backward_xpos { columns.iter().find(|cm| cm.column == XPOS) } else { None };
+                let (column, classes) = of.map_or((UPOS, &columns[0].classes), |cm| (XPOS, &cm.classes));
+                Some(ColumnModel::new(column, set.clone(), classes.clone(), weights, true, &mut slots)?)
             }
         };
         check_backward(&columns, backward.as_ref())?;
@@ -1149,6 +1158,10 @@ impl Tagger {
     /// The templates of the backward pass (None: the tagger has none).
     pub fn backward_templates(&self) -> Option<&TemplateSet> {
         self.core.backward.as_ref().map(|cm| &cm.set)
+    }
+    /// The column the backward pass predicts, "UPOS" or "XPOS" (None: the tagger has none).
+    pub fn backward_column(&self) -> Option<&'static str> {
+        self.core.backward.as_ref().map(|cm| COLUMN_NAMES[cm.column])
     }
     /// Whether it has the case rule: forms its dictionary knows only lower-cased keep
     /// their case ([`CaseRules::cased`]; false in taggers saved before the rule).

@@ -325,3 +325,73 @@ fn xpos_candidates_widen_by_values_that_share_forms() {
     assert_eq!(out.len(), 3, "unknown: every XPOS of VERB");
     assert!(core.rules.xpos.as_ref().unwrap().table.iter().flatten().all(|&x| x != class("VBD")));
 }
+
+/// A backward pass that predicts XPOS (`backward_xpos`): its classes are XPOS's; a known
+/// form's candidates are the XPOS values of its UPOS tags, an unknown form's every XPOS
+/// value; trained on the gold XPOS (jackknifed, and the stored pass) it tells VB from VBP,
+/// one UPOS, by the word to the left. A treebank without XPOS keeps a UPOS pass.
+#[test]
+fn a_backward_pass_can_predict_xpos() {
+    let row = |i: usize, f: &str, u: &str, x: &str| {
+        format!("{i}\t{f}\t{f}\t{u}\t{x}\t_\t{}\tdep\t_\t_\n", usize::from(i > 1))
+    };
+    let kinds = [
+        ("to", "PART", "TO", "VERB", "VB"),
+        ("they", "PRON", "PRP", "VERB", "VBP"),
+        ("the", "DET", "DT", "NOUN", "NN"),
+    ];
+    // 4 folds of 3 sentences: each fold holds one sentence of each kind.
+    let text: String = (0..12)
+        .map(|s| {
+            let (w, u, x, ru, rx) = kinds[s % 3];
+            row(1, w, u, x) + &row(2, "run", ru, rx) + "\n"
+        })
+        .collect();
+    let parse = |t: &str| TemplateSet::parse(t, Family::Token, DEFAULT_MAX_ATOMS).unwrap();
+    let train = |text: &str| {
+        let tb = crate::io::conllu::read_str(text, &Default::default()).unwrap();
+        let opts = TaggerOptions {
+            backward: Some(parse("form(i)\nlower(i-1)\nbupos(i+1)")),
+            backward_xpos: true,
+            ..TaggerOptions::default()
+        };
+        TaggerTrainer::new(&tb, std::array::from_fn(|_| parse("form(i)\nbupos(i)")), &opts).unwrap()
+    };
+    let trainer = train(&text);
+    let core = &trainer.core;
+    let b = core.backward.as_ref().unwrap();
+    let xpos = core.columns.iter().find(|cm| cm.column == XPOS).unwrap();
+    assert_eq!((b.column, &b.classes), (XPOS, &xpos.classes));
+    let class = |v: &str| xpos.classes.iter().position(|c| c == v).unwrap() as u32;
+    let mut out = Vec::new();
+    backward::candidates(b, &core.lexicon, core.lexicon.entry("run").map(|e| e.0), &mut out);
+    let mut want = vec![class("VB"), class("VBP"), class("NN")];
+    want.sort_unstable();
+    assert_eq!(out, want, "the XPOS values of VERB and NOUN seen with \"run\"");
+    backward::candidates(b, &core.lexicon, None, &mut out);
+    assert_eq!(out, (0..xpos.classes.len() as u32).collect::<Vec<_>>(), "unknown: every XPOS");
+    let mut sc = Scratch::default();
+    for s in 0..12 {
+        let gold = b.salts[class(kinds[s % 3].4) as usize];
+        let start = trainer.tb.sentences[s].start as usize;
+        assert_eq!(trainer.back[start + 1], gold, "jackknifed tag of \"run\" in sentence {s}");
+        trainer.start(s, &mut sc);
+        let entry =
+            |i: usize| core.case.upos_entry(core.lexicon.entry(if i == 1 { kinds[s % 3].0 } else { "run" }));
+        backward::run(b, &core.lexicon, 2, entry, &mut sc);
+        assert_eq!(sc.hist.back_at(2), gold, "the stored pass on sentence {s}");
+    }
+    let no_xpos: String = text
+        .lines()
+        .map(|l| {
+            let mut c: Vec<&str> = l.split('\t').collect();
+            if c.len() == 10 {
+                c[4] = "_";
+            }
+            c.join("\t") + "\n"
+        })
+        .collect();
+    let upos_pass = train(&no_xpos);
+    let b = upos_pass.core.backward.as_ref().unwrap();
+    assert_eq!((b.column, &b.classes), (UPOS, &upos_pass.core.columns[0].classes));
+}

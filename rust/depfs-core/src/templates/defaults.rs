@@ -33,6 +33,10 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     // The tagger's UPOS set with a word-cluster table: tagger_upos_caps and two cluster
     // templates (`depfs.tagger.CLUSTER_SETS`).
     ("tagger_upos_clusters", Family::Token, include_str!("sets/tagger_upos_clusters.txt")),
+    // The tagger's default XPOS and FEATS sets since its backward pass predicts XPOS:
+    // tagger_xpos_bi and tagger_feats_bi with bupos(i).
+    ("tagger_xpos_bx", Family::Token, include_str!("sets/tagger_xpos_bx.txt")),
+    ("tagger_feats_bx", Family::Token, include_str!("sets/tagger_feats_bx.txt")),
     // Learned orders (forward wrapper on en_ewt dev), grouped; see each file's header.
     ("arc_eager_en_ewt", Family::Config, include_str!("sets/arc_eager_en_ewt.txt")),
     // pt_bosque: its own first 40, then the en_ewt order (see the header).
