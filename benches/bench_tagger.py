@@ -100,9 +100,11 @@ def udpipe_model(train_path: Path, cache: Path) -> tuple[object, float | None]:
     return Model.load(str(cache)), train_s
 
 
-def model_files(with_c: Tagger, without: Tagger, reps: int) -> dict[str, object]:
-    """Sizes of the two models' files and the median wall time of `depfs.load` of each
-    (`reps` loads, alternating), printed."""
+def model_files(with_c: Tagger, without: Tagger, reps: int, blank_tb: Any) -> dict[str, object]:
+    """Sizes of the two models' files, the median wall time of `depfs.load` of each
+    (`reps` loads, alternating) and the tokens per CPU second of each model as loaded (as
+    `depfs tag` runs it: its weights read from the file; `reps` taggings of `blank_tb`,
+    alternating, median), printed."""
     import tempfile
 
     out: dict[str, object] = {}
@@ -116,10 +118,21 @@ def model_files(with_c: Tagger, without: Tagger, reps: int) -> dict[str, object]
                 t0 = time.perf_counter()
                 depfs.load(p)
                 loads[k].append(time.perf_counter() - t0)
+        loaded = {k: depfs.load(p) for k, p in paths.items()}
+        tag_cpu: dict[str, list[float]] = {k: [] for k in paths}
+        for r in range(reps):
+            for k in paths if r % 2 == 0 else list(paths)[::-1]:
+                c0 = time.process_time()
+                loaded[k].tag(blank_tb, threads=1)
+                tag_cpu[k].append(time.process_time() - c0)
         for k, p in paths.items():
             size, load_s = p.stat().st_size, statistics.median(loads[k])
-            out[k] = {"bytes": size, "load_s": round(load_s, 4)}
-            print(f"model file, {k}: {size:,} bytes, depfs.load {load_s * 1000:.0f} ms (median)")
+            speed = round(blank_tb.n_words / statistics.median(tag_cpu[k]))
+            out[k] = {"bytes": size, "load_s": round(load_s, 4), "tokens_per_cpu_s_loaded": speed}
+            print(
+                f"model file, {k}: {size:,} bytes, depfs.load {load_s * 1000:.0f} ms (median); "
+                f"as loaded {speed:,} tokens/CPU-s"
+            )
     table = with_c.model_.clusters
     if table is not None:
         out["table"] = {"words": table[0], "clusters": table[1]}
@@ -305,7 +318,7 @@ def main(argv: list[str] | None = None) -> None:
             n_times,
             lambda t: f"the default without clusters; with them {cpu / t:.2f}x its time",
         )
-        result["model_files"] = model_files(tagger, plain_default, args.reps)
+        result["model_files"] = model_files(tagger, plain_default, args.reps, blank_tb)
     if no_rules is not None:
         other(
             "no_rules",
