@@ -925,3 +925,38 @@ def test_batches_read_while_the_model_loads_keep_their_order_and_errors(
         depfs.pipeline.parse_file(model, str(bad), None, out=stream, batch_size=3)
     assert ahead[-1] == 2  # the error stopped the reading ahead
     assert stream.getvalue() == b"".join(s + b"\n\n" for s in expected.split(b"\n\n")[:6])
+
+
+def test_sentences_without_features_are_not_refused_as_untagged(
+    tagger: Tagger, tmp_path: Path
+) -> None:
+    """Tagged text leaves FEATS '_' on many words (punctuation, particles): a sentence with
+    no features is tagged, not untagged, whether its tags are gold or a tagger's. Empty
+    UPOS beside empty FEATS still is untagged. Planted: FEATS counted alone (the
+    half-the-words rule for every column) fails every case below."""
+    p = ArcEagerParser("feats(QUEUE_0)\nupos(STACK_0)\nform(QUEUE_0)", epochs=1)
+    p.fit(synthetic(60, seed=3))
+    no_feats = Treebank.from_string(blank(synthetic_conllu(3, seed=4), columns=(5,)))
+    parsed = p.parse(no_feats)  # gold UPOS, no FEATS: parsed, not refused
+    assert [len(s) for s in parsed] == [len(s) for s in no_feats]
+    untagged = Treebank.from_string(blank(synthetic_conllu(3, seed=4), columns=(3, 5)))
+    with pytest.raises(MissingColumnsError, match="UPOS, FEATS"):
+        p.parse(untagged)
+    # Through the CLI with a tagger, on words the tagger gives no features.
+    p.save(tmp_path / "feats.depfs")
+    tagger.save(tmp_path / "t.depfs")
+    text = tmp_path / "punct.txt"
+    text.write_text("on . on .\n. . .\n")
+    out = tmp_path / "out.conllu"
+    args = [
+        "parse",
+        str(tmp_path / "feats.depfs"),
+        str(text),
+        "--tagger",
+        str(tmp_path / "t.depfs"),
+    ]
+    res = CliRunner().invoke(main, [*args, "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    tagged = depfs.read_conllu(out)
+    assert [s.forms for s in tagged] == [["on", ".", "on", "."], [".", ".", "."]]
+    assert all(f == "_" for s in tagged for f in s.feats)  # the case of the bug

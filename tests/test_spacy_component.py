@@ -168,3 +168,14 @@ def test_sentences_whitespace_and_displacy(gold: depfs.Treebank, models: dict[st
     # A doc without sentence starts is one sentence; heads stay inside it.
     heads = np.array([t.head.i for t in nlp_with(model=models["inside"])(f"{a} {b}")])
     assert heads.max() < len(a.split()) + len(b.split())
+
+
+def test_docs_without_features_are_parsed_after_the_tagger(models: dict[str, Path], tmp_path):
+    """A doc whose words the tagger gives no features (FEATS '_' on every word) is tagged
+    text, not untagged. Planted: FEATS counted alone as missing raises here."""
+    feats = tmp_path / "feats.depfs"
+    parser = depfs.ArcEagerParser("feats(QUEUE_0)\nupos(STACK_0)", epochs=1)
+    parser.fit(synthetic(60, seed=3)).save(feats)
+    doc = nlp_with(model=feats, tagger=models["tagger"])("on . on .")
+    assert sum(t.head.i == t.i for t in doc) == 1 and [t.pos_ != "" for t in doc] == [True] * 4
+    assert all(str(t.morph) == "" for t in doc)

@@ -16,7 +16,7 @@ import json
 import os
 import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -193,9 +193,7 @@ class TrainableModel:
         ``tagger_`` predicts (the rule of ``parse(tag=None)``)."""
         if self.tagger_ is None:
             return False
-        filled = set(treebank.filled_columns())
-        predicted = set(self.tagger_.columns_)
-        return any(c in predicted and c not in filled for c in self._model().input_columns)
+        return needs_tagger(self._model().input_columns, self.tagger_.columns_, treebank)
 
     def _tag_first(
         self, treebank: _core.Treebank, threads: int, tag: bool | None
@@ -345,6 +343,25 @@ def _progress(total: int, label: str) -> Any:
     return bar
 
 
+def missing_columns(columns: Iterable[str], treebank: _core.Treebank) -> list[str]:
+    """The columns among `columns` that `treebank` leaves empty ('_' on most words).
+
+    FEATS alone is never missing: tagged text leaves it '_' on many words (a third of
+    en_ewt's; most words of a sentence of punctuation, particles and names), so it counts
+    only beside another empty column, the sign of untagged input. O(words)."""
+    filled = set(treebank.filled_columns())
+    missing = [c for c in columns if c not in filled]
+    return [] if missing == ["FEATS"] else missing
+
+
+def needs_tagger(
+    columns: Iterable[str], predicted: Iterable[str], treebank: _core.Treebank
+) -> bool:
+    """Whether `treebank` leaves empty a column among `columns` (what a parser reads) that a
+    tagger predicts (`predicted`): the rule of ``parse(tag=None)`` and the spaCy component."""
+    return bool(set(missing_columns(columns, treebank)) & set(predicted))
+
+
 def check_columns(
     model: Any, treebank: _core.Treebank, allow_missing_tags: bool, tagger: Any = None
 ) -> None:
@@ -352,8 +369,10 @@ def check_columns(
     (`tagger`: the tagger that tagged it, named in the message)."""
     if allow_missing_tags:
         return
-    filled = set(treebank.filled_columns())
-    missing = [c for c in model.input_columns if c not in filled]
+    missing = missing_columns(model.input_columns, treebank)
+    if tagger is not None:
+        # What the tagger just predicted is its answer, '_' included.
+        missing = [c for c in missing if c not in tagger.columns_]
     if not missing:
         return
     from .errors import MissingColumnsError

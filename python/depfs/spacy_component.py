@@ -45,6 +45,7 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from . import _core
+from .base import missing_columns, needs_tagger
 from .errors import MissingColumnsError
 from .text import Word, _conllu
 
@@ -99,7 +100,9 @@ class DepfsComponent:
         if words:
             text = _conllu(((" ".join(w.form for w in ws), ws) for ws in words), 1)
             treebank = _core.Treebank.from_string(text)
-            tagged = self.tagger is not None and self._needs_tags(treebank)
+            tagged = self.tagger is not None and needs_tagger(
+                self.parser.model_.input_columns, self.tagger.columns_, treebank
+            )
             if tagged:
                 treebank = self.tagger.tag(treebank, self.threads)
             own = {"tag": False} if getattr(self.parser, "tagger_", None) is not None else {}
@@ -116,12 +119,6 @@ class DepfsComponent:
         it = iter(parsed)
         for doc, sents in zip(docs, spans):
             _write(doc, sents, it, columns)
-
-    def _needs_tags(self, treebank: _core.Treebank) -> bool:
-        """The batch leaves empty a column the parser reads that the tagger predicts."""
-        filled = set(treebank.filled_columns())
-        predicted = set(self.tagger.columns_)
-        return any(c in predicted and c not in filled for c in self.parser.model_.input_columns)
 
 
 def _sentences(doc: Doc) -> list[list[Any]]:
@@ -169,7 +166,7 @@ def _words(tokens: list[Any], columns: list[str]) -> list[Word]:
 def _missing_message(model: Any, treebank: _core.Treebank) -> str:
     """The refusal of untagged docs, in spaCy's terms."""
     needed = model.input_columns
-    missing = [c for c in needed if c not in set(treebank.filled_columns())]
+    missing = missing_columns(needed, treebank)
     attrs = {"UPOS": "pos_", "XPOS": "tag_", "FEATS": "morph", "LEMMA": "lemma_"}
     return (
         f"depfs component: the docs leave {', '.join(attrs.get(c, c) for c in missing)} "
