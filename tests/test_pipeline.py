@@ -960,3 +960,45 @@ def test_sentences_without_features_are_not_refused_as_untagged(
     tagged = depfs.read_conllu(out)
     assert [s.forms for s in tagged] == [["on", ".", "on", "."], [".", ".", "."]]
     assert all(f == "_" for s in tagged for f in s.feats)  # the case of the bug
+
+
+def test_parse_refuses_a_tagger_model_and_writes_nothing(files: dict[str, Path]) -> None:
+    """A tagger given to `depfs parse` as the model is refused (it used to write the input
+    back unchanged, exit 0: the fast path copies the input around HEAD and DEPREL)."""
+    out = files["gold"].parent / "out.conllu"
+    res = CliRunner().invoke(
+        main, ["parse", str(files["tagger"]), str(files["gold"]), "-o", str(out)]
+    )
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "is a tagger, not a parser" in res.output and "depfs tag" in res.output
+    assert not out.exists()
+    with pytest.raises(ModelError, match="a tagger, not a parser"):
+        depfs.pipeline.parse_file(str(files["tagger"]), str(files["gold"]), str(out))
+    assert not out.exists()
+
+
+def test_the_cli_loads_the_model_beside_the_first_reads(
+    files: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`depfs parse` leaves the model's load to `parse_file`, which runs it in a thread
+    while the input is read (design.md, "Reading while the model loads"); the CLI reads
+    only the file's header. Planted: loading the model in the CLI first (as it did) fails."""
+    import threading
+
+    import depfs.models
+
+    threads: list[str] = []
+    load = depfs.models.load
+
+    def recording(path: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return load(path)
+
+    monkeypatch.setattr(depfs.models, "load", recording)
+    monkeypatch.setattr(depfs.pipeline, "_MODELS", {})
+    out = files["gold"].parent / "out.conllu"
+    res = CliRunner().invoke(
+        main, ["parse", str(files["parser"]), str(files["gold"]), "-o", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    assert len(threads) == 1 and threads[0] != threading.main_thread().name, threads

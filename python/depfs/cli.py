@@ -740,26 +740,36 @@ def parse(
     that reads tags needs --tagger (or a tagger inside)."""
     import os
 
+    from ._core import model_kind
     from .pipeline import _model, _tagger, parse_file
 
     if output == "-":
         output = None
     _check_tokenizer(input_format, tokenizer)
+    # The kind from the file's header: the model itself is loaded by the parse, beside the
+    # first batches' reading (pipeline.parse_file), unless an option needs it first.
+    kind = model_kind(model)
+    if kind == "tagger":
+        raise click.UsageError(
+            f"{model} is a tagger, not a parser: depfs tag {model} INPUT tags a file "
+            "(depfs parse --tagger TAGGER parses with it)"
+        )
     if tagger_path is not None:
-        if getattr(_model(model), "kind", None) == "tagger":
-            raise click.UsageError(f"--tagger: {model} is a tagger itself (depfs tag)")
         _tagger(tagger_path)  # refused here, before any work, when it is not a tagger
-    kind = getattr(_model(model), "kind", None) if margin is not None else None
     if margin is not None and kind != "arc-eager":
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
     knobs: dict[str, Any] = {"margin": margin}
-    has_dynfs = getattr(getattr(_model(model), "model_", None), "dynfs", None) is not None
     dyn_knobs = {
         "--policy-threshold": policy_threshold,
         "--prune-margin": prune_margin,
         "--label-margin": label_margin,
     }
     given = [flag for flag, v in dyn_knobs.items() if v is not None]
+    has_dynfs = (
+        kind == "graph"
+        and (no_dynfs or bool(given) or scores)
+        and getattr(_model(model).model_, "dynfs", None) is not None
+    )
     if no_dynfs or given:
         if not has_dynfs:
             flag = "--no-dynfs" if no_dynfs else given[0]

@@ -399,6 +399,10 @@ def parse_file(
         if isinstance(batches, _ConlluStream):
             batches.read_while(lambda: not loading.done())
         model = loading.result()
+    if not tag_only and getattr(model, "kind", None) == "tagger":
+        from .errors import ModelError
+
+        raise ModelError(f"{model_path}: a tagger, not a parser (tag with tag_only=True)")
     # Written through the input's text (only HEAD and DEPREL change: no tagger, not even
     # the parser's own), the later batches need only what the parse reads.
     if keep_text and isinstance(batches, _ConlluStream) and getattr(model, "tagger_", None) is None:
