@@ -330,3 +330,44 @@ def test_several_files_locally_and_on_a_dask_cluster_give_the_same_bytes(tmp_pat
         assert (here / name).read_bytes() == whole == (there / name).read_bytes()
     res = runner.invoke(main, ["parse", str(model), *inputs, "-o", str(tmp_path / "x.conllu")])
     assert res.exit_code == 2 and "--out-dir" in res.output
+
+
+def test_scores_reach_every_output_of_several_files_and_of_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`--scores` with several inputs (`--out-dir`), and through parse_files' chunks (what
+    `--scheduler` runs): each output is the whole-file parse with its margins (it used to
+    be dropped silently). `--out-dir` without inputs is refused, not a silent no-op.
+    Planted: parse_files without `scores` fails the chunked half."""
+    import concurrent.futures as cf
+
+    import depfs.pipeline
+    from depfs.pipeline import parse_files
+
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)  # chunks of 10 sentences
+
+    model = tmp_path / "m.depfs"
+    parser = depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=1)
+    parser.fit(synthetic(60, seed=8)).save(model)
+    inputs = []
+    for k in range(2):
+        p = tmp_path / f"in{k}.conllu"
+        synthetic(30 + 10 * k, seed=20 + k).write(str(p))
+        inputs.append(str(p))
+    here, chunked = tmp_path / "here", tmp_path / "chunked"
+    here.mkdir()
+    chunked.mkdir()
+    args = ["parse", str(model), *inputs, "--out-dir", str(here), "--scores"]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    with cf.ThreadPoolExecutor(2) as pool:
+        pairs = [(i, str(chunked / Path(i).name)) for i in inputs]
+        done = parse_files(str(model), pairs, pool, batch_size=10, chunk_sentences=10, scores=True)
+    assert sorted(d.sentences for d in done) == [30, 40]
+    for inp in inputs:
+        whole = parser.parse(depfs.read_conllu(inp), scores=True).to_string().encode()
+        assert b"Margin=" in whole
+        name = Path(inp).name
+        assert (here / name).read_bytes() == whole == (chunked / name).read_bytes()
+    res = CliRunner().invoke(main, ["parse", str(model), "--out-dir", str(here)], input="")
+    assert res.exit_code == 2 and "INPUTS" in res.output, res.output

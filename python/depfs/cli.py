@@ -800,6 +800,10 @@ def parse(
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
             raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
+        if not inputs:
+            raise click.UsageError(
+                "--out-dir and --scheduler take INPUTS files (stdin is parsed to stdout)"
+            )
         if not os.path.isdir(out_dir):
             raise click.UsageError(f"--out-dir {out_dir}: no such folder")
         pairs = [(i, os.path.join(out_dir, os.path.basename(i))) for i in inputs]
@@ -822,6 +826,7 @@ def parse(
             input_format,
             tokenizer,
             chunk_sentences,
+            scores,
         )
         return
     if output is not None:
@@ -1073,6 +1078,7 @@ def _parse_many(
     input_format: str | None = None,
     tokenizer: str | None = None,
     chunk_sentences: int | None = None,
+    scores: bool = False,
 ) -> None:
     """Several files: one after the other here, or spread over a Dask cluster (a large
     CoNLL-U file in chunks); each file's format is given or detected (said in a note
@@ -1106,6 +1112,7 @@ def _parse_many(
                     executor,
                     batch_size=batch_size,
                     allow_missing_tags=allow,
+                    scores=scores,
                     knobs=knobs,
                     on_done=done,
                     on_words=bar.update,
@@ -1126,6 +1133,7 @@ def _parse_many(
                             threads=threads,
                             batch_size=batch_size,
                             allow_missing_tags=allow,
+                            scores=scores,
                             knobs=knobs,
                             tagger_path=tagger_path,
                             input_format=input_format,

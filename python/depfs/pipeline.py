@@ -479,6 +479,7 @@ def parse_chunk(
     *,
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
+    scores: bool = False,
     knobs: Mapping[str, Any] | None = None,
     tagger_path: str | None = None,
 ) -> tuple[Parsed, bytes]:
@@ -493,7 +494,7 @@ def parse_chunk(
     model = _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
     out = io.BytesIO()
-    kw: dict[str, Any] = dict(knobs=knobs, source=input_path)
+    kw: dict[str, Any] = dict(knobs=knobs, source=input_path, scores=scores)
     if chunk.index == 0:
         batches = _first_sentences(input_path, chunk.sentences, batch_size)
         done = parse_stream(
@@ -597,6 +598,7 @@ def parse_files(
     *,
     batch_size: int = 5000,
     allow_missing_tags: bool = False,
+    scores: bool = False,
     knobs: Mapping[str, Any] | None = None,
     on_done: Callable[[Parsed], None] | None = None,
     on_words: Callable[[int], None] | None = None,
@@ -608,12 +610,14 @@ def parse_files(
     """Parses every (input, output) pair on `executor` (one thread per task: the
     executor's workers are the parallelism), reported in completion order (`on_done`
     per file, `on_words` per file or chunk parsed: a progress bar); with `tagger_path`,
-    tagged first (each worker loads the tagger once too). A plain (not gzipped) CoNLL-U
+    tagged first (each worker loads the tagger once too); `scores`: each word's margin in
+    MISC, as :func:`parse_stream`. A plain (not gzipped) CoNLL-U
     file of more than `chunk_sentences` sentences (at least its first batch,
     :data:`CHECK_SENTENCES` or `batch_size`) is parsed in chunks, written here in order."""
     task_kw: dict[str, Any] = dict(
         batch_size=batch_size,
         allow_missing_tags=allow_missing_tags,
+        scores=scores,
         knobs=knobs,
         tagger_path=tagger_path,
     )
