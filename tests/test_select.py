@@ -84,6 +84,13 @@ def test_wrapper_orders_the_pool_and_a_rerun_resumes_from_the_log(
     assert again.scores == r.scores
     assert (again.evaluated, again.reused) == (1, r.evaluated - 1)
     assert len(Log(log).results) == r.evaluated  # the torn bytes did not glue onto a line
+    # A log made on other data is refused, not reused (it used to give the old order).
+    other = tmp_path / "other.conllu"
+    synthetic(60, seed=5).write(str(other))
+    with cf.ThreadPoolExecutor(2) as ex, pytest.raises(ValueError, match="other data"):
+        forward_wrapper(POOL, other, data[1], epochs=2, executor=ex, log=log)
+    assert len({json.dumps(json.loads(x)["data"]) for x in lines}) == 1
+    assert " bytes, sha256 " in json.loads(lines[0])["data"]["train"]
     log.write_text("not json\n")
     with pytest.raises(ValueError, match="w.jsonl:1"):
         Log(log)

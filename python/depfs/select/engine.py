@@ -224,6 +224,18 @@ def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
 # The log.
 
 
+def data_fingerprint(path: str | os.PathLike[str]) -> str:
+    """A data file's identity in a log: its size and the start of its SHA-256 (the
+    content: a copy or a touched file matches, an edited one does not). O(bytes)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return f"{Path(path).stat().st_size} bytes, sha256 {h.hexdigest()[:16]}"
+
+
 class Log:
     """Evaluated candidates, one complete JSON line each (``key`` plus the result and
     the candidate's options), appended and flushed to disk as each result arrives. A
@@ -232,6 +244,9 @@ class Log:
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
         self.path = Path(path) if path is not None else None
         self.results: dict[str, Result] = {}
+        #: The data its results were scored on (see :meth:`bind`), and what each line says.
+        self.data: dict[str, str] | None = None
+        self._made_on: list[tuple[int, dict[str, str] | None]] = []
         if self.path is None or not self.path.exists():
             return
         data = self.path.read_bytes()
@@ -246,6 +261,21 @@ class Log:
             except (ValueError, KeyError, TypeError) as err:
                 raise ValueError(f"{self.path}:{n}: not a selection log line ({err})") from None
             self.results[r.key] = r
+            self._made_on.append((n, d.get("data")))
+
+    def bind(self, data: dict[str, str]) -> None:
+        """Ties the log to the train and dev data its results are scored on (`data`, see
+        :func:`data_fingerprint`): a log of results scored on other data is refused, not
+        reused (lines written before logs named their data are taken as they are)."""
+        for n, made_on in self._made_on:
+            if made_on is not None and made_on != data:
+                theirs = ", ".join(f"{k} {v}" for k, v in sorted(made_on.items()))
+                ours = ", ".join(f"{k} {v}" for k, v in sorted(data.items()))
+                raise ValueError(
+                    f"{self.path}:{n}: this log was made on other data ({theirs}; now {ours}): "
+                    "give another --log, or remove it to start afresh"
+                )
+        self.data = data
 
     def add(self, cand: Candidate, r: Result) -> None:
         self.results[r.key] = r
@@ -255,6 +285,8 @@ class Log:
         d["candidate"] = cand.options()
         d["templates"] = [t.id for t in cand.templates]
         d["base"] = [t.id for t in cand.base]
+        if self.data is not None:
+            d["data"] = self.data
         line = json.dumps(d, sort_keys=True) + "\n"
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line)
@@ -290,6 +322,7 @@ class Engine:
         for p in (self.train, self.dev):
             if not Path(p).is_file():
                 raise FileNotFoundError(f"{p}: no such file")
+        self.log.bind({"train": data_fingerprint(self.train), "dev": data_fingerprint(self.dev)})
         self._own: cf.ProcessPoolExecutor | None = None
 
     def _pool(self) -> cf.Executor:
