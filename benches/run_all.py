@@ -22,6 +22,7 @@ SKIP = {
     "bench_huge_pages": "needs MODEL [MODEL ...] (trained model files)",
     "bench_long_sentence": "needs --model MODEL (a trained graph or arc-eager model)",
     "bench_threads": "needs --model MODEL (a trained graph or arc-eager model)",
+    "bench_tagger_builds": "needs --base DIR (another build's python folder) and saved taggers",
 }
 
 

@@ -185,3 +185,28 @@ def test_docs_name_real_benches_and_options() -> None:
             if not re.search(rf"{re.escape(option)}\b", helps[bench]):
                 wrong.append(f"{file}: benches.{bench} has no {option}")
     assert not wrong, "\n".join(sorted(set(wrong)))
+
+
+def test_run_all_gives_every_bench_arguments_it_accepts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`make bench` runs every `bench_*` with its defaults (and ARGS): each one not in SKIP
+    must parse them (a required option made `make bench` always fail). The benches are
+    stopped right after parsing. Planted: bench_tagger_builds out of SKIP fails this."""
+    import pkgutil
+
+    class Parsed(Exception):
+        pass
+
+    parse_args = argparse.ArgumentParser.parse_args
+
+    def parse_then_stop(self, args=None, namespace=None):  # type: ignore[no-untyped-def]
+        parse_args(self, args, namespace)  # SystemExit(2) when a required one is missing
+        raise Parsed
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", parse_then_stop)
+    here = Path(run_all.__file__).parent
+    names = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    assert "bench_tagger" in names and "bench_dynfs" in names
+    for name in names:
+        if name not in run_all.SKIP:
+            with pytest.raises(Parsed):
+                run_all.run(name, run_all.ARGS.get(name, []))
