@@ -75,6 +75,7 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             "tagger": "t.depfs",
             "gold": "gold.conllu",
             "nohead": "nohead.conllu",
+            "untagged": "untagged.conllu",
             "empty": "empty.conllu",
             "bom": "bom.conllu",
             "crlf": "crlf.conllu",
@@ -93,6 +94,13 @@ def d(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     small_graph(epochs=1).fit(gold).save(f["graph"])
     depfs.Tagger(SMALL, epochs=1).fit(gold).save(f["tagger"])
     f["nohead"].write_text(_without_heads(gold_text))
+    f["untagged"].write_text(
+        "\n".join(
+            "\t".join(c if i not in (2, 3, 4, 5) else "_" for i, c in enumerate(line.split("\t")))
+            for line in gold_text.splitlines()
+        )
+        + "\n"
+    )
     f["empty"].write_bytes(b"")
     f["bom"].write_bytes(b"\xef\xbb\xbf" + gold_text.encode())
     f["crlf"].write_bytes(gold_text.replace("\n", "\r\n").encode())
@@ -697,6 +705,11 @@ SILENT_CLI = [
     (["train", "--train", "{gold}", "--templates", ""], ["--templates is empty"]),
     (["train", "--train", "{gold}", "--dev", "{nohead}"], ["--dev", "nohead.conllu", "no HEAD"]),
     (["train", "--train", "{nohead}"], ["nohead.conllu", "no training sentence"]),
+    # A tagger's dev without gold tags scored 0.00 and chose its epoch on that.
+    (
+        ["train", "--parser", "tagger", "--train", "{gold}", "--dev", "{untagged}"],
+        ["--dev", "untagged.conllu", "UPOS, XPOS, FEATS, LEMMA empty"],
+    ),
 ]
 
 

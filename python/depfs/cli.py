@@ -260,6 +260,21 @@ def _check_heads(treebank: Any, path: str) -> None:
         raise ValueError(f"--dev {path}: {str(e).removeprefix('gold ')}") from None
 
 
+def _check_tags(dev: Any, train: Any, path: str) -> None:
+    """A tagger's dev file is scored on the columns it learns (those its train file
+    fills): refused before training when it leaves one of them empty."""
+    from .base import missing_columns
+
+    filled = set(train.filled_columns())
+    learned = [c for c in ("UPOS", "XPOS", "FEATS", "LEMMA") if c in filled]
+    missing = missing_columns(learned, dev)
+    if missing:
+        raise ValueError(
+            f"--dev {path}: leaves {', '.join(missing)} empty ('_' on most words); the "
+            "tagger learns them from --train and is scored on them: give dev gold tags"
+        )
+
+
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
     """A template option's value that looks like a file path (a slash, or a .txt name)
     must be an existing file, not be read as template text."""
@@ -513,6 +528,8 @@ def train(
         dev_tb = read_conllu(dev_path) if dev_path else None
         if dev_tb is not None and parser_kind != "tagger":
             _check_heads(dev_tb, str(dev_path))
+        elif dev_tb is not None:
+            _check_tags(dev_tb, train_tb, str(dev_path))
         parser: TrainableModel
         if parser_kind == "tagger":
             parser = Tagger(
