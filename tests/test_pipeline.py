@@ -1002,3 +1002,36 @@ def test_the_cli_loads_the_model_beside_the_first_reads(
     )
     assert res.exit_code == 0, res.output
     assert len(threads) == 1 and threads[0] != threading.main_thread().name, threads
+
+
+def test_stdin_is_read_in_batches_with_the_bytes_of_the_whole_parse(
+    parser: ArcEagerParser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`depfs parse MODEL < file` reads stdin `--batch-size` sentences at a time (it read
+    it whole: memory grew with the input), with the output of the whole-file parse, on
+    messy input too (BOM, CRLF, runs of blank lines, no final blank line); an error in a
+    later batch names its line in the whole input. Planted: cutting a batch one byte
+    early (inside its blank line) fails the bytes; no line offset fails the error."""
+    import io
+
+    from depfs.pipeline import stream_batches
+
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    model = tmp_path / "p.depfs"
+    parser.save(model)
+    for data in (synthetic_conllu(40, seed=3).encode(), _messy(40, seed=4)):
+        batches, fmt = stream_batches(io.BytesIO(data), batch_size=7)
+        sizes = [len(tb) for tb in batches]
+        assert fmt == "conllu" and sizes == [7] * 5 + [5], sizes
+        res = CliRunner().invoke(main, ["parse", str(model), "--batch-size", "7"], input=data)
+        assert res.exit_code == 0, res.output
+        whole = parser.parse(Treebank.from_bytes(data)).to_string()
+        assert res.stdout == whole
+    text = synthetic_conllu(40, seed=3)
+    lines = text.splitlines()
+    bad = next(i for i in range(len(lines) // 2, len(lines)) if lines[i][:1].isdigit())
+    lines[bad] = lines[bad].replace("\t", " ", 1)
+    res = CliRunner().invoke(
+        main, ["parse", str(model), "--batch-size", "7"], input="\n".join(lines) + "\n"
+    )
+    assert res.exit_code == 2 and f"<stdin>:{bad + 1}:" in res.output, res.output

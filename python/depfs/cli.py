@@ -871,6 +871,7 @@ def parse(
             _model(model),
             input_format,
             tokenizer,
+            batch_size,
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
@@ -908,16 +909,18 @@ def _input_format(path: str, input_format: str | None, tokenizer: str | None) ->
     return fmt
 
 
-def _stdin(model: Any, input_format: str | None, tokenizer: str | None, **kw: Any) -> Any:
-    """Parses (or tags) stdin to stdout: its format given or detected (and said)."""
-    from .pipeline import detect_input, detected_note, input_batches, parse_stream
+def _stdin(
+    model: Any, input_format: str | None, tokenizer: str | None, batch_size: int, **kw: Any
+) -> Any:
+    """Parses (or tags) stdin to stdout as it comes, `batch_size` sentences at a time: its
+    format given or detected (and said)."""
+    from .pipeline import detected_note, parse_stream, stream_batches
 
-    data = sys.stdin.buffer.read()
-    if input_format is None and tokenizer is None:
-        input_format = detect_input(data)
-        if input_format != "conllu":
-            click.echo(f"depfs: note: <stdin>: {detected_note(input_format)}", err=True)
-    batches, fmt = input_batches(data, input_format, tokenizer=tokenizer)
+    batches, fmt = stream_batches(
+        sys.stdin.buffer, input_format, tokenizer=tokenizer, batch_size=batch_size
+    )
+    if input_format is None and tokenizer is None and fmt != "conllu":
+        click.echo(f"depfs: note: <stdin>: {detected_note(fmt)}", err=True)
     return parse_stream(model, batches, sys.stdout.buffer, input_format=fmt, **kw)
 
 
@@ -989,7 +992,9 @@ def tag(
             tokenizer=tokenizer,
         )
     else:
-        _stdin(tagger, input_format, tokenizer, threads=threads, knobs={"margin": margin})
+        _stdin(
+            tagger, input_format, tokenizer, batch_size, threads=threads, knobs={"margin": margin}
+        )
 
 
 @main.command()

@@ -163,6 +163,104 @@ def input_batches(
     return batches(), fmt
 
 
+def stream_batches(
+    stream: BinaryIO,
+    input_format: str | None = None,
+    *,
+    name: str = "<stdin>",
+    tokenizer: str | None = None,
+    batch_size: int = 5000,
+) -> tuple[Iterator[Any], str]:
+    """As :func:`input_batches`, from a binary stream (stdin) read as it comes: memory
+    holds one batch, not the whole input. The format is detected on the first lines."""
+    from .text import DETECT_LINES, FORMATS, detect_format, text_batches
+
+    head = list(itertools.islice(stream, DETECT_LINES))
+    joined = io.BufferedReader(_Joined(b"".join(head), stream), 1 << 20)
+    if tokenizer is not None:
+        fmt = "raw text"
+    else:
+        fmt = input_format or detect_format(x.decode("utf-8", "replace") for x in head)
+        if fmt not in FORMATS:
+            raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
+    if fmt == "conllu":
+        return _conllu_from_stream(joined, name, batch_size), fmt
+    split = None if tokenizer is None else _tokenizer(tokenizer)
+    return text_batches(joined, fmt, name=name, batch_size=batch_size, tokenizer=split), fmt
+
+
+class _Joined(io.RawIOBase):
+    """`head` (bytes already read), then the rest of `stream`."""
+
+    def __init__(self, head: bytes, stream: BinaryIO) -> None:
+        self.head, self.stream = memoryview(head), stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        if len(self.head):
+            n = min(len(b), len(self.head))
+            b[:n], self.head = self.head[:n], self.head[n:]
+            return n
+        data = self.stream.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def _conllu_from_stream(stream: BinaryIO, name: str, batch_size: int) -> Iterator[Any]:
+    """CoNLL-U batches cut from `stream` at blank lines (the first one at least
+    :data:`CHECK_SENTENCES` sentences, as a file's): errors name the line in the whole
+    stream. O(bytes); memory: a batch and a block."""
+    pending, line0, want = bytearray(), 1, max(batch_size, CHECK_SENTENCES)
+    while True:
+        block = stream.read(1 << 20)
+        pending += block
+        while (cut := _after_blank_lines(pending, want)) > 0 or (not block and pending):
+            cut = cut if cut > 0 else len(pending)
+            with memoryview(pending) as view:
+                data = bytes(view[:cut])
+            del pending[:cut]
+            if not data.isspace():
+                yield _from_bytes_at(data, name, line0)
+            line0 += data.count(b"\n")
+            want = batch_size
+        if not block:
+            return
+
+
+def _after_blank_lines(data: bytearray, n: int) -> int:
+    """The offset just after the `n`-th run of blank lines (LF or CRLF) of `data`: after
+    `n` sentences; -1 if it has fewer. O(bytes): each kind's next one is searched for
+    again only once passed."""
+    pos, lf, crlf = 0, data.find(b"\n\n"), data.find(b"\n\r\n")
+    for _ in range(n):
+        if lf < 0 and crlf < 0:
+            return -1
+        pos = lf + 2 if crlf < 0 or 0 <= lf < crlf else crlf + 3
+        while data[pos : pos + 1] == b"\n" or data[pos : pos + 2] == b"\r\n":
+            pos += 1 if data[pos] == 10 else 2  # the run's further blank lines
+        if 0 <= lf < pos:
+            lf = data.find(b"\n\n", pos - 1)
+        if 0 <= crlf < pos:
+            crlf = data.find(b"\n\r\n", pos - 1)
+    return pos
+
+
+def _from_bytes_at(data: bytes, name: str, first_line: int) -> Any:
+    """`data` read as CoNLL-U lines from `first_line` of the input `name` on: an error
+    names its line in the whole input."""
+    from .errors import FormatError
+
+    try:
+        return _core.Treebank.from_bytes(data, name=name)
+    except FormatError as e:
+        line, sep, rest = str(e).removeprefix(f"{name}:").partition(":")
+        if not (sep and line.isdigit()):
+            raise
+        raise FormatError(f"{name}:{int(line) + first_line - 1}:{rest}") from None
+
+
 #: The columns a parser's templates can read: a streamed parse written through the
 #: input's text reads only these (:meth:`_core.ConlluBatches.read_columns`). Not the
 #: model's ``input_columns``: those are the ones it needs, which leave out a column its
@@ -489,7 +587,6 @@ def parse_chunk(
     and a tagger inside decided on it); a later chunk is read from its bytes, its
     errors named by their line in the file, and tagged by a tagger inside when the
     file's first batch says so."""
-    from .errors import FormatError
 
     model = _model(model_path)
     tagger = None if tagger_path is None else _tagger(tagger_path)
@@ -507,13 +604,7 @@ def parse_chunk(
     with open(input_path, "rb") as f:
         f.seek(chunk.start)
         data = f.read(chunk.end - chunk.start)
-    try:
-        tb = _core.Treebank.from_bytes(data, name=input_path)
-    except FormatError as e:
-        line, sep, rest = str(e).removeprefix(f"{input_path}:").partition(":")
-        if not (sep and line.isdigit()):
-            raise
-        raise FormatError(f"{input_path}:{int(line) + chunk.first_line - 1}:{rest}") from None
+    tb = _from_bytes_at(data, input_path, chunk.first_line)
     done = parse_stream(
         model, [tb], out, allow_missing_tags=True, tagger=tagger, own_tags=own_tags, **kw
     )
