@@ -104,26 +104,24 @@ def detected_note(fmt: str) -> str:
     return f"read as {FORMAT_NAMES[fmt]}; --input chooses the format"
 
 
-def detect_input(source: str | bytes) -> str:
-    """The format of a file (path) or of stdin's bytes: see :func:`depfs.text.detect_format`."""
+def detect_input(path: str) -> str:
+    """The format of a file: see :func:`depfs.text.detect_format` (stdin:
+    :func:`stream_batches`)."""
     from .errors import FormatError
     from .text import DETECT_LINES, GZIP_ERRORS, _open, detect_format, gzip_message
 
-    if isinstance(source, bytes):
-        head = source.split(b"\n", DETECT_LINES)[:DETECT_LINES]
-    else:
-        head = []
-        try:
-            with _open(source) as f:
-                for line in itertools.islice(f, DETECT_LINES):
-                    head.append(line)
-        except GZIP_ERRORS as e:
-            raise FormatError(gzip_message(source, len(head), e)) from None
+    head: list[bytes] = []
+    try:
+        with _open(path) as f:
+            for line in itertools.islice(f, DETECT_LINES):
+                head.append(line)
+    except GZIP_ERRORS as e:
+        raise FormatError(gzip_message(path, len(head), e)) from None
     return detect_format(line.decode("utf-8", "replace") for line in head)
 
 
 def input_batches(
-    source: str | bytes,
+    source: str,
     input_format: str | None = None,
     *,
     name: str | None = None,
@@ -131,8 +129,8 @@ def input_batches(
     batch_size: int = 5000,
     keep_text: bool = False,
 ) -> tuple[Iterator[Any], str]:
-    """The treebank batches of an input, a file path or stdin's bytes (named `name`,
-    default ``<stdin>``), and the format read. `input_format`: ``conllu``,
+    """The treebank batches of a file (`source`, a path; named `name`, default the path;
+    stdin: :func:`stream_batches`), and the format read. `input_format`: ``conllu``,
     ``horizontal``, ``vertical`` or None (detected); `tokenizer` (``spacy:LANG``):
     raw text, the format is then ``raw text``. A CoNLL-U file's first batch holds at
     least :data:`CHECK_SENTENCES` sentences (the columns are checked on it). With
@@ -140,7 +138,7 @@ def input_batches(
     :func:`parse_stream`."""
     from .text import FORMATS, _open, text_batches
 
-    label = name or (source if isinstance(source, str) else "<stdin>")
+    label = name or source
     if tokenizer is not None:
         fmt = "raw text"
     else:
@@ -148,16 +146,13 @@ def input_batches(
         if fmt not in FORMATS:
             raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
     if fmt == "conllu":
-        if isinstance(source, bytes):
-            return iter([_core.Treebank.from_bytes(source, name=label)]), fmt
         reader = _core.ConlluBatches(source, sentences=batch_size, keep_text=keep_text)
         first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
         return _ConlluStream(first, reader, batch_size), fmt
     split = None if tokenizer is None else _tokenizer(tokenizer)
 
     def batches() -> Iterator[_core.Treebank]:
-        stream = io.BytesIO(source) if isinstance(source, bytes) else _open(source)
-        with stream:
+        with _open(source) as stream:
             yield from text_batches(stream, fmt, name=label, batch_size=batch_size, tokenizer=split)
 
     return batches(), fmt
