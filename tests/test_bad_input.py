@@ -809,7 +809,7 @@ UNCLEAR = [
         ["<stdin>:1: invalid UTF-8"],
         [],
     ),
-    (["parse", "{ae}", "{roots}"], None, ["roots.conllu:2: several roots"], ["multiple_roots"]),
+    (["stats", "{roots}"], None, ["roots.conllu:2: several roots"], ["multiple_roots"]),
     (["parse", "{ae}", "{empty}"], None, ["empty.conllu:1: empty input"], []),
     (["parse", "{ae}", "{tmp}/nope.conllu"], None, ["nope.conllu: No such file"], ["Errno", "'"]),
     (["parse", "{tmp}/nope.depfs", "{gold}"], None, ["nope.depfs: No such file"], ["Errno"]),

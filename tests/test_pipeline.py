@@ -1035,3 +1035,26 @@ def test_stdin_is_read_in_batches_with_the_bytes_of_the_whole_parse(
         main, ["parse", str(model), "--batch-size", "7"], input="\n".join(lines) + "\n"
     )
     assert res.exit_code == 2 and f"<stdin>:{bad + 1}:" in res.output, res.output
+
+
+def test_input_whose_heads_have_several_roots_is_parsed(
+    parser: ArcEagerParser, tmp_path: Path
+) -> None:
+    """HEAD 0 on every word (how some tools blank a file) is no reason to refuse input
+    whose HEAD the parse overwrites: the output is the parse of the blanked input, from a
+    file and from stdin. Planted: INPUT_ROOTS = False fails both."""
+    from test_bad_input import _without_heads
+
+    gold = synthetic_conllu(12, seed=6)
+    zeros = "\n".join(
+        "\t".join(c if i != 6 else "0" for i, c in enumerate(line.split("\t")))
+        for line in gold.splitlines()
+    )
+    model, inp = tmp_path / "p.depfs", tmp_path / "zeros.conllu"
+    parser.save(model)
+    inp.write_text(zeros + "\n")
+    expected = parser.parse(Treebank.from_string(_without_heads(gold))).to_string()
+    res = CliRunner().invoke(main, ["parse", str(model), str(inp)])
+    assert res.exit_code == 0 and res.stdout == expected, res.output
+    res = CliRunner().invoke(main, ["parse", str(model)], input=zeros + "\n")
+    assert res.exit_code == 0 and res.stdout == expected, res.output

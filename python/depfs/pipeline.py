@@ -146,7 +146,9 @@ def input_batches(
         if fmt not in FORMATS:
             raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
     if fmt == "conllu":
-        reader = _core.ConlluBatches(source, sentences=batch_size, keep_text=keep_text)
+        reader = _core.ConlluBatches(
+            source, sentences=batch_size, keep_text=keep_text, multiple_roots=INPUT_ROOTS
+        )
         first = reader.next_batch(max(batch_size, CHECK_SENTENCES))
         return _ConlluStream(first, reader, batch_size), fmt
     split = None if tokenizer is None else _tokenizer(tokenizer)
@@ -248,12 +250,17 @@ def _from_bytes_at(data: bytes, name: str, first_line: int) -> Any:
     from .errors import FormatError
 
     try:
-        return _core.Treebank.from_bytes(data, name=name)
+        return _core.Treebank.from_bytes(data, name=name, multiple_roots=INPUT_ROOTS)
     except FormatError as e:
         line, sep, rest = str(e).removeprefix(f"{name}:").partition(":")
         if not (sep and line.isdigit()):
             raise
         raise FormatError(f"{name}:{int(line) + first_line - 1}:{rest}") from None
+
+
+#: Input to parse or tag may have several roots: its HEAD is overwritten, and some tools
+#: blank a file by setting every HEAD to 0 (heads out of range or in a cycle are refused).
+INPUT_ROOTS = True
 
 
 #: The columns a parser's templates can read: a streamed parse written through the
@@ -609,7 +616,7 @@ def parse_chunk(
 def _first_sentences(path: str, sentences: int, batch_size: int) -> Iterator[_core.Treebank]:
     """The batches of a CoNLL-U file's first `sentences` sentences (at least its first
     batch), read as :func:`input_batches` reads the whole file."""
-    reader = _core.ConlluBatches(path, sentences=batch_size)
+    reader = _core.ConlluBatches(path, sentences=batch_size, multiple_roots=INPUT_ROOTS)
     size, left = max(batch_size, CHECK_SENTENCES), sentences
     while left > 0:
         tb = reader.next_batch(size)
