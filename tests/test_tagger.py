@@ -347,8 +347,8 @@ def test_the_default_tagger_has_a_backward_pass_and_tags_the_same_after_loading(
 
 def test_backward_templates_are_checked() -> None:
     train = synthetic(5)
-    with pytest.raises(ValueError, match="bupos"):
-        Tagger("form(i)\nbupos(i+1)\n").fit(train)  # no backward pass to read
+    with pytest.raises(ValueError, match="bupos"):  # a dynamic tagger has no pass to read
+        Tagger("form(i)\nbupos(i+1)\n", dynamic=True).fit(train)
     for bad in ("upos(i-1)\n", "bupos(i)\n", "form(i)\nbupos(i-1)\n"):
         with pytest.raises(ValueError, match="backward pass reads only"):
             Tagger(SMALL, backward=bad).fit(train)
@@ -428,3 +428,17 @@ def test_a_capitalised_name_known_only_as_a_lower_cased_noun_keeps_its_case(
         depfs.load(path)
     with pytest.raises(ValueError, match="the case rule needs"):
         Tagger(SMALL, cased=True, dynamic=True).fit(train)
+
+
+def test_sets_that_read_the_backward_pass_get_the_default_pass() -> None:
+    """Templates that read `bupos` (the shipped DEFAULT_SETS given by name, as the README's
+    recipe for the previous default does) train with the default backward pass; they used
+    to fail for want of one. Planted: the pass only for templates=None fails this."""
+    from depfs.datasets import synthetic
+    from depfs.tagger import DEFAULT_BACKWARD, DEFAULT_SETS
+
+    t = Tagger(DEFAULT_SETS, epochs=1).fit(synthetic(40, seed=1))
+    default = Tagger(epochs=1).fit(synthetic(40, seed=1))
+    assert DEFAULT_BACKWARD and t.model_.backward_templates == default.model_.backward_templates
+    assert t.model_.backward_templates
+    assert Tagger(SMALL, epochs=1).fit(synthetic(40, seed=1)).model_.backward_templates is None

@@ -122,7 +122,7 @@ class Tagger(TrainableModel):
         line_hashing: bool = True,
         # Templates of a backward (right-to-left) UPOS pass run first, whose tags the
         # templates read as `bupos` (docs/design.md § Tagger). None: DEFAULT_BACKWARD
-        # with the default templates, else no pass.
+        # with the default templates or any that read `bupos` (not dynamic), else no pass.
         backward: str | os.PathLike[str] | None = None,
         # A form the dictionary knows only lower-cased keeps its case: its UPOS is open, and
         # its lemma is made from the form as written unless the lower-cased entry has the
@@ -234,8 +234,10 @@ class Tagger(TrainableModel):
 
     def _backward_text(self) -> str | None:
         b = self.backward
-        if b is None and self.templates is None and not self.dynamic:
-            b = DEFAULT_BACKWARD
+        if b is None and not self.dynamic:
+            # The default sets, or any that read the backward pass's tags: its default.
+            if self.templates is None or any("bupos(" in t for t in self._template_texts()):
+                b = DEFAULT_BACKWARD
         return None if b is None else resolve_templates(b, "token")
 
     def _n_epochs(self) -> int:
