@@ -90,7 +90,10 @@ def test_errors_are_one_line_with_exit_2(files: tuple[Path, Path], tmp_path: Pat
     bad = tmp_path / "bad.conllu"
     bad.write_text("1\tx\tx\tX\t_\t_\t7\troot\t_\t_\n\n")
     cases = [
-        (["eval", str(gold), str(other)], "gold has 100 sentences, system has 1"),
+        (
+            ["eval", str(gold), str(other)],
+            f"{other} against {gold}: gold has 100 sentences, system has 1",
+        ),
         (["eval", str(gold), str(tmp_path / "missing.conllu")], "missing.conllu"),
         (["stats", str(bad)], "bad.conllu:1"),
     ]

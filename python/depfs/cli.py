@@ -1237,8 +1237,8 @@ def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> No
     try:
         scores = evaluate(gold, system_tb, full_labels=full_labels)
     except ValueError as e:
-        if isinstance(e, AlignmentError):
-            raise
+        if isinstance(e, AlignmentError):  # name the two files
+            raise AlignmentError(f"{system} against {gold}: {e}") from None
         # The scorer names the side ("gold sentence 3 ..."); say which file that is.
         side = gold if str(e).startswith("gold") else system
         raise ValueError(f"{side}: {e}") from None
