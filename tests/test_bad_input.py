@@ -781,6 +781,12 @@ LIES = [
     (["parse", "{ae}", "{gold}", "--policy-threshold", "1"], ["--policy-threshold", "--dynfs"]),
     (["parse", "{ae}", "{gold}", "--tagger", "{ae}"], ["ae.depfs", "not a tagger"]),
     (["tag", "{ae}", "{gold}"], ["ae.depfs", "depfs tag needs a tagger"]),
+    (["parse", "{tagger}", "{gold}"], ["t.depfs is a tagger, not a parser", "depfs tag"]),
+    (["train", "--keep", "last"], ["--keep", "give --dev"]),
+    (
+        ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", "local", "--threads", "2"],
+        ["--threads", "one thread of its worker"],
+    ),
 ]
 
 

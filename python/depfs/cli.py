@@ -453,6 +453,8 @@ def train(
         raise click.UsageError(f"{names}: graph parser options (this is --parser {parser_kind})")
     if dynamic and parser_kind == "graph":
         raise click.UsageError("--dynamic: arc-eager or tagger only (this is --parser graph)")
+    if dev_path is None and ctx.get_parameter_source("keep") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError("--keep: which epoch to keep by its --dev score (give --dev)")
     stages = None
     if cascade is not None:
         if not (dynamic and parser_kind == "arc-eager"):
@@ -718,7 +720,9 @@ def train(
 )
 @input_option
 @tokenizer_option
+@click.pass_context
 def parse(
+    ctx: click.Context,
     model: str,
     inputs: tuple[str, ...],
     output: str | None,
@@ -810,6 +814,11 @@ def parse(
         )
     if scores and has_dynfs and not no_dynfs:
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
+    if scheduler and ctx.get_parameter_source("threads") != click.core.ParameterSource.DEFAULT:
+        raise click.UsageError(
+            "--threads: with --scheduler each task parses on one thread of its worker "
+            "(the workers are the parallelism: --workers with --scheduler local)"
+        )
     if workers is not None and scheduler != "local":
         raise click.UsageError("--workers: the worker processes of --scheduler local")
     if chunk_sentences is not None and not scheduler:
