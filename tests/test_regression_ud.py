@@ -4,16 +4,18 @@ en_ewt train (39,802 words) for 3 epochs with the default templates, scored on t
 en_ewt dev file (25,147 words) with depfs.evaluate (UAS / LAS on universal labels,
 punctuation included). Each test takes a few seconds (release build, 2 cores).
 
-How the thresholds were derived (measured on 2026-11-23, commit 6a9307d + this test,
-seeds 1, 2, 3):
+How the thresholds were derived (measured again on 2026-11-26, seeds 1, 2, 3; the same
+arc-eager figures as on 2026-11-23, graph within 0.1):
 
     arc-eager  UAS 82.38 / 82.87 / 82.92   LAS 79.61 / 80.06 / 80.23
-    graph o1   UAS 82.07 / 82.13 / 82.04   LAS 78.84 / 78.90 / 78.79
+    graph o1   UAS 81.96 / 82.15 / 82.03   LAS 78.79 / 78.98 / 78.86
 
-The tests train with seed 1; each threshold is the seed-1 value rounded down, minus about
-2.5 points (five times the seed-to-seed spread of ~0.5): a change that costs 2.5 points
-of attachment on 2,000 sentences is a bug, not noise. Adjust the numbers here only
-with a measured reason.
+The tests train with seed 1, so the seeds' spread is not in play: only a change of the
+code moves the figure. Each threshold is the seed-1 value minus about 1.5 points (three
+times the largest seed-to-seed spread, ~0.5, the margin left for a change that trades
+one seed's luck for another's): a change that costs 1.5 points of attachment on 2,000
+sentences is a bug, not noise (it was 2.5 points, which let a 2-point loss pass).
+Adjust the numbers here only with a measured reason.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ N_TRAIN = 2000
 EPOCHS = 3
 THRESHOLDS = {
     # parser: (minimum UAS, minimum LAS), percentages
-    "arc-eager": (80.0, 77.0),
-    "graph": (79.5, 76.0),
+    "arc-eager": (80.9, 78.1),
+    "graph": (80.4, 77.3),
 }
 
 pytestmark = [
