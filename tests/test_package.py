@@ -117,26 +117,29 @@ def test_the_demo_draws_each_word_under_its_head() -> None:
 
 def test_an_interruption_reaches_python_during_a_long_rust_call():
     """Training epochs run through base.interruptible: Ctrl-C raises at once, while the
-    Rust call (which releases the GIL and never looks at signals) goes on in its own
-    thread; called directly, the interruption would only come when it returns."""
+    long call (a Rust one releases the GIL and never looks at signals) goes on in its own
+    thread. The call here returns only when the test lets it, after the interruption has
+    been raised: no timing decides the test (it used to bet on a 1.2 s Rust call still
+    running after 0.05 s). Planted: interruptible calling `fn` directly fails it."""
     import _thread
     import threading
 
-    from depfs import decode
     from depfs.base import interruptible
 
-    m = np.random.default_rng(0).normal(size=(101, 101))
-    finished = threading.Event()
+    started, gate, finished = threading.Event(), threading.Event(), threading.Event()
 
-    def long_call() -> None:  # ~1.2 s or more of Rust with the GIL released
-        # The interruption is timed from here, in the call's own thread: timed from
-        # before `interruptible`, a busy machine could deliver it before the call starts.
-        threading.Timer(0.05, _thread.interrupt_main).start()
-        decode.cle_batch([m] * 60_000, threads=1)
+    def long_call() -> None:
+        started.set()
+        gate.wait(60)  # as a call that ignores signals: it ends when it ends
         finished.set()
 
+    def interrupt_once_started() -> None:
+        started.wait(60)
+        _thread.interrupt_main()
+
+    threading.Thread(target=interrupt_once_started, daemon=True).start()
     with pytest.raises(KeyboardInterrupt):
         interruptible(long_call)
-    assert not finished.is_set()
-    # The abandoned call ends in its own thread (direct: the interruption lands first).
-    assert finished.wait(30), "the interruption waited for the Rust call to end"
+    assert not finished.is_set()  # the interruption did not wait for the call
+    gate.set()
+    assert finished.wait(30)  # the abandoned call ends in its own thread

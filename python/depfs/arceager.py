@@ -71,7 +71,8 @@ TrainingSet = _core.TrainingSet
 
 MOVES = ("SHIFT", "REDUCE", "LEFT-ARC", "RIGHT-ARC")
 
-#: ℓ2 strength of prefix-margin training with AdaGrad steps, chosen on en_ewt dev (see the README).
+#: ℓ2 strength of prefix-margin training with AdaGrad steps, chosen on en_ewt dev
+#: (docs/methods.md, prefix-margin training).
 ARC_EAGER_L2 = 3e-4
 
 #: The training margin of each kind of prefix step, chosen on en_ewt dev (docs/methods.md,
@@ -119,7 +120,7 @@ class ArcEagerParser(TrainableModel):
         explore_p: float = 0.9,
         pseudo_projective: bool = True,
         # Lifted labels r↑h seen fewer times in training become plain r: fewer label
-        # columns, a faster parser; chosen on en_ewt dev (see the README).
+        # columns, a faster parser; chosen on en_ewt dev (docs/design.md, lifted labels).
         min_lifted_label_count: int = 20,
         # Prefix-margin training (Strubell et al. 2015): the margin every prefix is
         # trained to reach, the unit of parse-time margins (None: TRAIN_MARGIN of the
