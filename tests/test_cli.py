@@ -168,6 +168,25 @@ def test_a_closed_pipe_is_not_an_error(files: tuple[Path, Path]):
         text=True,
     )
     assert res.returncode == 0 and "Error" not in res.stderr and "Broken pipe" not in res.stderr
+    # A reader gone before the first write (deterministic, unlike `| head`): exit 0, no
+    # message, also where a command catches OSError itself (`templates show` printed
+    # `[Errno 32] Broken pipe`). Planted: _fail without its broken-pipe case fails this.
+    import os
+
+    for args in (["templates", "show", "--canonical", "tagger"], ["stats", str(gold)]):
+        read, write = os.pipe()
+        os.close(read)
+        try:
+            res = subprocess.run(
+                [sys.executable, "-m", "depfs.cli", *args],
+                stdout=write,
+                stderr=subprocess.PIPE,
+                text=True,
+                check=False,
+            )
+        finally:
+            os.close(write)
+        assert res.returncode == 0 and res.stderr == "", (args, res.stderr)
 
 
 def test_info_says_what_a_model_holds_and_how_it_was_trained(
@@ -374,3 +393,22 @@ def test_scores_reach_every_output_of_several_files_and_of_chunks(
         assert (here / name).read_bytes() == whole == (chunked / name).read_bytes()
     res = CliRunner().invoke(main, ["parse", str(model), "--out-dir", str(here)], input="")
     assert res.exit_code == 2 and "INPUTS" in res.output, res.output
+
+
+def test_templates_show_reads_a_file_in_its_own_family(tmp_path: Path):
+    """`depfs templates show FILE` prints a template file, and `--canonical` parses it in
+    the family its templates belong to (a transition parser's file was parsed as arc
+    templates and refused); a name that is neither a set nor a file is one clear line."""
+    pool = tmp_path / "pool.txt"
+    pool.write_text("form(STACK_0)\nupos(QUEUE_0)\n")
+    runner = CliRunner()
+    res = runner.invoke(main, ["templates", "show", str(pool)])
+    assert res.exit_code == 0 and res.output == pool.read_text(), res.output
+    res = runner.invoke(main, ["templates", "show", "--canonical", str(pool)])
+    assert res.exit_code == 0, res.output
+    assert [line.split("\t")[2] for line in res.output.splitlines()] == [
+        "form(STACK_0)",
+        "upos(QUEUE_0)",
+    ]
+    res = runner.invoke(main, ["templates", "show", "nosuch"])
+    assert res.exit_code == 2 and "nosuch: no such template set or file" in res.output

@@ -3,7 +3,6 @@ import sys
 from pathlib import Path
 
 import depfs
-import numpy as np
 import pytest
 
 

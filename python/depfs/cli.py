@@ -63,6 +63,9 @@ _API_HINT = " (reading with multiple_roots=True accepts this)"
 
 def _fail(err: BaseException) -> None:
     """One line on stderr, no traceback, exit status 2."""
+    if isinstance(err, BrokenPipeError):  # `depfs ... | head`, caught as an OSError
+        _quiet_stdout()
+        sys.exit(0)
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
         err = OSError(f"{err.filename}: {err.strerror}")  # not "[Errno 2] ...: 'x'"
     message = " ".join(str(err).replace(_API_HINT, "").split()) or type(err).__name__
@@ -1203,19 +1206,34 @@ def templates_list() -> None:
 @click.option("--canonical", is_flag=True, help="Print canonical forms with ids and costs.")
 def templates_show(name: str, canonical: bool) -> None:
     """Print a shipped template set (or a template file) NAME."""
+    import os
+
     from . import _core
     from .errors import DepfsError
-    from .templates import parse_templates, resolve_templates, template_sets
+    from .templates import FAMILIES, parse_templates, resolve_templates, template_sets
 
     try:
-        if canonical:
-            family = _core.template_set_text(name)[0] if name in template_sets() else "arc"
-            for t in parse_templates(resolve_templates(name), family, max_atoms=1000):
-                click.echo(f"{t.id:016x}\t{t.cost:.2f}\t{t.text}")
-        elif name in template_sets():
-            click.echo(_core.template_set_text(name)[1], nl=False)
-        else:
-            _fail(ValueError(f"no template set {name!r} (known: {', '.join(template_sets())})"))
+        shipped = name in template_sets()
+        if not shipped and not os.path.isfile(name):
+            known = ", ".join(template_sets())
+            raise ValueError(f"{name}: no such template set or file (sets: {known})")
+        text = resolve_templates(name)
+        if not canonical:
+            click.echo(text if text.endswith("\n") else text + "\n", nl=False)
+            return
+        if shipped:
+            families = [_core.template_set_text(name)[0]]
+        else:  # a file: the first family its templates parse in
+            families = list(FAMILIES)
+        for i, family in enumerate(families):
+            try:
+                parsed = parse_templates(text, family, max_atoms=1000)
+                break
+            except ValueError:
+                if i == len(families) - 1:
+                    raise
+        for t in parsed:
+            click.echo(f"{t.id:016x}\t{t.cost:.2f}\t{t.text}")
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
 
