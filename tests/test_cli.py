@@ -311,19 +311,25 @@ def test_streamed_parse_is_the_whole_file_parse(
     assert not out.exists() and not [q for q in tmp_path.iterdir() if q.name.endswith(".tmp")]
 
 
+def _model_and_inputs(tmp_path: Path, n: int) -> tuple[Path, depfs.ArcEagerParser, list[str]]:
+    """A small arc-eager model saved in `tmp_path`, and `n` input files of 30, 40, ...
+    sentences."""
+    model = tmp_path / "m.depfs"
+    parser = depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=1)
+    parser.fit(synthetic(60, seed=8)).save(model)
+    inputs = []
+    for k in range(n):
+        p = tmp_path / f"in{k}.conllu"
+        synthetic(30 + 10 * k, seed=20 + k).write(str(p))
+        inputs.append(str(p))
+    return model, parser, inputs
+
+
 def test_several_files_locally_and_on_a_dask_cluster_give_the_same_bytes(tmp_path: Path):
     """`depfs parse MODEL A B --out-dir D`, here and with --scheduler local: the outputs
     are the whole-file parses of each input."""
     pytest.importorskip("distributed")
-    model = tmp_path / "m.depfs"
-    depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=1).fit(synthetic(60, seed=8)).save(
-        model
-    )
-    inputs = []
-    for k in range(3):
-        p = tmp_path / f"in{k}.conllu"
-        synthetic(30 + 10 * k, seed=20 + k).write(str(p))
-        inputs.append(str(p))
+    model, _, inputs = _model_and_inputs(tmp_path, 3)
     here, there = tmp_path / "here", tmp_path / "there"
     here.mkdir()
     there.mkdir()
@@ -368,14 +374,7 @@ def test_scores_reach_every_output_of_several_files_and_of_chunks(
 
     monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)  # chunks of 10 sentences
 
-    model = tmp_path / "m.depfs"
-    parser = depfs.ArcEagerParser("upos(QUEUE_0)\nform(STACK_0)", epochs=1)
-    parser.fit(synthetic(60, seed=8)).save(model)
-    inputs = []
-    for k in range(2):
-        p = tmp_path / f"in{k}.conllu"
-        synthetic(30 + 10 * k, seed=20 + k).write(str(p))
-        inputs.append(str(p))
+    model, parser, inputs = _model_and_inputs(tmp_path, 2)
     here, chunked = tmp_path / "here", tmp_path / "chunked"
     here.mkdir()
     chunked.mkdir()
