@@ -784,6 +784,10 @@ LIES = [
     (["parse", "{tagger}", "{gold}"], ["t.depfs is a tagger, not a parser", "depfs tag"]),
     (["train", "--keep", "last"], ["--keep", "give --dev"]),
     (
+        ["train", "--parser", "arc-eager", "--dynamic", "--cascade", "200"],
+        ["--cascade 200: must be increasing template counts between 1 and"],
+    ),
+    (
         ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", "local", "--threads", "2"],
         ["--threads", "one thread of its worker"],
     ),

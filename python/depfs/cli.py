@@ -549,6 +549,12 @@ def train(
                 tagger=own_tagger,
                 clusters=clusters_path,
             )
+            if stages:  # checked against the template set before any training
+                try:
+                    parser._stages()
+                except ValueError as e:
+                    msg = str(e).replace("cascade must be", "must be").split(", got")[0]
+                    raise click.UsageError(f"--cascade {cascade}: {msg}") from None
         else:
             parser = GraphParser(
                 order=order,
