@@ -13,7 +13,8 @@ first k templates of the rounds' model on every arc, one CLE decode; first order
 second order: the policy that never locks (every group, but sibling parts only where the
 dictionary leaves both arcs, no margin pruning); with a prune margin (chosen on dev), the
 dev threshold without it and at other margins; with a labeler stop (chosen on dev), the
-full labeler and other label margins. Columns: speed-up,
+full labeler and other label margins; with a label dictionary (chosen on dev), the stop
+without it. Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
 UAS(F) (punctuation included), LAS, words/s, labeler templates computed. Also the length
 dictionary's pruning on dev.
@@ -107,7 +108,7 @@ def main() -> None:
     margin = model.dynfs_prune_margin
     label = model.dynfs_label_stop
     label_margin = None if label is None else label[1]
-    label_gain = None
+    label_gain = dict_gain = None
     n_arc = len(model.arc_templates)
     groups = [g for g in all_groups if g[0] < n_arc]
     sib_groups = [g for g in all_groups if g[0] >= n_arc]
@@ -199,6 +200,11 @@ def main() -> None:
         _, gain, _ = timed(dyn(), test, args.reps, dyn(label_margin=float("inf")))
         print(f"  the labeler's stop against the full labeler, paired: {gain:.3f}x")
         label_gain = gain
+    if model.dynfs_label_dict is not None:  # the label dictionary chosen on dev, against none
+        add("DynFS (dev), no label dictionary", dyn(label_dict=[]), "label_dict")
+        _, gain, _ = timed(dyn(), test, args.reps, dyn(label_dict=[]))
+        print(f"  the label dictionary against the stop alone, paired: {gain:.3f}x")
+        dict_gain = gain
     for path in args.also:
         other = depfs.load(path).model_
         add(f"{Path(path).name} (its own policy)", lambda tb, m=other: m.run_dynfs(tb)[:2], "also")
@@ -206,6 +212,8 @@ def main() -> None:
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
     if label_margin is not None:
         add("Amdahl, full labeler", dyn(threshold=-1e6, label_margin=float("inf")), "amdahl_full")
+    if model.dynfs_label_dict is not None:
+        add("Amdahl, no label dictionary", dyn(threshold=-1e6, label_dict=[]), "amdahl_nodict")
     for p in PREFIXES if order == 1 else ():
         if p < n_templates:
             g = [list(range(p)), list(range(p, n_templates))]
@@ -220,6 +228,8 @@ def main() -> None:
         "prune_margin": margin,
         "label_margin": label_margin,
         "label_stop_gain": label_gain,
+        "label_dict": model.dynfs_label_dict is not None,
+        "label_dict_gain": dict_gain,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),

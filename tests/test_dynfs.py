@@ -104,7 +104,9 @@ def test_the_threshold_moves_between_the_first_group_and_the_full_parse(
 ) -> None:
     _, dev = data
     full = dynfs.parse(dev, dynfs=False).to_string()
-    never = dynfs.parse(dev, threshold=1e6, prune_margin=float("inf"))  # never locks nor prunes
+    # Never locks nor prunes; the full labeler (the stop and its dictionary change labels).
+    inf = float("inf")
+    never = dynfs.parse(dev, threshold=1e6, prune_margin=inf, label_margin=inf)
     assert never.to_string() == full
     assert dynfs.dynfs_stats_["locks"] == 0
     dynfs.parse(dev, threshold=-1e6)  # locks every arc after the first group
@@ -223,10 +225,15 @@ def test_prune_margin_cuts_cost_round_trips_and_is_checked(
     pruned.save(tmp_path / "p.depfs")
     back = depfs.load(tmp_path / "p.depfs")
     assert back.model_.dynfs_prune_margin == 1.0 and back.model_.dynfs == pruned.model_.dynfs
-    assert back.parse(dev).to_string() == dynfs.parse(dev, prune_margin=1.0).to_string()
+    # (Its spec has no labeler stop: the full labeler.)
+    inf = float("inf")
     assert (
-        back.parse(dev, prune_margin=float("inf")).to_string()
-        == dynfs.parse(dev, prune_margin=float("inf")).to_string()
+        back.parse(dev).to_string()
+        == dynfs.parse(dev, prune_margin=1.0, label_margin=inf).to_string()
+    )
+    assert (
+        back.parse(dev, prune_margin=inf).to_string()
+        == dynfs.parse(dev, prune_margin=inf, label_margin=inf).to_string()
     )
     assert depfs.model_info(tmp_path / "p.depfs")["dynfs"]["prune_margin"] == 1.0
     for bad in (-1.0, float("nan")):
@@ -246,8 +253,8 @@ def test_label_stop_is_a_knob_chosen_on_dev_and_round_trips(
     assert dynfs.dynfs_stats_["lab_cost"] == 1.0
     heads = [list(s.heads) for s in full]
     costs = []
-    for margin in (1e30, 50.0, 5.0, 0.0):
-        out = dynfs.parse(dev, label_margin=margin)
+    for margin in (1e30, 50.0, 5.0, 0.0):  # the stop alone (fit may keep a dictionary)
+        out = dynfs.parse(dev, label_margin=margin, label_dict=False)
         costs.append(dynfs.dynfs_stats_["lab_cost"])
         assert [list(s.heads) for s in out] == heads  # labels only
     # Lower margins stop each word's label no later: fewer labeler templates.
@@ -273,6 +280,54 @@ def test_label_stop_is_a_knob_chosen_on_dev_and_round_trips(
             dynfs.parse(dev, label_margin=bad)
     with pytest.raises(ValueError, match="label_margin"):
         dynfs.parse(dev, dynfs=False, label_margin=1.0)
+
+
+def test_label_dictionary_is_tried_on_dev_round_trips_and_is_a_knob(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    train, dev = data
+    r = dynfs.dynfs_result_
+    assert r.label_dict == (dynfs.model_.dynfs_label_dict is not None)
+    entries = dynfs.model_.label_dict(train)
+    n_labels = len(dynfs.model_.labels)
+    assert entries and all(ls == sorted(set(ls)) and ls[-1] < n_labels for *_, ls in entries)
+    # A triple with one label seen (ROOT's, at least): its words need no template.
+    assert any(len(ls) == 1 for *_, ls in entries)
+    # Tried besides the stop alone: never more labeler templates at the same tolerance.
+    with_dict = choose_label_stop(dynfs.model_, train, dev, tolerance=1.0)
+    alone = choose_label_stop(dynfs.model_, train, dev, tolerance=1.0, label_dict=False)
+    assert alone[0].dynfs_label_dict is None and with_dict[3] <= alone[3]
+    # Here most triples have one label: the dictionary is kept, for fewer templates.
+    assert with_dict[0].dynfs_label_dict is not None and with_dict[3] < alone[3]
+    # The same stop with and without the dictionary: fewer templates, the same heads.
+    groups, weights, threshold = dynfs.model_.dynfs
+    order, _, scale, every = with_dict[0].dynfs_label_stop or alone[0].dynfs_label_stop
+    stop = (order, 50.0, scale, every)
+    kw = dict(prune_margin=dynfs.model_.dynfs_prune_margin, label_stop=stop)
+    model = dynfs.model_.with_dynfs(groups, weights, threshold, **kw, label_dict=entries)
+    plain = dynfs.model_.with_dynfs(groups, weights, threshold, **kw)
+    assert model.dynfs_label_dict == entries and plain.dynfs_label_dict is None
+    out, st, _, _ = model.run_dynfs(dev)
+    out_plain, st_plain, _, _ = plain.run_dynfs(dev)
+    assert st["lab_evaluated"] < st_plain["lab_evaluated"]
+    assert [list(s.heads) for s in out] == [list(s.heads) for s in out_plain]
+    # Stored and read back; parse(label_dict=False) is the stop alone.
+    labeled = depfs.GraphParser.__new__(depfs.GraphParser)
+    labeled.__dict__.update(dynfs.__dict__)
+    labeled.model_ = model
+    labeled.save(tmp_path / "d.depfs")
+    back = depfs.load(tmp_path / "d.depfs")
+    assert back.model_.dynfs_label_dict == entries
+    assert back.parse(dev).to_string() == out.to_string()
+    assert back.parse(dev, label_dict=False).to_string() == out_plain.to_string()
+    assert back.dynfs_stats_["lab_evaluated"] == st_plain["lab_evaluated"]
+    assert back.parse(dev, label_margin=float("inf")).to_string() == (
+        back.parse(dev, label_margin=float("inf"), label_dict=False).to_string()
+    )
+    with pytest.raises(ValueError, match="label_dict"):
+        dynfs.parse(dev, dynfs=False, label_dict=False)
+    with pytest.raises(ValueError, match="label dictionary"):
+        dynfs.model_.with_dynfs(groups, weights, threshold, **kw, label_dict=[(1, 2, True, [])])
 
 
 def test_fit_policy_separates_lock_from_add() -> None:

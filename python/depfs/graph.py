@@ -292,6 +292,7 @@ class GraphParser(TrainableModel):
             threads=threads,
             report=report,
         )
+        r.label_dict = self.model_.dynfs_label_dict is not None
 
     @classmethod
     def _init_names(cls) -> list[str]:
@@ -321,6 +322,7 @@ class GraphParser(TrainableModel):
         threshold: float | None = None,
         prune_margin: float | None = None,
         label_margin: float | None = None,
+        label_dict: bool | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
@@ -330,7 +332,9 @@ class GraphParser(TrainableModel):
         chosen on dev); ``prune_margin`` the margin pruning of added words (lower: faster,
         less accurate; ``inf``: none; default the model's, chosen on dev);
         ``label_margin`` the labeler's prefix-margin stop (lower: fewer labeler templates,
-        faster, fewer right labels; ``inf``: the full labeler; default the model's). Sentences
+        faster, fewer right labels; ``inf``: the full labeler; default the model's);
+        ``label_dict=False`` scores every label even where the stop's label dictionary
+        (chosen on dev) allows fewer. Sentences
         longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
         ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
         :class:`LongSentenceWarning`. Untagged input: see
@@ -349,10 +353,11 @@ class GraphParser(TrainableModel):
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")
         if not use:
-            if threshold is not None or prune_margin is not None or label_margin is not None:
+            knobs = (threshold, prune_margin, label_margin, label_dict)
+            if any(k is not None for k in knobs):
                 raise ValueError(
-                    "threshold, prune_margin, label_margin: a dynamic feature selection "
-                    "model's knobs"
+                    "threshold, prune_margin, label_margin, label_dict: a dynamic feature "
+                    "selection model's knobs"
                 )
             return super().parse(
                 treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
@@ -377,6 +382,7 @@ class GraphParser(TrainableModel):
             threads=threads,
             prune_margin=prune_margin,
             label_margin=label_margin,
+            label_dict=[] if label_dict is False else None,
         )
         return parsed
 

@@ -263,16 +263,20 @@ def choose_label_stop(
     *,
     tolerance: float = 0.2,
     margins: Sequence[float] = LABEL_MARGINS,
+    label_dict: bool = True,
     threads: int = 1,
     report: Callable[[str], None] | None = None,
 ) -> tuple[Any, float | None, float, float]:
     """The labeler's stop rule for `model` (with DynFS): templates ordered by their rows'
     mean spread over `train`'s gold arcs (``GraphModel.label_spreads``), `margins` (times
     the root of the sum of the squared spreads; scaled along the order by
-    ``GraphModel.label_tail_scales``) tried on dev, kept: the fewest labeler templates
-    whose dev LAS is within `tolerance` of the same parse with the full labeler (none
-    within: the full labeler). Returns the model kept, its margin (None: the full
-    labeler), dev LAS and the share of labeler templates computed (%)."""
+    ``GraphModel.label_tail_scales``) tried on dev, each without and (with `label_dict`)
+    with the label dictionary of `train` (``GraphModel.label_dict``: only the labels seen
+    for an arc's head UPOS, modifier UPOS and direction are scored), kept: the fewest
+    labeler templates whose dev LAS is within `tolerance` of the same parse with the full
+    labeler (none within: the full labeler). Returns the model kept, its margin (None:
+    the full labeler), dev LAS and the share of labeler templates computed (%); the
+    dictionary kept is the model's ``dynfs_label_dict``."""
     from ..evaluate import evaluate
 
     say = report or (lambda _msg: None)
@@ -282,8 +286,9 @@ def choose_label_stop(
     scale = _core.GraphModel.label_tail_scales(order, spreads)
     unit = float(np.sqrt(np.sum(np.square(spreads))))
     every = max(1, min(LABEL_EVERY, len(order) // 8))
+    dicts: list[list[Any]] = [[]] + ([model.label_dict(train)] if label_dict else [])
 
-    def on_dev(margin: float) -> tuple[float, float]:
+    def on_dev(margin: float, entries: list[Any]) -> tuple[float, float]:
         parsed, st, _, _ = model.run_dynfs(
             dev,
             threads=threads,
@@ -291,23 +296,30 @@ def choose_label_stop(
             label_order=order,
             label_scale=scale,
             label_every=every,
+            label_dict=entries,
         )
         return evaluate(dev, parsed).las, 100 * st["lab_cost"]
 
-    full_las, _ = on_dev(float("inf"))
-    best: tuple[float, float, float | None] = (100.0, full_las, None)
-    for margin in (m * unit for m in margins):
-        las, cost = on_dev(margin)
-        if las >= full_las - tolerance and cost < best[0]:
-            best = (cost, las, margin)
-        say(
-            f"label margin {margin:g}: dev LAS {las:.2f} (full labeler {full_las:.2f}) at "
-            f"{cost:.1f}%"
-        )
-    cost, las, margin = best
+    full_las, _ = on_dev(float("inf"), [])
+    best: tuple[float, float, float | None, list[Any]] = (100.0, full_las, None, [])
+    for entries in dicts:
+        for margin in (m * unit for m in margins):
+            las, cost = on_dev(margin, entries)
+            if las >= full_las - tolerance and cost < best[0]:
+                best = (cost, las, margin, entries)
+            say(
+                f"label margin {margin:g}{', dictionary' if entries else ''}: dev LAS "
+                f"{las:.2f} (full labeler {full_las:.2f}) at {cost:.1f}%"
+            )
+    cost, las, margin, entries = best
     stop = None if margin is None else (order, margin, scale, every)
     kept = model.with_dynfs(
-        groups, weights, threshold, prune_margin=model.dynfs_prune_margin, label_stop=stop
+        groups,
+        weights,
+        threshold,
+        prune_margin=model.dynfs_prune_margin,
+        label_stop=stop,
+        label_dict=entries or None,
     )
     return kept, margin, las, cost
 
@@ -348,6 +360,8 @@ class DaggerResult:
     labeler), its dev LAS and share of the labeler's templates (%)."""
     label_dev_las: float | None = None
     label_cost: float | None = None
+    label_dict: bool | None = None
+    """Whether the labeler's stop kept the label dictionary (:func:`choose_label_stop`)."""
     rows: list[dict[str, float]] = field(default_factory=list)
     """Per iteration: states so far, fold, and the dev UAS / cost at each threshold."""
     seconds: float = 0.0
@@ -366,6 +380,7 @@ class DaggerResult:
             "label_margin": self.label_margin,
             "label_dev_las": self.label_dev_las,
             "label_cost": self.label_cost,
+            "label_dict": self.label_dict,
         }
 
 

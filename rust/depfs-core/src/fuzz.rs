@@ -76,7 +76,11 @@ fn use_model(path: &Path, loaded: Loaded) {
     }
     let loaded = Loaded { tagger: None, ..loaded };
     let _ = match &loaded.model {
-        Model::Graph(_) | Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => {
+        Model::Graph(_)
+        | Model::GraphDynfs(_)
+        | Model::GraphDynfsPruned(_)
+        | Model::GraphDynfsLabeled(_)
+        | Model::GraphDynfsLabelDict(_) => {
             GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1))
         }
         Model::ArcEager(_)

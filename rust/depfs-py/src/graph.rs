@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
 use depfs_core::graph::dynfs::n_features;
-use depfs_core::graph::label_stop::{self, LabelStop};
+use depfs_core::graph::label_stop::{self, DictEntry, LabelDict, LabelStop};
 use depfs_core::graph::{
     Decider, DecoderKind, Dynfs, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch,
     Update,
@@ -135,6 +135,17 @@ impl PyGraphModel {
         Ok(out)
     }
 
+    /// A label dictionary from Python entries (None or empty: none), checked against
+    /// this model's labels.
+    fn dict_of(&self, py: Python<'_>, entries: Option<Vec<DictEntry>>) -> PyResult<Option<LabelDict>> {
+        match entries {
+            Some(e) if !e.is_empty() => {
+                Ok(Some(LabelDict::from_entries(e, self.inner.labels.len().max(1)).py_err(py)?))
+            }
+            _ => Ok(None),
+        }
+    }
+
     fn prepared(&self, tb: &Arc<Treebank>) -> Arc<Prepared> {
         let mut cache = self.prepared.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((seen, prep)) = cache.as_ref() {
@@ -204,6 +215,22 @@ impl PyGraphModel {
         Some((l.order.clone(), l.margin, l.scale.clone(), l.every))
     }
 
+    /// The DynFS labeler's dictionary as entries (head UPOS hash, modifier UPOS hash,
+    /// head before modifier, label indices), or None ([`LabelStop::dict`]).
+    #[getter]
+    fn dynfs_label_dict(&self) -> Option<Vec<DictEntry>> {
+        Some(self.inner.dynfs.as_ref()?.label.as_ref()?.dict.as_ref()?.entries())
+    }
+
+    /// The label dictionary of `treebank`'s gold arcs over this model's labels
+    /// ([`LabelDict::build`]), as entries.
+    fn label_dict(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>) -> Vec<DictEntry> {
+        let tb = Arc::clone(&treebank.inner);
+        drop(treebank);
+        let labels = &self.inner.labels;
+        py.detach(|| LabelDict::build(&tb, labels).entries())
+    }
+
     /// [`label_stop::tail_scales`]: the stop rule's scale per position of `order`.
     #[staticmethod]
     fn label_tail_scales(order: Vec<u32>, spreads: Vec<f64>) -> PyResult<Vec<f32>> {
@@ -229,8 +256,9 @@ impl PyGraphModel {
     /// own rounds' weights (a DynFS model given another policy or groups), if any.
     /// `prune_margin`: see [`Dynfs::prune_margin`] (None: no margin pruning);
     /// `label_stop`: (labeler template order, margin), see [`Dynfs::label`] (None: the
-    /// full labeler).
-    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None))]
+    /// full labeler); `label_dict`: its dictionary's entries ([`LabelStop::dict`]; None
+    /// or empty: none).
+    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None))]
     #[allow(clippy::too_many_arguments)]
     fn with_dynfs(
         &self,
@@ -241,7 +269,9 @@ impl PyGraphModel {
         prefix: Option<PyRef<'_, PyGraphModel>>,
         prune_margin: Option<f32>,
         label_stop: Option<(Vec<u32>, f32, Vec<f32>, u32)>,
+        label_dict: Option<Vec<DictEntry>>,
     ) -> PyResult<PyGraphModel> {
+        let dict = self.dict_of(py, label_dict)?;
         let arc_w = match prefix {
             // The model's own rounds' weights, if it has any (a new policy or groups for it).
             None => self.inner.dynfs.as_ref().and_then(|d| d.arc_w.clone()),
@@ -255,7 +285,8 @@ impl PyGraphModel {
                 .py_err(py)
             }
         };
-        let label = label_stop.map(|(order, margin, scale, every)| LabelStop { order, margin, scale, every });
+        let label =
+            label_stop.map(|(order, margin, scale, every)| LabelStop { order, margin, scale, every, dict });
         let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label };
         self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
@@ -272,8 +303,9 @@ impl PyGraphModel {
     /// `prune_margin` overrides the model's own ([`Dynfs::prune_margin`]; inf: none);
     /// so do `label_margin` (inf: the full labeler), `label_order` (the model's own
     /// order, else the labeler's file order), `label_scale` (else all 1) and `label_every`
-    /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]).
-    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None))]
+    /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]), and
+    /// `label_dict` (entries; empty: none; else the model's own, if any).
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
         &self,
@@ -290,6 +322,7 @@ impl PyGraphModel {
         label_order: Option<Vec<u32>>,
         label_scale: Option<Vec<f32>>,
         label_every: Option<u32>,
+        label_dict: Option<Vec<DictEntry>>,
     ) -> PyResult<(PyTreebank, Bound<'py, PyDict>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<u8>>)> {
         let own = self.inner.dynfs.as_ref();
         let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
@@ -322,6 +355,10 @@ impl PyGraphModel {
                     .or_else(|| own_label.map(|l| l.scale.clone()))
                     .unwrap_or_else(|| vec![1.0; n_lab]),
                 every: label_every.or(own_label.map(|l| l.every)).unwrap_or(1),
+                dict: match label_dict {
+                    Some(entries) => self.dict_of(py, Some(entries))?,
+                    None => own_label.and_then(|l| l.dict.clone()),
+                },
             }),
             _ => None,
         };

@@ -360,7 +360,7 @@ impl GraphModel {
     pub fn check_dynfs(&self, spec: &Dynfs) -> Result<()> {
         spec.check(self.arc.len(), self.sib.len())?;
         if let Some(l) = &spec.label {
-            l.check(self.lab.len())?;
+            l.check_labels(self.lab.len(), self.labels.len().max(1))?;
         }
         if let Some(w) = &spec.arc_w {
             if (0..self.arc.len()).any(|t| w.rows(t) != self.arc_w.rows(t)) {

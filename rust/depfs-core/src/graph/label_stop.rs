@@ -12,9 +12,94 @@
 
 use super::{GraphModel, Prepared, Scratch};
 use crate::templates::arc::Second;
+use crate::templates::attrs::SentAttrs;
 use crate::weights::{RowAt, WeightTable};
 use crate::{Error, Result, Treebank};
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
+
+/// An entry of a [`LabelDict`]: head UPOS hash, modifier UPOS hash, head before
+/// modifier, the label indices seen.
+pub type DictEntry = (u64, u64, bool, Vec<u32>);
+
+/// The label dictionary of the DynFS labeler (issue 16; not in He et al.): the labels
+/// seen in training per (head UPOS hash, modifier UPOS hash, head before modifier),
+/// keyed as [`super::LengthDict`]. Only those labels are scored for an arc of that
+/// triple (an unseen triple: every label); a triple with one label needs no template.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LabelDict {
+    map: FxHashMap<(u64, u64, bool), Vec<u32>>,
+}
+
+impl LabelDict {
+    /// The labels (indices into `labels`) of `tb`'s gold arcs per triple; words without
+    /// a head or with a label not in `labels` are skipped. O(words).
+    pub fn build(tb: &Treebank, labels: &[String]) -> LabelDict {
+        let index: FxHashMap<&str, u32> =
+            labels.iter().enumerate().map(|(i, l)| (l.as_str(), i as u32)).collect();
+        let of_vocab: Vec<Option<u32>> =
+            tb.vocabs.deprel.strings().iter().map(|s| index.get(&**s).copied()).collect();
+        let vh = super::LengthDict::upos_hashes(tb);
+        let mut sa = SentAttrs::default();
+        let mut map: FxHashMap<(u64, u64, bool), Vec<u32>> = FxHashMap::default();
+        for s in 0..tb.len() {
+            sa.fill(&vh, tb, s);
+            for (i, (&h, &d)) in tb.heads(s).iter().zip(tb.deprels(s)).enumerate() {
+                let m = i + 1;
+                let Some(Some(l)) = of_vocab.get(d as usize) else { continue };
+                if h < 0 || h as usize > sa.n {
+                    continue;
+                }
+                let h = h as usize;
+                let e = map.entry((sa.get(0, h as i64), sa.get(0, m as i64), h < m)).or_default();
+                if !e.contains(l) {
+                    e.push(*l);
+                }
+            }
+        }
+        map.values_mut().for_each(|v| v.sort_unstable());
+        LabelDict { map }
+    }
+
+    /// Entries as sorted tuples (for model files and Python).
+    pub fn entries(&self) -> Vec<DictEntry> {
+        let mut v: Vec<_> = self.map.iter().map(|(&(a, b, d), l)| (a, b, d, l.clone())).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// An error unless every entry holds labels, each below `n_labels`, once.
+    pub fn from_entries(entries: Vec<DictEntry>, n_labels: usize) -> Result<LabelDict> {
+        let mut map = FxHashMap::default();
+        for (a, b, d, mut l) in entries {
+            l.sort_unstable();
+            let dup = l.windows(2).any(|w| w[0] == w[1]);
+            if l.is_empty() || dup || l.iter().any(|&x| x as usize >= n_labels) {
+                return Err(Error::InvalidArgument(format!(
+                    "label dictionary: an entry needs distinct labels below {n_labels}, got {l:?}"
+                )));
+            }
+            if map.insert((a, b, d), l).is_some() {
+                return Err(Error::InvalidArgument("label dictionary: a triple appears twice".into()));
+            }
+        }
+        Ok(LabelDict { map })
+    }
+
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// The labels allowed on arc h → m (None: every label), `sa` the sentence's UPOS
+    /// values (slot 0). One hash lookup.
+    #[inline]
+    fn allowed(&self, sa: &SentAttrs, h: usize, m: usize) -> Option<&[u32]> {
+        self.map.get(&(sa.get(0, h as i64), sa.get(0, m as i64), h < m)).map(Vec::as_slice)
+    }
+}
 
 /// The labeler's stop rule of a DynFS model.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -33,6 +118,10 @@ pub struct LabelStop {
     /// pass over the labels for the best, one to count the labels near it), so checking
     /// every few templates saves more than the templates it adds past a stop.
     pub every: u32,
+    /// Only the labels seen in training for the arc's POS triple are scored (None:
+    /// every label). Stored in its own model-file variant; not in the stop rule's bytes.
+    #[serde(skip)]
+    pub dict: Option<LabelDict>,
 }
 
 /// Per position k of `order`, the root of the sum of the squared spreads of the templates
@@ -71,6 +160,15 @@ impl LabelStop {
         }
         Ok(())
     }
+
+    /// [`LabelStop::check`], and the dictionary's labels below `n_labels`.
+    pub fn check_labels(&self, n_lab: usize, n_labels: usize) -> Result<()> {
+        self.check(n_lab)?;
+        if let Some(d) = &self.dict {
+            LabelDict::from_entries(d.entries(), n_labels)?;
+        }
+        Ok(())
+    }
 }
 
 /// Templates located and prefetched ahead of the one being added (their rows are cache
@@ -105,7 +203,10 @@ fn settled(xs: &[f32], margin: f32) -> bool {
 impl<W: WeightTable> GraphModel<W> {
     /// Labels of the arcs of `heads` (as [`GraphModel::label`]) under `stop`, and the
     /// labeler templates evaluated (one per template added per word). An infinite margin
-    /// is [`GraphModel::label`] itself (the same sums). O(n · T_lab · L) at worst.
+    /// is [`GraphModel::label`] itself (the same sums; no dictionary). With the stop's
+    /// dictionary, labels not seen for an arc's POS triple start at −inf (they never
+    /// lead, come near nor win) and a word with one label left takes it with no
+    /// template. O(n · T_lab · L) at worst.
     pub fn label_stopped(
         &self,
         tb: &Treebank,
@@ -131,14 +232,28 @@ impl<W: WeightTable> GraphModel<W> {
         let every = stop.every as usize;
         let mut out = vec![0u32; heads.len()];
         let mut used = 0u64;
+        if stop.dict.is_some() {
+            sc.upos.fill(&prep.upos, tb, s);
+        }
         for (m, &h) in heads.iter().enumerate().skip(1) {
+            let allowed = stop.dict.as_ref().and_then(|d| d.allowed(&sc.upos, h as usize, m));
+            if let Some(&[only]) = allowed {
+                out[m] = only;
+                continue;
+            }
             // rows[starts[j]..starts[j + 1]]: the rows of the j-th template of the order,
             // located (and prefetched) AHEAD templates before they are added.
             rows.clear();
             starts.clear();
             starts.push(0);
             let scores = &mut sc.label_scores[..];
-            scores[..width].fill(0.0);
+            match allowed {
+                None => scores[..width].fill(0.0),
+                Some(ls) => {
+                    scores[..width].fill(f32::NEG_INFINITY);
+                    ls.iter().for_each(|&l| scores[l as usize] = 0.0);
+                }
+            }
             // Templates are added `every` at a time (one sum of their rows), the lead
             // checked after each piece but the last (no template is left to save).
             let mut j = 0;
@@ -231,7 +346,7 @@ mod tests {
     #[test]
     fn check_wants_a_permutation_and_a_margin() {
         let ok = |order: Vec<u32>, margin: f32| {
-            LabelStop { order, margin, scale: vec![1.0; 3], every: 1 }.check(3).is_ok()
+            LabelStop { order, margin, scale: vec![1.0; 3], every: 1, dict: None }.check(3).is_ok()
         };
         assert!(ok(vec![2, 0, 1], 1.5));
         assert!(ok(vec![0, 1, 2], f32::INFINITY));
@@ -240,8 +355,13 @@ mod tests {
         assert!(!ok(vec![0, 1, 3], 1.0));
         assert!(!ok(vec![0, 1, 2], -1.0));
         assert!(!ok(vec![0, 1, 2], f32::NAN));
-        let stop =
-            |scale: Vec<f32>, every: u32| LabelStop { order: vec![0, 1, 2], margin: 1.0, scale, every };
+        let stop = |scale: Vec<f32>, every: u32| LabelStop {
+            order: vec![0, 1, 2],
+            margin: 1.0,
+            scale,
+            every,
+            dict: None,
+        };
         assert!(stop(vec![1.0, 0.5, 0.0], 2).check(3).is_ok());
         assert!(stop(vec![1.0, 0.5, 0.0], 0).check(3).is_err());
         assert!(stop(vec![1.0, 0.5], 1).check(3).is_err());

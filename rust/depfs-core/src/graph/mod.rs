@@ -233,6 +233,8 @@ pub struct Scratch {
     /// The labeler's rows of every word of a sentence, and where each word's start.
     label_rows: Vec<crate::weights::RowAt>,
     label_starts: Vec<usize>,
+    /// A sentence's UPOS values, for the DynFS labeler's dictionary.
+    upos: crate::templates::attrs::SentAttrs,
     decode: DecodeWs,
 }
 

@@ -74,6 +74,14 @@ pub struct GraphDynfsLabeledFile {
     label: super::label_stop::LabelStop,
 }
 
+/// [`GraphDynfsLabeledFile`] whose stop rule has a label dictionary
+/// ([`super::label_stop::LabelDict`], as its entries).
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsLabelDictFile {
+    labeled: GraphDynfsLabeledFile,
+    label_dict: Vec<super::label_stop::DictEntry>,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -116,11 +124,16 @@ impl GraphModel {
                 };
                 match (&d.label, d.prune_margin) {
                     (Some(label), prune_margin) => {
-                        container::Model::GraphDynfsLabeled(Box::new(GraphDynfsLabeledFile {
-                            dynfs: f,
-                            prune_margin,
-                            label: label.clone(),
-                        }))
+                        let labeled = GraphDynfsLabeledFile { dynfs: f, prune_margin, label: label.clone() };
+                        match &label.dict {
+                            None => container::Model::GraphDynfsLabeled(Box::new(labeled)),
+                            Some(dict) => {
+                                container::Model::GraphDynfsLabelDict(Box::new(GraphDynfsLabelDictFile {
+                                    labeled,
+                                    label_dict: dict.entries(),
+                                }))
+                            }
+                        }
                     }
                     (None, None) => container::Model::GraphDynfs(Box::new(f)),
                     (None, Some(p)) => container::Model::GraphDynfsPruned(Box::new(GraphDynfsPrunedFile {
@@ -143,7 +156,15 @@ impl GraphModel {
     /// The graph model in a model file as read (`path` names it in messages).
     pub fn from_loaded(path: &Path, file: container::Loaded) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
-        let (f, dynfs, prefix_w) = match file.model {
+        let mut label_dict = None;
+        let model = match file.model {
+            container::Model::GraphDynfsLabelDict(l) => {
+                label_dict = Some(l.label_dict);
+                container::Model::GraphDynfsLabeled(Box::new(l.labeled))
+            }
+            other => other,
+        };
+        let (f, dynfs, prefix_w) = match model {
             container::Model::Graph(f) => (f, None, None),
             container::Model::GraphDynfs(d) => (d.graph, Some(d.dynfs), d.arc_w),
             container::Model::GraphDynfsPruned(p) => {
@@ -198,6 +219,11 @@ impl GraphModel {
         if let Some(d) = &mut dynfs {
             if let Some(w) = prefix_w {
                 d.arc_w = Some(std::sync::Arc::new(weights(w, m.arc.len(), "prefix-trained arc")?));
+            }
+            if let (Some(l), Some(entries)) = (&mut d.label, label_dict) {
+                let n_labels = m.labels.len().max(1);
+                let dict = super::label_stop::LabelDict::from_entries(entries, n_labels);
+                l.dict = Some(dict.map_err(|e| bad(e.to_string()))?);
             }
             d.check(m.arc.len(), m.sib.len()).map_err(|e| bad(e.to_string()))?;
         }

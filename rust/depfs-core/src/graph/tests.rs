@@ -984,7 +984,26 @@ fn label_model(seed: u64) -> (Treebank, GraphModel) {
 /// `stop.order`, each one's rows added (`add_row`), the lead (best minus second, by a
 /// sort) checked after every `every`-th; the label (first best) and templates added.
 fn reference_label(model: &GraphModel, sent: &ArcSent, h: usize, m: usize, stop: &LabelStop) -> (u32, u64) {
-    let mut scores = vec![0f32; model.lab_w.width()];
+    reference_label_among(model, sent, h, m, stop, None)
+}
+
+/// [`reference_label`] among the labels `allowed` only (None: all): the others start at
+/// −inf; one label allowed is taken with no template.
+fn reference_label_among(
+    model: &GraphModel,
+    sent: &ArcSent,
+    h: usize,
+    m: usize,
+    stop: &LabelStop,
+    allowed: Option<&std::collections::BTreeSet<u32>>,
+) -> (u32, u64) {
+    if let Some(a) = allowed.filter(|a| a.len() == 1) {
+        return (*a.first().unwrap(), 0);
+    }
+    let width = model.lab_w.width();
+    let mut scores: Vec<f32> = (0..width as u32)
+        .map(|l| if allowed.is_none_or(|a| a.contains(&l)) { 0.0 } else { f32::NEG_INFINITY })
+        .collect();
     for (j, &t) in stop.order.iter().enumerate() {
         let t = t as usize;
         model.lab.for_each(sent, t, h, m, Second::default(), |f| model.lab_w.add_row(t, f, &mut scores));
@@ -1006,8 +1025,13 @@ fn the_labeler_stops_at_the_first_checked_template_whose_lead_exceeds_the_margin
     let (mut stopped_early, mut words) = (0u64, 0u64);
     for every in [1, 2] {
         for margin in [0.0, 3.0, 8.0, 1e30] {
-            let stop =
-                LabelStop { order: vec![3, 0, 4, 1, 2], margin, scale: vec![1.0, 0.8, 0.5, 0.3, 0.0], every };
+            let stop = LabelStop {
+                order: vec![3, 0, 4, 1, 2],
+                margin,
+                scale: vec![1.0, 0.8, 0.5, 0.3, 0.0],
+                every,
+                dict: None,
+            };
             stop.check(model.lab.len()).unwrap();
             for s in 0..tb.len() {
                 let heads = gold_heads(&tb, s).unwrap();
@@ -1029,6 +1053,140 @@ fn the_labeler_stops_at_the_first_checked_template_whose_lead_exceeds_the_margin
     assert!(stopped_early > 0 && stopped_early < words, "{stopped_early} of {words}");
 }
 
+/// `tb` with every third noun's label replaced by one of `labels` (so that the nouns'
+/// POS triples have several; the others keep one), and per (head UPOS or ROOT, modifier UPOS, head before
+/// modifier) the label indices (into `labels`) seen there, by strings.
+#[allow(clippy::type_complexity)]
+fn relabelled(
+    tb: &Treebank,
+    labels: &[String],
+    seed: u64,
+) -> (Treebank, std::collections::BTreeMap<(String, String, bool), std::collections::BTreeSet<u32>>) {
+    let mut tb = tb.clone();
+    let mut rng = Rng::new(seed);
+    let ids: Vec<u32> = labels
+        .iter()
+        .map(|l| tb.vocabs.deprel.strings().iter().position(|x| **x == **l).unwrap() as u32)
+        .collect();
+    let noun = tb.vocabs.upos.strings().iter().position(|x| &**x == "NOUN").unwrap() as u32;
+    for (d, _) in tb.words.deprel.iter_mut().zip(&tb.words.upos).filter(|(_, &u)| u == noun).step_by(3) {
+        *d = ids[(rng.next_u64() % ids.len() as u64) as usize];
+    }
+    let mut seen: std::collections::BTreeMap<_, std::collections::BTreeSet<u32>> = Default::default();
+    for s in 0..tb.len() {
+        let r = tb.sentences[s].range();
+        let upos = |i: usize| tb.vocabs.upos.str(tb.words.upos[r.start + i]).to_string();
+        for (i, (&h, &d)) in tb.heads(s).iter().zip(tb.deprels(s)).enumerate() {
+            let head = if h == 0 { "<ROOT>".to_string() } else { upos(h as usize - 1) };
+            let label = tb.vocabs.deprel.str(d);
+            let l = labels.iter().position(|x| x == label).unwrap() as u32;
+            seen.entry((head, upos(i), (h as usize) < i + 1)).or_default().insert(l);
+        }
+    }
+    (tb, seen)
+}
+
+#[test]
+fn the_label_dictionary_scores_only_the_labels_seen_for_an_arcs_pos_triple() {
+    let (tb, model) = label_model(5);
+    let (seen_tb, seen) = relabelled(&tb, &model.labels, 9);
+    let dict = label_stop::LabelDict::build(&seen_tb, &model.labels);
+    assert_eq!(dict.len(), seen.len());
+    // ADV's triples left out: an unseen triple allows every label.
+    let adv = crate::templates::hash::hash_str("ADV");
+    let entries: Vec<_> = dict.entries().into_iter().filter(|e| e.1 != adv).collect();
+    let dict = label_stop::LabelDict::from_entries(entries, model.labels.len()).unwrap();
+    let prep = model.prepare(&tb);
+    let (mut sc, mut sent) = (Scratch::default(), ArcSent::default());
+    let (mut single, mut several, mut unseen, mut other) = (0, 0, 0, 0);
+    for margin in [0.0, 3.0, 1e30] {
+        let stop = LabelStop {
+            order: vec![3, 0, 4, 1, 2],
+            margin,
+            scale: vec![1.0, 0.8, 0.5, 0.3, 0.0],
+            every: 2,
+            dict: Some(dict.clone()),
+        };
+        let plain = LabelStop { dict: None, ..stop.clone() };
+        for s in 0..tb.len() {
+            let heads = gold_heads(&tb, s).unwrap();
+            let (labels, used) = model.label_stopped(&tb, &prep, s, &heads, &stop, &mut sc);
+            let (plain_labels, _) = model.label_stopped(&tb, &prep, s, &heads, &plain, &mut sc);
+            model.lab.prepare(&prep.lab, &tb, s, &mut sent);
+            let r = tb.sentences[s].range();
+            let upos = |i: usize| tb.vocabs.upos.str(tb.words.upos[r.start + i]).to_string();
+            let mut want_used = 0;
+            for m in 1..heads.len() {
+                let h = heads[m] as usize;
+                let head = if h == 0 { "<ROOT>".to_string() } else { upos(h - 1) };
+                let mod_pos = upos(m - 1);
+                let allowed = if mod_pos == "ADV" { None } else { seen.get(&(head, mod_pos, h < m)) };
+                let (label, n) = reference_label_among(&model, &sent, h, m, &stop, allowed);
+                assert_eq!(labels[m], label, "sentence {s} word {m}, margin {margin}");
+                want_used += n;
+                match allowed.map(|a| a.len()) {
+                    None => unseen += 1,
+                    Some(1) => single += 1,
+                    Some(_) => several += 1,
+                }
+                other += u32::from(labels[m] != plain_labels[m]);
+            }
+            assert_eq!(used, want_used, "sentence {s}, margin {margin}");
+        }
+    }
+    // Every kind of word is met, and the dictionary changes some labels.
+    assert!(single > 0 && several > 0 && unseen > 0, "{single} {several} {unseen}");
+    assert!(other > 0);
+}
+
+#[test]
+fn a_label_dictionary_is_refused_unless_it_fits_and_is_stored_in_its_own_variant() {
+    let (tb, mut model) = label_model(6);
+    let n = model.labels.len();
+    let bad = |e: Vec<(u64, u64, bool, Vec<u32>)>| label_stop::LabelDict::from_entries(e, n).is_err();
+    assert!(bad(vec![(1, 2, true, vec![])]));
+    assert!(bad(vec![(1, 2, true, vec![n as u32])]));
+    assert!(bad(vec![(1, 2, true, vec![0, 0])]));
+    assert!(bad(vec![(1, 2, true, vec![0]), (1, 2, true, vec![1])]));
+    assert!(!bad(vec![(1, 2, true, vec![1, 0]), (1, 2, false, vec![1])]));
+    let (seen_tb, _) = relabelled(&tb, &model.labels, 2);
+    let dict = label_stop::LabelDict::build(&seen_tb, &model.labels);
+    let mut sp = spec_of(vec![vec![0, 1, 2, 3]], 0.0);
+    let stop = LabelStop {
+        order: vec![4, 3, 2, 1, 0],
+        margin: 2.0,
+        scale: vec![1.0; 5],
+        every: 1,
+        dict: Some(dict.clone()),
+    };
+    sp.label = Some(stop.clone());
+    let with = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    model.dynfs = Some(sp.clone());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dict.depfs");
+    model.save(&path).unwrap();
+    assert!(matches!(
+        crate::io::model::load_model(&path).unwrap().model,
+        crate::io::model::Model::GraphDynfsLabelDict(_)
+    ));
+    let back = GraphModel::load(&path).unwrap();
+    assert_eq!(back.dynfs, Some(sp.clone()));
+    let again = back.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
+    assert_eq!(again.parsed.words.deprel, with.parsed.words.deprel);
+    // Without the dictionary: the variant of the stop alone, as before.
+    sp.label = Some(LabelStop { dict: None, ..stop });
+    model.dynfs = Some(sp.clone());
+    model.save(&path).unwrap();
+    assert!(matches!(
+        crate::io::model::load_model(&path).unwrap().model,
+        crate::io::model::Model::GraphDynfsLabeled(_)
+    ));
+    // A label beyond the model's labels is refused in a spec.
+    let wide = label_stop::LabelDict::from_entries(vec![(1, 2, true, vec![n as u32])], n + 1).unwrap();
+    sp.label.as_mut().unwrap().dict = Some(wide);
+    assert!(model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).is_err());
+}
+
 #[test]
 fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_templates() {
     let (tb, mut model) = label_model(4);
@@ -1036,7 +1194,7 @@ fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_te
     let mut sp = spec_of(vec![vec![0, 1, 2, 3]], 0.0);
     let order = vec![4, 3, 2, 1, 0];
     for (margin, every) in [(f32::INFINITY, 1), (1e30, 1), (1e30, 3)] {
-        sp.label = Some(LabelStop { order: order.clone(), margin, scale: vec![1.0; 5], every });
+        sp.label = Some(LabelStop { order: order.clone(), margin, scale: vec![1.0; 5], every, dict: None });
         let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
         // One group: the full model's arcs; every template of the labeler, in another
         // order (the same sums but for rounding: the toy's labels agree).
@@ -1046,14 +1204,16 @@ fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_te
         assert_eq!(run.stats.lab_evaluated, run.stats.lab_full);
     }
     // A finite margin saves templates; the counts follow.
-    sp.label = Some(LabelStop { order: order.clone(), margin: 2.0, scale: vec![1.0; 5], every: 1 });
+    sp.label =
+        Some(LabelStop { order: order.clone(), margin: 2.0, scale: vec![1.0; 5], every: 1, dict: None });
     let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
     assert!(run.stats.lab_evaluated < run.stats.lab_full, "{:?}", run.stats);
     // A stop that does not fit the labeler is refused, in a spec and in a model file.
-    let bad = LabelStop { order: vec![0, 1, 2], margin: 2.0, scale: vec![1.0; 3], every: 1 };
+    let bad = LabelStop { order: vec![0, 1, 2], margin: 2.0, scale: vec![1.0; 3], every: 1, dict: None };
     sp.label = Some(bad);
     assert!(model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).is_err());
-    sp.label = Some(LabelStop { order, margin: 2.0, scale: vec![1.0, 0.5, 0.5, 0.25, 0.0], every: 2 });
+    sp.label =
+        Some(LabelStop { order, margin: 2.0, scale: vec![1.0, 0.5, 0.5, 0.25, 0.0], every: 2, dict: None });
     model.dynfs = Some(sp.clone());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("labeled.depfs");

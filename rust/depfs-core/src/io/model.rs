@@ -66,6 +66,8 @@ pub enum Model {
     /// A tagger with candidate rules (FEATS by XPOS, known lemmas; otherwise as
     /// [`Model::TaggerClusters`], whose table it may lack).
     TaggerRules(Box<crate::tagger::StoredTaggerRules>),
+    /// [`Model::GraphDynfsLabeled`] whose labeler stop has a label dictionary.
+    GraphDynfsLabelDict(Box<crate::graph::stored::GraphDynfsLabelDictFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -94,7 +96,10 @@ impl Model {
             Model::ArcEagerDynamic(_) | Model::ArcEagerCascade(_) | Model::ArcEagerClusters(_) => "arc-eager",
             Model::TaggerDynamic(_) => "tagger",
             Model::WithTagger(w) => w.parser.kind(),
-            Model::GraphDynfs(_) | Model::GraphDynfsPruned(_) | Model::GraphDynfsLabeled(_) => "graph",
+            Model::GraphDynfs(_)
+            | Model::GraphDynfsPruned(_)
+            | Model::GraphDynfsLabeled(_)
+            | Model::GraphDynfsLabelDict(_) => "graph",
             Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
@@ -273,6 +278,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::GraphDynfs(_)
             | Model::GraphDynfsPruned(_)
             | Model::GraphDynfsLabeled(_)
+            | Model::GraphDynfsLabelDict(_)
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
             | Model::ArcEagerCascade(_)
