@@ -214,7 +214,7 @@ def test_cli_train_parse_templates(tmp_path: Path):
     r = run_cli("templates", "show", "nilsson_nugues", "--canonical")
     assert r.returncode == 0 and "upos(STACK_0)" in r.stdout
     r = run_cli("templates", "show", "nope")
-    assert r.returncode == 2 and "no template set" in r.stderr
+    assert r.returncode == 2 and "nope: no such template set or file" in r.stderr
 
 
 def ud_dir() -> Path | None:
