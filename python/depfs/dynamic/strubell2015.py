@@ -22,7 +22,9 @@ The sweep runs up to 1.5 times the training margin. Margins above it help only a
 whose full sum was trained on every decision (``full_sum``, the default of the parser
 and the tagger): with Algorithm 2 alone, as in the paper, later templates are trained
 only on the decisions earlier ones could not settle, and such a model's best margin is
-its training margin (the sweep's points above it then lose and are not chosen).
+its training margin (the sweep's points above it then lose and are not chosen). A
+cascade's sweep runs on to 3 times its nominal margin (a stage's margin is in the units
+of its own perceptron weights; one in small tables needs more to settle as accurately).
 """
 
 from __future__ import annotations
@@ -36,6 +38,11 @@ from .. import _core
 #: Margins swept on dev, as fractions of the training margin: on to 1.5 for models whose
 #: full sum was trained on every decision.
 SWEEP = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3, 1.5)
+
+#: A cascade's sweep, of its nominal margin: on to 3, since a stage in small tables
+#: needs margins above 1.5 to come within 0.1 LAS of its full model on dev
+#: (docs/methods.md, "The cascade's configuration").
+CASCADE_SWEEP = SWEEP + (2.0, 2.5, 3.0)
 
 #: How far below the best dev score each preset may be (LAS or accuracy points).
 PRESET_LOSS = {"accurate": 0.1, "fast": 1.0}
@@ -128,12 +135,13 @@ def margin_sweep(
     model: Any, treebank: _core.Treebank, margins: Sequence[float] | None = None
 ) -> list[Any]:
     """:func:`margin_point` (a tagger: :func:`tag_point`) at each margin (default:
-    :data:`SWEEP` × the training margin)."""
+    :data:`SWEEP` × the training margin; a cascade's :data:`CASCADE_SWEEP`)."""
     if margins is None:
         presets = model.margin_presets
         if presets is None:
             raise ValueError("give the margins: this model was not trained with dynamic=True")
-        margins = [f * presets["train"] for f in SWEEP]
+        sweep = CASCADE_SWEEP if getattr(model, "cascade", None) is not None else SWEEP
+        margins = [f * presets["train"] for f in sweep]
     point = tag_point if isinstance(model, _core.TaggerModel) else margin_point
     return [point(model, treebank, m) for m in margins]
 
