@@ -11,7 +11,7 @@ module measures margins and chooses the ones a user asks for by name, on dev:
 
 - ``accurate``: the cheapest margin (fewest templates per decision) whose dev score (a
   parser's LAS, a tagger's mean accuracy over its columns) is within 0.1 of the
-  model's best margin (a cascade's: of its full model, or its best margin if higher);
+  model's best margin (a cascade's: of its full model);
 - ``fast``: the cheapest within 1.0.
 
 A cascade (``ArcEagerParser(dynamic=True, cascade=...)``: ordinary models of the first k
@@ -152,11 +152,12 @@ def choose_presets(
     """The ``accurate`` and ``fast`` margins of a dev sweep (see the module doc): for
     each, the margin with the fewest templates per decision (a parser's move
     decisions) among those within its :data:`PRESET_LOSS` of the best score (or of
-    `reference`, e.g. a cascade's full model, when that is higher; the best-scoring
-    margin when none is)."""
+    `reference`, e.g. a cascade's full model: the loss is the cascade's against it, and
+    margins that score above it by chance do not raise the bar; the best-scoring margin
+    when none is within)."""
     if not points:
         raise ValueError("no margins to choose from")
-    best = max([p.score for p in points] + ([] if reference is None else [reference]))
+    best = max(p.score for p in points) if reference is None else reference
     chosen = {}
     for name, loss in PRESET_LOSS.items():
         ok = [p for p in points if p.score >= best - loss - 1e-9]
