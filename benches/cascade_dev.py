@@ -140,6 +140,34 @@ def _pool_specs(args: argparse.Namespace) -> list[tuple[str, list[tuple[int, tup
     return out
 
 
+def pool_models(
+    maker: ArcEagerParser,
+    train: object,
+    dev: depfs.Treebank,
+    order: TemplateSet,
+    need: list[tuple[int, tuple[int, int]]],
+) -> tuple[object, dict[tuple[int, tuple[int, int]], object]]:
+    """The full model of `order` and a stage model per (k, (move bits, label bits)) in
+    `need`, trained by `maker`'s trainers (its options: seed, epochs, ...) together, epoch
+    by epoch, and kept at the full model's best dev epoch: the models
+    `ArcEagerParser(..., cascade=(k, ...), cascade_bits=bits).fit(train, dev=dev)` trains
+    (its trainers are independent). O(epochs · (T + Σ k) · training set)."""
+    full_t = maker._core_trainer(train, order.text, False)  # type: ignore[arg-type]
+    stage_t = {st: maker._core_trainer(train, order[: st[0]].text, False, st[1]) for st in need}  # type: ignore[arg-type]
+    best: tuple[float, object, dict] | None = None
+    for epoch in range(maker.epochs):
+        for t in stage_t.values():
+            t.epoch()
+        full_t.epoch()
+        full = full_t.model()
+        las = depfs.evaluate(dev, full.parse(dev, 1, False, None)).las
+        print(f"epoch {epoch + 1} full dev LAS {las:.2f}", flush=True)
+        if best is None or las > best[0]:  # as fit: the first best epoch
+            best = (las, full, {st: t.model() for st, t in stage_t.items()})
+    assert best is not None
+    return best[1], best[2]
+
+
 def train_pool(args: argparse.Namespace) -> None:
     """Trains one full model and every stage model of the cascades together (as `fit`
     trains each cascade: the same trainers, kept at the full model's best dev epoch),
@@ -151,25 +179,11 @@ def train_pool(args: argparse.Namespace) -> None:
     d = data_dir() / "en_ewt"
     train, dev = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev"))
     tb = dev if args.split == "dev" else depfs.read_conllu(d / f"{args.split}.conllu")
-    prepared = TrainingSet(train)
     specs = _pool_specs(args)
     need = sorted({st for _, stages in specs for st in stages})
     maker = ArcEagerParser(dynamic=True, cascade=(1,), random_state=args.seed)
     order = TemplateSet.load("arc_eager_en_ewt")
-    full_t = maker._core_trainer(prepared, order.text, False)
-    stage_t = {st: maker._core_trainer(prepared, order[: st[0]].text, False, st[1]) for st in need}
-    best: tuple[float, object, dict] | None = None
-    for epoch in range(maker.epochs):
-        for t in stage_t.values():
-            t.epoch()
-        full_t.epoch()
-        full = full_t.model()
-        las = depfs.evaluate(dev, full.parse(dev, 1, False, None)).las
-        print(f"epoch {epoch + 1} full dev LAS {las:.2f}", flush=True)
-        if best is None or las > best[0]:
-            best = (las, full, {st: t.model() for st, t in stage_t.items()})
-    assert best is not None
-    _, full, stage_m = best
+    full, stage_m = pool_models(maker, TrainingSet(train), dev, order, need)
     full_las = depfs.evaluate(tb, full.parse(tb, 1, False, None)).las  # type: ignore[attr-defined]
     print(f"full LAS {full_las:.2f}", flush=True)
     margins = [float(x) for x in args.margins.split(",")]

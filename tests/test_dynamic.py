@@ -515,6 +515,28 @@ def test_cascade_bits_shrink_only_the_stages_tables(cascade, data, tmp_path: Pat
         depfs._core.ArcEagerTrainer(train, ORDERED, max_bits=5)
 
 
+def test_the_bench_pool_trains_the_cascade_fit_trains(data):
+    """`benches.cascade_dev --pool` trains one full model and every stage model of a sweep
+    together: a cascade put together from them is the one `fit` trains, parse for parse."""
+    from depfs.arceager import CASCADE_MARGIN, TrainingSet
+    from depfs.templates import TemplateSet
+
+    from benches.cascade_dev import pool_models
+
+    train, dev = data
+    prepared = TrainingSet(train)
+    fit = ArcEagerParser(ORDERED, epochs=3, dynamic=True, cascade=(2, 5), cascade_bits=(6, 7))
+    fit.fit(prepared, dev=dev)
+    maker = ArcEagerParser(ORDERED, epochs=3, dynamic=True, cascade=(1,))
+    order = TemplateSet.parse(ORDERED, "config")
+    need = [(2, (6, 7)), (5, (6, 7)), (3, (8, 8))]  # one the cascade does not use
+    full, stages = pool_models(maker, prepared, dev, order, need)
+    pooled = full.with_stages([stages[(2, (6, 7))], stages[(5, (6, 7))]], CASCADE_MARGIN)
+    for m in (0.0, 1.0, 3.0, 1e30):
+        want = fit.model_.parse(dev, 1, False, m).to_string()
+        assert pooled.parse(dev, 1, False, m).to_string() == want, m
+
+
 def test_cascade_options_are_checked(data):
     train, _ = data
     for bad in [(5, 2), (0, 2), (2, 8), (), (3, 3)]:
