@@ -8,10 +8,21 @@ fallback"). Parsing only: no timing. With --alg2 the stages are the prefix-train
 (dynamic.depfs, Algorithm 2) first k templates, cut from it, instead. With --bits the
 cascades are trained here (`ArcEagerParser(dynamic=True, cascade=..., cascade_bits=...)`,
 dev for the epoch and presets), one per stage list and (move, label) table bits, and kept
-as cascade<stages>_b<move>_<label>.depfs (time them with benches.prefix_lazy).
+as cascade<stages>_b<move>_<label>.depfs (time them with benches.prefix_lazy). With
+--pool as well, one full model and every stage model the lists need are trained together,
+epoch by epoch, each kept at the full model's best dev epoch — the models `fit` trains for
+each cascade (its trainers are independent: the same seed gives the same weights), with
+one full model for all; a stage may then have its own bits (`--stages 10@12,9+30@16,12`).
 
     python -m benches.cascade_dev --models DIR [--stages 10/30/10,30] [--margins 6,8,10]
-                                  [--alg2 | --bits 20,15/16,12]
+                                  [--alg2 | --bits 20,15/16,12 [--pool]]
+    python -m benches.cascade_dev --models DIR --time full.depfs@inf,a.depfs@15,...
+                                  [--split dev] [--rounds 5] [--times 20]
+
+--time runs `benches.prefix_lazy FILE SPLIT --margins M --times N --mean` for each
+FILE@M in turn (one process each: its steady state), --rounds times, and prints per
+round the ratio of the first's CPU time per parse to each one's (paired ratios against
+the first, e.g. the full model) and their medians over the rounds.
 """
 
 from __future__ import annotations
@@ -36,7 +47,15 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1, help="of a fixed-prefix model trained here")
     ap.add_argument("--alg2", action="store_true", help="stages cut from dynamic.depfs")
     ap.add_argument("--bits", help="train cascades with stage tables MOVE,LABEL bits, '/' between")
+    ap.add_argument("--pool", action="store_true", help="one full model for all (with --bits)")
+    ap.add_argument("--time", help="FILE@MARGIN,... (files in --models): paired CPU-time ratios")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--times", type=int, default=20)
     args = ap.parse_args()
+    if args.time:
+        return time_ratios(args)
+    if args.bits and args.pool:
+        return train_pool(args)
     if args.bits:
         return train_bits(args)
     d = data_dir() / "en_ewt"
@@ -99,6 +118,135 @@ def train_bits(args: argparse.Namespace) -> None:
                     f"tmpl/label {pt.label_templates:6.2f}",
                     flush=True,
                 )
+
+
+def _pool_specs(args: argparse.Namespace) -> list[tuple[str, list[tuple[int, tuple[int, int]]]]]:
+    """(name, [(k, (move bits, label bits))]) per cascade: each stage list with each --bits,
+    or a list whose stages carry their own bits (`10@12,9+30@16,12`)."""
+    out = []
+    for spec in args.stages.split("/"):
+        if "@" in spec:
+            stages = [
+                (int(k), tuple(int(b) for b in bits.split(",")))
+                for k, bits in (st.split("@") for st in spec.split("+"))
+            ]
+            name = "_".join(f"{k}b{b[0]}_{b[1]}" for k, b in stages)
+            out.append((name, stages))  # type: ignore[arg-type]
+            continue
+        for bits_spec in args.bits.split("/"):
+            mb, lb = (int(b) for b in bits_spec.split(","))
+            ks = [int(k) for k in spec.split(",")]
+            out.append((f"{'_'.join(map(str, ks))}_b{mb}_{lb}", [(k, (mb, lb)) for k in ks]))
+    return out
+
+
+def pool_models(
+    maker: ArcEagerParser,
+    train: object,
+    dev: depfs.Treebank,
+    order: TemplateSet,
+    need: list[tuple[int, tuple[int, int]]],
+) -> tuple[object, dict[tuple[int, tuple[int, int]], object]]:
+    """The full model of `order` and a stage model per (k, (move bits, label bits)) in
+    `need`, trained by `maker`'s trainers (its options: seed, epochs, ...) together, epoch
+    by epoch, and kept at the full model's best dev epoch: the models
+    `ArcEagerParser(..., cascade=(k, ...), cascade_bits=bits).fit(train, dev=dev)` trains
+    (its trainers are independent). O(epochs · (T + Σ k) · training set)."""
+    full_t = maker._core_trainer(train, order.text, False)  # type: ignore[arg-type]
+    stage_t = {st: maker._core_trainer(train, order[: st[0]].text, False, st[1]) for st in need}  # type: ignore[arg-type]
+    best: tuple[float, object, dict] | None = None
+    for epoch in range(maker.epochs):
+        for t in stage_t.values():
+            t.epoch()
+        full_t.epoch()
+        full = full_t.model()
+        las = depfs.evaluate(dev, full.parse(dev, 1, False, None)).las
+        print(f"epoch {epoch + 1} full dev LAS {las:.2f}", flush=True)
+        if best is None or las > best[0]:  # as fit: the first best epoch
+            best = (las, full, {st: t.model() for st, t in stage_t.items()})
+    assert best is not None
+    return best[1], best[2]
+
+
+def train_pool(args: argparse.Namespace) -> None:
+    """Trains one full model and every stage model of the cascades together (as `fit`
+    trains each cascade: the same trainers, kept at the full model's best dev epoch),
+    then sweeps each cascade on --split, chooses its presets on dev as `fit` does and
+    keeps it as cascade<name>.depfs."""
+    from depfs.arceager import CASCADE_MARGIN
+    from depfs.dynamic.strubell2015 import fit_presets
+
+    d = data_dir() / "en_ewt"
+    train, dev = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev"))
+    tb = dev if args.split == "dev" else depfs.read_conllu(d / f"{args.split}.conllu")
+    specs = _pool_specs(args)
+    need = sorted({st for _, stages in specs for st in stages})
+    maker = ArcEagerParser(dynamic=True, cascade=(1,), random_state=args.seed)
+    order = TemplateSet.load("arc_eager_en_ewt")
+    full, stage_m = pool_models(maker, TrainingSet(train), dev, order, need)
+    full_las = depfs.evaluate(tb, full.parse(tb, 1, False, None)).las  # type: ignore[attr-defined]
+    print(f"full LAS {full_las:.2f}", flush=True)
+    margins = [float(x) for x in args.margins.split(",")]
+    for name, stages in specs:
+        cascade = full.with_stages([stage_m[st] for st in stages], CASCADE_MARGIN)  # type: ignore[attr-defined]
+        model, _ = fit_presets(cascade, dev)
+        ArcEagerParser.from_model(model).save(Path(args.models) / f"cascade{name}.depfs")
+        print(f"cascade {name} presets {model.margin_presets}", flush=True)
+        for m in margins:
+            pt = margin_point(model, tb, m)
+            print(
+                f"cascade {name:<18} m {m:5.1f} LAS {pt.las:6.2f} ({pt.las - full_las:+.2f}) "
+                f"tmpl/move {pt.move_templates:6.2f} tmpl/label {pt.label_templates:6.2f}",
+                flush=True,
+            )
+
+
+def time_ratios(args: argparse.Namespace) -> None:
+    """Paired steady-state CPU-time ratios of each FILE@M against the first, in turn."""
+    import os
+    import re
+    import statistics
+    import subprocess
+    import sys
+
+    split = data_dir() / "en_ewt" / f"{args.split}.conllu"
+    runs = [spec.rsplit("@", 1) for spec in args.time.split(",")]
+    ratios: list[list[float]] = [[] for _ in runs]
+    for r in range(args.rounds):
+        secs = []
+        for path, m in runs:
+            out = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "benches.prefix_lazy",
+                    os.fspath(Path(args.models) / path),
+                    os.fspath(split),
+                    "--margins",
+                    m,
+                    "--times",
+                    str(args.times),
+                    "--mean",
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            found = re.search(r"LAS ([\d.]+) mean CPU ([\d.]+) s", out)
+            assert found, out
+            secs.append((float(found.group(1)), float(found.group(2))))
+        for i, (_, s) in enumerate(secs):
+            ratios[i].append(secs[0][1] / s)
+        print(
+            f"round {r + 1} (load {os.getloadavg()[0]:.1f}): "
+            + "  ".join(
+                f"{p}@{m} {las:.2f} {s:.4f}s {secs[0][1] / s:.2f}x"
+                for (p, m), (las, s) in zip(runs, secs)
+            ),
+            flush=True,
+        )
+    for (p, m), rs in zip(runs, ratios):
+        print(f"{p}@{m}: median {statistics.median(rs):.2f}x ({min(rs):.2f}-{max(rs):.2f})")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import pytest
 from depfs.arceager import ArcEagerParser, trajectory_features
 from depfs.datasets import synthetic
 from depfs.dynamic.strubell2015 import (
+    CASCADE_SWEEP,
     SWEEP,
     MarginPoint,
     choose_presets,
@@ -52,7 +53,7 @@ def test_a_dynamic_model_keeps_presets_chosen_on_dev_and_parses_at_each(dynamic,
     # The sweep goes up to 1.5 times the training margin.
     assert 0 < p["fast"] <= p["accurate"] <= 1.5 * p["train"]
     curve = dynamic.margin_curve_
-    assert [r["margin"] for r in curve] == sorted(r["margin"] for r in curve)
+    assert [r["margin"] for r in curve] == [f * p["train"] for f in SWEEP]
     best = max(r["las"] for r in curve)
     # The presets are what choose_presets makes of the curve.
     at = {r["margin"]: r for r in curve}
@@ -169,9 +170,11 @@ def test_choose_presets_takes_the_cheapest_margin_within_each_loss():
     assert choose_presets([pt(3, 70.0, 2.0)]) == {"accurate": 3, "fast": 3}
     with pytest.raises(ValueError):
         choose_presets([])
-    # A cascade's presets are within each loss of its full model when that is higher.
+    # A cascade's presets are within each loss of its full model, whether the sweep's
+    # best is below it or (by chance) above.
     assert choose_presets(points, reference=85.6) == {"accurate": 8, "fast": 6}
-    assert choose_presets(points, reference=80.0) == {"accurate": 6, "fast": 4}
+    assert choose_presets(points, reference=85.0) == {"accurate": 6, "fast": 4}
+    assert choose_presets(points, reference=84.0) == {"accurate": 4, "fast": 4}
     # No margin within 0.1 of the reference: the sweep's best.
     assert choose_presets(points, reference=87.0) == {"accurate": 8, "fast": 8}
 
@@ -470,7 +473,9 @@ def test_a_cascade_keeps_presets_chosen_against_its_full_model_and_its_file_keep
     p = cascade.margin_presets_
     full_las = depfs.evaluate(dev, cascade.parse(dev, margin=float("inf"))).las
     at = {r["margin"]: r for r in cascade.margin_curve_}
-    assert set(at) == {f * p["train"] for f in SWEEP}
+    # A cascade's sweep runs on to 3 times its nominal margin (a prefix-trained model's
+    # to 1.5 times its training margin).
+    assert set(at) == {f * p["train"] for f in CASCADE_SWEEP} and max(CASCADE_SWEEP) == 3.0
     assert at[p["accurate"]]["las"] >= full_las - 0.1 - 1e-9
     assert at[p["fast"]]["las"] >= full_las - 1.0 - 1e-9
     path = tmp_path / "cascade.depfs"
@@ -508,6 +513,28 @@ def test_cascade_bits_shrink_only_the_stages_tables(cascade, data, tmp_path: Pat
         ArcEagerParser(ORDERED, epochs=1, dynamic=True, cascade_bits=(6, 6)).fit(train)
     with pytest.raises(ValueError, match="max_bits"):
         depfs._core.ArcEagerTrainer(train, ORDERED, max_bits=5)
+
+
+def test_the_bench_pool_trains_the_cascade_fit_trains(data):
+    """`benches.cascade_dev --pool` trains one full model and every stage model of a sweep
+    together: a cascade put together from them is the one `fit` trains, parse for parse."""
+    from depfs.arceager import CASCADE_MARGIN, TrainingSet
+    from depfs.templates import TemplateSet
+
+    from benches.cascade_dev import pool_models
+
+    train, dev = data
+    prepared = TrainingSet(train)
+    fit = ArcEagerParser(ORDERED, epochs=3, dynamic=True, cascade=(2, 5), cascade_bits=(6, 7))
+    fit.fit(prepared, dev=dev)
+    maker = ArcEagerParser(ORDERED, epochs=3, dynamic=True, cascade=(1,))
+    order = TemplateSet.parse(ORDERED, "config")
+    need = [(2, (6, 7)), (5, (6, 7)), (3, (8, 8))]  # one the cascade does not use
+    full, stages = pool_models(maker, prepared, dev, order, need)
+    pooled = full.with_stages([stages[(2, (6, 7))], stages[(5, (6, 7))]], CASCADE_MARGIN)
+    for m in (0.0, 1.0, 3.0, 1e30):
+        want = fit.model_.parse(dev, 1, False, m).to_string()
+        assert pooled.parse(dev, 1, False, m).to_string() == want, m
 
 
 def test_cascade_options_are_checked(data):
