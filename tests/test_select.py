@@ -282,6 +282,7 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
         ("arc_eager_en_ewt", "arc_eager", "config"),
         ("first_order_en_ewt", "first_order", "arc"),
         ("tagger_en_ewt", "tagger", "token"),
+        ("tagger_pt_bosque", "tagger", "token"),
     ],
 )
 def test_shipped_orders_are_grouped_permutations_of_their_pool(

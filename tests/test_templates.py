@@ -42,6 +42,7 @@ SHIPPED = [
     "arc_eager_pt_bosque",
     "first_order_en_ewt",
     "tagger_en_ewt",
+    "tagger_pt_bosque",
     "dynfs_en_ewt",
     "dynfs2_en_ewt",
 ]

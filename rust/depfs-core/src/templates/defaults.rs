@@ -43,6 +43,7 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("arc_eager_pt_bosque", Family::Config, include_str!("sets/arc_eager_pt_bosque.txt")),
     ("first_order_en_ewt", Family::Arc, include_str!("sets/first_order_en_ewt.txt")),
     ("tagger_en_ewt", Family::Token, include_str!("sets/tagger_en_ewt.txt")),
+    ("tagger_pt_bosque", Family::Token, include_str!("sets/tagger_pt_bosque.txt")),
     // The DynFS groups of the graph parser on en_ewt (He et al. 2013); see the header.
     ("dynfs_en_ewt", Family::Arc, include_str!("sets/dynfs_en_ewt.txt")),
     // The same first-order groups, then sibling groups (second-order DynFS).
