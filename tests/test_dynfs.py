@@ -324,6 +324,23 @@ def test_label_dictionary_is_tried_on_dev_round_trips_and_is_a_knob(
     assert back.parse(dev, label_margin=float("inf")).to_string() == (
         back.parse(dev, label_margin=float("inf"), label_dict=False).to_string()
     )
+    # The CLI: --no-label-dict is parse(label_dict=False); `depfs info` says the dictionary;
+    # a model without one refuses the flag.
+    from click.testing import CliRunner
+    from depfs.cli import main
+
+    dev.write(str(tmp_path / "dev.conllu"))
+    run = CliRunner().invoke
+    args = ["parse", str(tmp_path / "d.depfs"), str(tmp_path / "dev.conllu"), "--no-label-dict"]
+    res = run(main, args)
+    assert res.exit_code == 0 and res.stdout == out_plain.to_string(), res.output
+    info = run(main, ["info", str(tmp_path / "d.depfs")]).output
+    assert f"with a label dictionary of {len(entries):,} entries" in info
+    plain_path = tmp_path / "plain.depfs"
+    labeled.model_ = plain
+    labeled.save(plain_path)
+    res = run(main, ["parse", str(plain_path), str(tmp_path / "dev.conllu"), "--no-label-dict"])
+    assert res.exit_code == 2 and "has no dictionary" in res.output, res.output
     with pytest.raises(ValueError, match="label_dict"):
         dynfs.parse(dev, dynfs=False, label_dict=False)
     with pytest.raises(ValueError, match="label dictionary"):

@@ -611,6 +611,7 @@ def train(
                 f"dynfs: policy of DAgger iteration {r.iteration}, threshold {r.threshold:g}"
                 + (f", prune margin {r.prune_margin:g}" if r.prune_margin is not None else "")
                 + (f", label margin {r.label_margin:g}" if r.label_margin is not None else "")
+                + (" with its label dictionary" if getattr(r, "label_dict", False) else "")
                 + ": "
                 f"dev UAS {r.dev_uas:.2f} (full model {r.full_dev_uas:.2f}) at "
                 f"{r.dev_cost:.1f}% of the templates; expert {r.expert_dev_uas:.2f} at "
@@ -721,6 +722,12 @@ def train(
     "the model's].",
 )
 @click.option(
+    "--no-label-dict",
+    is_flag=True,
+    help="A graph model trained with --dynfs whose labeler's stop has a label dictionary: "
+    "score every label, not only those seen in training for the arc's tags and direction.",
+)
+@click.option(
     "--tagger",
     "tagger_path",
     type=click.Path(dir_okay=False),
@@ -749,6 +756,7 @@ def parse(
     policy_threshold: float | None,
     prune_margin: float | None,
     label_margin: float | None,
+    no_label_dict: bool,
     tagger_path: str | None,
     input_format: str | None,
     tokenizer: str | None,
@@ -793,6 +801,7 @@ def parse(
         "--policy-threshold": policy_threshold,
         "--prune-margin": prune_margin,
         "--label-margin": label_margin,
+        "--no-label-dict": False if no_label_dict else None,
     }
     given = [flag for flag, v in dyn_knobs.items() if v is not None]
     has_dynfs = (
@@ -806,9 +815,11 @@ def parse(
             raise click.UsageError(f"{flag}: {model} was not trained with --dynfs")
         if no_dynfs and given:
             raise click.UsageError(
-                "--policy-threshold, --prune-margin and --label-margin are the dynamic "
-                "model's knobs (not --no-dynfs)"
+                "--policy-threshold, --prune-margin, --label-margin and --no-label-dict are "
+                "the dynamic model's knobs (not --no-dynfs)"
             )
+        if no_label_dict and getattr(_model(model).model_, "dynfs_label_dict", None) is None:
+            raise click.UsageError(f"--no-label-dict: {model}'s labeler stop has no dictionary")
         if policy_threshold is not None and not math.isfinite(policy_threshold):
             raise click.UsageError(f"--policy-threshold {policy_threshold}: a finite number")
         if prune_margin is not None and not prune_margin >= 0:
@@ -820,6 +831,7 @@ def parse(
             threshold=policy_threshold,
             prune_margin=prune_margin,
             label_margin=label_margin,
+            label_dict=False if no_label_dict else None,
         )
     if scores and has_dynfs and not no_dynfs:
         raise click.UsageError("--scores: margins come from the full model; add --no-dynfs")
@@ -1348,6 +1360,8 @@ def info_command(model: str, as_json: bool) -> None:
         prune = f", prune margin {prune:g}" if prune is not None else ""
         if dy.get("label_margin") is not None:
             prune += f", label margin {dy['label_margin']:g}"
+        if dy.get("label_dict") is not None:
+            prune += f" with a label dictionary of {dy['label_dict']:,} entries"
         click.echo(
             f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}{sib}; policy "
             f"threshold {dy['threshold']:g}{prune}{dev} (depfs parse --policy-threshold, "

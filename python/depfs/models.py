@@ -79,6 +79,7 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             len(m.arc_templates),
             getattr(m, "dynfs_prune_margin", None),
             getattr(m, "dynfs_label_stop", None),
+            getattr(m, "dynfs_label_dict", None),
         )
         if kind == "graph"
         else None,
@@ -86,11 +87,15 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def _dynfs_info(
-    d: Any, n_arc: int, prune_margin: float | None = None, label_stop: Any = None
+    d: Any,
+    n_arc: int,
+    prune_margin: float | None = None,
+    label_stop: Any = None,
+    label_dict: Any = None,
 ) -> dict[str, Any] | None:
     """Group sizes: first-order groups, then (second order) sibling groups, whose
     template indices follow the arc templates'; the prune margin and the labeler's stop
-    margin (None: none)."""
+    margin (None: none); the entries of the stop's label dictionary (None: none)."""
     if d is None:
         return None
     groups, _, threshold = d
@@ -100,6 +105,7 @@ def _dynfs_info(
         "threshold": threshold,
         "prune_margin": prune_margin,
         "label_margin": None if label_stop is None else label_stop[1],
+        "label_dict": None if label_dict is None else len(label_dict),
     }
 
 
