@@ -23,35 +23,42 @@ pub const EPOCHS: usize = 10;
 
 /// Runs backward pass `cm` over the sentence of `n` words in `sc` (its form table and
 /// ambiguity classes set), right to left, writing each word's tag to the history's
-/// `bupos`; `entry(i)` is word i's dictionary entry. O(words · candidates · templates).
+/// `bupos`; `word(i)` is word i's form id in the treebank being tagged (None in
+/// training), whose candidates are then kept in `sc`, and dictionary entry.
+/// O(words · candidates · templates).
 pub(super) fn run<'e, W: WeightTable>(
     cm: &ColumnModel<W>,
     lexicon: &Lexicon,
     n: usize,
-    entry: impl Fn(usize) -> Option<&'e FormEntry>,
+    word: impl Fn(usize) -> (Option<u32>, Option<&'e FormEntry>),
     sc: &mut Scratch,
 ) {
     sc.hist.reset_back();
     for i in (1..=n).rev() {
-        candidates(cm, lexicon, entry(i), &mut sc.all);
-        let pred = if sc.all.len() == 1 {
-            sc.all[0]
+        let cands = match word(i) {
+            (Some(fid), e) => {
+                sc.cands_of_form.get(fid, N_COLUMNS, 0, || candidates(cm, lexicon, e, &mut sc.all))
+            }
+            (None, e) => candidates(cm, lexicon, e, &mut sc.all),
+        };
+        let pred = if cands.len() == 1 {
+            cands[0]
         } else {
             cm.feats.features(&sc.hist, i, &mut sc.feats);
-            cm.best(&sc.feats, &sc.all, &mut sc.dec)
+            cm.best(&sc.feats, cands, &mut sc.dec)
         };
         sc.hist.set_back(i, cm.salts[pred as usize]);
     }
 }
 
 /// Candidates of a word: its dictionary entry's UPOS tags (for an XPOS pass, the XPOS
-/// values of each of them, merged), else every class. O(candidates · log).
-pub(super) fn candidates(
+/// values of each of them, merged), else every class, into `out`. O(candidates · log).
+pub(super) fn candidates<'o>(
     cm: &ColumnModel<impl Sized>,
     lexicon: &Lexicon,
     entry: Option<&FormEntry>,
-    out: &mut Vec<u32>,
-) {
+    out: &'o mut Vec<u32>,
+) -> &'o [u32] {
     out.clear();
     let c = lexicon.candidates(UPOS, entry, 0, "");
     if cm.column == UPOS {
@@ -66,6 +73,7 @@ pub(super) fn candidates(
     if out.is_empty() {
         out.extend(0..cm.classes.len() as u32);
     }
+    out
 }
 
 impl TaggerTrainer {
@@ -97,7 +105,7 @@ impl TaggerTrainer {
             };
             for s in lo..hi {
                 let (start, n) = self.start_plain(s, &mut sc);
-                run(cm, &self.core.lexicon, n, |i| self.entry_at(start + i - 1), &mut sc);
+                run(cm, &self.core.lexicon, n, |i| (None, self.entry_at(start + i - 1)), &mut sc);
                 for i in 1..=n {
                     back[start + i - 1] = sc.hist.back_at(i);
                 }
