@@ -23,10 +23,20 @@ pub const EPOCHS: usize = 10;
 
 /// Runs backward pass `cm` over the sentence of `n` words in `sc` (its form table and
 /// ambiguity classes set), right to left, writing each word's tag to the history's
-/// `bupos`; `word(i)` is word i's form id in the treebank being tagged (None in
-/// training), whose candidates are then kept in `sc`, and dictionary entry.
-/// O(words · candidates · templates).
+/// `bupos`; `entry(i)` is word i's dictionary entry. O(words · candidates · templates).
 pub(super) fn run<'e, W: WeightTable>(
+    cm: &ColumnModel<W>,
+    lexicon: &Lexicon,
+    n: usize,
+    entry: impl Fn(usize) -> Option<&'e FormEntry>,
+    sc: &mut Scratch,
+) {
+    run_forms(cm, lexicon, n, |i| (None, entry(i)), sc);
+}
+
+/// [`run`] with `word(i)` word i's form id in the treebank being tagged (None: not
+/// tagging), whose candidates are then kept in `sc`, and its dictionary entry.
+pub(super) fn run_forms<'e, W: WeightTable>(
     cm: &ColumnModel<W>,
     lexicon: &Lexicon,
     n: usize,
@@ -105,7 +115,7 @@ impl TaggerTrainer {
             };
             for s in lo..hi {
                 let (start, n) = self.start_plain(s, &mut sc);
-                run(cm, &self.core.lexicon, n, |i| (None, self.entry_at(start + i - 1)), &mut sc);
+                run(cm, &self.core.lexicon, n, |i| self.entry_at(start + i - 1), &mut sc);
                 for i in 1..=n {
                     back[start + i - 1] = sc.hist.back_at(i);
                 }

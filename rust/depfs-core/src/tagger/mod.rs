@@ -528,6 +528,11 @@ struct FormCache {
 }
 
 impl FormCache {
+    /// An empty cache for `n` forms. O(n).
+    fn for_forms(n: usize) -> FormCache {
+        FormCache { at: vec![(u64::MAX, 0, 0); n * FORM_SLOTS], store: Vec::new() }
+    }
+
     /// The list of form `fid` in `slot` made for `key`, else `make`'s, kept (replacing
     /// the slot's list for another key). O(1) when kept, O(list) to keep.
     fn get<'s>(&'s mut self, fid: u32, slot: usize, key: u64, make: impl FnOnce() -> &'s [u32]) -> &'s [u32] {
@@ -1286,7 +1291,8 @@ impl Tagger {
         counts: &mut TagCounts,
     ) -> Vec<u32> {
         let k = self.core.columns.len();
-        let mut out = Vec::new();
+        let mut out =
+            Vec::with_capacity(range.clone().map(|s| tb.sentences[s].len as usize).sum::<usize>() * k);
         let mut decided = vec![0u32; k];
         let entries = &forms.entries;
         for s in range {
@@ -1306,7 +1312,7 @@ impl Tagger {
                     let fid = tb.words.form[start + i - 1];
                     (Some(fid), self.core.case.upos_entry(entries[fid as usize]))
                 };
-                backward::run(cm, &self.core.lexicon, meta.len as usize, word, sc);
+                backward::run_forms(cm, &self.core.lexicon, meta.len as usize, word, sc);
             }
             for i in 1..=meta.len as usize {
                 let pos = meta.start as usize + i - 1;
@@ -1344,7 +1350,9 @@ impl Tagger {
             tb.vocabs.form.strings().iter().map(|f| self.core.lexicon.entry(f)).collect();
         let ambig = entries.iter().map(|&e| ambig_hash(e)).collect();
         let forms = FormTables { entries, ambig };
-        let chunks = map_chunks(threads, tb.len(), TAG_CHUNK, Scratch::default, |sc, range| {
+        let n_forms = tb.vocabs.form.len();
+        let scratch = || Scratch { cands_of_form: FormCache::for_forms(n_forms), ..Default::default() };
+        let chunks = map_chunks(threads, tb.len(), TAG_CHUNK, scratch, |sc, range| {
             let mut counts = TagCounts::default();
             let decided = self.decide(tb, &vh, &forms, range, sc, rule, &mut counts);
             vec![(decided, counts)]
