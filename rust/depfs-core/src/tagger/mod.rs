@@ -361,8 +361,6 @@ impl<W: WeightTable> ColumnModel<W> {
     fn best_in_lines(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
         let Decision { rows, scores } = d;
         let layout = self.weights.layout();
-        scores.clear();
-        scores.resize(cands.len(), 0.0);
         match self.weights.quantized_parts() {
             // A tagging model: each line is read straight from the table (the sums are
             // those of `get`: same order and values).
@@ -381,8 +379,10 @@ impl<W: WeightTable> ColumnModel<W> {
                     return self.best_of_all(feats, cands, rows, q, scales, scores);
                 }
                 // Candidate by candidate, its sum over the templates in their order (as
-                // `get`'s): few candidates read few weights of each line.
-                for (s, &c) in scores.iter_mut().zip(cands) {
+                // `get`'s): few candidates read few weights of each line. The best is kept
+                // on the way (the first on ties, as below).
+                let mut best = (cands[0], f32::NAN);
+                for (k, &c) in cands.iter().enumerate() {
                     let mut sum = 0f32;
                     if few {
                         for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
@@ -394,10 +394,15 @@ impl<W: WeightTable> ColumnModel<W> {
                             sum += scale * q[r.start + (f.wrapping_mul(m) >> 58) as usize] as f32;
                         }
                     }
-                    *s = sum;
+                    if k == 0 || sum > best.1 {
+                        best = (c, sum);
+                    }
                 }
+                best.0
             }
             _ => {
+                scores.clear();
+                scores.resize(cands.len(), 0.0);
                 rows.clear();
                 layout.locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
                 for r in rows.iter() {
@@ -408,15 +413,15 @@ impl<W: WeightTable> ColumnModel<W> {
                         *s += self.weights.get(t, self.key(f, c));
                     }
                 }
+                let mut best = 0;
+                for (k, &s) in scores.iter().enumerate() {
+                    if s > scores[best] {
+                        best = k;
+                    }
+                }
+                cands[best]
             }
         }
-        let mut best = 0;
-        for (k, &s) in scores.iter().enumerate() {
-            if s > scores[best] {
-                best = k;
-            }
-        }
-        cands[best]
     }
 }
 
@@ -685,7 +690,13 @@ impl<W: WeightTable> Core<W> {
         let (mut upos, mut xpos) = (0, None);
         let mut buf = std::mem::take(&mut sc.all);
         for (m, cm) in self.columns.iter().enumerate() {
-            let w = &if cm.column == LEMMA { self.lemma_word(w, upos) } else { *w };
+            let lemma_w;
+            let w = if cm.column == LEMMA {
+                lemma_w = self.lemma_word(w, upos);
+                &lemma_w
+            } else {
+                w
+            };
             let cands = match w.fid {
                 Some(fid) => {
                     let key = self.cache_key(cm.column, upos, xpos);
@@ -1320,7 +1331,10 @@ impl Tagger {
                 let w =
                     Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid], fid: Some(fid as u32) };
                 self.core.decide_word(&w, i, sc, &mut decided, rule, counts, |_, _, _, _| {});
-                out.extend_from_slice(&decided);
+                // One push per column: a copy call per word cost more than the copy.
+                for &d in &decided {
+                    out.push(d);
+                }
             }
         }
         out
