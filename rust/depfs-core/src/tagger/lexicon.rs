@@ -404,16 +404,19 @@ impl FeatsByXpos {
 pub struct KnownLemmas {
     /// Lemma → per UPOS class seen with it: up to two distinct lower-cased forms, with
     /// their number of words (counted up to 2).
-    pub forms: BTreeMap<String, Vec<(u32, String, u32)>>,
+    pub forms: BTreeMap<String, Vec<LemmaForm>>,
     /// A hashed copy of `forms` for look-ups (not stored; [`Index`]).
     #[serde(skip)]
-    index: Index<FxHashMap<Box<str>, Vec<(u32, String, u32)>>>,
+    index: Index<FxHashMap<Box<str>, Vec<LemmaForm>>>,
 }
+
+/// A known lemma's (UPOS class, lower-cased form, words counted up to 2).
+pub type LemmaForm = (u32, String, u32);
 
 impl KnownLemmas {
     /// From training words (UPOS class, form, lemma). O(words · log).
     pub fn build<'a>(words: impl Iterator<Item = (u32, &'a str, &'a str)>) -> KnownLemmas {
-        let mut forms: BTreeMap<String, Vec<(u32, String, u32)>> = BTreeMap::new();
+        let mut forms: BTreeMap<String, Vec<LemmaForm>> = BTreeMap::new();
         for (u, form, lemma) in words {
             let v = forms.entry(lemma.to_string()).or_default();
             let lower = form.to_lowercase();
