@@ -539,21 +539,33 @@ impl FormCache {
     }
 
     /// The list of form `fid` in `slot` made for `key`, else `make`'s, kept (replacing
-    /// the slot's list for another key). O(1) when kept, O(list) to keep.
+    /// the slot's list for another key: in its place when it fits, so a form whose tags
+    /// alternate does not grow the store). O(1) when kept, O(list) to keep.
     fn get<'s>(&'s mut self, fid: u32, slot: usize, key: u64, make: impl FnOnce() -> &'s [u32]) -> &'s [u32] {
         let at = fid as usize * FORM_SLOTS + slot;
         if self.at.len() <= at {
             self.at.resize((fid as usize + 1) * FORM_SLOTS, (u64::MAX, 0, 0));
         }
         let (k, start, len) = self.at[at];
-        if k != key {
-            let list = make();
-            let start = self.store.len();
-            self.store.extend_from_slice(list);
-            self.at[at] = (key, start as u32, list.len() as u32);
-            return &self.store[start..];
+        if k == key {
+            return &self.store[start as usize..(start + len) as usize];
         }
-        &self.store[start as usize..(start + len) as usize]
+        let list = make();
+        let start = if k != u64::MAX && list.len() <= len as usize {
+            let start = start as usize;
+            self.store[start..start + list.len()].copy_from_slice(list);
+            start
+        } else {
+            if self.store.len() + list.len() > u32::MAX as usize {
+                // Offsets are u32: start afresh (every list is made again when met).
+                self.store.clear();
+                self.at.fill((u64::MAX, 0, 0));
+            }
+            self.store.extend_from_slice(list);
+            self.store.len() - list.len()
+        };
+        self.at[at] = (key, start as u32, list.len() as u32);
+        &self.store[start..start + list.len()]
     }
 }
 
@@ -584,8 +596,8 @@ impl<W: WeightTable> Core<W> {
     /// Candidates of column model `m` for `w` given its decided UPOS and XPOS (None: no
     /// XPOS column), every class when the dictionary has none, as the [`TagRules`] the
     /// tagger has change them: the dictionary's own list when nothing changes it (no
-    /// copy: that copy of a cold list per decision was a tenth of a fast tagger's time),
-    /// else `buf` filled. O(candidates).
+    /// copy: copying the cold list at every decision, `memmove`, was 9% of a
+    /// prefix-margin tagger's time), else `buf` filled. O(candidates).
     fn candidate_list<'s>(
         &'s self,
         m: usize,
