@@ -31,27 +31,44 @@ pub(super) fn run<'e, W: WeightTable>(
     entry: impl Fn(usize) -> Option<&'e FormEntry>,
     sc: &mut Scratch,
 ) {
+    run_forms(cm, lexicon, n, |i| (None, entry(i)), sc);
+}
+
+/// [`run`] with `word(i)` word i's form id in the treebank being tagged (None: not
+/// tagging), whose candidates are then kept in `sc`, and its dictionary entry.
+pub(super) fn run_forms<'e, W: WeightTable>(
+    cm: &ColumnModel<W>,
+    lexicon: &Lexicon,
+    n: usize,
+    word: impl Fn(usize) -> (Option<u32>, Option<&'e FormEntry>),
+    sc: &mut Scratch,
+) {
     sc.hist.reset_back();
     for i in (1..=n).rev() {
-        candidates(cm, lexicon, entry(i), &mut sc.all);
-        let pred = if sc.all.len() == 1 {
-            sc.all[0]
+        let cands = match word(i) {
+            (Some(fid), e) => {
+                sc.cands_of_form.get(fid, N_COLUMNS, 0, || candidates(cm, lexicon, e, &mut sc.all))
+            }
+            (None, e) => candidates(cm, lexicon, e, &mut sc.all),
+        };
+        let pred = if cands.len() == 1 {
+            cands[0]
         } else {
             cm.feats.features(&sc.hist, i, &mut sc.feats);
-            cm.best(&sc.feats, &sc.all, &mut sc.dec)
+            cm.best(&sc.feats, cands, &mut sc.dec)
         };
         sc.hist.set_back(i, cm.salts[pred as usize]);
     }
 }
 
 /// Candidates of a word: its dictionary entry's UPOS tags (for an XPOS pass, the XPOS
-/// values of each of them, merged), else every class. O(candidates · log).
-pub(super) fn candidates(
+/// values of each of them, merged), else every class, into `out`. O(candidates · log).
+pub(super) fn candidates<'o>(
     cm: &ColumnModel<impl Sized>,
     lexicon: &Lexicon,
     entry: Option<&FormEntry>,
-    out: &mut Vec<u32>,
-) {
+    out: &'o mut Vec<u32>,
+) -> &'o [u32] {
     out.clear();
     let c = lexicon.candidates(UPOS, entry, 0, "");
     if cm.column == UPOS {
@@ -66,6 +83,7 @@ pub(super) fn candidates(
     if out.is_empty() {
         out.extend(0..cm.classes.len() as u32);
     }
+    out
 }
 
 impl TaggerTrainer {

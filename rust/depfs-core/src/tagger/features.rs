@@ -53,6 +53,8 @@ enum CAtom {
 pub struct Slots {
     /// Whether a template reads `ambig`.
     pub ambig: bool,
+    /// Whether a template reads the predicted lemma (asked at every LEMMA decision).
+    pub lemma: bool,
     /// Attributes of the sentence table (computed from the form).
     pub form_attrs: Vec<Attr>,
     /// Attributes of the history (they read predicted columns).
@@ -89,7 +91,7 @@ impl Slots {
 
     /// Whether a template reads the predicted lemma.
     pub fn reads_lemma(&self) -> bool {
-        self.predicted_attrs.contains(&Attr::Lemma)
+        self.lemma
     }
 
     /// Whether a template reads the word clusters (`cluster`, `cluster:K`).
@@ -243,6 +245,7 @@ impl TokenFeatures {
                 }
                 let offset = *offset as i64;
                 slots.ambig |= *attr == Attr::Ambig;
+                slots.lemma |= *attr == Attr::Lemma;
                 atoms.push(if *attr == Attr::Ambig {
                     CAtom::Ambig { offset }
                 } else if *attr == Attr::Bupos {

@@ -80,19 +80,24 @@ impl Script {
 
     /// The lemma of `form`, or None when the script does not fit it.
     pub fn apply(&self, form: &str) -> Option<String> {
-        let lowered;
-        let f = if self.lower {
-            lowered = form.to_lowercase();
-            lowered.as_str()
-        } else {
-            form
+        let lowered = if self.lower { form.to_lowercase() } else { String::new() };
+        let mut out = String::new();
+        self.apply_into(form, &lowered, &mut out).then_some(out)
+    }
+
+    /// [`Script::apply`] into `out` (cleared first) given `lowered`, `form` lower-cased
+    /// (read only by a script that lower-cases): no allocation per script when one form
+    /// meets many. False when the script does not fit.
+    pub fn apply_into(&self, form: &str, lowered: &str, out: &mut String) -> bool {
+        out.clear();
+        let f = if self.lower { lowered } else { form };
+        let Some(core) = strip(f, &self.pre_del, &self.suf_del) else {
+            return false;
         };
-        let core = strip(f, &self.pre_del, &self.suf_del)?;
-        let mut out = String::with_capacity(self.pre_add.len() + core.len() + self.suf_add.len());
         out.push_str(&self.pre_add);
         out.push_str(core);
         out.push_str(&self.suf_add);
-        Some(out)
+        true
     }
 
     /// Whether the script applies to `form` (what [`Script::apply`] checks, without

@@ -49,15 +49,21 @@ pub struct Lexicon {
     pub scripts_by_upos: Vec<Vec<u32>>,
     /// Hashed copies of `forms` and `scripts_by_suffix` for look-ups (not stored).
     #[serde(skip)]
-    index: Index,
+    index: Index<Hashed>,
 }
 
-/// Hashed look-ups of a [`Lexicon`]'s maps, built on first use: a `BTreeMap<String>`
+/// Hashed look-ups of a structure's `BTreeMap<String>`s, built on first use: a B-tree
 /// look-up compares strings scattered over the heap, a cache miss each (the memcmp of
 /// those look-ups was a quarter of tagging's time with one template). Derived from the
 /// maps, so never stored and never compared.
-#[derive(Clone, Default)]
-struct Index(std::sync::OnceLock<Hashed>);
+#[derive(Clone)]
+struct Index<T>(std::sync::OnceLock<T>);
+
+impl<T> Default for Index<T> {
+    fn default() -> Self {
+        Index(std::sync::OnceLock::new())
+    }
+}
 
 #[derive(Clone)]
 struct Hashed {
@@ -66,13 +72,13 @@ struct Hashed {
     suffixes: FxHashMap<(u32, u8, u128), Vec<u32>>,
 }
 
-impl PartialEq for Index {
-    fn eq(&self, _: &Index) -> bool {
+impl<T> PartialEq for Index<T> {
+    fn eq(&self, _: &Index<T>) -> bool {
         true
     }
 }
 
-impl std::fmt::Debug for Index {
+impl<T> std::fmt::Debug for Index<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("Index")
     }
@@ -91,7 +97,7 @@ fn last_chars(s: &str, k: usize) -> Option<&str> {
 }
 
 /// `s` lower-cased, borrowed when that changes nothing (ASCII without capitals).
-fn lowered(s: &str) -> std::borrow::Cow<'_, str> {
+pub(super) fn lowered(s: &str) -> std::borrow::Cow<'_, str> {
     if s.bytes().all(|b| b.is_ascii() && !b.is_ascii_uppercase()) {
         std::borrow::Cow::Borrowed(s)
     } else {
@@ -398,13 +404,19 @@ impl FeatsByXpos {
 pub struct KnownLemmas {
     /// Lemma → per UPOS class seen with it: up to two distinct lower-cased forms, with
     /// their number of words (counted up to 2).
-    pub forms: BTreeMap<String, Vec<(u32, String, u32)>>,
+    pub forms: BTreeMap<String, Vec<LemmaForm>>,
+    /// A hashed copy of `forms` for look-ups (not stored; [`Index`]).
+    #[serde(skip)]
+    index: Index<FxHashMap<Box<str>, Vec<LemmaForm>>>,
 }
+
+/// A known lemma's (UPOS class, lower-cased form, words counted up to 2).
+pub type LemmaForm = (u32, String, u32);
 
 impl KnownLemmas {
     /// From training words (UPOS class, form, lemma). O(words · log).
     pub fn build<'a>(words: impl Iterator<Item = (u32, &'a str, &'a str)>) -> KnownLemmas {
-        let mut forms: BTreeMap<String, Vec<(u32, String, u32)>> = BTreeMap::new();
+        let mut forms: BTreeMap<String, Vec<LemmaForm>> = BTreeMap::new();
         for (u, form, lemma) in words {
             let v = forms.entry(lemma.to_string()).or_default();
             let lower = form.to_lowercase();
@@ -414,13 +426,18 @@ impl KnownLemmas {
                 v.push((u, lower, 1));
             }
         }
-        KnownLemmas { forms }
+        KnownLemmas { forms, index: Index::default() }
     }
 
     /// Whether `lemma` was seen with UPOS `upos`; when `learning` a training word of
-    /// lower-cased form `lower`, through another word than itself. O(log lemmas).
+    /// lower-cased form `lower`, through another word than itself. O(|lemma|) (the hashed copy
+    /// is built on the first call, O(lemmas)).
     pub fn known(&self, upos: u32, lemma: &str, lower: &str, learning: bool) -> bool {
-        self.forms
+        let forms = self
+            .index
+            .0
+            .get_or_init(|| self.forms.iter().map(|(l, v)| (l.as_str().into(), v.clone())).collect());
+        forms
             .get(lemma)
             .is_some_and(|v| v.iter().any(|(u, f, n)| *u == upos && (!learning || f != lower || *n > 1)))
     }

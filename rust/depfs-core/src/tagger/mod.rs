@@ -361,8 +361,6 @@ impl<W: WeightTable> ColumnModel<W> {
     fn best_in_lines(&self, feats: &[u64], cands: &[u32], d: &mut Decision) -> u32 {
         let Decision { rows, scores } = d;
         let layout = self.weights.layout();
-        scores.clear();
-        scores.resize(cands.len(), 0.0);
         match self.weights.quantized_parts() {
             // A tagging model: each line is read straight from the table (the sums are
             // those of `get`: same order and values).
@@ -381,8 +379,10 @@ impl<W: WeightTable> ColumnModel<W> {
                     return self.best_of_all(feats, cands, rows, q, scales, scores);
                 }
                 // Candidate by candidate, its sum over the templates in their order (as
-                // `get`'s): few candidates read few weights of each line.
-                for (s, &c) in scores.iter_mut().zip(cands) {
+                // `get`'s): few candidates read few weights of each line. The best is kept
+                // on the way (the first on ties, as below).
+                let mut best = (cands[0], f32::NAN);
+                for (k, &c) in cands.iter().enumerate() {
                     let mut sum = 0f32;
                     if few {
                         for ((r, &f), &scale) in rows.iter().zip(feats).zip(scales) {
@@ -394,10 +394,15 @@ impl<W: WeightTable> ColumnModel<W> {
                             sum += scale * q[r.start + (f.wrapping_mul(m) >> 58) as usize] as f32;
                         }
                     }
-                    *s = sum;
+                    if k == 0 || sum > best.1 {
+                        best = (c, sum);
+                    }
                 }
+                best.0
             }
             _ => {
+                scores.clear();
+                scores.resize(cands.len(), 0.0);
                 rows.clear();
                 layout.locate_each(feats.iter().map(|&f| f & !LINE_MASK), rows);
                 for r in rows.iter() {
@@ -408,15 +413,15 @@ impl<W: WeightTable> ColumnModel<W> {
                         *s += self.weights.get(t, self.key(f, c));
                     }
                 }
+                let mut best = 0;
+                for (k, &s) in scores.iter().enumerate() {
+                    if s > scores[best] {
+                        best = k;
+                    }
+                }
+                cands[best]
             }
         }
-        let mut best = 0;
-        for (k, &s) in scores.iter().enumerate() {
-            if s > scores[best] {
-                best = k;
-            }
-        }
-        cands[best]
     }
 }
 
@@ -502,12 +507,66 @@ struct Scratch {
     hist: History,
     feats: Vec<u64>,
     dec: Decision,
+    /// Candidates built for a decision ([`Core::candidate_list`]).
     all: Vec<u32>,
+    /// A copy of a decision's candidates, in training (the column then changes).
+    cands: Vec<u32>,
     prefix: PrefixScratch,
-    /// By form id: the UPOS and LEMMA candidates of the form's last word. The lemma
-    /// back-off (lower-casing, suffix look-ups, fitting scripts) costs string work; a
-    /// form mostly recurs with the same UPOS.
-    lemma_cands: Vec<Option<(u32, Vec<u32>)>>,
+    /// Each form's candidates per column model (and backward pass), given what they
+    /// depend on: the dictionary entry, the lemma back-off's string work and the rules'
+    /// widening are met once per form, not per word, and a sentence reads its words'
+    /// lists from one store rather than from cold dictionary entries.
+    cands_of_form: FormCache,
+}
+
+/// Slots of [`FormCache`] per form: one per column model, then the backward pass.
+const FORM_SLOTS: usize = N_COLUMNS + 1;
+
+/// Candidate lists kept per form id of the treebank being tagged and slot, each with a
+/// key (what else it depends on, e.g. the UPOS it was made for): one flat store, so that
+/// keeping a list allocates nothing.
+#[derive(Default)]
+struct FormCache {
+    /// By `fid · FORM_SLOTS + slot`: (key, start in `store`, length); key `u64::MAX`: none.
+    at: Vec<(u64, u32, u32)>,
+    store: Vec<u32>,
+}
+
+impl FormCache {
+    /// An empty cache for `n` forms. O(n).
+    fn for_forms(n: usize) -> FormCache {
+        FormCache { at: vec![(u64::MAX, 0, 0); n * FORM_SLOTS], store: Vec::new() }
+    }
+
+    /// The list of form `fid` in `slot` made for `key`, else `make`'s, kept (replacing
+    /// the slot's list for another key: in its place when it fits, so a form whose tags
+    /// alternate does not grow the store). O(1) when kept, O(list) to keep.
+    fn get<'s>(&'s mut self, fid: u32, slot: usize, key: u64, make: impl FnOnce() -> &'s [u32]) -> &'s [u32] {
+        let at = fid as usize * FORM_SLOTS + slot;
+        if self.at.len() <= at {
+            self.at.resize((fid as usize + 1) * FORM_SLOTS, (u64::MAX, 0, 0));
+        }
+        let (k, start, len) = self.at[at];
+        if k == key {
+            return &self.store[start as usize..(start + len) as usize];
+        }
+        let list = make();
+        let start = if k != u64::MAX && list.len() <= len as usize {
+            let start = start as usize;
+            self.store[start..start + list.len()].copy_from_slice(list);
+            start
+        } else {
+            if self.store.len() + list.len() > u32::MAX as usize {
+                // Offsets are u32: start afresh (every list is made again when met).
+                self.store.clear();
+                self.at.fill((u64::MAX, 0, 0));
+            }
+            self.store.extend_from_slice(list);
+            self.store.len() - list.len()
+        };
+        self.at[at] = (key, start as u32, list.len() as u32);
+        &self.store[start..start + list.len()]
+    }
 }
 
 /// How a column decision adds its templates.
@@ -536,40 +595,92 @@ impl<W> Core<W> {
 impl<W: WeightTable> Core<W> {
     /// Candidates of column model `m` for `w` given its decided UPOS and XPOS (None: no
     /// XPOS column), every class when the dictionary has none, as the [`TagRules`] the
-    /// tagger has change them. Result in `out`.
-    fn candidates(&self, m: usize, w: &Word<'_>, upos: u32, xpos: Option<u32>, out: &mut Vec<u32>) {
+    /// tagger has change them: the dictionary's own list when nothing changes it (no
+    /// copy: copying the cold list at every decision, `memmove`, was 9% of a
+    /// prefix-margin tagger's time), else `buf` filled. O(candidates).
+    fn candidate_list<'s>(
+        &'s self,
+        m: usize,
+        w: &Word<'s>,
+        upos: u32,
+        xpos: Option<u32>,
+        buf: &'s mut Vec<u32>,
+    ) -> &'s [u32] {
         let cm = &self.columns[m];
         let entry = if cm.column == UPOS { self.case.upos_entry(w.entry) } else { w.entry.map(|e| e.0) };
         let c = self.lexicon.candidates(cm.column, entry, upos, w.form);
-        out.clear();
-        // O(candidates).
-        if let (FEATS, Some(rule), Some(x), false) = (cm.column, &self.rules.feats, xpos, c.is_empty()) {
-            out.extend_from_slice(c);
-            rule.widen(c, upos, x, out);
-            return;
-        }
-        if let (XPOS, Some(rule), false) = (cm.column, &self.rules.xpos, c.is_empty()) {
-            out.extend_from_slice(c);
-            rule.widen(c, upos, out);
-            return;
+        buf.clear();
+        if cm.column == LEMMA {
+            return self.lemma_candidates(cm, c, w, entry, upos, buf);
         }
         if c.is_empty() {
-            out.extend(0..cm.classes.len() as u32);
-        } else if cm.column == LEMMA && c.len() > 1 {
+            buf.extend(0..cm.classes.len() as u32);
+            return buf;
+        }
+        // The rules' additions go after the dictionary's list (ties go to the first).
+        // O(candidates).
+        match (cm.column, &self.rules.feats, &self.rules.xpos, xpos) {
+            (FEATS, Some(rule), _, Some(x)) => rule.widen(c, upos, x, buf),
+            (XPOS, _, Some(rule), _) => rule.widen(c, upos, buf),
+            _ => {}
+        }
+        if buf.is_empty() {
+            return c;
+        }
+        buf.splice(0..0, c.iter().copied());
+        buf
+    }
+
+    /// What a form's candidates for `column` depend on besides the form: nothing for
+    /// UPOS, the UPOS for the others, and the XPOS too for FEATS under
+    /// [`TagRules::feats`] ([`FormCache`]'s key).
+    fn cache_key(&self, column: usize, upos: u32, xpos: Option<u32>) -> u64 {
+        match (column, &self.rules.feats) {
+            (UPOS, _) => 0,
+            (FEATS, Some(_)) => (upos as u64) << 32 | xpos.map_or(u32::MAX, |x| x) as u64,
+            _ => upos as u64,
+        }
+    }
+
+    /// [`Self::candidate_list`] of LEMMA, whose dictionary's list is `c` (empty: every
+    /// script); `buf` empty.
+    fn lemma_candidates<'s>(
+        &'s self,
+        cm: &ColumnModel<W>,
+        c: &'s [u32],
+        w: &Word<'s>,
+        entry: Option<&FormEntry>,
+        upos: u32,
+        buf: &'s mut Vec<u32>,
+    ) -> &'s [u32] {
+        if c.len() > 1 {
             // Only scripts that fit the form (a single one is kept anyway).
             let form = lemma_form(w);
-            out.extend(c.iter().copied().filter(|&s| cm.scripts[s as usize].fits(&form)));
-            if out.is_empty() {
-                out.extend(c.iter().copied());
-            }
-        } else {
-            out.extend_from_slice(c);
+            buf.extend(c.iter().copied().filter(|&s| cm.scripts[s as usize].fits(&form)));
         }
-
         let backed_off = || entry.is_none_or(|e| e.by_upos.iter().all(|(u, _)| *u != upos));
-        if let Some(known) = self.rules.lemmas.as_ref().filter(|_| cm.column == LEMMA && backed_off()) {
-            known_lemma_scripts(known, cm, w, upos, self.learning, out);
+        let known = self.rules.lemmas.as_ref().filter(|_| backed_off());
+        if buf.is_empty() {
+            if c.is_empty() {
+                buf.extend(0..cm.classes.len() as u32);
+            } else if known.is_none() || c.len() < 2 {
+                return c;
+            } else {
+                buf.extend_from_slice(c);
+            }
         }
+        if let Some(known) = known {
+            known_lemma_scripts(known, cm, w, upos, self.learning, buf);
+        }
+        buf
+    }
+
+    /// [`Self::candidate_list`] into `out` (the tests' way).
+    #[cfg(test)]
+    fn candidates(&self, m: usize, w: &Word<'_>, upos: u32, xpos: Option<u32>, out: &mut Vec<u32>) {
+        let mut buf = Vec::new();
+        let c = self.candidate_list(m, w, upos, xpos, &mut buf).to_vec();
+        *out = c;
     }
 
     /// Decides every column of word i of the sentence in `sc` (history updated) by
@@ -589,38 +700,33 @@ impl<W: WeightTable> Core<W> {
         mut learn: impl FnMut(usize, &[u64], &[u32], u32),
     ) {
         let (mut upos, mut xpos) = (0, None);
-        let mut cands = std::mem::take(&mut sc.all);
+        let mut buf = std::mem::take(&mut sc.all);
         for (m, cm) in self.columns.iter().enumerate() {
-            let w = &if cm.column == LEMMA { self.lemma_word(w, upos) } else { *w };
-            match w.fid.map(|f| f as usize) {
-                Some(fid) if cm.column == LEMMA => {
-                    if sc.lemma_cands.len() <= fid {
-                        sc.lemma_cands.resize(fid + 1, None);
-                    }
-                    match &sc.lemma_cands[fid] {
-                        Some((u, c)) if *u == upos => {
-                            cands.clear();
-                            cands.extend_from_slice(c);
-                        }
-                        _ => {
-                            self.candidates(m, w, upos, xpos, &mut cands);
-                            sc.lemma_cands[fid] = Some((upos, cands.clone()));
-                        }
-                    }
+            let lemma_w;
+            let w = if cm.column == LEMMA {
+                lemma_w = self.lemma_word(w, upos);
+                &lemma_w
+            } else {
+                w
+            };
+            let cands = match w.fid {
+                Some(fid) => {
+                    let key = self.cache_key(cm.column, upos, xpos);
+                    sc.cands_of_form.get(fid, m, key, || self.candidate_list(m, w, upos, xpos, &mut buf))
                 }
-                _ => self.candidates(m, w, upos, xpos, &mut cands),
-            }
+                None => self.candidate_list(m, w, upos, xpos, &mut buf),
+            };
             let pred = if cands.len() == 1 {
                 cands[0]
             } else if let Rule::Margin(margin) = rule {
-                let (pred, used) = cm.best_by_margin(&sc.hist, i, &cands, margin, &mut sc.prefix);
+                let (pred, used) = cm.best_by_margin(&sc.hist, i, cands, margin, &mut sc.prefix);
                 counts.templates[cm.column] += used as u64;
                 counts.decisions[cm.column] += 1;
                 pred
             } else {
                 cm.feats.features(&sc.hist, i, &mut sc.feats);
-                let pred = cm.best(&sc.feats, &cands, &mut sc.dec);
-                learn(m, &sc.feats, &cands, pred);
+                let pred = cm.best(&sc.feats, cands, &mut sc.dec);
+                learn(m, &sc.feats, cands, pred);
                 pred
             };
             out[m] = pred;
@@ -631,7 +737,7 @@ impl<W: WeightTable> Core<W> {
             }
             self.record(m, w, i, pred, &mut sc.hist);
         }
-        sc.all = cands;
+        sc.all = buf;
     }
 
     /// Writes the history values of deciding class `c` with column model `m`.
@@ -671,10 +777,11 @@ impl Core<Weights> {
     ) {
         let w = Word { form, entry: self.lexicon.entry(form), fid: None };
         let (mut upos, mut xpos) = (0, None);
-        let mut cands = std::mem::take(&mut sc.all);
+        let (mut cands, mut buf) = (std::mem::take(&mut sc.cands), std::mem::take(&mut sc.all));
         for (m, slot) in out.iter_mut().enumerate().take(self.columns.len()) {
             let w = if self.columns[m].column == LEMMA { self.lemma_word(&w, upos) } else { w };
-            self.candidates(m, &w, upos, xpos, &mut cands);
+            cands.clear();
+            cands.extend_from_slice(self.candidate_list(m, &w, upos, xpos, &mut buf));
             let cm = &mut self.columns[m];
             let pred = match stage {
                 _ if cands.len() == 1 => cands[0],
@@ -689,7 +796,7 @@ impl Core<Weights> {
             }
             self.record(m, &w, i, pred, &mut sc.hist);
         }
-        sc.all = cands;
+        (sc.cands, sc.all) = (cands, buf);
     }
 }
 
@@ -724,11 +831,18 @@ fn known_lemma_scripts<W>(
     if n < 2 {
         return;
     }
-    let (form, lower) = (lemma_form(w), w.form.to_lowercase());
+    // The form lower-cased once for every script that lower-cases it, and the lemma
+    // written into one buffer (`known` reads `lower` only in training).
+    let form = lemma_form(w);
+    let lowered_form = lexicon::lowered(&form);
+    let lower = if learning { w.form.to_lowercase() } else { String::new() };
+    let mut lemma = String::new();
     for k in 0..n {
         let s = out[k];
-        let lemma = cm.scripts[s as usize].apply(&form);
-        if lemma.is_some_and(|l| !l.is_empty() && known.known(upos, &l, &lower, learning)) {
+        if cm.scripts[s as usize].apply_into(&form, &lowered_form, &mut lemma)
+            && !lemma.is_empty()
+            && known.known(upos, &lemma, &lower, learning)
+        {
             out.push(s);
         }
     }
@@ -973,7 +1087,7 @@ impl TaggerTrainer {
         let mut pairs: Vec<Vec<HashSet<u64>>> =
             self.core.columns.iter().map(|cm| vec![HashSet::new(); cm.set.len()]).collect();
         let mut sc = Scratch::default();
-        let mut cands = Vec::new();
+        let mut buf = Vec::new();
         for s in 0..self.tb.len() {
             self.start(s, &mut sc);
             let meta = &self.tb.sentences[s];
@@ -986,7 +1100,7 @@ impl TaggerTrainer {
                 for (m, cm) in self.core.columns.iter().enumerate() {
                     let g = self.gold[m][pos];
                     let w = if cm.column == LEMMA { self.core.lemma_word(&w, upos) } else { w };
-                    self.core.candidates(m, &w, upos, xpos, &mut cands);
+                    let cands = self.core.candidate_list(m, &w, upos, xpos, &mut buf);
                     if cands.len() > 1 {
                         cm.feats.features(&sc.hist, i, &mut sc.feats);
                         for (t, &f) in sc.feats.iter().enumerate() {
@@ -1200,7 +1314,8 @@ impl Tagger {
         counts: &mut TagCounts,
     ) -> Vec<u32> {
         let k = self.core.columns.len();
-        let mut out = Vec::new();
+        let mut out =
+            Vec::with_capacity(range.clone().map(|s| tb.sentences[s].len as usize).sum::<usize>() * k);
         let mut decided = vec![0u32; k];
         let entries = &forms.entries;
         for s in range {
@@ -1216,9 +1331,11 @@ impl Tagger {
             }
             if let Some(cm) = &self.core.backward {
                 let start = meta.start as usize;
-                let entry =
-                    |i: usize| self.core.case.upos_entry(entries[tb.words.form[start + i - 1] as usize]);
-                backward::run(cm, &self.core.lexicon, meta.len as usize, entry, sc);
+                let word = |i: usize| {
+                    let fid = tb.words.form[start + i - 1];
+                    (Some(fid), self.core.case.upos_entry(entries[fid as usize]))
+                };
+                backward::run_forms(cm, &self.core.lexicon, meta.len as usize, word, sc);
             }
             for i in 1..=meta.len as usize {
                 let pos = meta.start as usize + i - 1;
@@ -1226,7 +1343,10 @@ impl Tagger {
                 let w =
                     Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid], fid: Some(fid as u32) };
                 self.core.decide_word(&w, i, sc, &mut decided, rule, counts, |_, _, _, _| {});
-                out.extend_from_slice(&decided);
+                // One push per column: a copy call per word cost more than the copy.
+                for &d in &decided {
+                    out.push(d);
+                }
             }
         }
         out
@@ -1256,7 +1376,9 @@ impl Tagger {
             tb.vocabs.form.strings().iter().map(|f| self.core.lexicon.entry(f)).collect();
         let ambig = entries.iter().map(|&e| ambig_hash(e)).collect();
         let forms = FormTables { entries, ambig };
-        let chunks = map_chunks(threads, tb.len(), TAG_CHUNK, Scratch::default, |sc, range| {
+        let n_forms = tb.vocabs.form.len();
+        let scratch = || Scratch { cands_of_form: FormCache::for_forms(n_forms), ..Default::default() };
+        let chunks = map_chunks(threads, tb.len(), TAG_CHUNK, scratch, |sc, range| {
             let mut counts = TagCounts::default();
             let decided = self.decide(tb, &vh, &forms, range, sc, rule, &mut counts);
             vec![(decided, counts)]

@@ -395,3 +395,71 @@ fn a_backward_pass_can_predict_xpos() {
     let b = upos_pass.core.backward.as_ref().unwrap();
     assert_eq!((b.column, &b.classes), (UPOS, &upos_pass.core.columns[0].classes));
 }
+
+/// The candidate lists a tagging keeps per form ([`FormCache`]) are those the dictionary
+/// and the rules give each word: a list kept for one UPOS (and, for FEATS under the FEATS
+/// rule, one XPOS) is never served for another. Words of one form alternate between
+/// tags, each met twice (made or replaced, then kept); every column's kept list must
+/// equal the list made afresh.
+#[test]
+fn candidates_kept_per_form_are_those_made_afresh() {
+    const SG: &str = "Number=Sing|Tense=Past";
+    const PL: &str = "Number=Plur|Tense=Past";
+    const PART: &str = "Tense=Past|VerbForm=Part";
+    let mut words = vec![
+        ("founded", "found", "VERB", "VBD", PL),
+        ("founded", "found", "VERB", "VBD", PL),
+        ("Founded", "found", "ADJ", "JJ", "Degree=Pos"),
+        ("Founded", "found", "ADJ", "JJ", "Degree=Pos"),
+    ];
+    let forms: Vec<String> = (0..6).map(|k| format!("walk{k}ed")).collect();
+    for f in &forms {
+        words.push((f, "walk", "VERB", "VBD", SG));
+        words.push((f, "walk", "VERB", "VBD", PL));
+        words.push((f, "walk", "VERB", "VBN", PART));
+    }
+    let text = one_word_sentences(&words);
+    let opts = TaggerOptions {
+        feats_by_xpos: Some(3),
+        xpos_siblings: Some(3),
+        known_lemmas: true,
+        cased: true,
+        ..TaggerOptions::default()
+    };
+    let trainer = rules_trainer(&text, opts).unwrap();
+    let core = &trainer.core;
+    let class = |col: usize, v: &str| {
+        let cm = core.columns.iter().find(|cm| cm.column == col).unwrap();
+        cm.classes.iter().position(|c| c == v).unwrap() as u32
+    };
+    let (verb, adj) = (class(UPOS, "VERB"), class(UPOS, "ADJ"));
+    let (vbd, vbn) = (class(XPOS, "VBD"), class(XPOS, "VBN"));
+    let probes = ["founded", "Founded", "FOUNDED", "walk3ed", "jumped", "Jumped"];
+    let tags = [(verb, vbd), (verb, vbn), (adj, vbd), (verb, vbd), (adj, vbn), (verb, vbn)];
+    let mut cache = FormCache::for_forms(probes.len());
+    let (mut buf, mut fresh) = (Vec::new(), Vec::new());
+    let mut differ = 0;
+    for round in 0..3 {
+        for (fid, form) in probes.iter().enumerate() {
+            let (upos, xpos) = tags[(fid + round) % tags.len()];
+            let w = Word { form, entry: core.lexicon.entry(form), fid: Some(fid as u32) };
+            for (m, cm) in core.columns.iter().enumerate() {
+                let w = if cm.column == LEMMA { core.lemma_word(&w, upos) } else { w };
+                let want = core.candidate_list(m, &w, upos, Some(xpos), &mut fresh).to_vec();
+                let key = core.cache_key(cm.column, upos, Some(xpos));
+                // Made (or replaced), then kept.
+                for _ in 0..2 {
+                    let kept = cache
+                        .get(fid as u32, m, key, || core.candidate_list(m, &w, upos, Some(xpos), &mut buf));
+                    assert_eq!(kept, &want[..], "{form} {} round {round}", COLUMN_NAMES[cm.column]);
+                }
+            }
+        }
+        for m in 0..core.columns.len() {
+            let w = Word { form: "founded", entry: core.lexicon.entry("founded"), fid: None };
+            let a = core.candidate_list(m, &w, verb, Some(vbd), &mut buf).to_vec();
+            differ += usize::from(a != core.candidate_list(m, &w, verb, Some(vbn), &mut fresh));
+        }
+    }
+    assert!(differ > 0, "the FEATS of \"founded\" depend on its XPOS: the keys are put to the test");
+}
