@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import Any
 
 import depfs
 from depfs.arceager import ArcEagerParser, TrainingSet
@@ -81,13 +82,19 @@ def main() -> None:
     for spec in args.stages.split("/"):
         ks = [int(k) for k in spec.split(",")]
         cascade = full.with_stages([stage(k) for k in ks], 1.0)
-        for m in (float(x) for x in args.margins.split(",")):
-            p = margin_point(cascade, tb, m)
-            print(
-                f"stages {spec:<8} m {m:5.1f} LAS {p.las:6.2f} ({p.las - full_las:+.2f}) "
-                f"tmpl/move {p.move_templates:6.2f} tmpl/label {p.label_templates:6.2f}",
-                flush=True,
-            )
+        sweep(f"stages {spec:<8}", cascade, tb, args.margins, full_las)
+
+
+def sweep(label: str, model: Any, tb: Any, margins: str, full_las: float) -> None:
+    """One line per margin of `margins` ("M,M,..."): LAS against the full model's,
+    templates per move and per label decision."""
+    for m in (float(x) for x in margins.split(",")):
+        p = margin_point(model, tb, m)
+        print(
+            f"{label} m {m:5.1f} LAS {p.las:6.2f} ({p.las - full_las:+.2f}) "
+            f"tmpl/move {p.move_templates:6.2f} tmpl/label {p.label_templates:6.2f}",
+            flush=True,
+        )
 
 
 def train_bits(args: argparse.Namespace) -> None:
@@ -186,19 +193,12 @@ def train_pool(args: argparse.Namespace) -> None:
     full, stage_m = pool_models(maker, TrainingSet(train), dev, order, need)
     full_las = depfs.evaluate(tb, full.parse(tb, 1, False, None)).las  # type: ignore[attr-defined]
     print(f"full LAS {full_las:.2f}", flush=True)
-    margins = [float(x) for x in args.margins.split(",")]
     for name, stages in specs:
         cascade = full.with_stages([stage_m[st] for st in stages], CASCADE_MARGIN)  # type: ignore[attr-defined]
         model, _ = fit_presets(cascade, dev)
         ArcEagerParser.from_model(model).save(Path(args.models) / f"cascade{name}.depfs")
         print(f"cascade {name} presets {model.margin_presets}", flush=True)
-        for m in margins:
-            pt = margin_point(model, tb, m)
-            print(
-                f"cascade {name:<18} m {m:5.1f} LAS {pt.las:6.2f} ({pt.las - full_las:+.2f}) "
-                f"tmpl/move {pt.move_templates:6.2f} tmpl/label {pt.label_templates:6.2f}",
-                flush=True,
-            )
+        sweep(f"cascade {name:<18}", model, tb, args.margins, full_las)
 
 
 def time_ratios(args: argparse.Namespace) -> None:
