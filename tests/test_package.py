@@ -142,3 +142,29 @@ def test_an_interruption_reaches_python_during_a_long_rust_call():
     assert not finished.is_set()  # the interruption did not wait for the call
     gate.set()
     assert finished.wait(30)  # the abandoned call ends in its own thread
+
+
+def test_optional_dependencies_missing_say_which_extra(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """scikit-learn (DynFS training) and matplotlib (--plot) are extras, not requirements of
+    a parse: without them, the feature that needs one says which extra installs it (a DepfsError:
+    one line from the CLI). Planted: a bare import fails the messages."""
+    import numpy as np
+    from depfs.dynamic.he2013 import fit_policy
+    from depfs.errors import MissingExtraError
+    from depfs.select.plot import plot_curves
+
+    monkeypatch.setitem(sys.modules, "sklearn.linear_model", None)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    x, y = np.ones((4, 2), dtype=np.float32), np.array([0, 1, 0, 1], dtype=np.uint8)
+    with pytest.raises(MissingExtraError, match=r"scikit-learn.*pip install 'depfs\[dynfs\]'"):
+        fit_policy(x, y)
+    with pytest.raises(MissingExtraError, match=r"matplotlib.*pip install 'depfs\[plot\]'"):
+        plot_curves(tmp_path / "c.png", [("a", [1.0, 2.0])], "las")
+    assert not (tmp_path / "c.png").exists()
+    tomllib = pytest.importorskip("tomllib")
+    with open(Path(__file__).resolve().parents[1] / "pyproject.toml", "rb") as f:
+        project = tomllib.load(f)["project"]
+    assert not any(d.startswith(("scikit-learn", "matplotlib")) for d in project["dependencies"])
+    assert project["optional-dependencies"]["dynfs"] and project["optional-dependencies"]["plot"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class DepfsError(Exception):
     """Base class of every depfs error."""
@@ -31,6 +33,24 @@ class NoSpanningTreeError(DepfsError, ValueError):
     """A decoder found no spanning tree among the arcs that are not -inf."""
 
 
+class MissingExtraError(DepfsError, ImportError):
+    """A feature that needs an optional dependency that is not installed; the message
+    says which extra installs it."""
+
+
+def optional_import(module: str, package: str, extra: str, what: str) -> Any:
+    """`import module`, or a :class:`MissingExtraError` saying that `what` needs
+    `package` (``pip install 'depfs[extra]'``)."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(
+            f"{what} needs {package}, which is not installed: pip install 'depfs[{extra}]'"
+        ) from None
+
+
 class MissingColumnsError(DepfsError, ValueError):
     """Input that lacks columns the model reads (e.g. untagged text for a model trained
     on tags): parsing it would give a silently bad parse."""
@@ -43,6 +63,7 @@ __all__ = [
     "AlignmentError",
     "TemplateError",
     "ModelError",
+    "MissingExtraError",
     "NoSpanningTreeError",
     "MissingColumnsError",
 ]

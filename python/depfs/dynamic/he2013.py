@@ -327,7 +327,11 @@ def choose_label_stop(
 def fit_policy(x: npt.NDArray[np.float32], y: npt.NDArray[np.uint8], c: float = 1.0) -> list[float]:
     """Weights of a linear lock (1) / add (0) classifier over the policy features (the
     first is the bias): logistic regression, w · ψ > 0 when P(lock) > 1/2."""
-    from sklearn.linear_model import LogisticRegression
+    from ..errors import optional_import
+
+    LogisticRegression = optional_import(
+        "sklearn.linear_model", "scikit-learn", "dynfs", "DynFS training (--dynfs)"
+    ).LogisticRegression
 
     if len(set(y.tolist())) < 2:  # one action only: a constant policy
         bias = 10.0 if (len(y) and y[0] == 1) else -10.0

@@ -18,9 +18,9 @@ def plot_curves(
 ) -> None:
     """One line per (label, scores after each prefix); horizontal lines for
     `reference` scores (e.g. the full set). Written atomically."""
-    import matplotlib
+    from ..errors import optional_import
 
-    matplotlib.use("Agg")
+    optional_import("matplotlib", "matplotlib", "plot", "A plot (--plot)").use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 4.0), dpi=120)
