@@ -169,9 +169,10 @@ def test_readme_lines_not_run_are_the_install_lines() -> None:
         for line in b.text.splitlines()
         if line.startswith(NOT_RUN)
     ]
-    assert skipped == ["pip install .", "pip install '.[spacy]'"]
-    # The extra they name exists.
-    assert re.search(r"^spacy = \[", (ROOT / "pyproject.toml").read_text(), re.M)
+    assert skipped == ["pip install .", "pip install '.[spacy]'", "pip install '.[dynfs,plot]'"]
+    # The extras they name exist.
+    for extra in ("spacy", "dynfs", "plot"):
+        assert re.search(rf"^{extra} = \[", (ROOT / "pyproject.toml").read_text(), re.M), extra
 
 
 def test_console_output_matching() -> None:
