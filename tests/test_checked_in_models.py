@@ -14,9 +14,9 @@ from pathlib import Path
 import depfs
 import numpy as np
 import pytest
+import reference_decoders as ref
 from click.testing import CliRunner
 from depfs import ArcEagerParser, GraphParser
-from depfs import _reference_decoders as ref
 from depfs.cli import main
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -10,7 +10,7 @@ import depfs
 import depfs.decode as dec
 import numpy as np
 import pytest
-from depfs import _reference_decoders as ref
+import reference_decoders as ref
 from depfs.errors import NoSpanningTreeError
 from hypothesis import given, settings
 from hypothesis import strategies as st

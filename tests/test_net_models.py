@@ -11,9 +11,9 @@ from typing import Any
 import depfs
 import numpy as np
 import pytest
+import reference_decoders as ref
 from click.testing import CliRunner
 from depfs import GraphParser, Treebank
-from depfs import _reference_decoders as ref
 from depfs.arceager import ArcEagerParser, oracle_trajectories, projectivize, train_local
 from depfs.cli import main
 from depfs.datasets import synthetic
