@@ -23,23 +23,27 @@ pub const NO_HEAD: i32 = -1;
 /// empty), found by an FxHash of the string and linear probing, kept at most half full;
 /// a candidate is compared by length and then, for the short strings columns are made
 /// of, by two machine words (a general `==` calls `memcmp`). A string is stored once,
-/// as one `Arc<str>` (a treebank's copy shares them, and a copy or drop touches each
-/// once).
+/// as one `Arc<str>`. The table is shared by a treebank's copies until one of them adds
+/// a string (copy on write): a copy, e.g. the tagger's output, costs no string.
 #[derive(Debug, Clone)]
 pub struct Vocab {
+    table: Arc<Table>,
+}
+
+#[derive(Debug, Clone)]
+struct Table {
     slots: Vec<u32>,
     strings: Vec<Arc<str>>,
 }
 
 impl Default for Vocab {
     fn default() -> Self {
-        let mut v = Vocab { slots: vec![0; 8], strings: Vec::new() };
-        let (Ok(i) | Err(i)) = v.slot_of("_");
+        let mut v = Vocab { table: Arc::new(Table { slots: vec![0; 8], strings: Vec::new() }) };
+        let (Ok(i) | Err(i)) = v.table.slot_of("_");
         v.insert("_", i);
         v
     }
 }
-
 /// Whether `a` and `b` are the same bytes; without a call for up to 16 of them.
 #[inline]
 fn same(a: &[u8], b: &[u8]) -> bool {
@@ -59,11 +63,7 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-impl Vocab {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
+impl Table {
     fn hash(s: &str) -> usize {
         let mut h = FxHasher::default();
         h.write(s.as_bytes());
@@ -88,17 +88,6 @@ impl Vocab {
         }
     }
 
-    /// Adds `s` (not present) at the empty slot `free`, growing the table when half full.
-    fn insert(&mut self, s: &str, free: usize) -> u32 {
-        let id = self.strings.len() as u32;
-        self.strings.push(s.into());
-        self.slots[free] = id + 1;
-        if 2 * self.strings.len() > self.slots.len() {
-            self.resize(2 * self.slots.len());
-        }
-        id
-    }
-
     /// Rehashes every string into `n` slots (a power of two). O(entries).
     fn resize(&mut self, n: usize) {
         self.slots = vec![0; n];
@@ -107,14 +96,36 @@ impl Vocab {
             self.slots[i] = id as u32 + 1;
         }
     }
+}
+
+impl Vocab {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds `s` (not present) at the empty slot `free`, growing the table when half full.
+    /// Copies the table first if a copy of the treebank shares it (the slots stay valid).
+    fn insert(&mut self, s: &str, free: usize) -> u32 {
+        let t = Arc::make_mut(&mut self.table);
+        let id = t.strings.len() as u32;
+        t.strings.push(s.into());
+        t.slots[free] = id + 1;
+        if 2 * t.strings.len() > t.slots.len() {
+            t.resize(2 * t.slots.len());
+        }
+        id
+    }
 
     /// Room for `n` entries in all without growing.
     pub fn reserve(&mut self, n: usize) {
         let want = (2 * n).next_power_of_two();
-        if want > self.slots.len() {
-            self.resize(want);
+        if want > self.table.slots.len() {
+            Arc::make_mut(&mut self.table).resize(want);
         }
-        self.strings.reserve(n.saturating_sub(self.strings.len()));
+        if n > self.table.strings.capacity() {
+            let t = Arc::make_mut(&mut self.table);
+            t.strings.reserve(n - t.strings.len());
+        }
     }
 
     /// Id of `s`, adding it if new. O(len(s)).
@@ -124,26 +135,26 @@ impl Vocab {
         if s == "_" {
             return 0;
         }
-        match self.slot_of(s) {
-            Ok(i) => self.slots[i] - 1,
+        match self.table.slot_of(s) {
+            Ok(i) => self.table.slots[i] - 1,
             Err(free) => self.insert(s, free),
         }
     }
     pub fn get(&self, s: &str) -> Option<u32> {
-        self.slot_of(s).ok().map(|i| self.slots[i] - 1)
+        self.table.slot_of(s).ok().map(|i| self.table.slots[i] - 1)
     }
     /// The string of `id`; panics only on ids this vocab never handed out.
     pub fn str(&self, id: u32) -> &str {
-        &self.strings[id as usize]
+        &self.table.strings[id as usize]
     }
     pub fn len(&self) -> usize {
-        self.strings.len()
+        self.table.strings.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.strings.is_empty()
+        self.table.strings.is_empty()
     }
     pub fn strings(&self) -> &[Arc<str>] {
-        &self.strings
+        &self.table.strings
     }
 }
 
@@ -197,8 +208,9 @@ pub enum ExtraKind {
 pub struct SentenceMeta {
     pub start: u32,
     pub len: u32,
-    /// Comment lines verbatim, without the newline (`# sent_id = ...`).
-    pub comments: Vec<String>,
+    /// Comment lines verbatim, without the newline (`# sent_id = ...`). Shared: a copy of
+    /// the treebank (e.g. the tagger's output) does not copy each line.
+    pub comments: Arc<[String]>,
     /// Multiword-token and empty-node lines, in file order.
     pub extra: Vec<ExtraLine>,
 }
@@ -381,7 +393,12 @@ impl Treebank {
         for w in words {
             self.push_word(w);
         }
-        self.sentences.push(SentenceMeta { start, len: words.len() as u32, comments, extra: Vec::new() });
+        self.sentences.push(SentenceMeta {
+            start,
+            len: words.len() as u32,
+            comments: comments.into(),
+            extra: Vec::new(),
+        });
     }
     /// Appends sentence `s` of `other` (words, comments, multiword and empty-node
     /// lines), its strings interned in this treebank's vocabularies. O(its words).
@@ -571,7 +588,7 @@ mod tests {
     #[test]
     fn sentence_comment_values() {
         let m = SentenceMeta {
-            comments: vec!["# sent_id = s1".into(), "# text = A dog .".into()],
+            comments: ["# sent_id = s1".into(), "# text = A dog .".into()].into(),
             ..Default::default()
         };
         assert_eq!(m.sent_id(), Some("s1"));
