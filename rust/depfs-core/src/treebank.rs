@@ -585,6 +585,33 @@ mod tests {
         }
     }
 
+    /// A copy (the tagger's output is one) shares its vocabularies and comment lines; a
+    /// vocabulary is copied when one side adds a string, and only then: a string already
+    /// there leaves it shared, and the other side never sees the new string.
+    #[test]
+    fn a_copy_shares_tables_until_it_adds_a_string() {
+        let mut tb = Treebank::new();
+        tb.push_sentence(&[WordStrs::simple("A", "DET", 0, "root")], vec!["# sent_id = s1".into()]);
+        let mut copy = tb.clone();
+        let (a, b) = (&tb.vocabs.upos, &copy.vocabs.upos);
+        assert!(Arc::ptr_eq(&a.table, &b.table));
+        assert!(Arc::ptr_eq(&tb.sentences[0].comments, &copy.sentences[0].comments));
+        let det = copy.vocabs.upos.intern("DET");
+        assert!(Arc::ptr_eq(&tb.vocabs.upos.table, &copy.vocabs.upos.table), "a hit copied the table");
+        let noun = copy.vocabs.upos.intern("NOUN");
+        assert!(!Arc::ptr_eq(&tb.vocabs.upos.table, &copy.vocabs.upos.table));
+        assert_eq!((tb.vocabs.upos.get("DET"), tb.vocabs.upos.get("NOUN")), (Some(det), None));
+        assert_eq!((copy.vocabs.upos.str(det), copy.vocabs.upos.str(noun)), ("DET", "NOUN"));
+        // The original adds its own string under the same id, unseen by the copy.
+        assert_eq!(tb.vocabs.upos.intern("VERB"), noun);
+        assert_eq!((copy.vocabs.upos.get("VERB"), copy.vocabs.upos.len()), (None, 3));
+        // Reserving room copies a shared table too, never the other side's.
+        let (mut more, slots) = (copy.clone(), copy.vocabs.upos.table.slots.len());
+        more.vocabs.upos.reserve(100);
+        assert_eq!(more.vocabs.upos.get("NOUN"), Some(noun));
+        assert!(more.vocabs.upos.table.slots.len() >= 200 && copy.vocabs.upos.table.slots.len() == slots);
+    }
+
     #[test]
     fn sentence_comment_values() {
         let m = SentenceMeta {
