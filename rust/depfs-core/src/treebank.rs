@@ -23,27 +23,23 @@ pub const NO_HEAD: i32 = -1;
 /// empty), found by an FxHash of the string and linear probing, kept at most half full;
 /// a candidate is compared by length and then, for the short strings columns are made
 /// of, by two machine words (a general `==` calls `memcmp`). A string is stored once,
-/// as one `Arc<str>`. The table is shared by a treebank's copies until one of them adds
-/// a string (copy on write): a copy, e.g. the tagger's output, costs no string.
+/// as one `Arc<str>` (a treebank's copy shares them, and a copy or drop touches each
+/// once).
 #[derive(Debug, Clone)]
 pub struct Vocab {
-    table: Arc<Table>,
-}
-
-#[derive(Debug, Clone)]
-struct Table {
     slots: Vec<u32>,
     strings: Vec<Arc<str>>,
 }
 
 impl Default for Vocab {
     fn default() -> Self {
-        let mut v = Vocab { table: Arc::new(Table { slots: vec![0; 8], strings: Vec::new() }) };
-        let (Ok(i) | Err(i)) = v.table.slot_of("_");
+        let mut v = Vocab { slots: vec![0; 8], strings: Vec::new() };
+        let (Ok(i) | Err(i)) = v.slot_of("_");
         v.insert("_", i);
         v
     }
 }
+
 /// Whether `a` and `b` are the same bytes; without a call for up to 16 of them.
 #[inline]
 fn same(a: &[u8], b: &[u8]) -> bool {
@@ -63,7 +59,11 @@ fn same(a: &[u8], b: &[u8]) -> bool {
     }
 }
 
-impl Table {
+impl Vocab {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
     fn hash(s: &str) -> usize {
         let mut h = FxHasher::default();
         h.write(s.as_bytes());
@@ -88,6 +88,17 @@ impl Table {
         }
     }
 
+    /// Adds `s` (not present) at the empty slot `free`, growing the table when half full.
+    fn insert(&mut self, s: &str, free: usize) -> u32 {
+        let id = self.strings.len() as u32;
+        self.strings.push(s.into());
+        self.slots[free] = id + 1;
+        if 2 * self.strings.len() > self.slots.len() {
+            self.resize(2 * self.slots.len());
+        }
+        id
+    }
+
     /// Rehashes every string into `n` slots (a power of two). O(entries).
     fn resize(&mut self, n: usize) {
         self.slots = vec![0; n];
@@ -96,36 +107,14 @@ impl Table {
             self.slots[i] = id as u32 + 1;
         }
     }
-}
-
-impl Vocab {
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Adds `s` (not present) at the empty slot `free`, growing the table when half full.
-    /// Copies the table first if a copy of the treebank shares it (the slots stay valid).
-    fn insert(&mut self, s: &str, free: usize) -> u32 {
-        let t = Arc::make_mut(&mut self.table);
-        let id = t.strings.len() as u32;
-        t.strings.push(s.into());
-        t.slots[free] = id + 1;
-        if 2 * t.strings.len() > t.slots.len() {
-            t.resize(2 * t.slots.len());
-        }
-        id
-    }
 
     /// Room for `n` entries in all without growing.
     pub fn reserve(&mut self, n: usize) {
         let want = (2 * n).next_power_of_two();
-        if want > self.table.slots.len() {
-            Arc::make_mut(&mut self.table).resize(want);
+        if want > self.slots.len() {
+            self.resize(want);
         }
-        if n > self.table.strings.capacity() {
-            let t = Arc::make_mut(&mut self.table);
-            t.strings.reserve(n - t.strings.len());
-        }
+        self.strings.reserve(n.saturating_sub(self.strings.len()));
     }
 
     /// Id of `s`, adding it if new. O(len(s)).
@@ -135,26 +124,26 @@ impl Vocab {
         if s == "_" {
             return 0;
         }
-        match self.table.slot_of(s) {
-            Ok(i) => self.table.slots[i] - 1,
+        match self.slot_of(s) {
+            Ok(i) => self.slots[i] - 1,
             Err(free) => self.insert(s, free),
         }
     }
     pub fn get(&self, s: &str) -> Option<u32> {
-        self.table.slot_of(s).ok().map(|i| self.table.slots[i] - 1)
+        self.slot_of(s).ok().map(|i| self.slots[i] - 1)
     }
     /// The string of `id`; panics only on ids this vocab never handed out.
     pub fn str(&self, id: u32) -> &str {
-        &self.table.strings[id as usize]
+        &self.strings[id as usize]
     }
     pub fn len(&self) -> usize {
-        self.table.strings.len()
+        self.strings.len()
     }
     pub fn is_empty(&self) -> bool {
-        self.table.strings.is_empty()
+        self.strings.is_empty()
     }
     pub fn strings(&self) -> &[Arc<str>] {
-        &self.table.strings
+        &self.strings
     }
 }
 
@@ -585,31 +574,18 @@ mod tests {
         }
     }
 
-    /// A copy (the tagger's output is one) shares its vocabularies and comment lines; a
-    /// vocabulary is copied when one side adds a string, and only then: a string already
-    /// there leaves it shared, and the other side never sees the new string.
+    /// A copy (the tagger's output is one) and a selection share the comment lines of a
+    /// sentence rather than copy each line.
     #[test]
-    fn a_copy_shares_tables_until_it_adds_a_string() {
+    fn copies_share_comment_lines() {
         let mut tb = Treebank::new();
         tb.push_sentence(&[WordStrs::simple("A", "DET", 0, "root")], vec!["# sent_id = s1".into()]);
-        let mut copy = tb.clone();
-        let (a, b) = (&tb.vocabs.upos, &copy.vocabs.upos);
-        assert!(Arc::ptr_eq(&a.table, &b.table));
-        assert!(Arc::ptr_eq(&tb.sentences[0].comments, &copy.sentences[0].comments));
-        let det = copy.vocabs.upos.intern("DET");
-        assert!(Arc::ptr_eq(&tb.vocabs.upos.table, &copy.vocabs.upos.table), "a hit copied the table");
-        let noun = copy.vocabs.upos.intern("NOUN");
-        assert!(!Arc::ptr_eq(&tb.vocabs.upos.table, &copy.vocabs.upos.table));
-        assert_eq!((tb.vocabs.upos.get("DET"), tb.vocabs.upos.get("NOUN")), (Some(det), None));
-        assert_eq!((copy.vocabs.upos.str(det), copy.vocabs.upos.str(noun)), ("DET", "NOUN"));
-        // The original adds its own string under the same id, unseen by the copy.
-        assert_eq!(tb.vocabs.upos.intern("VERB"), noun);
-        assert_eq!((copy.vocabs.upos.get("VERB"), copy.vocabs.upos.len()), (None, 3));
-        // Reserving room copies a shared table too, never the other side's.
-        let (mut more, slots) = (copy.clone(), copy.vocabs.upos.table.slots.len());
-        more.vocabs.upos.reserve(100);
-        assert_eq!(more.vocabs.upos.get("NOUN"), Some(noun));
-        assert!(more.vocabs.upos.table.slots.len() >= 200 && copy.vocabs.upos.table.slots.len() == slots);
+        let copy = tb.clone();
+        let picked = tb.select(&[0, 0]).unwrap();
+        for c in [&copy.sentences[0].comments, &picked.sentences[0].comments, &picked.sentences[1].comments] {
+            assert!(Arc::ptr_eq(&tb.sentences[0].comments, c));
+        }
+        assert_eq!(picked.sentences[1].sent_id(), Some("s1"));
     }
 
     #[test]
