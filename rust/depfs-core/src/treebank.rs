@@ -197,8 +197,9 @@ pub enum ExtraKind {
 pub struct SentenceMeta {
     pub start: u32,
     pub len: u32,
-    /// Comment lines verbatim, without the newline (`# sent_id = ...`).
-    pub comments: Vec<String>,
+    /// Comment lines verbatim, without the newline (`# sent_id = ...`). Shared: a copy of
+    /// the treebank (e.g. the tagger's output) does not copy each line.
+    pub comments: Arc<[String]>,
     /// Multiword-token and empty-node lines, in file order.
     pub extra: Vec<ExtraLine>,
 }
@@ -381,7 +382,12 @@ impl Treebank {
         for w in words {
             self.push_word(w);
         }
-        self.sentences.push(SentenceMeta { start, len: words.len() as u32, comments, extra: Vec::new() });
+        self.sentences.push(SentenceMeta {
+            start,
+            len: words.len() as u32,
+            comments: comments.into(),
+            extra: Vec::new(),
+        });
     }
     /// Appends sentence `s` of `other` (words, comments, multiword and empty-node
     /// lines), its strings interned in this treebank's vocabularies. O(its words).
@@ -568,10 +574,24 @@ mod tests {
         }
     }
 
+    /// A copy (the tagger's output is one) and a selection share the comment lines of a
+    /// sentence rather than copy each line.
+    #[test]
+    fn copies_share_comment_lines() {
+        let mut tb = Treebank::new();
+        tb.push_sentence(&[WordStrs::simple("A", "DET", 0, "root")], vec!["# sent_id = s1".into()]);
+        let copy = tb.clone();
+        let picked = tb.select(&[0, 0]).unwrap();
+        for c in [&copy.sentences[0].comments, &picked.sentences[0].comments, &picked.sentences[1].comments] {
+            assert!(Arc::ptr_eq(&tb.sentences[0].comments, c));
+        }
+        assert_eq!(picked.sentences[1].sent_id(), Some("s1"));
+    }
+
     #[test]
     fn sentence_comment_values() {
         let m = SentenceMeta {
-            comments: vec!["# sent_id = s1".into(), "# text = A dog .".into()],
+            comments: ["# sent_id = s1".into(), "# text = A dog .".into()].into(),
             ..Default::default()
         };
         assert_eq!(m.sent_id(), Some("s1"));

@@ -401,7 +401,7 @@ impl PySentence {
     /// Comment lines verbatim (with their `#`).
     #[getter]
     fn comments(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        self.with(py, |tb, _| Ok(tb.sentences[self.index].comments.clone()))
+        self.with(py, |tb, _| Ok(tb.sentences[self.index].comments.to_vec()))
     }
     /// Multiword-token (`3-4`) and empty-node (`5.1`) lines verbatim, in file order.
     #[getter]

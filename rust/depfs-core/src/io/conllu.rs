@@ -100,6 +100,8 @@ fn format_from_name(name: &str) -> FileFormat {
 #[derive(Default)]
 struct Pending {
     meta: SentenceMeta,
+    /// The comment lines read so far (`meta.comments` once the sentence is done).
+    comments: Vec<String>,
     /// Line number of each word line, for messages about HEAD.
     word_lines: Vec<usize>,
     /// Line of the first line (comment, word or extra) of the sentence.
@@ -595,7 +597,7 @@ impl Reader<'_> {
                 }
                 // A partial read is written through its text, which has the comments.
                 if !self.tb.partial {
-                    self.cur.meta.comments.push(line.to_string());
+                    self.cur.comments.push(line.to_string());
                 }
             } else {
                 if n_tabs + 1 != N_COLUMNS {
@@ -778,6 +780,9 @@ impl Reader<'_> {
         }
         let mut done = std::mem::take(&mut self.cur);
         done.meta.len = n;
+        if !done.comments.is_empty() {
+            done.meta.comments = done.comments.into();
+        }
         self.tb.sentences.push(done.meta);
         // Keep the allocation of the line-number buffer for the next sentence.
         done.word_lines.clear();
@@ -900,7 +905,7 @@ pub fn write_sentence(tb: &Treebank, s: usize, buf: &mut Vec<u8>) {
     let meta = &tb.sentences[s];
     let v = &tb.vocabs;
     let w = &tb.words;
-    for c in &meta.comments {
+    for c in meta.comments.iter() {
         buf.extend_from_slice(c.as_bytes());
         buf.push(b'\n');
     }

@@ -37,6 +37,7 @@ use crate::templates::hash::{combine, hash_str};
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::transition::local::StoredWeights;
 use crate::transition::prefix_margin::{MarginPresets, PrefixStep};
+use crate::treebank::Words;
 use crate::util::prefetch::prefetch;
 use crate::util::{map_chunks, Rng};
 use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
@@ -869,6 +870,63 @@ fn apply_script(s: &Script, w: &Word<'_>) -> String {
     s.apply(&form).filter(|l| !l.is_empty()).unwrap_or_else(|| form.into_owned())
 }
 
+/// A column of the tagged copy: `value(pos, row)` for each word `pos`, `row` its decided
+/// classes (one per column model) in the chunks tagged. O(words).
+fn column_of(
+    n: usize,
+    chunks: &[(Vec<u32>, TagCounts)],
+    k: usize,
+    mut value: impl FnMut(usize, &[u32]) -> u32,
+) -> Vec<u32> {
+    let mut col = Vec::with_capacity(n);
+    for (d, _) in chunks {
+        let at = col.len();
+        col.extend(d.chunks_exact(k).enumerate().map(|(i, row)| value(at + i, row)));
+    }
+    col
+}
+
+/// `s` lower-cased into `out` (as `str::to_lowercase`; no allocation for ASCII).
+fn lower_into(s: &str, out: &mut String) {
+    out.clear();
+    if s.is_ascii() {
+        out.push_str(s);
+        out.make_ascii_lowercase();
+    } else {
+        out.push_str(&s.to_lowercase());
+    }
+}
+
+/// Buffers to make lemmas in: writing the output makes one per form and script met,
+/// and a `String` each (with the form lower-cased) was most of its allocations.
+#[derive(Default)]
+struct LemmaBuf {
+    form: String,
+    lowered: String,
+    lemma: String,
+}
+
+impl LemmaBuf {
+    /// [`apply_script`] in these buffers. O(form length).
+    fn apply<'s, 'a: 's>(&'s mut self, s: &Script, w: &Word<'a>) -> &'s str {
+        let form: &str = match w.entry {
+            Some((_, true)) => {
+                lower_into(w.form, &mut self.form);
+                &self.form
+            }
+            _ => w.form,
+        };
+        if s.lower {
+            lower_into(form, &mut self.lowered);
+        }
+        if s.apply_into(form, &self.lowered, &mut self.lemma) && !self.lemma.is_empty() {
+            &self.lemma
+        } else {
+            form
+        }
+    }
+}
+
 /// The gold value of `column` for word `pos` of `tb` as a class string.
 fn gold_value(tb: &Treebank, column: usize, pos: usize) -> String {
     let (w, v) = (&tb.words, &tb.vocabs);
@@ -1384,35 +1442,60 @@ impl Tagger {
             vec![(decided, counts)]
         })?;
         let mut counts = TagCounts::default();
-        let mut decided = Vec::with_capacity(tb.n_words() * self.core.columns.len());
-        for (d, c) in chunks {
-            decided.extend(d);
-            counts.add(&c);
+        for (_, c) in &chunks {
+            counts.add(c);
         }
-        let entries = forms.entries;
-        let mut out = tb.clone();
+        // The decided classes: a row of one per column model for each word, read chunk by
+        // chunk (not copied into one vector).
         let k = self.core.columns.len();
+        let entries = forms.entries;
+        // The copy shares the input's vocabularies and comment lines until it adds to
+        // them (copy on write); a column the tagger writes is made, not copied.
+        let tagged = |col: usize| self.core.columns.iter().any(|cm| cm.column == col);
+        let w = &tb.words;
+        let copy = |col: usize, v: &Vec<u32>| if tagged(col) { Vec::new() } else { v.clone() };
+        let mut out = Treebank {
+            vocabs: tb.vocabs.clone(),
+            words: Words {
+                form: w.form.clone(),
+                lemma: copy(LEMMA, &w.lemma),
+                upos: copy(UPOS, &w.upos),
+                xpos: copy(XPOS, &w.xpos),
+                feats: copy(FEATS, &w.feats),
+                head: w.head.clone(),
+                deprel: w.deprel.clone(),
+                deps: w.deps.clone(),
+                misc: w.misc.clone(),
+            },
+            sentences: tb.sentences.clone(),
+            format: tb.format,
+            partial: tb.partial,
+        };
         for (m, cm) in self.core.columns.iter().enumerate() {
-            let ids = decided.iter().skip(m).step_by(k);
             match cm.column {
                 LEMMA => {
                     // A form mostly keeps one lemma: remember the last (script, whether its
                     // entry applied, id) per form (the cased rule may set the entry aside).
                     let mut last: Vec<Option<(u32, bool, u32)>> = vec![None; tb.vocabs.form.len()];
-                    for (pos, &c) in ids.enumerate() {
-                        let fid = tb.words.form[pos] as usize;
+                    // About one lemma per form: room for them at once, not by doubling.
+                    let vocab = &mut out.vocabs.lemma;
+                    vocab.reserve(vocab.len() + tb.vocabs.form.len());
+                    let mut buf = LemmaBuf::default();
+                    let lemma_of = |pos: usize, row: &[u32]| {
+                        let (fid, c) = (tb.words.form[pos] as usize, row[m]);
                         let w = Word { form: tb.vocabs.form.str(fid as u32), entry: entries[fid], fid: None };
-                        let w = self.core.lemma_word(&w, decided[pos * k]);
-                        let id = match last[fid] {
+                        let w = self.core.lemma_word(&w, row[0]);
+                        match last[fid] {
                             Some((s, e, id)) if s == c && e == w.entry.is_some() => id,
                             _ => {
-                                let id = out.vocabs.lemma.intern(&apply_script(&cm.scripts[c as usize], &w));
+                                // Only a lemma not seen before allocates (its `Arc<str>`).
+                                let id = vocab.intern(buf.apply(&cm.scripts[c as usize], &w));
                                 last[fid] = Some((c, w.entry.is_some(), id));
                                 id
                             }
-                        };
-                        out.words.lemma[pos] = id;
-                    }
+                        }
+                    };
+                    out.words.lemma = column_of(tb.n_words(), &chunks, k, lemma_of);
                 }
                 col => {
                     let (vocab, column) = match col {
@@ -1421,9 +1504,7 @@ impl Tagger {
                         _ => (&mut out.vocabs.feats, &mut out.words.feats),
                     };
                     let class_ids: Vec<u32> = cm.classes.iter().map(|c| vocab.intern(c)).collect();
-                    for (pos, &c) in ids.enumerate() {
-                        column[pos] = class_ids[c as usize];
-                    }
+                    *column = column_of(tb.n_words(), &chunks, k, |_, row| class_ids[row[m] as usize]);
                 }
             }
         }

@@ -1,5 +1,38 @@
 use super::*;
 
+/// The output's lemmas, made in reused buffers ([`LemmaBuf`]), are those [`apply_script`]
+/// makes afresh: scripts that keep or lower-case the form, forms known only lower-cased
+/// (the entry's flag), non-ASCII forms (whose lower-casing may change their length), a
+/// script that does not fit and one that would leave nothing; in an order where each
+/// word follows a longer one (a buffer left with the last lemma's tail shows).
+#[test]
+fn lemmas_made_in_buffers_are_those_made_afresh() {
+    let scripts = [
+        Script::between("Walked", "walk"),
+        Script::between("walked", "walk"),
+        Script::between("ÉTÉS", "été"),
+        Script::between("İstanbul", "istanbul"),
+        Script::between("--", "-"),
+        Script::between("went", "go"),
+        Script::between("a", "a"),
+    ];
+    let forms = ["CONDEMNED", "Walked", "walked", "ÉTÉS", "été", "İSTANBUL", "-", "a-", "went", "x", "Σ"];
+    let entry = FormEntry::default();
+    let mut buf = LemmaBuf::default();
+    let mut made = 0;
+    for s in &scripts {
+        for form in forms {
+            for e in [None, Some((&entry, false)), Some((&entry, true))] {
+                let w = Word { form, entry: e, fid: None };
+                let want = apply_script(s, &w);
+                assert_eq!(buf.apply(s, &w), want, "script {:?} on {form:?}, entry {:?}", s, e.map(|e| e.1));
+                made += usize::from(want != form);
+            }
+        }
+    }
+    assert!(made > 20, "the scripts changed only {made} forms");
+}
+
 /// A script that would leave no lemma gives the form instead: "strip -" (from `--` →
 /// `-`) on the form `-` (an empty LEMMA is not CoNLL-U: the tagger's output must read).
 #[test]
