@@ -27,6 +27,11 @@ impl Split {
         }
         s
     }
+
+    /// Every template of the split, shape by shape.
+    pub fn templates(&self) -> impl Iterator<Item = usize> + '_ {
+        self.head_only.iter().chain(&self.mod_only).chain(&self.general).chain(&self.between).copied()
+    }
 }
 
 /// `out[m * n1 + h]` = Σ over the templates of `split` of the weights of arc h → m's

@@ -166,6 +166,10 @@ pub struct ArcSent {
     /// Sibling / grandparent partials; row `n1` holds the "none" value.
     sp: Vec<u64>,
     gp: Vec<u64>,
+    /// Which head / modifier rows hold their partials (all after [`ArcFeatures::prepare`];
+    /// after [`ArcFeatures::prepare_lazy`] only those [`ArcFeatures::ensure`] computed).
+    hdone: Vec<bool>,
+    mdone: Vec<bool>,
 }
 
 impl ArcFeatures {
@@ -238,30 +242,42 @@ impl ArcFeatures {
 
     /// Precomputes the partial hashes of sentence `s`. O(n × distinct lists × atoms).
     pub fn prepare(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
+        self.prepare_lazy(vh, tb, s, out);
+        for r in 0..self.head_lists.len() {
+            self.head_row(out, r);
+        }
+        for r in 0..self.mod_lists.len() {
+            self.mod_row(out, r);
+        }
+    }
+
+    /// [`Self::prepare`] without the head and modifier partials: [`Self::ensure`] computes
+    /// those of the templates a caller reaches (DynFS: most arcs stop at group 1). The
+    /// sibling / grandparent rows are computed (first-order sets: one constant row each).
+    /// O(n · attrs + n × distinct sibling/grandparent lists).
+    pub fn prepare_lazy(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
         out.attrs.fill(vh, tb, s);
         let n1 = out.attrs.n + 1;
         let stride = n1 + 1;
         out.n1 = n1;
         out.stride = stride;
-        for v in [&mut out.hp, &mut out.mp, &mut out.sp, &mut out.gp] {
+        for v in [&mut out.sp, &mut out.gp] {
             v.clear();
         }
+        out.hp.clear();
+        out.hp.resize(self.head_lists.len() * stride, 0);
+        out.mp.clear();
+        out.mp.resize(self.mod_lists.len() * stride, 0);
+        out.hdone.clear();
+        out.hdone.resize(self.head_lists.len(), false);
+        out.mdone.clear();
+        out.mdone.resize(self.mod_lists.len(), false);
         let a = &out.attrs;
-        let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
-            atoms.iter().fold(seed, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
-        };
         // Positions n1 (past the end) of the sibling / grandparent rows stand for "none".
         let fold2 = |seed: u64, slots: &[usize], p: usize| {
             let q = (p < n1).then_some(p);
             slots.iter().fold(seed, |acc, &sl| combine(acc, q.map_or(NONE_VALUE, |q| a.get(sl, q as i64))))
         };
-        for l in &self.head_lists {
-            out.hp.extend((0..stride).map(|p| fold(HEAD_SEED, l, p)));
-        }
-        for l in &self.mod_lists {
-            out.mp.extend((0..stride).map(|p| fold(MOD_SEED, l, p).rotate_left(17)));
-        }
-        // First-order sets have only the empty list here: one constant row each.
         for l in &self.sib_lists {
             out.sp.extend((0..stride).map(|p| fold2(SIB_SEED, l, p)));
         }
@@ -270,16 +286,53 @@ impl ArcFeatures {
         }
     }
 
+    /// Computes the head and modifier partials of `templates` not computed yet for the
+    /// sentence of `out`. O(templates + n × atoms of each new row).
+    pub fn ensure(&self, out: &mut ArcSent, templates: impl IntoIterator<Item = usize>) {
+        for t in templates {
+            let c = &self.templates[t];
+            if !out.hdone[c.head_row] {
+                self.head_row(out, c.head_row);
+            }
+            if !out.mdone[c.mod_row] {
+                self.mod_row(out, c.mod_row);
+            }
+        }
+    }
+
+    fn head_row(&self, out: &mut ArcSent, r: usize) {
+        let st = out.stride;
+        let (a, l) = (&out.attrs, &self.head_lists[r]);
+        for (p, v) in out.hp[r * st..(r + 1) * st].iter_mut().enumerate() {
+            *v = l.iter().fold(HEAD_SEED, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)));
+        }
+        out.hdone[r] = true;
+    }
+
+    fn mod_row(&self, out: &mut ArcSent, r: usize) {
+        let st = out.stride;
+        let (a, l) = (&out.attrs, &self.mod_lists[r]);
+        for (p, v) in out.mp[r * st..(r + 1) * st].iter_mut().enumerate() {
+            *v = l
+                .iter()
+                .fold(MOD_SEED, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
+                .rotate_left(17);
+        }
+        out.mdone[r] = true;
+    }
+
     /// Head partials of template t, indexed by position (length n1 + 1).
     #[inline(always)]
     pub fn head_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
         let r = self.templates[t].head_row;
+        debug_assert!(sent.hdone[r], "head partials of template {t} not computed");
         &sent.hp[r * sent.stride..(r + 1) * sent.stride]
     }
     /// Modifier partials of template t (rotated as [`mix_arc`] expects).
     #[inline(always)]
     pub fn mod_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
         let r = self.templates[t].mod_row;
+        debug_assert!(sent.mdone[r], "modifier partials of template {t} not computed");
         &sent.mp[r * sent.stride..(r + 1) * sent.stride]
     }
 
@@ -289,6 +342,10 @@ impl ArcFeatures {
     pub fn plain(&self, sent: &ArcSent, t: usize, h: usize, m: usize) -> u64 {
         let c = &self.templates[t];
         let st = sent.stride;
+        debug_assert!(
+            sent.hdone[c.head_row] && sent.mdone[c.mod_row],
+            "partials of template {t} not computed"
+        );
         mix_arc(sent.hp[c.head_row * st + h], sent.mp[c.mod_row * st + m], edge_code(c.dir, c.dist, h, m))
     }
 
