@@ -785,7 +785,7 @@ impl GraphModel {
                 continue;
             }
             for sp in splits {
-                self.arc.ensure(&mut o.arc, sp.templates());
+                self.arc.ensure(&mut o.arc, sp.row_templates());
             }
             let n = o.todo.iter().zip(&o.open).filter(|&(&t, &op)| t && op).count();
             for (t, &op) in o.todo.iter_mut().zip(&o.open) {
