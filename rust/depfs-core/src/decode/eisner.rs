@@ -190,103 +190,6 @@ impl EisnerWorkspace {
         }
     }
 
-    /// [`Self::decode`] over the open arcs only (DynFS's last round: most arcs at -inf). The
-    /// same tree: every chart value the tree is read from is the same max of the same sums.
-    pub fn decode_sparse(&mut self, scores: &[f64], n1: usize, single_root: bool) -> Result<Vec<i32>> {
-        check_scores("eisner", scores, n1)?;
-        let mut heads = vec![-1i32; n1];
-        if n1 == 1 {
-            return Ok(heads);
-        }
-        self.forward_sparse(scores, n1, single_root);
-        if self.cr[(n1 - 1) * n1] == f64::NEG_INFINITY {
-            return Err(no_tree("eisner", single_root));
-        }
-        self.backtrack(single_root, &mut heads);
-        Ok(heads)
-    }
-
-    /// [`Self::forward`] restricted, for each width w, to the starts `s` in `lo[w]..hi[w]`
-    /// (the spans (s, s+w), s >= 1, with an arc open in either direction) and to s = 0 when
-    /// ROOT → w is open. Incomplete spans elsewhere are -inf, so are the terms they would
-    /// give the complete spans, which are skipped: the values of cr, cl, ir and il are the
-    /// dense ones everywhere (a max does not depend on its order), `join` only where an arc
-    /// is open (the only spans backtracking reads it at). O(n² + Σ_w (hi−lo)·w +
-    /// Σ_w Σ_j (hi_j − lo_j)): dense when every width has open arcs at both ends.
-    pub(crate) fn forward_sparse(&mut self, scores: &[f64], n1: usize, single_root: bool) {
-        self.n1 = n1;
-        for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il, &mut self.join] {
-            chart.clear();
-            chart.resize(n1 * n1, f64::NEG_INFINITY);
-        }
-        self.cr[..n1].fill(0.0);
-        self.cl[..n1].fill(0.0);
-        let neg = f64::NEG_INFINITY;
-        // O(n²): the open starts of each width.
-        let (mut lo, mut hi, mut root) = (vec![n1; n1], vec![0; n1], vec![false; n1]);
-        for w in 1..n1 {
-            root[w] = scores[w * n1] > neg;
-            for s in 1..n1 - w {
-                if scores[(s + w) * n1 + s] > neg || scores[s * n1 + s + w] > neg {
-                    lo[w] = lo[w].min(s);
-                    hi[w] = s + 1;
-                }
-            }
-        }
-        for w in 1..n1 {
-            let m = n1 - w;
-            let row = w * n1;
-            // Incomplete spans (s, s+w), s in lo..hi: cr(s, s+j) + cl(s+j+1, s+w), 0 <= j < w.
-            if lo[w] < hi[w] {
-                let (a, b) = (lo[w], hi[w]);
-                let acc = &mut self.join[row + a..row + b];
-                for j in 0..w {
-                    let c = (w - 1 - j) * n1 + j + 1;
-                    max_into(acc, &self.cr[j * n1 + a..j * n1 + b], &self.cl[c + a..c + b]);
-                }
-                for s in a..b {
-                    self.ir[row + s] = self.join[row + s] + scores[(s + w) * n1 + s];
-                    self.il[row + s] = self.join[row + s] + scores[s * n1 + s + w];
-                }
-            }
-            if root[w] {
-                self.join[row] = if single_root {
-                    self.cl[(w - 1) * n1 + 1] // ROOT's only child: empty span at ROOT
-                } else {
-                    (0..w).map(|j| self.cr[j * n1] + self.cl[(w - 1 - j) * n1 + j + 1]).fold(neg, f64::max)
-                };
-                self.ir[row] = self.join[row] + scores[w * n1]; // ROOT is never a dependent
-            }
-            // Complete right (s, s+w): ir(s, s+j) + cr(s+j, s+w), 0 < j <= w, over the
-            // starts where ir(·, width j) may be finite.
-            let (lower, upper) = self.cr.split_at_mut(row);
-            let acc = &mut upper[..m];
-            for j in 1..=w {
-                let b = (w - j) * n1 + j;
-                let (a, e) = (lo[j], hi[j].min(m));
-                if a < e {
-                    max_into(&mut acc[a..e], &self.ir[j * n1 + a..j * n1 + e], &lower[b + a..b + e]);
-                }
-                if root[j] {
-                    let v = self.ir[j * n1] + lower[b];
-                    acc[0] = if v > acc[0] { v } else { acc[0] };
-                }
-            }
-            // Complete left (s, s+w), s >= 1: cl(s, s+j) + il(s+j, s+w), 0 <= j < w, over
-            // the s with s + j among the open starts of width w - j.
-            let (lower, upper) = self.cl.split_at_mut(row);
-            let acc = &mut upper[..m];
-            for j in 0..w {
-                let b = (w - j) * n1 + j;
-                let (a, e) = (lo[w - j].saturating_sub(j).max(1), hi[w - j].saturating_sub(j).min(m));
-                if a < e {
-                    max_into(&mut acc[a..e], &lower[j * n1 + a..j * n1 + e], &self.il[b + a..b + e]);
-                }
-            }
-            acc[0] = neg;
-        }
-    }
-
     /// First split offset `j` in `range` with `a(j) + b(j) == value` (the same sums as in the
     /// forward pass, so the comparison is exact).
     fn first_split(range: std::ops::Range<usize>, value: f64, sum: impl Fn(usize) -> f64) -> usize {
@@ -390,71 +293,11 @@ mod tests {
         assert_eq!(eisner(&s, 3, false).unwrap(), vec![-1, 0, 0]);
     }
 
-    /// Scores with mostly ruled-out arcs, as DynFS's last round leaves them: each arc
-    /// open with probability `open` in 0..=1 (a few with ties), -inf otherwise.
-    fn holes() -> impl Strategy<Value = (usize, Vec<f64>, bool)> {
-        (2usize..24, 0.0f64..1.0, any::<bool>()).prop_flat_map(|(n1, open, single_root)| {
-            let v = (0.0f64..1.0, -3i32..4, any::<bool>()).prop_map(move |(u, k, tie)| {
-                if u >= open {
-                    f64::NEG_INFINITY
-                } else if tie {
-                    f64::from(k)
-                } else {
-                    f64::from(k) + u * 0.37
-                }
-            });
-            (Just(n1), proptest::collection::vec(v, n1 * n1), Just(single_root))
-        })
-    }
-
-    /// The sparse forward pass gives the dense one's tree and every complete / incomplete value.
-    fn same_as_dense(scores: &[f64], n1: usize, single_root: bool) {
-        let (mut d, mut s) = (EisnerWorkspace::new(), EisnerWorkspace::new());
-        let (a, b) = (d.decode(scores, n1, single_root), s.decode_sparse(scores, n1, single_root));
-        match (a, b) {
-            (Ok(x), Ok(y)) => assert_eq!(x, y, "scores {scores:?}"),
-            (Err(Error::NoSpanningTree(_)), Err(Error::NoSpanningTree(_))) => {}
-            (x, y) => panic!("dense {x:?} sparse {y:?}"),
-        }
-        if n1 > 1 {
-            for (x, y) in [(&d.cr, &s.cr), (&d.cl, &s.cl), (&d.ir, &s.ir), (&d.il, &s.il)] {
-                assert_eq!(x, y, "scores {scores:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn sparse_on_a_full_and_an_empty_matrix() {
-        let n1 = 9;
-        let full: Vec<f64> = (0..n1 * n1).map(|i| ((i * 7919) % 13) as f64 - 6.0).collect();
-        same_as_dense(&full, n1, true);
-        same_as_dense(&full, n1, false);
-        let mut chain = vec![f64::NEG_INFINITY; n1 * n1];
-        for m in 1..n1 {
-            chain[m * n1 + m - 1] = 1.0; // only m-1 -> m open
-        }
-        same_as_dense(&chain, n1, true);
-        assert_eq!(
-            EisnerWorkspace::new().decode_sparse(&chain, n1, true).unwrap(),
-            vec![-1, 0, 1, 2, 3, 4, 5, 6, 7]
-        );
-        let none = vec![f64::NEG_INFINITY; n1 * n1];
-        assert!(matches!(
-            EisnerWorkspace::new().decode_sparse(&none, n1, true),
-            Err(Error::NoSpanningTree(_))
-        ));
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]
         fn matches_brute_force_ties((n1, scores) in square(2..7, true), single_root in any::<bool>()) {
             check(&scores, n1, single_root);
-        }
-
-        #[test]
-        fn sparse_matches_dense_with_holes((n1, scores, single_root) in holes()) {
-            same_as_dense(&scores, n1, single_root);
         }
 
         #[test]

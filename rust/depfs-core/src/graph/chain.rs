@@ -32,15 +32,6 @@ impl DecodeWs {
         }
     }
 
-    /// [`Self::first`] for scores mostly at -inf (DynFS): the same tree, Eisner visiting
-    /// only the spans with an arc open (`EisnerWorkspace::decode_sparse`).
-    pub fn first_sparse(&mut self, kind: DecoderKind, scores: &[f64], n1: usize) -> Result<Vec<i32>> {
-        match kind {
-            DecoderKind::Eisner => self.eisner.decode_sparse(scores, n1, true),
-            DecoderKind::Cle => self.cle.decode(scores, n1, true),
-        }
-    }
-
     /// Best projective tree under arc + adjacent-sibling scores
     /// (`sib[(m * n1 + h) * n1 + s]`, `s == h` for the innermost child).
     pub fn second(&mut self, arc: &[f64], sib: &[f64], n1: usize) -> Result<Vec<i32>> {
@@ -112,26 +103,8 @@ impl<W: WeightTable> GraphModel<W> {
 
     /// [`Self::open_sentence`], pruning with the length dictionary or not.
     pub fn open_pruned(&self, tb: &Treebank, prep: &Prepared, s: usize, prune: bool, o: &mut OpenSentence) {
-        self.open_with(tb, prep, s, prune, false, o);
-    }
-
-    /// [`Self::open_pruned`]; with `lazy`, no partial hashes yet: the caller computes
-    /// those of the templates it scores (`ArcFeatures::ensure`) before scoring them.
-    pub(crate) fn open_with(
-        &self,
-        tb: &Treebank,
-        prep: &Prepared,
-        s: usize,
-        prune: bool,
-        lazy: bool,
-        o: &mut OpenSentence,
-    ) {
         o.s = s;
-        if lazy {
-            self.arc.prepare_lazy(&prep.arc, tb, s, &mut o.arc);
-        } else {
-            self.arc.prepare(&prep.arc, tb, s, &mut o.arc);
-        }
+        self.arc.prepare(&prep.arc, tb, s, &mut o.arc);
         let n1 = o.arc.n1;
         if prune {
             o.upos.fill(&prep.upos, tb, s);

@@ -459,8 +459,7 @@ impl GraphModel {
         // Round 1: open every sentence, T₁ on every arc the dictionary leaves.
         for (i, &s) in ss.iter().enumerate() {
             let o = &mut sc.base.batch[i];
-            // Partial hashes lazily: most arcs and sentences never reach the later groups.
-            self.open_with(tb, prep, s, self.config.prune, true, o);
+            self.open_sentence(tb, prep, s, o);
             o.todo.clone_from(&o.open);
             let d = &mut sc.sents[i];
             let n1 = o.n1();
@@ -489,12 +488,12 @@ impl GraphModel {
         let mut out: Vec<Option<Error>> = (0..ss.len()).map(|_| None).collect();
         for (i, &s) in ss.iter().enumerate() {
             let (o, d) = (&mut sc.base.batch[i], &mut sc.sents[i]);
-            let heads = match sc.base.decode.first_sparse(first, &o.scores, o.n1()) {
+            let heads = match sc.base.decode.first(first, &o.scores, o.n1()) {
                 Ok(h) => Ok(h),
                 // The dictionary may leave no tree (no word may attach to ROOT): open
                 // every arc and score T₁ again.
                 Err(Error::NoSpanningTree(_)) => {
-                    self.open_with(tb, prep, s, false, true, o);
+                    self.open_pruned(tb, prep, s, false, o);
                     o.todo.clone_from(&o.open);
                     d.stats.evaluated = 0;
                     d.full.iter_mut().for_each(|v| *v = 0.0);
@@ -506,7 +505,7 @@ impl GraphModel {
                         &[&splits[0]],
                         groups[0].len(),
                     );
-                    sc.base.decode.first_sparse(first, &o.scores, o.n1())
+                    sc.base.decode.first(first, &o.scores, o.n1())
                 }
                 Err(e) => Err(e),
             };
@@ -622,7 +621,7 @@ impl GraphModel {
                 }
                 d.stats.rounds += 1;
                 let kind = if last { DecoderKind::Eisner } else { DecoderKind::Cle };
-                match sc.base.decode.first_sparse(kind, &o.scores, o.n1()) {
+                match sc.base.decode.first(kind, &o.scores, o.n1()) {
                     Ok(h) => d.heads = h,
                     // FAIL: no projective tree left (only possible in round K₁): the
                     // non-projective tree stays and the sentence is done.
@@ -783,9 +782,6 @@ impl GraphModel {
         for (o, d) in os.iter_mut().zip(ds.iter_mut()) {
             if !d.running {
                 continue;
-            }
-            for sp in splits {
-                self.arc.ensure(&mut o.arc, sp.row_templates());
             }
             let n = o.todo.iter().zip(&o.open).filter(|&(&t, &op)| t && op).count();
             for (t, &op) in o.todo.iter_mut().zip(&o.open) {

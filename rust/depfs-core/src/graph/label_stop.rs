@@ -222,9 +222,7 @@ impl<W: WeightTable> GraphModel<W> {
             return (self.label(tb, prep, s, heads, sc), words * n_t as u64);
         }
         let w = &self.lab_w;
-        // No partial rows: the stop reaches ~a third of the (word, template) pairs, each
-        // hashing its two partials directly (a row would hash every position).
-        self.lab.prepare_lazy(&prep.lab, tb, s, &mut sc.lab);
+        self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
         // Scores padded to whole lanes with −inf, which never leads nor comes near.
         let width = w.width();
         let padded = width.div_ceil(LANES) * LANES;
@@ -264,7 +262,7 @@ impl<W: WeightTable> GraphModel<W> {
                 while starts.len() <= (end + AHEAD).min(n_t) {
                     let t = stop.order[starts.len() - 1] as usize;
                     let first = rows.len();
-                    self.lab.for_each_direct(&sc.lab, t, h as usize, m, |f| {
+                    self.lab.for_each(&sc.lab, t, h as usize, m, Second::default(), |f| {
                         rows.push(RowAt { start: w.row_start(t, f), template: t })
                     });
                     starts.push(rows.len());

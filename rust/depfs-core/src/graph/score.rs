@@ -12,8 +12,6 @@ pub struct Split {
     mod_only: Vec<usize>,
     general: Vec<usize>,
     between: Vec<usize>,
-    /// The first template of each head / modifier partial row (what `ensure` needs).
-    fresh: Vec<usize>,
 }
 
 impl Split {
@@ -27,22 +25,7 @@ impl Split {
                 ArcShape::Between => s.between.push(t),
             }
         }
-        let (mut hs, mut ms) = (Vec::new(), Vec::new());
-        for &t in active {
-            let (h, m) = af.templates[t].rows();
-            if !hs.contains(&h) || !ms.contains(&m) {
-                s.fresh.push(t);
-                hs.push(h);
-                ms.push(m);
-            }
-        }
         s
-    }
-
-    /// Templates of the split whose head and modifier partial rows cover all of its
-    /// templates' rows.
-    pub fn row_templates(&self) -> impl Iterator<Item = usize> + '_ {
-        self.fresh.iter().copied()
     }
 }
 

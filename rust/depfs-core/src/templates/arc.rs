@@ -106,10 +106,6 @@ impl CompiledArc {
     pub fn edge_kind(&self) -> usize {
         self.dir as usize | (self.dist as usize) << 1
     }
-    /// Rows of the head and modifier partials: templates sharing one share its values.
-    pub fn rows(&self) -> (usize, usize) {
-        (self.head_row, self.mod_row)
-    }
     /// Attribute slot of the in-between atom, if any.
     pub fn between_slot(&self) -> Option<usize> {
         self.between
@@ -149,18 +145,6 @@ pub struct ArcFeatures {
     grand_lists: Vec<Vec<usize>>,
 }
 
-/// Head partial of the atom list `l` at position `p`.
-#[inline(always)]
-fn head_partial(a: &SentAttrs, l: &[(usize, i64)], p: usize) -> u64 {
-    l.iter().fold(HEAD_SEED, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
-}
-
-/// Modifier partial of the atom list `l` at position `p` (rotated as [`mix_arc`] expects).
-#[inline(always)]
-fn mod_partial(a: &SentAttrs, l: &[(usize, i64)], p: usize) -> u64 {
-    l.iter().fold(MOD_SEED, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off))).rotate_left(17)
-}
-
 /// Index of `x` in `lists`, appending it if new.
 fn intern<T: PartialEq + Clone>(lists: &mut Vec<T>, x: &T) -> usize {
     lists.iter().position(|l| l == x).unwrap_or_else(|| {
@@ -182,10 +166,6 @@ pub struct ArcSent {
     /// Sibling / grandparent partials; row `n1` holds the "none" value.
     sp: Vec<u64>,
     gp: Vec<u64>,
-    /// Which head / modifier rows hold their partials (all after [`ArcFeatures::prepare`];
-    /// after [`ArcFeatures::prepare_lazy`] only those [`ArcFeatures::ensure`] computed).
-    hdone: Vec<bool>,
-    mdone: Vec<bool>,
 }
 
 impl ArcFeatures {
@@ -258,41 +238,30 @@ impl ArcFeatures {
 
     /// Precomputes the partial hashes of sentence `s`. O(n × distinct lists × atoms).
     pub fn prepare(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
-        self.prepare_lazy(vh, tb, s, out);
-        self.size_rows(out);
-        for r in 0..self.head_lists.len() {
-            self.head_row(out, r);
-        }
-        for r in 0..self.mod_lists.len() {
-            self.mod_row(out, r);
-        }
-    }
-
-    /// [`Self::prepare`] without the head and modifier partials: [`Self::ensure`] computes
-    /// those of the templates a caller reaches (DynFS: most arcs stop at group 1). The
-    /// sibling / grandparent rows are computed (first-order sets: one constant row each).
-    /// O(n · attrs + n × distinct sibling/grandparent lists).
-    pub fn prepare_lazy(&self, vh: &VocabHashes, tb: &Treebank, s: usize, out: &mut ArcSent) {
         out.attrs.fill(vh, tb, s);
         let n1 = out.attrs.n + 1;
         let stride = n1 + 1;
         out.n1 = n1;
         out.stride = stride;
-        for v in [&mut out.sp, &mut out.gp] {
+        for v in [&mut out.hp, &mut out.mp, &mut out.sp, &mut out.gp] {
             v.clear();
         }
-        // The rows are sized by the first `ensure` (the labeler's stop never needs them).
-        for v in [&mut out.hp, &mut out.mp] {
-            v.clear();
-        }
-        out.hdone.clear();
-        out.mdone.clear();
         let a = &out.attrs;
+        let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
+            atoms.iter().fold(seed, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
+        };
         // Positions n1 (past the end) of the sibling / grandparent rows stand for "none".
         let fold2 = |seed: u64, slots: &[usize], p: usize| {
             let q = (p < n1).then_some(p);
             slots.iter().fold(seed, |acc, &sl| combine(acc, q.map_or(NONE_VALUE, |q| a.get(sl, q as i64))))
         };
+        for l in &self.head_lists {
+            out.hp.extend((0..stride).map(|p| fold(HEAD_SEED, l, p)));
+        }
+        for l in &self.mod_lists {
+            out.mp.extend((0..stride).map(|p| fold(MOD_SEED, l, p).rotate_left(17)));
+        }
+        // First-order sets have only the empty list here: one constant row each.
         for l in &self.sib_lists {
             out.sp.extend((0..stride).map(|p| fold2(SIB_SEED, l, p)));
         }
@@ -301,60 +270,16 @@ impl ArcFeatures {
         }
     }
 
-    /// Computes the head and modifier partials of `templates` not computed yet for the
-    /// sentence of `out`. O(templates + n × atoms of each new row).
-    pub fn ensure(&self, out: &mut ArcSent, templates: impl IntoIterator<Item = usize>) {
-        if out.hdone.is_empty() {
-            self.size_rows(out);
-        }
-        for t in templates {
-            let c = &self.templates[t];
-            if !out.hdone[c.head_row] {
-                self.head_row(out, c.head_row);
-            }
-            if !out.mdone[c.mod_row] {
-                self.mod_row(out, c.mod_row);
-            }
-        }
-    }
-
-    fn size_rows(&self, out: &mut ArcSent) {
-        out.hp.resize(self.head_lists.len() * out.stride, 0);
-        out.mp.resize(self.mod_lists.len() * out.stride, 0);
-        out.hdone.resize(self.head_lists.len(), false);
-        out.mdone.resize(self.mod_lists.len(), false);
-    }
-
-    fn head_row(&self, out: &mut ArcSent, r: usize) {
-        let st = out.stride;
-        let (a, l) = (&out.attrs, &self.head_lists[r]);
-        for (p, v) in out.hp[r * st..(r + 1) * st].iter_mut().enumerate() {
-            *v = head_partial(a, l, p);
-        }
-        out.hdone[r] = true;
-    }
-
-    fn mod_row(&self, out: &mut ArcSent, r: usize) {
-        let st = out.stride;
-        let (a, l) = (&out.attrs, &self.mod_lists[r]);
-        for (p, v) in out.mp[r * st..(r + 1) * st].iter_mut().enumerate() {
-            *v = mod_partial(a, l, p);
-        }
-        out.mdone[r] = true;
-    }
-
     /// Head partials of template t, indexed by position (length n1 + 1).
     #[inline(always)]
     pub fn head_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
         let r = self.templates[t].head_row;
-        debug_assert!(sent.hdone[r], "head partials of template {t} not computed");
         &sent.hp[r * sent.stride..(r + 1) * sent.stride]
     }
     /// Modifier partials of template t (rotated as [`mix_arc`] expects).
     #[inline(always)]
     pub fn mod_partials<'a>(&self, sent: &'a ArcSent, t: usize) -> &'a [u64] {
         let r = self.templates[t].mod_row;
-        debug_assert!(sent.mdone[r], "modifier partials of template {t} not computed");
         &sent.mp[r * sent.stride..(r + 1) * sent.stride]
     }
 
@@ -364,32 +289,7 @@ impl ArcFeatures {
     pub fn plain(&self, sent: &ArcSent, t: usize, h: usize, m: usize) -> u64 {
         let c = &self.templates[t];
         let st = sent.stride;
-        debug_assert!(
-            sent.hdone[c.head_row] && sent.mdone[c.mod_row],
-            "partials of template {t} not computed"
-        );
         mix_arc(sent.hp[c.head_row * st + h], sent.mp[c.mod_row * st + m], edge_code(c.dir, c.dist, h, m))
-    }
-
-    /// [`Self::for_each`] of a first-order template with no partial rows: the two
-    /// partials hashed here from the sentence's attributes (the same values as the rows'),
-    /// for callers that reach few (arc, template) pairs (the labeler's stop).
-    /// O(atoms (+ words between)).
-    #[inline]
-    pub fn for_each_direct(&self, sent: &ArcSent, t: usize, h: usize, m: usize, mut f: impl FnMut(u64)) {
-        let c = &self.templates[t];
-        debug_assert!(!c.is_second_order(), "template {t} is second-order");
-        let a = &sent.attrs;
-        let base =
-            mix_arc(head_partial(a, &c.head, h), mod_partial(a, &c.modi, m), edge_code(c.dir, c.dist, h, m));
-        match c.between {
-            None => f(base),
-            Some(slot) => {
-                for b in h.min(m) + 1..h.max(m) {
-                    f(combine(base, a.get(slot, b as i64)));
-                }
-            }
-        }
     }
 
     /// Calls `f` with every feature instance of template `t` on arc h → m with the
@@ -502,36 +402,6 @@ mod tests {
         let a = features("upos(b)", 0, 2);
         let b = features("upos(b)", 1, 3);
         assert_ne!(a, b);
-    }
-
-    /// Partial rows computed lazily (template by template, in any order) and partials
-    /// hashed per arc give every feature that rows prepared up front give.
-    #[test]
-    fn lazy_rows_and_direct_partials_match_prepared_rows() {
-        let tb = tb();
-        let text = "upos(h) & upos(m)\nform(h) & upos(m) & dir\nupos(h)\nupos(m-1) & dist\n\
-                    upos(h) & upos(b) & upos(m)\nform(m) & upos(h+1)\nupos(m) & dir & dist";
-        let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
-        let af = ArcFeatures::compile(&set).unwrap();
-        let vh = VocabHashes::new(&tb, &af.attrs);
-        let (mut full, mut lazy, mut direct) = (ArcSent::default(), ArcSent::default(), ArcSent::default());
-        af.prepare(&vh, &tb, 0, &mut full);
-        af.prepare_lazy(&vh, &tb, 0, &mut lazy);
-        af.prepare_lazy(&vh, &tb, 0, &mut direct);
-        let n1 = full.n1;
-        for t in (0..af.len()).rev() {
-            af.ensure(&mut lazy, [t]);
-            for h in 0..n1 {
-                for m in 1..n1 {
-                    let (mut a, mut b, mut c) = (vec![], vec![], vec![]);
-                    af.for_each(&full, t, h, m, Second::default(), |f| a.push(f));
-                    af.for_each(&lazy, t, h, m, Second::default(), |f| b.push(f));
-                    af.for_each_direct(&direct, t, h, m, |f| c.push(f));
-                    assert_eq!(a, b, "template {t}, arc {h} -> {m}");
-                    assert_eq!(a, c, "template {t}, arc {h} -> {m}");
-                }
-            }
-        }
     }
 
     #[test]
