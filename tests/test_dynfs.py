@@ -336,6 +336,8 @@ def test_label_dictionary_is_tried_on_dev_round_trips_and_is_a_knob(
     assert res.exit_code == 0 and res.stdout == out_plain.to_string(), res.output
     info = run(main, ["info", str(tmp_path / "d.depfs")]).output
     assert f"with a label dictionary of {len(entries):,} entries" in info
+    # Its options name the groups, not arc templates it does not read.
+    assert "groups=" in info and "arc_templates=" not in info
     plain_path = tmp_path / "plain.depfs"
     labeled.model_ = plain
     labeled.save(plain_path)

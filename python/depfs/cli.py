@@ -1386,7 +1386,15 @@ def info_command(model: str, as_json: bool) -> None:
         f"  trained on:    {source}{tr.get('sentences', '?'):,} sentences{words}"
         f" (depfs {t.get('depfs', '?')})"
     )
-    opts = " ".join(f"{k}={v}" for k, v in t.get("params", {}).items())
+    params = dict(t.get("params", {}))
+    if params.get("dynfs"):  # the arc templates are the groups' (resolved when the default)
+        from .dynamic.he2013 import DEFAULT_GROUPS, DEFAULT_GROUPS_2
+
+        params.pop("arc_templates", None)
+        if params.get("groups") is None:
+            default = DEFAULT_GROUPS_2 if params.get("order") == 2 else DEFAULT_GROUPS
+            params["groups"] = f"{default} (the default)"
+    opts = " ".join(f"{k}={v}" for k, v in params.items())
     click.echo(f"  options:       {opts}")
     for row in t.get("history", []):
         shown = [
