@@ -31,7 +31,7 @@ import io
 import itertools
 import os
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
@@ -173,7 +173,7 @@ def stream_batches(
     from .text import DETECT_LINES, FORMATS, detect_format, text_batches
 
     head = list(itertools.islice(stream, DETECT_LINES))
-    joined = io.BufferedReader(_Joined(b"".join(head), stream), 1 << 20)
+    lines = itertools.chain(head, stream)  # the lines read for detection, then the rest
     if tokenizer is not None:
         fmt = "raw text"
     else:
@@ -181,67 +181,50 @@ def stream_batches(
         if fmt not in FORMATS:
             raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
     if fmt == "conllu":
-        return _conllu_from_stream(joined, name, batch_size), fmt
+        return _conllu_from_stream(lines, name, batch_size), fmt
     split = None if tokenizer is None else _tokenizer(tokenizer)
-    return text_batches(joined, fmt, name=name, batch_size=batch_size, tokenizer=split), fmt
+    return text_batches(lines, fmt, name=name, batch_size=batch_size, tokenizer=split), fmt
 
 
-class _Joined(io.RawIOBase):
-    """`head` (bytes already read), then the rest of `stream`."""
-
-    def __init__(self, head: bytes, stream: BinaryIO) -> None:
-        self.head, self.stream = memoryview(head), stream
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, b: Any) -> int:
-        if len(self.head):
-            n = min(len(b), len(self.head))
-            b[:n], self.head = self.head[:n], self.head[n:]
-            return n
-        data = self.stream.read(len(b))
-        b[: len(data)] = data
-        return len(data)
+def _conllu_from_stream(lines: Iterable[bytes], name: str, batch_size: int) -> Iterator[Any]:
+    """CoNLL-U batches of `batch_size` whole sentences read from `lines` (the first one
+    at least :data:`CHECK_SENTENCES`, as a file's): errors name the line in the whole
+    stream. O(bytes); memory: a batch."""
+    first = max(batch_size, CHECK_SENTENCES)
+    for group, _, first_line, count in sentence_groups(lines, first, batch_size, keep=True):
+        if count:
+            yield _from_bytes_at(b"".join(group), name, first_line)
 
 
-def _conllu_from_stream(stream: BinaryIO, name: str, batch_size: int) -> Iterator[Any]:
-    """CoNLL-U batches cut from `stream` at blank lines (the first one at least
-    :data:`CHECK_SENTENCES` sentences, as a file's): errors name the line in the whole
-    stream. O(bytes); memory: a batch and a block."""
-    pending, line0, want = bytearray(), 1, max(batch_size, CHECK_SENTENCES)
-    while True:
-        block = stream.read(1 << 20)
-        pending += block
-        while (cut := _after_blank_lines(pending, want)) > 0 or (not block and pending):
-            cut = cut if cut > 0 else len(pending)
-            with memoryview(pending) as view:
-                data = bytes(view[:cut])
-            del pending[:cut]
-            if not data.isspace():
-                yield _from_bytes_at(data, name, line0)
-            line0 += data.count(b"\n")
-            want = batch_size
-        if not block:
-            return
-
-
-def _after_blank_lines(data: bytearray, n: int) -> int:
-    """The offset just after the `n`-th run of blank lines (LF or CRLF) of `data`: after
-    `n` sentences; -1 if it has fewer. O(bytes): each kind's next one is searched for
-    again only once passed."""
-    pos, lf, crlf = 0, data.find(b"\n\n"), data.find(b"\n\r\n")
-    for _ in range(n):
-        if lf < 0 and crlf < 0:
-            return -1
-        pos = lf + 2 if crlf < 0 or 0 <= lf < crlf else crlf + 3
-        while data[pos : pos + 1] == b"\n" or data[pos : pos + 2] == b"\r\n":
-            pos += 1 if data[pos] == 10 else 2  # the run's further blank lines
-        if 0 <= lf < pos:
-            lf = data.find(b"\n\n", pos - 1)
-        if 0 <= crlf < pos:
-            crlf = data.find(b"\n\r\n", pos - 1)
-    return pos
+def sentence_groups(
+    lines: Iterable[bytes], first: int, size: int, *, keep: bool
+) -> Iterator[tuple[list[bytes], int, int, int]]:
+    """CoNLL-U lines in groups of whole sentences, `first` sentences then `size` each (the
+    last group the rest), as the reader splits sentences: a line that is empty once its
+    line end (LF or CRLF) is stripped ends a sentence; a group starts at the first line of
+    a sentence, its comments included, and ends after the blank lines that follow its last
+    one. Yields (its lines if `keep`, else [], its bytes, its first line, its sentences).
+    O(lines)."""
+    group: list[bytes] = []
+    nbytes, first_line, count, line_no, inside, want = 0, 1, 0, 0, False, first
+    for line in lines:
+        line_no += 1
+        body = line.removesuffix(b"\n").removesuffix(b"\r")
+        if line_no == 1:
+            body = body.removeprefix(b"\xef\xbb\xbf")
+        if not body:
+            count += inside
+            inside = False
+        else:
+            if not inside and count == want:
+                yield group, nbytes, first_line, count
+                group, nbytes, first_line, count, want = [], 0, line_no, 0, size
+            inside = True
+        nbytes += len(line)
+        if keep:
+            group.append(line)
+    if line_no:
+        yield group, nbytes, first_line, count + inside
 
 
 def _from_bytes_at(data: bytes, name: str, first_line: int) -> Any:
@@ -550,25 +533,15 @@ def conllu_chunks(path: str, sentences: int) -> list[Chunk]:
     takes the rest), as the reader splits sentences: a line that is empty once its line
     end (LF or CRLF) is stripped ends a sentence; a chunk starts at the first line of a
     sentence, its comments included, and ends after the blank lines that follow the
-    last one. A file of at most `sentences` sentences is one chunk."""
+    last one (:func:`sentence_groups`). A file of at most `sentences` sentences is one
+    chunk."""
     chunks: list[Chunk] = []
-    start, first_line, count, pos, line_no, inside = 0, 1, 0, 0, 0, False
+    start = 0
     with open(path, "rb") as f:
-        for line in f:
-            line_no += 1
-            body = line.removesuffix(b"\n").removesuffix(b"\r")
-            if line_no == 1:
-                body = body.removeprefix(b"\xef\xbb\xbf")
-            if not body:
-                count += inside
-                inside = False
-            else:
-                if not inside and count == sentences:
-                    chunks.append(Chunk(len(chunks), start, pos, first_line, count))
-                    start, first_line, count = pos, line_no, 0
-                inside = True
-            pos += len(line)
-    chunks.append(Chunk(len(chunks), start, pos, first_line, count + inside))
+        for _, nbytes, first_line, count in sentence_groups(f, sentences, sentences, keep=False):
+            chunks.append(Chunk(len(chunks), start, start + nbytes, first_line, count))
+            start += nbytes
+    return chunks or [Chunk(0, 0, 0, 1, 0)]
     return chunks
 
 

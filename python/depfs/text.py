@@ -95,7 +95,7 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
         ) from None
 
 
-def _lines(stream: BinaryIO, name: str) -> Iterator[tuple[int, str]]:
+def _lines(stream: Iterable[bytes], name: str) -> Iterator[tuple[int, str]]:
     """(line number from 1, text without the line end); a BOM at the start is dropped."""
     n = 0
     try:
@@ -187,7 +187,7 @@ def _open(path: str | os.PathLike[str]) -> BinaryIO:
 
 
 def text_batches(
-    stream: BinaryIO,
+    stream: Iterable[bytes],
     format: str,
     *,
     name: str,
