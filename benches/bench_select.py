@@ -557,7 +557,10 @@ def main(argv: list[str] | None = None) -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     ap.add_argument("what", choices=["throughput", "wrapper", "compare", "quality", "settings"])
-    ap.add_argument("--order-file", help="quality: the order file of a wrapper run")
+    ap.add_argument(
+        "--order-file",
+        help="quality: the order file of a wrapper run, or a shipped order (arc_eager_en_ewt)",
+    )
     ap.add_argument("--parser", choices=list(FAMILY), default="arc-eager")
     ap.add_argument("--treebank", default="en_ewt")
     ap.add_argument("--pool", default=None, help="[default: arc_eager / first_order / tagger]")

@@ -405,3 +405,28 @@ def test_pool_workers_end_when_their_parent_is_killed(data: tuple[str, str]):
     for p in alive:
         os.kill(p, signal.SIGKILL)
     assert not alive, f"pool workers {alive} outlived their killed parent"
+
+
+def test_select_groups_reads_a_shipped_order_by_name(tmp_path: Path, monkeypatch) -> None:
+    """`depfs select groups arc_eager_en_ewt`: the shipped set's order and scores, cut as
+    from its file; an unknown name is refused in one line that names it, nothing written."""
+    from depfs.templates import template_set_text
+
+    path = tmp_path / "order.txt"
+    path.write_text(template_set_text("arc_eager_en_ewt"))
+    assert [t.text for t in read_order("arc_eager_en_ewt", "config")[0]] == [
+        t.text for t in read_order(path, "config")[0]
+    ]
+    assert read_order("arc_eager_en_ewt", "config")[1] == read_order(path, "config")[1]
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    by_name, by_file = tmp_path / "a.txt", tmp_path / "b.txt"
+    for src, out in (("arc_eager_en_ewt", by_name), (str(path), by_file)):
+        res = runner.invoke(
+            main, ["select", "groups", src, "--k", "3", "--family", "config", "--out", str(out)]
+        )
+        assert res.exit_code == 0, res.output
+    assert by_name.read_text() == by_file.read_text()
+    res = runner.invoke(main, ["select", "groups", "no_such_order", "--k", "3", "--out", "x.txt"])
+    assert res.exit_code == 2 and "no_such_order" in res.output and "Traceback" not in res.output
+    assert not (tmp_path / "x.txt").exists()

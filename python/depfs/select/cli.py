@@ -178,8 +178,8 @@ def wrapper_command(
 
 
 @select.command("groups")
-@click.argument("order_path", type=click.Path(exists=True, dir_okay=False))
-@click.argument("second_path", required=False, type=click.Path(exists=True, dir_okay=False))
+@click.argument("order_path")
+@click.argument("second_path", required=False)
 @click.option("--k", "k", type=count(1), required=True, help="Groups of the first order file.")
 @click.option("--k2", type=count(1), help="Groups of the second (sibling) order file [default: K].")
 @click.option(
@@ -189,7 +189,10 @@ def wrapper_command(
 def groups_command(
     order_path: str, second_path: str | None, k: int, k2: int | None, family: str, out_path: str
 ) -> None:
-    """Cut an order (and a second-order one) into groups of roughly equal dev gain."""
+    """Cut an order (and a second-order one) into groups of roughly equal dev gain.
+
+    ORDER_PATH (and SECOND_PATH) is an order file written by `depfs select wrapper`, or a
+    shipped order by name (`depfs templates list`: arc_eager_en_ewt, first_order_en_ewt ...)."""
     from ..files import write_text_atomic
     from .groups import cut_groups, groups_text, read_order
 

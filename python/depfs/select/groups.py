@@ -43,9 +43,19 @@ def order_text(
 
 
 def read_order(path: str | os.PathLike[str], family: str) -> tuple[TemplateSet, list[float]]:
-    """Templates of an order file and the scores after each prefix (empty when the
-    file has no score comments)."""
-    text = Path(path).read_text(encoding="utf-8")
+    """Templates of an order file, or of a shipped order by its set name (``arc_eager_en_ewt``),
+    and the scores after each prefix (empty when the file has no score comments). A file
+    of that name in the working directory wins over the set."""
+    from ..templates import template_set_text, template_sets
+
+    if isinstance(path, str) and path in template_sets() and not os.path.exists(path):
+        text = template_set_text(path)
+    elif not os.path.isfile(path):
+        shipped = ", ".join(template_sets())
+        name = os.fspath(path)
+        raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
+    else:
+        text = Path(path).read_text(encoding="utf-8")
     scores = [float(m.group(3)) for line in text.splitlines() if (m := _SCORE.match(line.strip()))]
     return TemplateSet.parse(text, family), scores
 
