@@ -247,6 +247,23 @@ def test_writes_keep_the_node_at_the_output_path(
     _no_temporaries(tmp_path)
 
 
+def test_every_writer_gives_a_new_file_the_mode_open_gives(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """One writer (Rust's `io::atomic`) behind model files, CoNLL-U and `depfs.files`: a
+    new file gets 0666 less the umask, as `open(2)` gives it, whichever layer writes."""
+    old = os.umask(0o027)
+    try:
+        (tmp_path / "plain").write_bytes(b"")
+        depfs.files.write_text_atomic(tmp_path / "order.txt", "form(h)\n")
+        depfs.read_conllu(d["gold"]).write(tmp_path / "out.conllu")
+        depfs.load(d["ae"]).save(tmp_path / "m.depfs")
+    finally:
+        os.umask(old)
+    modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+    assert modes == dict.fromkeys(["plain", "order.txt", "out.conllu", "m.depfs"], 0o640)
+
+
 # (arguments, exit status, words of the message, the files that must be left as they were)
 WRITE_REFUSALS = [
     (["parse", "{ae}", "{gold}", "-o", "{ae}"], ["is the model"], ["ae"]),

@@ -3,6 +3,7 @@
 
 use pyo3::prelude::*;
 
+mod atomic;
 mod decode;
 #[allow(dead_code)]
 mod errors;
@@ -23,5 +24,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     templates::register(m)?;
     eval::register(m)?;
     decode::register(m)?;
+    atomic::register(m)?;
     Ok(())
 }

@@ -11,70 +11,144 @@
 
 use crate::error::{Error, Result};
 use std::fs::File;
-use std::io::Write;
-use std::path::Path;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
-/// Writes `path` the way a Unix tool should. A regular file (or a new one) is written
-/// atomically (see the module comment): on any error the old file is left untouched
-/// and the temporary file removed. An existing file keeps its permission bits (a new
-/// one gets 0644). A symlink's target is replaced, never the link. A path that is not
-/// a regular file — a device such as `/dev/null`, a FIFO, a socket — is written in
-/// place, never replaced.
+/// Writes `path` the way a Unix tool should: [`AtomicFile::create`], `write`, then
+/// [`AtomicFile::commit`]; on any error the old file is left untouched and nothing new
+/// is left behind.
 pub fn atomic_write(path: &Path, write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
-    let name = path.display().to_string();
-    let io_err = |e: std::io::Error| Error::io(&name, &e);
-    let target = follow_symlinks(path).map_err(io_err)?;
-    let mode = match std::fs::metadata(&target) {
-        Ok(m) if m.is_dir() => {
-            return Err(io_err(std::io::Error::other("is a directory")));
-        }
-        Ok(m) if !m.is_file() => {
-            let file = std::fs::OpenOptions::new().write(true).open(&target).map_err(io_err)?;
-            let mut out = std::io::BufWriter::with_capacity(1 << 16, file);
-            write(&mut out).map_err(io_err)?;
-            return out.flush().map_err(io_err);
-        }
-        Ok(m) => Some(m.permissions()),
-        Err(_) => None,
-    };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let prefix = format!(".{file_name}.");
-    let mut hidden = tempfile::Builder::new();
-    hidden.prefix(&prefix).suffix(".tmp");
-    // The named temporary file of the fallback is removed when `named` is dropped.
-    let (file, named) = match unnamed_file(dir).map_err(io_err)? {
-        Some(file) => (file, None),
-        None => {
-            let tmp = hidden.tempfile_in(dir).map_err(io_err)?;
-            let (file, tmp_path) = tmp.into_parts();
-            (file, Some(tmp_path))
-        }
-    };
-    {
-        let mut buffered = std::io::BufWriter::with_capacity(1 << 16, &file);
-        write(&mut buffered).map_err(io_err)?;
-        buffered.flush().map_err(io_err)?;
-    }
-    let perms = match mode {
-        Some(p) => p,
-        None => default_permissions(&file).map_err(io_err)?,
-    };
-    file.set_permissions(perms).map_err(io_err)?;
-    file.sync_all().map_err(io_err)?;
-    let tmp_path = match named {
-        Some(p) => p,
-        None => hidden.make_in(dir, |fresh| link_unnamed(&file, fresh)).map_err(io_err)?.into_temp_path(),
-    };
-    tmp_path.persist(&target).map_err(|e| io_err(e.error))?;
-    Ok(())
+    let mut file = AtomicFile::create(path)?;
+    write(&mut file).map_err(|e| file.error(&e))?;
+    file.commit()
 }
 
-/// An unnamed file in `dir`, open for writing (Linux `O_TMPFILE`, mode 0600 until the
-/// final mode is set); `None` where the system or the file system does not support it
+/// A file being written the way a Unix tool should, whose bytes replace its path only
+/// at [`AtomicFile::commit`]. A regular file (or a new one) is written atomically (see
+/// the module comment); dropped without a commit, nothing is left and the old file is
+/// untouched. An existing file keeps its permission bits; a new one gets 0666 less the
+/// process's umask, as `open(2)` would give it. A symlink's target is replaced, never
+/// the link. A path that is not a regular file — a device such as `/dev/null`, a FIFO,
+/// a socket — is written in place, never replaced. Python's `depfs.files` writes
+/// through this too: one writer for every output.
+pub struct AtomicFile {
+    /// The path as given, for messages.
+    name: String,
+    target: PathBuf,
+    out: BufWriter<File>,
+    how: How,
+}
+
+enum How {
+    /// A device, FIFO or socket: written as it is.
+    InPlace,
+    /// Linux `O_TMPFILE`: named at the commit; `mode` is the old file's, if any.
+    Unnamed { mode: Option<std::fs::Permissions> },
+    /// The fallback: a hidden named file, removed when dropped uncommitted.
+    Named { tmp: tempfile::TempPath, mode: std::fs::Permissions },
+}
+
+impl AtomicFile {
+    pub fn create(path: &Path) -> Result<Self> {
+        Self::create_as(path, true)
+    }
+
+    /// [`Self::create`]; `unnamed: false` takes the fallback (tests run it where
+    /// `O_TMPFILE` works).
+    fn create_as(path: &Path, unnamed: bool) -> Result<Self> {
+        let name = path.display().to_string();
+        let io_err = |e: std::io::Error| Error::io(&name, &e);
+        let target = follow_symlinks(path).map_err(io_err)?;
+        let old = match std::fs::metadata(&target) {
+            Ok(m) if m.is_dir() => return Err(io_err(std::io::Error::other("is a directory"))),
+            Ok(m) if !m.is_file() => {
+                let file = std::fs::OpenOptions::new().write(true).open(&target).map_err(io_err)?;
+                let out = BufWriter::with_capacity(1 << 16, file);
+                return Ok(AtomicFile { name, target, out, how: How::InPlace });
+            }
+            Ok(m) => Some(m.permissions()),
+            Err(_) => None,
+        };
+        let dir = folder(&target);
+        let unnamed = if unnamed { unnamed_file(dir).map_err(io_err)? } else { None };
+        let (file, how) = match unnamed {
+            Some(file) => (file, How::Unnamed { mode: old }),
+            None => {
+                let prefix = hidden_prefix(&target);
+                let named = tempfile::Builder::new().prefix(&prefix).suffix(".tmp").tempfile_in(dir);
+                let (file, tmp) = named.map_err(io_err)?.into_parts();
+                let mode = match old {
+                    Some(m) => m,
+                    None => new_file_permissions(&file).map_err(io_err)?,
+                };
+                (file, How::Named { tmp, mode })
+            }
+        };
+        Ok(AtomicFile { name, target, out: BufWriter::with_capacity(1 << 16, file), how })
+    }
+
+    /// The path's error for an I/O error while writing.
+    pub fn error(&self, e: &std::io::Error) -> Error {
+        Error::io(&self.name, e)
+    }
+
+    /// Flushes, syncs and puts the bytes under the path (for a device: flushes).
+    pub fn commit(self) -> Result<()> {
+        let AtomicFile { name, target, out, how } = self;
+        let io_err = |e: std::io::Error| Error::io(&name, &e);
+        let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
+        let tmp = match how {
+            How::InPlace => return Ok(()),
+            How::Unnamed { mode } => {
+                if let Some(mode) = mode {
+                    file.set_permissions(mode).map_err(io_err)?;
+                }
+                file.sync_all().map_err(io_err)?;
+                let prefix = hidden_prefix(&target);
+                let mut fresh = tempfile::Builder::new();
+                fresh.prefix(&prefix).suffix(".tmp");
+                let named = fresh.make_in(folder(&target), |path| link_unnamed(&file, path));
+                named.map_err(io_err)?.into_temp_path()
+            }
+            How::Named { tmp, mode } => {
+                file.set_permissions(mode).map_err(io_err)?;
+                file.sync_all().map_err(io_err)?;
+                tmp
+            }
+        };
+        tmp.persist(&target).map_err(|e| io_err(e.error))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+fn folder(target: &Path) -> &Path {
+    match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    }
+}
+
+/// The prefix of the hidden temporary names next to `target`: `.NAME.XXXXXX.tmp`.
+fn hidden_prefix(target: &Path) -> String {
+    let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    format!(".{file_name}.")
+}
+
+/// An unnamed file in `dir`, open for writing (Linux `O_TMPFILE`, created 0666 less
+/// the umask, as a new file would be; no one can open it by a name); `None` where the system or the file system does not support it
 /// (or no `/proc` is mounted to name it through).
 #[cfg(target_os = "linux")]
 fn unnamed_file(dir: &Path) -> std::io::Result<Option<File>> {
@@ -84,7 +158,7 @@ fn unnamed_file(dir: &Path) -> std::io::Result<Option<File>> {
         return Ok(None);
     }
     let flags = OFlags::TMPFILE | OFlags::WRONLY | OFlags::CLOEXEC;
-    match openat(CWD, dir, flags, Mode::from_raw_mode(0o600)) {
+    match openat(CWD, dir, flags, Mode::from_raw_mode(0o666)) {
         Ok(fd) => Ok(Some(File::from(fd))),
         Err(Errno::OPNOTSUPP | Errno::ISDIR | Errno::INVAL) => Ok(None),
         Err(e) => Err(e.into()),
@@ -129,14 +203,24 @@ fn follow_symlinks(path: &Path) -> std::io::Result<std::path::PathBuf> {
     Err(std::io::Error::other("too many levels of symbolic links"))
 }
 
-/// 0644 for a new file (as most tools create data files).
-fn default_permissions(file: &File) -> std::io::Result<std::fs::Permissions> {
+/// A new file's mode as `open(2)` with 0666 gives it: 0666 less the umask, read from
+/// `/proc/self/status` (setting the umask to read it would race with other threads);
+/// 022 where that cannot be read. Only the named fallback needs it: the unnamed file is
+/// created with 0666 and the kernel applies the umask.
+fn new_file_permissions(file: &File) -> std::io::Result<std::fs::Permissions> {
     #[allow(unused_mut)]
     let mut p = file.metadata()?.permissions();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        p.set_mode(0o644);
+        let umask = std::fs::read_to_string("/proc/self/status")
+            .ok()
+            .and_then(|s| {
+                let line = s.lines().find(|l| l.starts_with("Umask:"))?;
+                u32::from_str_radix(line["Umask:".len()..].trim(), 8).ok()
+            })
+            .unwrap_or(0o022);
+        p.set_mode(0o666 & !umask);
     }
     Ok(p)
 }
@@ -147,13 +231,44 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn written_file_is_world_readable_and_complete() {
+    fn a_new_file_is_complete_with_the_mode_open_gives() {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("out.conllu");
         atomic_write(&p, |w| w.write_all(b"1\tA\n")).unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"1\tA\n");
-        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o644);
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"").unwrap(); // open(2) with 0666, less the umask
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode(&p), mode(&plain));
+        // The fallback's rule gives the same.
+        let named = tempfile::tempfile_in(dir.path()).unwrap();
+        assert_eq!(new_file_permissions(&named).unwrap().mode() & 0o7777, mode(&plain));
+    }
+
+    /// Dropped without a commit: the old file untouched, nothing new in the folder;
+    /// committed: the new bytes, the old mode, nothing else. Both ways of writing.
+    #[cfg(unix)]
+    #[test]
+    fn uncommitted_leaves_nothing_committed_keeps_the_mode() {
+        use std::os::unix::fs::PermissionsExt;
+        for unnamed in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("out.conllu");
+            std::fs::write(&p, b"old").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+            let mut f = AtomicFile::create_as(&p, unnamed).unwrap();
+            f.write_all(&[b'x'; 1 << 17]).unwrap();
+            drop(f);
+            assert_eq!(std::fs::read(&p).unwrap(), b"old");
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "unnamed: {unnamed}");
+            let mut f = AtomicFile::create_as(&p, unnamed).unwrap();
+            f.write_all(b"new").unwrap();
+            f.commit().unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"new");
+            assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777, 0o640);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "unnamed: {unnamed}");
+        }
     }
 
     #[cfg(unix)]
