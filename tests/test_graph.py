@@ -206,7 +206,8 @@ def test_cli_train_parse_templates(tmp_path: Path):
     assert Treebank.from_string(r.stdout).n_words == toy(3, 11).n_words
     out = tmp_path / "out.conllu"
     r = run_cli("parse", str(model), str(train), "-o", str(out), "--threads", "1")
-    assert r.returncode == 0 and out.exists()
+    assert r.returncode == 0, r.stderr
+    assert out.read_text() == depfs.load(model).parse(depfs.read_conllu(train)).to_string()
     r = run_cli("parse", str(tmp_path / "missing.depfs"), str(train))
     assert r.returncode == 2 and "missing.depfs" in r.stderr and "Traceback" not in r.stderr
     r = run_cli("templates", "list")
