@@ -229,6 +229,8 @@ def _check_output(
     import os
 
     folder = os.path.dirname(os.path.realpath(output))
+    if os.path.exists(folder) and not os.path.isdir(folder):
+        raise click.UsageError(f"{output}: {folder} is a file, not a folder")
     if not os.path.isdir(folder):
         raise click.UsageError(f"{output}: the folder {folder} does not exist")
     in_place = os.path.exists(output) and not os.path.isfile(output)  # a device, a FIFO
@@ -440,6 +442,8 @@ def train(
     seed: int,
 ) -> None:
     """Train a parser (or a tagger) on a CoNLL-U file and write the model."""
+    import os
+
     from . import Treebank, read_conllu
     from .arceager import ArcEagerParser
     from .base import TrainableModel
@@ -487,6 +491,11 @@ def train(
             )
         if dev_path is None:
             raise click.UsageError("--dynfs: the policy is chosen on --dev: give one")
+        if decoder == "cle":
+            raise click.UsageError(
+                "--dynfs --decoder cle: DynFS ends with a projective Eisner round (He et al. "
+                "2013, §4.2), so its full model is the projective one: leave out --decoder"
+            )
         _check_template_path(groups_path)
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
@@ -519,6 +528,16 @@ def train(
             "the --dev file": dev_path,
             "the --tagger": tagger_path,
             "the --clusters file": clusters_path,
+            **{
+                f"the {option} file": value
+                for option, value in (
+                    ("--templates", arc_templates),
+                    ("--labeler-templates", labeler_templates),
+                    ("--sibling-templates", sibling_templates),
+                    ("--groups", groups_path),
+                )
+                if value is not None and os.path.isfile(value)
+            },
         },
         force,
         "--out",
@@ -853,9 +872,18 @@ def parse(
             )
         if not os.path.isdir(out_dir):
             raise click.UsageError(f"--out-dir {out_dir}: no such folder")
+        from .pipeline import is_stream
+
+        for inp in inputs:
+            if is_stream(inp):
+                raise click.UsageError(
+                    f"{inp} is a pipe: --out-dir and --scheduler take files (give a pipe "
+                    "alone, with -o, or as stdin)"
+                )
         pairs = [(i, os.path.join(out_dir, os.path.basename(i))) for i in inputs]
         for inp, out in pairs:
-            _check_output(out, {"the model": model, "the input": inp}, force)
+            others = {"the model": model, "the input": inp, "the --tagger model": tagger_path}
+            _check_output(out, others, force, option="--out-dir")
         if len({o for _, o in pairs}) < len(pairs):
             raise click.UsageError(
                 "two inputs have the same file name: their outputs would collide"
@@ -877,9 +905,12 @@ def parse(
         )
         return
     if output is not None:
-        _check_output(
-            output, {"the model": model, "the input": inputs[0] if inputs else None}, force
-        )
+        others = {
+            "the model": model,
+            "the input": inputs[0] if inputs else None,
+            "the --tagger model": tagger_path,
+        }
+        _check_output(output, others, force)
     if inputs:
         fmt = _input_format(inputs[0], input_format, tokenizer)
         done = parse_file(
@@ -929,10 +960,10 @@ def _check_tokenizer(input_format: str | None, tokenizer: str | None) -> None:
 
 def _input_format(path: str, input_format: str | None, tokenizer: str | None) -> str | None:
     """The format of the file at `path`: given, or detected (and said when not CoNLL-U)."""
-    from .pipeline import detect_input, detected_note
+    from .pipeline import detect_input, detected_note, is_stream
 
-    if input_format is not None or tokenizer is not None:
-        return input_format
+    if input_format is not None or tokenizer is not None or is_stream(path):
+        return input_format  # a pipe is detected as it is read (the note comes then)
     fmt = detect_input(path)
     if fmt != "conllu":
         click.echo(f"depfs: note: {path}: {detected_note(fmt)}", err=True)
@@ -1072,6 +1103,7 @@ def jackknife(
     output sees the tags it will see at parse time (Strubell et al. 2015: 10 folds).
     Other columns and comments are kept byte for byte."""
     import gzip
+    import os
 
     from . import read_conllu
     from .files import atomic_stream
@@ -1081,7 +1113,10 @@ def jackknife(
         _check_template_path(templates)
         _check_templates(templates, "--templates", "token")
     if output != "-":
-        _check_output(output, {"the input": train_path}, force)
+        others = {"the input": train_path, "the --clusters file": clusters_path}
+        if templates is not None and os.path.isfile(templates):
+            others["the --templates file"] = templates
+        _check_output(output, others, force)
     treebank = read_conllu(train_path)
     try:
         fold_bounds(len(treebank), folds)  # too many folds: refused before any training

@@ -30,6 +30,7 @@ import gzip
 import io
 import itertools
 import os
+import stat
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -104,9 +105,19 @@ def detected_note(fmt: str) -> str:
     return f"read as {FORMAT_NAMES[fmt]}; --input chooses the format"
 
 
+def is_stream(path: str) -> bool:
+    """Whether `path` is a pipe, FIFO, character device or socket (`/dev/stdin`,
+    `<(zcat x.gz)`): read once, as it comes, never opened twice nor cut into chunks."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # the reader names the problem
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
+
+
 def detect_input(path: str) -> str:
-    """The format of a file: see :func:`depfs.text.detect_format` (stdin:
-    :func:`stream_batches`)."""
+    """The format of a file: see :func:`depfs.text.detect_format` (stdin, and any
+    :func:`is_stream` path: :func:`stream_batches`, which detects on what it reads)."""
     from .errors import FormatError
     from .text import DETECT_LINES, GZIP_ERRORS, _open, detect_format, gzip_message
 
@@ -139,6 +150,8 @@ def input_batches(
     from .text import FORMATS, _open, text_batches
 
     label = name or source
+    if is_stream(source):
+        return _stream_file_batches(source, input_format, label, tokenizer, batch_size)
     if tokenizer is not None:
         fmt = "raw text"
     else:
@@ -158,6 +171,29 @@ def input_batches(
             yield from text_batches(stream, fmt, name=label, batch_size=batch_size, tokenizer=split)
 
     return batches(), fmt
+
+
+def _stream_file_batches(
+    path: str, input_format: str | None, name: str, tokenizer: str | None, batch_size: int
+) -> tuple[Iterator[Any], str]:
+    """:func:`stream_batches` of the pipe or FIFO at `path`, opened once (and closed when
+    its batches are done): opening it again for detection would lose what was read."""
+    from .text import _open
+
+    stream = _open(path)
+    try:
+        batches, fmt = stream_batches(
+            stream, input_format, name=name, tokenizer=tokenizer, batch_size=batch_size
+        )
+    except BaseException:
+        stream.close()
+        raise
+
+    def closing() -> Iterator[Any]:
+        with stream:
+            yield from batches
+
+    return closing(), fmt
 
 
 def stream_batches(
@@ -511,7 +547,7 @@ def parse_file(
             on_batch=on_batch,
         )
     if input_format is None and fmt in FORMAT_NAMES:
-        done.notes.insert(0, detected_note(fmt))
+        done.notes.insert(0, f"{input_path}: {detected_note(fmt)}")
     done.output = output_path
     return done
 
@@ -646,7 +682,7 @@ def _chunks(
 ) -> list[Chunk]:
     """The chunks of an input (:func:`conllu_chunks`) when it is a plain CoNLL-U file
     that may hold more than `sentences` sentences; else none (parsed whole)."""
-    if tokenizer is not None or (input_format or detect_input(path)) != "conllu":
+    if is_stream(path) or tokenizer is not None or (input_format or detect_input(path)) != "conllu":
         return []
     with open(path, "rb") as f:
         if f.read(2) == b"\x1f\x8b":  # gzip: no byte offsets to cut at

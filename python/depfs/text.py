@@ -178,12 +178,32 @@ def _batches(
 
 
 def _open(path: str | os.PathLike[str]) -> BinaryIO:
-    """A file, gunzipped when it starts with the gzip magic bytes."""
-    with open(path, "rb") as f:
-        magic = f.read(2)
+    """A file, gunzipped when it starts with the gzip magic bytes. Opened once and
+    sniffed without consuming (`peek`), so that a pipe, FIFO or `/dev/stdin` loses
+    nothing."""
+    f = open(path, "rb")  # noqa: SIM115 (returned open; closed with the gzip stream)
+    try:
+        magic = f.peek(2)[:2]
+    except BaseException:
+        f.close()
+        raise
     if magic == b"\x1f\x8b":
-        return gzip.open(path, "rb")  # type: ignore[return-value]
-    return open(path, "rb")
+        return _Gunzipped(f)  # type: ignore[return-value]
+    return f
+
+
+class _Gunzipped(gzip.GzipFile):
+    """A gzip stream over an open file that closes the file with it."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        super().__init__(fileobj=raw, mode="rb")
+        self._raw = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._raw.close()
 
 
 def text_batches(

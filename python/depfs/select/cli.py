@@ -31,6 +31,30 @@ def _templates(value: str, family: str) -> TemplateSet:
     return _as_set(value, family)
 
 
+def _file(value: str | None) -> bool:
+    """Whether an option's value (a set name, template text or a file) is a file."""
+    import os
+
+    return value is not None and os.path.isfile(value)
+
+
+def _check_outputs(
+    outputs: list[tuple[str, str | None]], inputs: dict[str, str], force: bool
+) -> None:
+    """Each output's folder exists and it is none of `inputs` nor another output (unless
+    `force`), before any work: `depfs.cli`'s rule for -o."""
+    import os
+
+    from ..cli import _check_output
+
+    given = [(o, p) for o, p in outputs if p is not None]
+    for option, p in given:
+        same = [o for o, q in given if o != option and os.path.realpath(q) == os.path.realpath(p)]
+        if same:
+            raise click.UsageError(f"{option} {p} is also {same[0]}: give each output its own path")
+        _check_output(p, inputs, force, option)
+
+
 @select.command("wrapper")
 @parser_option("arc-eager", tagger=True)
 @click.option("--pool", required=True, help="Templates to order: set name, file or text.")
@@ -59,6 +83,7 @@ def _templates(value: str, family: str) -> TemplateSet:
     "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
 )
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Selection curve PNG.")
+@click.option("--force", is_flag=True, help="Allow an output path that is an input.")
 @seed_option
 def wrapper_command(
     parser_kind: str,
@@ -80,6 +105,7 @@ def wrapper_command(
     scheduler: str | None,
     log_path: str | None,
     plot_path: str | None,
+    force: bool,
     seed: int,
 ) -> None:
     """Order templates by forward selection on dev (a rerun with the same log resumes)."""
@@ -99,10 +125,11 @@ def wrapper_command(
     pool_set = _templates(pool, family)
     base_set = _templates(base, family) if base else None
     log_path = log_path or out_path + ".jsonl"
-    # Fail before hours of work, not after.
-    for p in (out_path, log_path, plot_path):
-        if p is not None and not Path(p).resolve().parent.is_dir():
-            raise click.UsageError(f"{p}: the folder does not exist")
+    # Fail before hours of work, not after: folders, and outputs that are inputs.
+    inputs = {"the --train file": train_path, "the --dev file": dev_path}
+    inputs.update({f"the {o} file": v for o, v in (("--pool", pool), ("--base", base)) if _file(v)})
+    outputs = [("--out", out_path), ("--log", log_path), ("--plot", plot_path)]
+    _check_outputs(outputs, inputs, force)
     total = planned_evaluations(len(pool_set), limit, candidates, 2, rerank_every)
     executor, client = dask_executor(scheduler, workers) if scheduler else (None, None)
     state: dict[str, Any] = {"best": None, "k": 0}
@@ -186,8 +213,15 @@ def wrapper_command(
     "--family", type=click.Choice(["arc", "config", "token"]), default="arc", show_default=True
 )
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
+@click.option("--force", is_flag=True, help="Allow an output path that is an input.")
 def groups_command(
-    order_path: str, second_path: str | None, k: int, k2: int | None, family: str, out_path: str
+    order_path: str,
+    second_path: str | None,
+    k: int,
+    k2: int | None,
+    family: str,
+    out_path: str,
+    force: bool,
 ) -> None:
     """Cut an order (and a second-order one) into groups of roughly equal dev gain.
 
@@ -206,6 +240,10 @@ def groups_command(
             i += n
         return out
 
+    inputs = {
+        f"the {w} order": p for w, p in (("first", order_path), ("second", second_path)) if _file(p)
+    }
+    _check_outputs([("--out", out_path)], inputs, force)
     first = cut(order_path, k)
     second = cut(second_path, k2 or k) if second_path else []
     write_text_atomic(out_path, groups_text(first, second))
