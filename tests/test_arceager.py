@@ -328,3 +328,13 @@ def test_pt_bosque_dev_round_trip_rate(ud_dir: Path):
     assert restored / len(changed) > 0.8
     t = oracle_trajectories(proj, beta=1.0)
     assert len(set(t["sentence"])) == len(tb)  # every projectivised tree is usable
+
+
+@pytest.mark.ud
+def test_an_infinite_margin_is_the_saved_models_own_parse(ud_dir: Path):
+    """`parse(tb, margin=inf)` ("every template") on a saved model (8-bit tables, summed
+    exactly in integers by the ordinary parse) is that parse byte for byte: a float sum
+    template by template turned 17 near-ties of en_ewt dev the other way."""
+    model = depfs.load(Path(__file__).parent / "data" / "arceager.depfs")
+    dev = depfs.read_conllu(ud_dir / "en_ewt" / "dev.conllu")
+    assert model.parse(dev, margin=float("inf")).to_string() == model.parse(dev).to_string()

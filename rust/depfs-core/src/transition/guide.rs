@@ -255,7 +255,8 @@ impl Guide for WalkGuide<'_> {
 /// order, each feature computed when its template is reached, and the decision stops as
 /// soon as the best valid move kind leads every other valid kind by at least `margin`;
 /// an arc's label likewise over the label templates. An infinite margin uses every
-/// template: the same moves as [`ModelGuide`]. Counts the templates computed.
+/// template, summed as [`ModelGuide`] sums them: the same parse. Counts the templates
+/// computed.
 pub struct MarginGuide<'a, W> {
     pub parser: &'a ArcEagerParser<W>,
     pub work: &'a mut Work,
@@ -273,6 +274,9 @@ impl<'a, W> MarginGuide<'a, W> {
 
 impl<W: WeightTable> Guide for MarginGuide<'_, W> {
     fn choose(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        if self.margin == f32::INFINITY {
+            return self.choose_with_every_template(c, valid);
+        }
         let (p, w) = (self.parser, &mut *self.work);
         p.features().begin_lazy(&mut w.lazy);
         let margin = self.margin;
@@ -292,6 +296,35 @@ impl<W: WeightTable> Guide for MarginGuide<'_, W> {
             if used > 0 {
                 (n.label_templates, n.label_decisions) =
                     (n.label_templates + used as u64, n.label_decisions + 1);
+            }
+        }
+        record_margin(self.margins.as_deref_mut(), c, kind, &scores, valid);
+        Some(Step { kind, label })
+    }
+}
+
+impl<W: WeightTable> MarginGuide<'_, W> {
+    /// An infinite margin: every template, summed as [`ModelGuide`] sums them (exactly,
+    /// in integers, on an 8-bit table; a float sum template by template could turn a
+    /// near-tie the other way), counted as the rule counts them.
+    fn choose_with_every_template(&mut self, c: &Configuration, valid: &[bool; N_KINDS]) -> Option<Step> {
+        let (p, w, n) = (self.parser, &mut *self.work, &mut self.counts);
+        w.extract(p, c);
+        let (kind, scores) = if valid.iter().filter(|&&v| v).count() == 1 {
+            (valid.iter().position(|&v| v)?, [0f32; N_KINDS])
+        } else {
+            let scores = p.kind_scores_with(&w.feats, &mut w.rows);
+            (n.move_templates, n.move_decisions) =
+                (n.move_templates + p.n_templates() as u64, n.move_decisions + 1);
+            (best_kind(&scores, valid)?, scores)
+        };
+        let mut label = 0;
+        if kind == LEFT || kind == RIGHT {
+            label = p.model_label(c, kind, w);
+            let sole = kind == RIGHT && c.s0() == 0 && p.sole_label(kind, true).is_some();
+            if !sole {
+                let used = p.label_templates.len() as u64;
+                (n.label_templates, n.label_decisions) = (n.label_templates + used, n.label_decisions + 1);
             }
         }
         record_margin(self.margins.as_deref_mut(), c, kind, &scores, valid);
