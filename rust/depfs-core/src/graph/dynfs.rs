@@ -33,8 +33,11 @@
 //! scores, the earlier groups again under those weights, then the last group (second
 //! order: each feature of the first-order groups is read in the full model's table too,
 //! and the first sibling round continues from those sums). A policy that never locks
-//! thus gives the full model's parse (in second order exactly when no word starts with
-//! one head left: a locked word's sibling parts are never scored). Without `arc_w`,
+//! thus gives the full model's parse when no sentence FAILs (a word left with one head
+//! by the length dictionary is locked whatever the policy, and its crossing arcs ruled
+//! out, so the projective round can find no tree: FAIL keeps the previous round's
+//! non-projective tree), in second order when also no word starts with one head left (a
+//! locked word's sibling parts are never scored). Without `arc_w`,
 //! every round uses the model's own table.
 
 use super::chain::OpenSentence;

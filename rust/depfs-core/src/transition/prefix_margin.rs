@@ -69,9 +69,10 @@ fn ahead(t: usize) -> usize {
     t.max(LOOKAHEAD)
 }
 
-/// The parse-time margins a dynamic model keeps, chosen on dev after training:
-/// `accurate` (the default: the cheapest margin within 0.1 LAS of the model using
-/// every template) and `fast` (the cheapest within 1.0 LAS).
+/// The parse-time margins a dynamic model keeps, chosen on dev after training
+/// (`depfs.dynamic.strubell2015.choose_presets`): `accurate` (the default: the cheapest
+/// margin of the dev sweep within 0.1 LAS of the sweep's best score — of the full model's,
+/// for a cascade) and `fast` (the cheapest within 1.0 LAS).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MarginPresets {
     pub train: f32,
