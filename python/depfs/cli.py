@@ -286,6 +286,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     import os
 
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
+        if os.path.isdir(value):
+            raise click.UsageError(f"{option} {value}: a folder, not a template file")
         if not os.path.isfile(value):
             raise click.UsageError(f"{option} {value}: no such template file")
 
@@ -496,7 +498,15 @@ def train(
                 "--dynfs --decoder cle: DynFS ends with a projective Eisner round (He et al. "
                 "2013, §4.2), so its full model is the projective one: leave out --decoder"
             )
-        _check_template_path(groups_path)
+        _check_template_path(groups_path, "--groups")
+        if groups_path is not None and "\n" not in groups_path:
+            from .templates import template_sets
+
+            if groups_path not in template_sets() and not os.path.isfile(groups_path):
+                raise click.UsageError(
+                    f"--groups {groups_path}: no such set or file (shipped groups: "
+                    "dynfs_en_ewt, dynfs2_en_ewt; or a file of `depfs select groups`)"
+                )
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if clusters_path is not None and parser_kind not in ("tagger", "arc-eager"):
@@ -550,6 +560,10 @@ def train(
         if len(train_paths) > 1:  # one treebank, the files' sentences in order
             train_tb = Treebank.concat([train_tb, *(read_conllu(p) for p in train_paths[1:])])
         dev_tb = read_conllu(dev_path) if dev_path else None
+        if dynfs and folds > len(train_tb):  # refused before the full models are trained
+            raise click.UsageError(
+                f"--folds {folds}: {len(train_tb)} training sentences (at most one fold each)"
+            )
         if dev_tb is not None and parser_kind != "tagger":
             _check_heads(dev_tb, str(dev_path))
         elif dev_tb is not None:

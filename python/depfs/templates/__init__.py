@@ -296,9 +296,18 @@ def resolve_templates(
     if isinstance(spec, os.PathLike) or (
         isinstance(spec, str) and "\n" not in spec and os.path.isfile(spec)
     ):
-        with open(spec, encoding="utf-8") as f:
-            return f.read()
+        if os.path.isdir(spec):
+            raise IsADirectoryError(f"{os.fspath(spec)}: a folder, not a template file")
+        with open(spec, "rb") as f:
+            data = f.read()
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise ValueError(f"{os.fspath(spec)}:{line}: not UTF-8 text") from None
     if isinstance(spec, str):
+        if "\n" not in spec and os.path.isdir(spec):
+            raise IsADirectoryError(f"{spec}: a folder, not a template file")
         return spec
     templates = spec if isinstance(spec, TemplateSet) else TemplateSet(spec, family)
     if family is not None and templates.family != family:
