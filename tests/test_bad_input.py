@@ -925,6 +925,7 @@ def test_options_that_do_not_apply_are_refused(
 UNCLEAR = [
     # (arguments, stdin, words the one line must hold, words it must not)
     (["parse", "{ae}"], b"1\tbad\n", ["<stdin>:1: expected 10 tab-separated columns"], []),
+    (["templates", "show", "{gold}"], None, ["gold.conllu: not a template file"], []),
     (
         ["parse", "{ae}"],
         b"1\t\xff\xfe\t_\tX\t_\t_\t0\troot\t_\t_\n\n",
@@ -1035,3 +1036,13 @@ def test_api_messages_name_the_file_and_not_a_temporary(
         call(tmp_path)
     message = str(info.value)
     assert all(w in message for w in words) and not any(w in message for w in not_words), message
+
+
+@pytest.mark.parametrize("command", ["parse", "tag"])
+def test_a_dash_input_is_stdin(d: dict[str, Path], command: str) -> None:
+    """`depfs parse MODEL -` reads stdin, as `-o -` writes stdout."""
+    model = str(d["tagger" if command == "tag" else "ae"])
+    want = _process([command, model, str(d["gold"])])
+    got = _process([command, model, "-"], input=d["gold"].read_bytes())
+    assert want.returncode == got.returncode == 0, got.stderr
+    assert got.stdout == want.stdout

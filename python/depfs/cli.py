@@ -675,7 +675,7 @@ def train(
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False))
+@click.argument("inputs", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -816,6 +816,8 @@ def parse(
 
     if output == "-":
         output = None
+    if inputs == ("-",):
+        inputs = ()  # `-` is stdin, as `-o -` is stdout
     _check_tokenizer(input_format, tokenizer)
     # The kind from the file's header: the model itself is loaded by the parse, beside the
     # first batches' reading (pipeline.parse_file), unless an option needs it first.
@@ -1001,7 +1003,7 @@ def _stdin(
 
 @main.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.argument("input", required=False, type=click.Path(dir_okay=False))
+@click.argument("input", required=False, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "-o",
     "--output",
@@ -1046,6 +1048,8 @@ def tag(
 
     if output == "-":
         output = None
+    if input == "-":
+        input = None  # stdin, as `-o -` is stdout
     _check_tokenizer(input_format, tokenizer)
     try:
         tagger = _tagger(model)
@@ -1285,20 +1289,20 @@ def templates_show(name: str, canonical: bool) -> None:
             known = ", ".join(template_sets())
             raise ValueError(f"{name}: no such template set or file (sets: {known})")
         text = resolve_templates(name)
-        if not canonical:
-            click.echo(text if text.endswith("\n") else text + "\n", nl=False)
-            return
         if shipped:
             families = [_core.template_set_text(name)[0]]
-        else:  # a file: the first family its templates parse in
+        else:  # a file: the first family its templates parse in (else it is refused)
             families = list(FAMILIES)
         for i, family in enumerate(families):
             try:
                 parsed = parse_templates(text, family, max_atoms=1000)
                 break
-            except ValueError:
+            except ValueError as e:
                 if i == len(families) - 1:
-                    raise
+                    raise ValueError(f"{name}: not a template file ({e})") from None
+        if not canonical:
+            click.echo(text if text.endswith("\n") else text + "\n", nl=False)
+            return
         for t in parsed:
             click.echo(f"{t.id:016x}\t{t.cost:.2f}\t{t.text}")
     except (DepfsError, OSError, ValueError) as e:
