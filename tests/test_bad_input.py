@@ -599,6 +599,14 @@ INTERRUPTS = [
         id="parse-during-the-write",
     ),
     pytest.param(
+        ["parse", "{ae}", "{gold}"],
+        [],
+        _interrupt(depfs.pipeline, "parse_stream", "after"),
+        "interrupted; stdout holds the sentences parsed before it, each whole (no file was "
+        "written)",
+        id="parse-to-stdout",
+    ),
+    pytest.param(
         ["parse", "{ae}", "{gold}", "-o", "{tmp}/p.conllu"],
         ["p.conllu"],
         _interrupt(depfs.pipeline, "parse_file", "after"),

@@ -430,3 +430,14 @@ def test_select_groups_reads_a_shipped_order_by_name(tmp_path: Path, monkeypatch
     res = runner.invoke(main, ["select", "groups", "no_such_order", "--k", "3", "--out", "x.txt"])
     assert res.exit_code == 2 and "no_such_order" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "x.txt").exists()
+
+
+def test_more_groups_than_templates_is_said(tmp_path: Path) -> None:
+    order = tmp_path / "o.txt"
+    order.write_text("upos(h) & upos(m)\n# score 1 uas 50.0\nform(m)\n# score 2 uas 60.0\n")
+    res = CliRunner().invoke(
+        main, ["select", "groups", str(order), "--k", "5", "--out", str(tmp_path / "g.txt")]
+    )
+    assert res.exit_code == 0, res.output
+    assert "5 groups asked of 2 templates" in res.stderr
+    assert [len(g) for g in read_groups(tmp_path / "g.txt")[1]] == [1, 1]

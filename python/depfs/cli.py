@@ -111,6 +111,8 @@ _DEBUG = False
 #: The output files of the running command (from `_check_output`, before any work),
 #: each with what was at its path then: the line after Ctrl-C says which were written.
 _OUTPUTS: dict[str, tuple[int, ...] | None] = {}
+#: Whether the running command streams its output to stdout (a parse or tag without -o).
+_STREAMING_STDOUT = [False]
 
 
 def _identity(path: str) -> tuple[int, ...] | None:
@@ -130,6 +132,12 @@ def _names(paths: list[str]) -> str:
     return shown if len(paths) <= 3 else f"{shown} and {len(paths) - 3} more"
 
 
+def _stdout() -> Any:
+    """stdout as a parse's or tagging's stream (said after Ctrl-C: it holds whole sentences)."""
+    _STREAMING_STDOUT[0] = True
+    return sys.stdout.buffer
+
+
 def _interrupted_line() -> str:
     """The one line after Ctrl-C (or SIGTERM): which outputs were written, which were
     not (their old files untouched: outputs replace their target only once complete),
@@ -144,6 +152,11 @@ def _interrupted_line() -> str:
             written.append(path)
         else:
             not_written.append(path)
+    if not _OUTPUTS and _STREAMING_STDOUT[0]:
+        return (
+            "depfs: interrupted; stdout holds the sentences parsed before it, each whole "
+            "(no file was written)"
+        )
     if not _OUTPUTS:
         return "depfs: interrupted (nothing half-written is left)"
     if written and not not_written and not in_place:
@@ -215,6 +228,7 @@ def main(debug: bool) -> None:
     global _DEBUG
     _DEBUG = debug
     _OUTPUTS.clear()
+    _STREAMING_STDOUT[0] = False
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -938,7 +952,7 @@ def parse(
             allow_missing_tags=allow_missing_tags,
             scores=scores,
             knobs=knobs,
-            out=None if output else sys.stdout.buffer,
+            out=None if output else _stdout(),
             tagger_path=tagger_path,
             input_format=fmt,
             tokenizer=tokenizer,
@@ -998,7 +1012,7 @@ def _stdin(
     )
     if input_format is None and tokenizer is None and fmt != "conllu":
         click.echo(f"depfs: note: <stdin>: {detected_note(fmt)}", err=True)
-    return parse_stream(model, batches, sys.stdout.buffer, input_format=fmt, **kw)
+    return parse_stream(model, batches, _stdout(), input_format=fmt, **kw)
 
 
 @main.command()
@@ -1065,7 +1079,7 @@ def tag(
             threads=threads,
             batch_size=batch_size,
             knobs={"margin": margin},
-            out=None if output else sys.stdout.buffer,
+            out=None if output else _stdout(),
             tag_only=True,
             input_format=_input_format(input, input_format, tokenizer),
             tokenizer=tokenizer,

@@ -234,6 +234,12 @@ def groups_command(
         order, scores = read_order(path, family)
         if len(scores) != len(order):
             raise click.UsageError(f"{path}: needs a '# score' line after each template")
+        if k > len(order):
+            click.echo(
+                f"depfs: note: {path}: {k} groups asked of {len(order)} templates: "
+                f"{len(order)} groups of one",
+                err=True,
+            )
         sizes, out, i = cut_groups(scores, k), [], 0
         for n in sizes:
             out.append(list(order)[i : i + n])
