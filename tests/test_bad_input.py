@@ -1054,3 +1054,13 @@ def test_a_dash_input_is_stdin(d: dict[str, Path], command: str) -> None:
     got = _process([command, model, "-"], input=d["gold"].read_bytes())
     assert want.returncode == got.returncode == 0, got.stderr
     assert got.stdout == want.stdout
+
+
+@pytest.mark.parametrize("command", ["info", "parse"])
+def test_a_model_from_a_pipe_is_refused_in_one_line(d: dict[str, Path], command: str) -> None:
+    """A model is read more than once (header, then whole): from a pipe it is refused by
+    name, not reported as damaged ("bad magic bytes")."""
+    args = [command, "/dev/stdin"] + ([str(d["gold"])] if command == "parse" else [])
+    got = _process(args, input=d["ae"].read_bytes())
+    assert got.returncode == 2
+    _one_line_error(got.stderr.decode(), ["/dev/stdin: a pipe or device, not a model file"])

@@ -835,6 +835,9 @@ def parse(
     _check_tokenizer(input_format, tokenizer)
     # The kind from the file's header: the model itself is loaded by the parse, beside the
     # first batches' reading (pipeline.parse_file), unless an option needs it first.
+    from .models import check_model_file
+
+    check_model_file(model)
     kind = model_kind(model)
     if kind == "tagger":
         raise click.UsageError(

@@ -18,6 +18,7 @@ import contextlib
 import glob
 import io
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -69,6 +70,16 @@ def write_bytes_atomic(path: str | os.PathLike[str], data: bytes) -> None:
 
 def write_text_atomic(path: str | os.PathLike[str], text: str) -> None:
     write_bytes_atomic(path, text.encode("utf-8"))
+
+
+def is_stream(path: str) -> bool:
+    """Whether `path` is a pipe, FIFO, character device or socket (`/dev/stdin`,
+    `<(zcat x.gz)`): read once, as it comes, never opened twice nor cut into chunks."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False  # the reader names the problem
+    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def temporary_pattern(path: str | os.PathLike[str]) -> str:

@@ -14,7 +14,20 @@ __all__ = ["load", "model_info"]
 
 def load(path: str | os.PathLike[str]) -> Any:
     """Loads a model file; returns e.g. a :class:`depfs.GraphParser`."""
+    check_model_file(path)
     return _wrap(*_core.load_model(Path(path)))
+
+
+def check_model_file(path: str | os.PathLike[str]) -> None:
+    """Refuses a model "file" that is a pipe (`<(cat m.depfs)`, `/dev/stdin`): a model is
+    read more than once (its header, then the whole), which a pipe cannot give."""
+    from .errors import ModelError
+    from .files import is_stream
+
+    if is_stream(os.fspath(path)):
+        raise ModelError(
+            f"{os.fspath(path)}: a pipe or device, not a model file (give the file's path)"
+        )
 
 
 def _wrap(kind: str, model: Any, tagger: Any) -> Any:
@@ -42,6 +55,7 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
     epoch kept; empty for files written before format version 5), and ``tagger``: the
     tagger stored inside a parser's file (its columns, templates and training; None
     when there is none)."""
+    check_model_file(path)
     version, kind = _core.model_file_header(path)
     loaded = load(path)
     m = loaded.model_

@@ -30,13 +30,13 @@ import gzip
 import io
 import itertools
 import os
-import stat
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from . import _core
+from .files import is_stream
 
 #: Sentences of a streamed input on which its columns are checked: one short sentence
 #: may lack FEATS, a thousand tell whether the input was tagged.
@@ -103,16 +103,6 @@ FORMAT_NAMES = {
 def detected_note(fmt: str) -> str:
     """The note on a detected input format that is not CoNLL-U."""
     return f"read as {FORMAT_NAMES[fmt]}; --input chooses the format"
-
-
-def is_stream(path: str) -> bool:
-    """Whether `path` is a pipe, FIFO, character device or socket (`/dev/stdin`,
-    `<(zcat x.gz)`): read once, as it comes, never opened twice nor cut into chunks."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        return False  # the reader names the problem
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def detect_input(path: str) -> str:
