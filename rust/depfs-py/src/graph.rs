@@ -671,6 +671,13 @@ impl PyGraphTrainer {
     fn skipped_sentences(&self) -> usize {
         self.inner.skipped_sentences
     }
+
+    /// The sentences trained on, in order (a complete tree of at most
+    /// `GRAPH_MAX_EXACT_WORDS` words).
+    #[getter]
+    fn used_sentences(&self) -> Vec<usize> {
+        self.inner.used_sentences().to_vec()
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -493,6 +493,35 @@ fn long_sentences_are_parsed_in_chunks_into_one_tree() {
     }
 }
 
+/// Training skips a sentence over MAX_EXACT_WORDS words (its decode would be cubic in
+/// its length) and says which sentences it used; a treebank of long sentences only is
+/// refused with one error.
+#[test]
+fn training_skips_sentences_longer_than_the_exact_bound() {
+    let tb = toy(10, 5);
+    // A complete chain tree of MAX_EXACT_WORDS + 1 words: word i's head is i - 1.
+    let n = MAX_EXACT_WORDS + 1;
+    let forms: Vec<String> = (0..n).map(|i| format!("w{}", i % 7)).collect();
+    let chain: Vec<WordStrs<'_>> = (0..n)
+        .map(|i| WordStrs::simple(&forms[i], "NOUN", i as i32, if i == 0 { "root" } else { "dep" }))
+        .collect();
+    let word =
+        |s: usize| tb.sentences[s].start as usize..(tb.sentences[s].start + tb.sentences[s].len) as usize;
+    let mut input = Treebank::new();
+    input.push_sentence(&word(0).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
+    input.push_sentence(&chain, vec![]);
+    input.push_sentence(&word(1).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
+    let mut t = GraphTrainer::new(&input, small_templates(), GraphConfig::default()).unwrap();
+    assert_eq!(t.used_sentences(), &[0, 2]);
+    assert_eq!(t.skipped_sentences, 1);
+    assert!(t.epoch().is_ok());
+    let mut only_long = Treebank::new();
+    only_long.push_sentence(&chain, vec![]);
+    let err =
+        GraphTrainer::new(&only_long, small_templates(), GraphConfig::default()).err().expect("refused");
+    assert!(err.to_string().contains(&format!("at most {MAX_EXACT_WORDS} words")), "{err}");
+}
+
 /// Version-4 files (no training information) still load and parse the same; version-5
 /// files keep the training information.
 #[test]
