@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 __version__: str
 GRAPH_MAX_EXACT_WORDS: int
 GRAPH_CHUNK_WORDS: int
+GRAPH_CHUNK_WORDS_2: int
 
 def read_conllu(
     path: str | os.PathLike[str],

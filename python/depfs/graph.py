@@ -367,15 +367,18 @@ class GraphParser(TrainableModel):
         ``label_dict=False`` scores every label even where the stop's label dictionary
         (chosen on dev) allows fewer. Sentences
         longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
-        ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
+        ``_core.GRAPH_CHUNK_WORDS`` (second order: ``GRAPH_CHUNK_WORDS_2``) words joined
+        into one tree (exact decoding is cubic), with a
         :class:`LongSentenceWarning`. Untagged input: see
         :meth:`TrainableModel.parse`."""
         treebank = as_treebank(treebank, "treebank")
         long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)
         if long:
+            order = self._model().order
+            chunk = _core.GRAPH_CHUNK_WORDS_2 if order == 2 else _core.GRAPH_CHUNK_WORDS
             warnings.warn(
                 f"{long} sentence(s) longer than {_core.GRAPH_MAX_EXACT_WORDS} words parsed in "
-                f"chunks of {_core.GRAPH_CHUNK_WORDS} words (exact decoding is cubic)",
+                f"chunks of {chunk} words (exact decoding is cubic)",
                 LongSentenceWarning,
                 stacklevel=2,
             )

@@ -211,6 +211,10 @@ pub const MAX_EXACT_WORDS: usize = 400;
 /// every later chunk is attached (label `dep`) to the first chunk's root, so the result
 /// is still one single-rooted tree.
 pub const CHUNK_WORDS: usize = 200;
+/// Chunk length of a long sentence under a second-order model: its sibling parts make a
+/// chunk's scoring O(n³), not O(n²) (a 10,000-word sentence in chunks of 200 took 43.7 s
+/// against 3.1 s in first order); half the length is an eighth of the work per chunk.
+pub const CHUNK_WORDS_2: usize = 100;
 
 /// Number of sentences of `tb` the graph parser decodes in chunks.
 pub fn long_sentences(tb: &Treebank) -> usize {
@@ -599,7 +603,8 @@ impl<W: WeightTable> GraphModel<W> {
         let mut pieces: Vec<(usize, usize)> = Vec::new(); // (sentence, first word of the chunk)
         for (s, meta) in tb.sentences.iter().enumerate() {
             let (start, n) = (meta.start as usize, meta.len as usize);
-            let size = if n > MAX_EXACT_WORDS { CHUNK_WORDS } else { n.max(1) };
+            let chunk = if self.config.order == 2 { CHUNK_WORDS_2 } else { CHUNK_WORDS };
+            let size = if n > MAX_EXACT_WORDS { chunk } else { n.max(1) };
             for first in (0..n).step_by(size) {
                 let words: Vec<WordStrs<'_>> = (start + first..start + (first + size).min(n))
                     .map(|i| WordStrs { head: NO_HEAD, ..tb.word_strs(i) })
