@@ -1110,6 +1110,11 @@ WRONG_TYPES = [
     (lambda d: depfs.Tagger(SMALL).fit(42), TypeError, "train must be"),
     (lambda d: depfs.load(d["ae"]).parse(_gold(d), scores="yes"), TypeError, "scores"),
     (
+        lambda d: depfs.load(DATA / "dynfs1_v5.depfs").parse(_gold(d), allow_missing_tags="no"),
+        TypeError,
+        "allow_missing_tags",
+    ),
+    (
         lambda d: depfs.load(d["ae"]).parse(_gold(d), allow_missing_tags="no"),
         TypeError,
         "allow_missing_tags",

@@ -23,6 +23,7 @@ from .base import (
     as_treebank,
     check_columns,
     check_count,
+    check_flag,
     check_number,
     check_threads,
     used_info,
@@ -372,6 +373,8 @@ class GraphParser(TrainableModel):
         :class:`LongSentenceWarning`. Untagged input: see
         :meth:`TrainableModel.parse`."""
         treebank = as_treebank(treebank, "treebank")
+        check_flag(allow_missing_tags, "allow_missing_tags")
+        check_flag(scores, "scores")
         long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)
         if long:
             order = self._model().order
