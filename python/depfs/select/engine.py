@@ -416,13 +416,11 @@ def _worker_died(err: BaseException) -> bool:
 def worker_count(workers: int | None) -> int:
     """Local worker processes for ``--workers`` (None: one per core): more than the cores
     are the cores, with the note ``--threads`` gets (:func:`depfs.base.at_most_cores`)."""
-    from ..base import at_most_cores
+    from ..base import at_most_cores, check_count
 
     if workers is None:
         return os.cpu_count() or 1
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise ValueError(f"workers must be an integer >= 1, got {workers!r}")
-    return at_most_cores(workers, "--workers")
+    return at_most_cores(check_count(workers, "workers", 1), "--workers")
 
 
 def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Executor, Any]:
