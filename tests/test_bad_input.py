@@ -36,6 +36,9 @@ from depfs.datasets import synthetic, synthetic_conllu
 from small_models import AE_SET, small_graph
 from test_tagger import SMALL
 
+#: The checked-in models (tests/data/make_models.py): an order-2 graph model, a DynFS one.
+DATA = Path(__file__).parent / "data"
+
 #: A guard against hangs for rows run in a process: a hang is minutes, every row here
 #: ends in seconds (this bounds the wait; it measures nothing).
 GUARD = 60
@@ -704,6 +707,19 @@ HANGS = [
         "parsed in chunks",
         lambda out, d: _is_one_tree(out.decode(), 10_000),
     ),
+    # Second order and DynFS chunk it too (review 2, M1).
+    (
+        ["parse", str(DATA / "graph2.depfs"), "{long}", "--threads", "1"],
+        0,
+        "parsed in chunks",
+        lambda out, d: _is_one_tree(out.decode(), 10_000),
+    ),
+    (
+        ["parse", str(DATA / "dynfs1_v5.depfs"), "{long}", "--threads", "1"],
+        0,
+        "parsed in chunks",
+        lambda out, d: _is_one_tree(out.decode(), 10_000),
+    ),
     (
         ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", "tcp://127.0.0.1:1"],
         2,
@@ -713,11 +729,15 @@ HANGS = [
 ]
 
 
-@pytest.mark.parametrize(("args", "status", "says", "check"), HANGS, ids=["threads", "10k", "dask"])
+@pytest.mark.parametrize(
+    ("args", "status", "says", "check"),
+    HANGS,
+    ids=["threads", "10k", "10k-order2", "10k-dynfs", "dask"],
+)
 def test_no_hang(
     d: dict[str, Path], tmp_path: Path, args: list[str], status: int, says: str, check: Any
 ) -> None:
-    """Huge thread counts, a 10,000-word sentence on the graph parser, a scheduler
+    """Huge thread counts, a 10,000-word sentence on the graph parsers, a scheduler
     nobody answers at: each run ends (in seconds) with its result or one line."""
     res = _process(_subs(args, d, tmp_path))
     err = res.stderr.decode()
@@ -813,6 +833,26 @@ def test_huge_thread_counts_are_capped_in_the_api(d: dict[str, Path]) -> None:
     )
 
 
+def test_huge_worker_counts_are_capped_with_a_note(
+    d: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--workers (select wrapper, parse --scheduler local) gets the cap and the note of
+    --threads: not 10**6 worker processes."""
+    from depfs.select.engine import Engine, worker_count
+
+    cores = os.cpu_count() or 1
+    assert worker_count(None) == cores and worker_count(1) == 1
+    assert worker_count(10**6) == cores
+    assert f"depfs: note: --workers {10**6} capped at the {cores} cores" in capsys.readouterr().err
+    engine = Engine(str(d["gold"]), str(d["gold"]), workers=10**6)
+    try:
+        assert engine._pool()._max_workers == cores  # type: ignore[attr-defined]
+    finally:
+        engine.close()
+    with pytest.raises(ValueError, match="workers"):
+        worker_count(0)
+
+
 # ---------------------------------------------------------------- silently wrong
 
 SILENT_CLI = [
@@ -821,6 +861,12 @@ SILENT_CLI = [
     (["train", "--train", "{gold}", "--templates", ""], ["--templates is empty"]),
     (["train", "--train", "{gold}", "--dev", "{nohead}"], ["--dev", "nohead.conllu", "no HEAD"]),
     (["train", "--train", "{nohead}"], ["nohead.conllu", "no training sentence"]),
+    # A parser's dev without tags chose its epoch on a silently bad parse (review 2, M6).
+    (
+        ["train", "--parser", "arc-eager", "--train", "{gold}", "--dev", "{untagged}"],
+        ["dev", "UPOS", "empty"],
+    ),
+    (["train", "--train", "{gold}", "--dev", "{untagged}"], ["dev", "UPOS", "empty"]),
     # A tagger's dev without gold tags scored 0.00 and chose its epoch on that.
     (
         ["train", "--parser", "tagger", "--train", "{gold}", "--dev", "{untagged}"],
@@ -1064,3 +1110,191 @@ def test_a_model_from_a_pipe_is_refused_in_one_line(d: dict[str, Path], command:
     got = _process(args, input=d["ae"].read_bytes())
     assert got.returncode == 2
     _one_line_error(got.stderr.decode(), ["/dev/stdin: a pipe or device, not a model file"])
+
+
+# ---------------------------------------------------------------- review 2: M1, M5, M6, M9
+
+
+def _gold(d: dict[str, Path]) -> depfs.Treebank:
+    return depfs.read_conllu(d["gold"])
+
+
+def test_graph_training_skips_sentences_over_the_exact_bound(d: dict[str, Path]) -> None:
+    """A sentence over GRAPH_MAX_EXACT_WORDS words is not trained on (its decode is cubic:
+    minutes and gigabytes at 5,000 words), with one note naming it; the model records the
+    sentences and words used."""
+    gold = _gold(d)
+    words = depfs._core.GRAPH_MAX_EXACT_WORDS + 1
+    train = gold + depfs.Treebank.from_string(_long_sentence(words))
+    with pytest.warns(depfs.base.SkippedSentencesWarning) as notes:
+        parser = small_graph(epochs=1).fit(train)
+    assert len(notes) == 1
+    assert str(notes[0].message) == (
+        f"1 of {len(train)} training sentences skipped: longer than "
+        f"{words - 1} words, first at sentence {len(train)}"
+    )
+    assert parser.training_info()["train"] == {"sentences": len(gold), "words": gold.n_words}
+
+
+@pytest.mark.parametrize("kind", ["arc-eager", "graph"])
+def test_training_says_which_sentences_it_skips_and_records_the_rest(
+    d: dict[str, Path], tmp_path: Path, kind: str
+) -> None:
+    """Sentences without a complete tree are skipped with one note (how many, the
+    first), and `depfs info` counts only the sentences trained on."""
+    gold, nohead = _gold(d), depfs.read_conllu(d["nohead"])
+    parser = (
+        depfs.ArcEagerParser(AE_SET, epochs=1) if kind == "arc-eager" else small_graph(epochs=1)
+    )
+    with pytest.warns(depfs.base.SkippedSentencesWarning) as notes:
+        parser.fit(gold + nohead)
+    assert [str(n.message) for n in notes] == [
+        f"{len(nohead)} of {len(gold) + len(nohead)} training sentences skipped: no complete "
+        f"tree, first at sentence {len(gold) + 1} (sent_id {nohead[0].sent_id})"
+    ]
+    parser.save(tmp_path / "m.depfs")
+    info = depfs.model_info(tmp_path / "m.depfs")["training"]["train"]
+    assert info == {"sentences": len(gold), "words": gold.n_words}
+
+
+def test_a_prepared_training_set_records_its_usable_sentences(d: dict[str, Path]) -> None:
+    gold, nohead = _gold(d), depfs.read_conllu(d["nohead"])
+    prepared = depfs.arceager.TrainingSet(gold + nohead)
+    with pytest.warns(depfs.base.SkippedSentencesWarning, match="first at sentence 41$"):
+        parser = depfs.ArcEagerParser(AE_SET, epochs=1).fit(prepared)
+    assert parser.train_info_ == {"sentences": len(gold), "words": gold.n_words}
+
+
+def _untagged_dev(d: dict[str, Path]) -> depfs.Treebank:
+    return depfs.read_conllu(d["untagged"])
+
+
+DEV_REFUSALS = [
+    # (model, dev set, exception, words): a dev set that cannot be scored chose the
+    # epoch kept (review 2, M6)
+    (
+        lambda: depfs.ArcEagerParser(AE_SET, epochs=2),
+        lambda d: _gold(d)[0:0],
+        ValueError,
+        "dev: the dev set has no sentences",
+    ),
+    (lambda: depfs.Tagger(SMALL, epochs=2), lambda d: _gold(d)[0:0], ValueError, "dev: "),
+    (lambda: small_graph(epochs=2), lambda d: _gold(d)[0:0], ValueError, "dev: "),
+    (
+        lambda: depfs.ArcEagerParser(AE_SET, epochs=2),
+        _untagged_dev,
+        depfs.errors.MissingColumnsError,
+        "dev: the dev set leaves UPOS",
+    ),
+    (
+        lambda: small_graph(epochs=2),
+        _untagged_dev,
+        depfs.errors.MissingColumnsError,
+        "dev: the dev set leaves UPOS",
+    ),
+    (
+        lambda: depfs.Tagger(SMALL, epochs=2),
+        _untagged_dev,
+        ValueError,
+        "dev: the dev set leaves UPOS, XPOS",
+    ),
+    (
+        lambda: depfs.ArcEagerParser(AE_SET, epochs=2),
+        lambda d: depfs.read_conllu(d["nohead"]),
+        ValueError,
+        "dev: sentence 1",
+    ),
+]
+
+
+@pytest.mark.parametrize(("model", "dev", "error", "words"), DEV_REFUSALS)
+def test_a_dev_set_that_cannot_be_scored_is_refused(
+    d: dict[str, Path], model: Any, dev: Any, error: type, words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        model().fit(_gold(d), dev(d))
+
+
+def test_an_untagged_dev_set_is_accepted_when_the_parsers_tagger_tags_it(
+    d: dict[str, Path],
+) -> None:
+    tagger = depfs.load(d["tagger"])
+    parser = depfs.ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(_gold(d), _untagged_dev(d))
+    assert parser.history_[0]["dev_uas"] > 0
+
+
+WRONG_TYPES = [
+    # (call, exception, words): an API entry given the wrong type (review 2, M9)
+    (lambda d: depfs.load(d["ae"]).parse(None), TypeError, "treebank must be a depfs.Treebank"),
+    (lambda d: depfs.load(d["ae"]).parse([["The", "dog"]]), TypeError, "tokens_to_treebank"),
+    (lambda d: depfs.load(d["graph"]).parse(3), TypeError, "treebank must be"),
+    (lambda d: depfs.load(d["tagger"]).tag(b"x"), TypeError, "treebank must be"),
+    (lambda d: depfs.ArcEagerParser(AE_SET).fit(None), TypeError, "train must be"),
+    (lambda d: small_graph().fit(_gold(d), dev=["x"]), TypeError, "dev must be"),
+    (lambda d: depfs.Tagger(SMALL).fit(42), TypeError, "train must be"),
+    (lambda d: depfs.load(d["ae"]).parse(_gold(d), scores="yes"), TypeError, "scores"),
+    (
+        lambda d: depfs.load(DATA / "dynfs1_v5.depfs").parse(_gold(d), allow_missing_tags="no"),
+        TypeError,
+        "allow_missing_tags",
+    ),
+    (
+        lambda d: depfs.load(d["ae"]).parse(_gold(d), allow_missing_tags="no"),
+        TypeError,
+        "allow_missing_tags",
+    ),
+    (lambda d: depfs.tokens_to_treebank("abc"), TypeError, "got a str"),
+    (lambda d: depfs.tokens_to_treebank([[1, 2]]), TypeError, "sentence 1: token 1"),
+    (lambda d: depfs.tokens_to_treebank(["ab", "c"]), TypeError, "sentence 1 must be a list"),
+    (
+        lambda d: depfs.ArcEagerParser(cascade_bits=-1, cascade=[5], dynamic=True).fit(_gold(d)),
+        ValueError,
+        "cascade_bits",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, explore_from=-1).fit(_gold(d)),
+        ValueError,
+        "explore_from must be an integer >= 0",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, min_lifted_label_count=-1).fit(_gold(d)),
+        ValueError,
+        "min_lifted_label_count",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, explore_p=float("nan")).fit(_gold(d)),
+        ValueError,
+        "explore_p",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, dynfs_tolerance=float("nan")).fit(_gold(d), _gold(d)),
+        ValueError,
+        "dynfs_tolerance",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, dynfs_tolerance=-1).fit(_gold(d), _gold(d)),
+        ValueError,
+        "dynfs_tolerance",
+    ),
+    (lambda d: small_graph(dynfs=True, folds=-1).fit(_gold(d), _gold(d)), ValueError, "folds"),
+    (lambda d: small_graph(max_bits=-1).fit(_gold(d)), ValueError, "max_bits"),
+    (lambda d: depfs.Tagger(SMALL, min_known=-1).fit(_gold(d)), ValueError, "min_known"),
+]
+
+
+@pytest.mark.parametrize(("call", "error", "words"), WRONG_TYPES)
+def test_wrong_types_in_the_api_raise_naming_the_argument(
+    d: dict[str, Path], call: Any, error: type, words: str
+) -> None:
+    with pytest.raises(error, match=words):
+        call(d)
+
+
+def test_every_fit_parse_and_tag_takes_a_path(d: dict[str, Path]) -> None:
+    gold = _gold(d)
+    assert depfs.load(d["ae"]).parse(d["gold"]).to_string().encode() == _parsed(d)
+    assert depfs.load(d["graph"]).parse(str(d["gold"])).to_string().encode() == _parsed(d, "graph")
+    tagger = depfs.load(d["tagger"])
+    assert tagger.tag(d["gold"]).to_string() == tagger.tag(gold).to_string()
+    fitted = depfs.ArcEagerParser(AE_SET, epochs=1).fit(str(d["gold"]), dev=d["gold"])
+    assert fitted.train_info_ == {"sentences": len(gold), "words": gold.n_words}

@@ -14,6 +14,7 @@ from numpy.typing import NDArray
 __version__: str
 GRAPH_MAX_EXACT_WORDS: int
 GRAPH_CHUNK_WORDS: int
+GRAPH_CHUNK_WORDS_2: int
 
 def read_conllu(
     path: str | os.PathLike[str],
@@ -271,6 +272,8 @@ class GraphTrainer:
     def model(self) -> GraphModel: ...
     @property
     def skipped_sentences(self) -> int: ...
+    @property
+    def used_sentences(self) -> list[int]: ...
 
 # evaluation, statistics, perturbation (rust/depfs-py/src/eval.rs)
 def evaluate_counts(
@@ -347,6 +350,10 @@ class TrainingSet:
     def clusters(self) -> tuple[int, int] | None: ...
     @property
     def n_usable(self) -> int: ...
+    @property
+    def usable(self) -> list[int]: ...
+    @property
+    def usable_words(self) -> int: ...
     @property
     def n_sentences(self) -> int: ...
     @property

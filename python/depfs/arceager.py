@@ -60,7 +60,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .base import Stagewise, TrainableModel, check_columns, check_threads
+from .base import (
+    Stagewise,
+    TrainableModel,
+    as_treebank,
+    check_columns,
+    check_count,
+    check_flag,
+    check_threads,
+    used_info,
+)
 from .templates import resolve_templates
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
@@ -183,6 +192,8 @@ class ArcEagerParser(TrainableModel):
         """The cascade's stages (empty: no cascade), checked against the template set."""
         if self.cascade is None or self.cascade is False:
             return ()
+        if self.cascade is not True and not isinstance(self.cascade, (list, tuple)):
+            raise ValueError(f"cascade must be True or template counts, got {self.cascade!r}")
         stages = CASCADE_STAGES if self.cascade is True else tuple(self.cascade)
         if not self.dynamic or self.stagewise:
             raise ValueError(
@@ -191,7 +202,13 @@ class ArcEagerParser(TrainableModel):
         from .templates import TemplateSet
 
         n = len(TemplateSet.parse(self._template_text(), "config"))
-        if not stages or list(stages) != sorted(set(stages)) or stages[0] < 1 or stages[-1] >= n:
+        if (
+            not stages
+            or not all(isinstance(k, int) and not isinstance(k, bool) for k in stages)
+            or list(stages) != sorted(set(stages))
+            or stages[0] < 1
+            or stages[-1] >= n
+        ):
             raise ValueError(
                 f"cascade must be increasing template counts between 1 and {n - 1}, "
                 f"got {self.cascade!r}"
@@ -202,7 +219,7 @@ class ArcEagerParser(TrainableModel):
         """The stages' (move, label) table bits, checked."""
         if self.cascade_bits is None:
             return CASCADE_BITS
-        bits = tuple(self.cascade_bits)
+        bits = tuple(self.cascade_bits) if isinstance(self.cascade_bits, (list, tuple)) else ()
         if len(bits) != 2 or not all(isinstance(b, int) and 6 <= b <= 26 for b in bits):
             raise ValueError(
                 "cascade_bits must be (move_bits, label_bits), each 6..26, "
@@ -218,6 +235,9 @@ class ArcEagerParser(TrainableModel):
         bits: tuple[int, int] | None = None,
     ) -> Any:
         move_bits, label_bits = (20, 15) if bits is None else bits
+        # (explore_p, l2 and full_sum are checked by the core, with their names)
+        check_count(self.explore_from, "explore_from")
+        check_count(self.min_lifted_label_count, "min_lifted_label_count")
         # A cascade stage (bits given) that reads no clusters trains without the table; a
         # prepared TrainingSet carries its own (the trainer refuses another).
         clusters = None
@@ -306,6 +326,8 @@ class ArcEagerParser(TrainableModel):
         """As :meth:`TrainableModel.fit`; a dynamic model then sweeps margins on ``dev``
         (``margin_curve_``) and keeps the ``accurate`` and ``fast`` presets chosen there
         (without ``dev`` both are the training margin)."""
+        train = as_treebank(train, "train", prepared=True)
+        dev = None if dev is None else as_treebank(dev, "dev")
         if self.dynamic and not (0 < self._train_margin() < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         stages = self._stages()  # checked before training
@@ -318,6 +340,21 @@ class ArcEagerParser(TrainableModel):
 
             self.model_, self.margin_curve_ = fit_presets(self.model_, dev)
         return self
+
+    def _used(self, train: _core.Treebank | TrainingSet, trainer: Any) -> dict[str, Any]:
+        """The sentences trained on: those whose tree the static oracle rebuilds (a
+        complete single-rooted tree, projective once projectivised), a TrainingSet's rule;
+        for a treebank, a set of its own says which (O(words), once per fit)."""
+        pp = train.pseudo_projective if isinstance(train, TrainingSet) else self.pseudo_projective
+        why = "no complete tree" if pp else "no complete projective tree"
+        if isinstance(train, TrainingSet):
+            return used_info(train, train.usable, train.usable_words, lambda _s: why)
+        usable = TrainingSet(
+            train,
+            pseudo_projective=self.pseudo_projective,
+            min_lifted_label_count=self.min_lifted_label_count,
+        ).usable
+        return used_info(train, usable, why=lambda _s: why)
 
     def training_info(self) -> dict[str, Any]:
         """As :meth:`TrainableModel.training_info`; ``clusters`` only when there is a file,
@@ -350,6 +387,9 @@ class ArcEagerParser(TrainableModel):
         presets; ``"accurate"`` is its default), ``float("inf")`` for every template.
         An ordinary model parses with every template unless given a number."""
         model = self._model()
+        treebank = as_treebank(treebank, "treebank")
+        check_flag(allow_missing_tags, "allow_missing_tags")
+        check_flag(scores, "scores")
         threads = check_threads(threads)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
@@ -473,7 +513,8 @@ class Ensemble:
     ) -> _core.Treebank:
         """A copy of `treebank` with HEAD and DEPREL from the members' weighted vote
         (untagged input: see :meth:`ArcEagerParser.parse`)."""
-        check_columns(self.model_, treebank, allow_missing_tags)
+        treebank = as_treebank(treebank, "treebank")
+        check_columns(self.model_, treebank, check_flag(allow_missing_tags, "allow_missing_tags"))
         return self.model_.parse(treebank, check_threads(threads))
 
     def save(self, path: str | os.PathLike[str]) -> None:

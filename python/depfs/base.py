@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import math
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Callable, Iterable
@@ -34,6 +36,68 @@ def check_threads(threads: int) -> int:
     if threads < 0:
         raise ValueError(f"threads must be >= 0 (0 = one per core), got {threads}")
     return min(threads, os.cpu_count() or 1)
+
+
+def at_most_cores(n: int, option: str) -> int:
+    """`n` (a count of threads or worker processes, >= 1) capped at the core count, with a
+    note on stderr when capped: more cannot run at once on CPU-bound work, and a huge
+    count must not start thousands of processes or overflow the core."""
+    cores = os.cpu_count() or 1
+    if n <= cores:
+        return n
+    print(f"depfs: note: {option} {n} capped at the {cores} cores", file=sys.stderr)
+    return cores
+
+
+def as_treebank(value: Any, name: str, prepared: bool = False) -> Any:
+    """The treebank an API entry was given as `name`: a Treebank itself, a path read as
+    CoNLL-U (``prepared``: a prepared TrainingSet too); anything else a TypeError naming
+    the argument (not an AttributeError deep inside, or a str read as a sequence)."""
+    if prepared and isinstance(value, _core.TrainingSet):
+        return value
+    from .evaluate import as_treebank as read
+
+    try:
+        return read(value)
+    except TypeError:
+        what = "a depfs.Treebank, a TrainingSet" if prepared else "a depfs.Treebank"
+        hint = (
+            " (token lists: depfs.tokens_to_treebank)" if isinstance(value, (list, tuple)) else ""
+        )
+        raise TypeError(
+            f"{name} must be {what} or a path to a CoNLL-U file, got {type(value).__name__}{hint}"
+        ) from None
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A True/False argument (not "no", which is true)."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return value
+
+
+def check_count(value: Any, name: str, minimum: int = 0) -> int:
+    """An integer argument >= `minimum`, checked where it is read: a ValueError naming it
+    (not an OverflowError of the core, or a TypeError of iterating over it)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return value
+
+
+def check_number(
+    value: Any, name: str, low: float = 0.0, high: float = float("inf"), finite: bool = True
+) -> float:
+    """A number argument in [low, high] (``finite``: not inf), NaN refused: a ValueError
+    naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    v = float(value)
+    if not low <= v <= high or (finite and math.isinf(v)):
+        bound = f"between {low:g} and {high:g}" if high != float("inf") else f">= {low:g}"
+        raise ValueError(
+            f"{name} must be a {'finite ' if finite else ''}number {bound}, got {value!r}"
+        )
+    return v
 
 
 def check_seed(seed: int) -> None:
@@ -99,16 +163,19 @@ class TrainableModel:
         (``history_``) and keeps the epoch with the best dev LAS (a tagger: the best mean
         tag accuracy; ``keep="last"``: the last epoch; ``best_epoch_`` says which was
         kept). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
-        if self.epochs < 1:
-            raise ValueError(f"epochs must be at least 1, got {self.epochs}")
+        train = as_treebank(train, "train", prepared=True)
+        dev = None if dev is None else as_treebank(dev, "dev")
+        if isinstance(self.epochs, bool) or not isinstance(self.epochs, int) or self.epochs < 1:
+            raise ValueError(f"epochs must be at least 1, got {self.epochs!r}")
         check_seed(getattr(self, "random_state", 0))
-        self.train_info_: dict[str, Any] = (
-            {"sentences": len(train), "words": train.n_words}
-            if isinstance(train, _core.Treebank)
-            else {"sentences": train.n_sentences, "words": None}
-        )
         if keep not in ("best", "last"):
             raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")
+        if dev is not None:
+            if len(dev) == 0:  # every epoch would score 0 and the first be kept
+                raise ValueError(
+                    "dev: the dev set has no sentences: give one with sentences, or none"
+                )
+            self._check_dev(dev, train)
         best: tuple[float, int, Any] | None = None  # (dev score, epoch, model)
         tagger = getattr(self, "tagger", None)
         if tagger is not None:
@@ -116,6 +183,9 @@ class TrainableModel:
             if dev is not None:  # dev scores (and the epoch kept) are the pipeline's
                 dev = tagger.tag(dev)
         trainer = self._trainer(train)
+        if dev is not None:
+            self._check_dev_columns(trainer, dev, tagger)
+        self.train_info_: dict[str, Any] = self._used(train, trainer)
         self.history_: list[HistoryRow] = []
         n_epochs = self._n_epochs()
         bar = _progress(n_epochs, f"{self.kind} epochs") if progress else None
@@ -146,6 +216,37 @@ class TrainableModel:
             self.tagger_ = tagger
         self._fitted(trainer)
         return self
+
+    def _check_dev(self, dev: _core.Treebank, train: Any) -> None:
+        """Hook: refuses a dev set that cannot be scored, before training (a parser's: one
+        without HEAD; its message says "dev")."""
+        from .evaluate import evaluate
+
+        try:
+            evaluate(dev, dev)
+        except ValueError as e:
+            raise ValueError(f"dev: {str(e).removeprefix('gold ')}") from None
+
+    def _check_dev_columns(self, trainer: Any, dev: _core.Treebank, tagger: Any) -> None:
+        """Hook: refuses a dev set that leaves empty a column the model reads (the rule of
+        :meth:`parse`; a parser's own ``tagger`` has tagged it): its scores, which choose
+        the epoch kept, would be those of a silently bad parse."""
+        model = trainer.model()
+        missing = unfilled_columns(model, dev, tagger)
+        if missing:
+            from .errors import MissingColumnsError
+
+            raise MissingColumnsError(
+                f"dev: the dev set leaves {', '.join(missing)} empty ('_' on most words), and "
+                f"the model reads {', '.join(model.input_columns)}: its dev scores, which "
+                "choose the epoch kept, would be meaningless. Give a tagged dev set, or the "
+                "parser a tagger (tagger=..., depfs train --tagger)"
+            )
+
+    def _used(self, train: Any, trainer: Any) -> dict[str, Any]:
+        """Hook: what training uses of `train` (``train_info_``: sentences, words), with
+        one :class:`SkippedSentencesWarning` for the sentences it skips. Here: all."""
+        return {"sentences": len(train), "words": train.n_words}
 
     def _n_epochs(self) -> int:
         """Hook: the trainer's epochs in all (a stagewise tagger's run per template)."""
@@ -183,6 +284,9 @@ class TrainableModel:
         would be silently bad. With ``scores``, each word's margin (how far its head won;
         see :func:`depfs.margins`) goes to MISC as ``Margin=x``."""
         model = self._model()
+        treebank = as_treebank(treebank, "treebank")
+        check_flag(allow_missing_tags, "allow_missing_tags")
+        check_flag(scores, "scores")
         threads = check_threads(threads)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
@@ -200,6 +304,8 @@ class TrainableModel:
     ) -> tuple[_core.Treebank, Any]:
         """``treebank`` tagged by ``tagger_`` as ``parse(tag=...)`` says, and the tagger
         used (None when it was not tagged)."""
+        if tag is not None:
+            check_flag(tag, "tag")
         if tag is None:
             tag = self.tagger_needed(treebank)
             if tag:
@@ -273,6 +379,45 @@ class TrainableModel:
 
             parser.tagger_ = Tagger.from_model(tagger)
         return parser
+
+
+class SkippedSentencesWarning(UserWarning):
+    """Training skipped training sentences it cannot use (the message says how many,
+    why, and the first)."""
+
+
+def used_info(
+    train: Any, used: list[int], words: int | None = None, why: Callable[[int], str] | None = None
+) -> dict[str, Any]:
+    """``train_info_`` of training on the sentences `used` (indices in order) of `train` (a
+    Treebank, or a TrainingSet with their `words`), and one :class:`SkippedSentencesWarning`
+    when some are left out, saying how many of how many, why (`why(s)`; default: no
+    complete tree) and the first. O(sentences)."""
+    total = len(train) if isinstance(train, _core.Treebank) else train.n_sentences
+    if len(used) < total:
+        kept, groups = set(used), {}  # reason -> skipped sentences
+        for s in range(total):
+            if s not in kept:
+                groups.setdefault(why(s) if why else "no complete tree", []).append(s)
+
+        def first(ss: list[int]) -> str:
+            sid = train[ss[0]].sent_id if isinstance(train, _core.Treebank) else None
+            return f"first at sentence {ss[0] + 1}" + (f" (sent_id {sid})" if sid else "")
+
+        detail = "; ".join(
+            f"{reason}, {first(ss)}" if len(groups) == 1 else f"{len(ss)} {reason}, {first(ss)}"
+            for reason, ss in groups.items()
+        )
+        # stacklevel: the caller of a model's fit (model.fit -> TrainableModel.fit -> here).
+        warnings.warn(
+            SkippedSentencesWarning(
+                f"{total - len(used)} of {total} training sentences skipped: {detail}"
+            ),
+            stacklevel=5,
+        )
+    if words is None:
+        words = train.n_words if len(used) == total else sum(len(train[s]) for s in used)
+    return {"sentences": len(used), "words": words}
 
 
 class TaggedWarning(UserWarning):
@@ -362,6 +507,16 @@ def needs_tagger(
     return bool(set(missing_columns(columns, treebank)) & set(predicted))
 
 
+def unfilled_columns(model: Any, treebank: _core.Treebank, tagger: Any = None) -> list[str]:
+    """The columns `model` reads that `treebank` leaves empty (:func:`missing_columns`),
+    but those `tagger` predicted (what the tagger just predicted is its answer, '_'
+    included): the rule of ``parse`` and of a parser's dev set."""
+    missing = missing_columns(model.input_columns, treebank)
+    if tagger is not None:
+        missing = [c for c in missing if c not in tagger.columns_]
+    return missing
+
+
 def check_columns(
     model: Any, treebank: _core.Treebank, allow_missing_tags: bool, tagger: Any = None
 ) -> None:
@@ -369,10 +524,7 @@ def check_columns(
     (`tagger`: the tagger that tagged it, named in the message)."""
     if allow_missing_tags:
         return
-    missing = missing_columns(model.input_columns, treebank)
-    if tagger is not None:
-        # What the tagger just predicted is its answer, '_' included.
-        missing = [c for c in missing if c not in tagger.columns_]
+    missing = unfilled_columns(model, treebank, tagger)
     if not missing:
         return
     from .errors import MissingColumnsError

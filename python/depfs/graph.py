@@ -16,7 +16,18 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from .base import HistoryRow, TrainableModel, check_columns, check_threads
+from .base import (
+    HistoryRow,
+    SkippedSentencesWarning,
+    TrainableModel,
+    as_treebank,
+    check_columns,
+    check_count,
+    check_flag,
+    check_number,
+    check_threads,
+    used_info,
+)
 from .templates import resolve_templates
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
@@ -120,6 +131,8 @@ class GraphParser(TrainableModel):
             raise ValueError(
                 "decoder='cle' is first-order only (order 2 decodes with projective Eisner2)"
             )
+        for name, minimum in (("max_bits", 6), ("min_bits", 6), ("max_atoms", 1)):
+            check_count(getattr(self, name), name, minimum)  # (mira_c: checked by the core)
         arc_text = self._arc_text()
         if not any(
             line.strip() and not line.lstrip().startswith("#") for line in arc_text.splitlines()
@@ -184,6 +197,16 @@ class GraphParser(TrainableModel):
     def _fitted(self, trainer: _core.GraphTrainer) -> None:
         self.skipped_sentences_ = trainer.skipped_sentences
 
+    def _used(self, train: _core.Treebank, trainer: _core.GraphTrainer) -> dict[str, Any]:
+        """The sentences trained on: a complete tree of at most GRAPH_MAX_EXACT_WORDS
+        words (a longer one's decode is cubic: minutes and gigabytes an epoch)."""
+        bound = _core.GRAPH_MAX_EXACT_WORDS
+
+        def why(s: int) -> str:
+            return f"longer than {bound} words" if len(train[s]) > bound else "no complete tree"
+
+        return used_info(train, trainer.used_sentences, why=why)
+
     def fit(  # type: ignore[override]
         self,
         train: _core.Treebank | _core.TrainingSet,
@@ -197,14 +220,23 @@ class GraphParser(TrainableModel):
     ) -> GraphParser:
         """:meth:`TrainableModel.fit`; with ``dynfs``, then the policy by DAgger (needs
         ``dev``; ``report`` sees a line per step, ``threads`` parse the folds and dev)."""
+        train = as_treebank(train, "train", prepared=True)
+        dev = None if dev is None else as_treebank(dev, "dev")
         if self.dynfs:
+            # Checked before hours of training, not where DynFS reads them.
+            check_number(self.dynfs_tolerance, "dynfs_tolerance")
+            check_count(self.folds, "folds", 2)
+            if self.dagger_iterations is not None:
+                check_count(self.dagger_iterations, "dagger_iterations", 1)
             if dev is None:
                 raise ValueError("dynfs: the policy and its threshold are chosen on dev: give dev")
             self._dynfs_groups()  # a bad groups file fails before training
         super().fit(train, dev, keep=keep, progress=progress, on_epoch=on_epoch)
         if self.dynfs:
             assert dev is not None and isinstance(train, _core.Treebank)
-            self._fit_dynfs(train, dev, report, threads)
+            with warnings.catch_warnings():  # the fit above said what the folds skip
+                warnings.simplefilter("ignore", SkippedSentencesWarning)
+                self._fit_dynfs(train, dev, report, threads)
         return self
 
     def _fit_dynfs(
@@ -336,14 +368,20 @@ class GraphParser(TrainableModel):
         ``label_dict=False`` scores every label even where the stop's label dictionary
         (chosen on dev) allows fewer. Sentences
         longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
-        ``_core.GRAPH_CHUNK_WORDS`` joined into one tree (exact decoding is cubic), with a
+        ``_core.GRAPH_CHUNK_WORDS`` (second order: ``GRAPH_CHUNK_WORDS_2``) words joined
+        into one tree (exact decoding is cubic), with a
         :class:`LongSentenceWarning`. Untagged input: see
         :meth:`TrainableModel.parse`."""
+        treebank = as_treebank(treebank, "treebank")
+        check_flag(allow_missing_tags, "allow_missing_tags")
+        check_flag(scores, "scores")
         long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)
         if long:
+            order = self._model().order
+            chunk = _core.GRAPH_CHUNK_WORDS_2 if order == 2 else _core.GRAPH_CHUNK_WORDS
             warnings.warn(
                 f"{long} sentence(s) longer than {_core.GRAPH_MAX_EXACT_WORDS} words parsed in "
-                f"chunks of {_core.GRAPH_CHUNK_WORDS} words (exact decoding is cubic)",
+                f"chunks of {chunk} words (exact decoding is cubic)",
                 LongSentenceWarning,
                 stacklevel=2,
             )

@@ -33,7 +33,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from . import _core
-from .base import HistoryRow, Stagewise, TrainableModel, check_threads
+from .base import (
+    HistoryRow,
+    Stagewise,
+    TrainableModel,
+    as_treebank,
+    check_count,
+    check_threads,
+    missing_columns,
+)
 from .templates import resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
@@ -185,8 +193,8 @@ class Tagger(TrainableModel):
             raise TypeError(f"a tagger trains on a Treebank, got {type(train).__name__}")
         for name in ("min_known", "upos_min_known"):
             value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be at least 1, got {value}")
+            if value is not None:
+                check_count(value, name, 1)
         backward = self._backward_text()
         upos_min_known = self.upos_min_known
         if upos_min_known is None:
@@ -285,6 +293,8 @@ class Tagger(TrainableModel):
         """As :meth:`TrainableModel.fit`; a dynamic tagger then sweeps margins on ``dev``
         (``margin_curve_``) and keeps the ``accurate`` and ``fast`` presets chosen there
         (without ``dev`` both are the training margin)."""
+        train = as_treebank(train, "train", prepared=True)
+        dev = None if dev is None else as_treebank(dev, "dev")
         super().fit(train, dev, **kwargs)
         self.margin_curve_: list[dict[str, Any]] = []
         if self.dynamic and dev is not None:
@@ -292,6 +302,23 @@ class Tagger(TrainableModel):
 
             self.model_, self.margin_curve_ = fit_presets(self.model_, dev)
         return self
+
+    def _check_dev(self, dev: _core.Treebank, train: Any) -> None:
+        """A tagger's dev set is scored on the columns it learns (those `train` fills):
+        refused when it leaves one of them empty."""
+        if not isinstance(train, _core.Treebank):
+            return  # refused by the trainer
+        filled = set(train.filled_columns())
+        missing = missing_columns([c for c in COLUMNS if c in filled], dev)
+        if missing:
+            raise ValueError(
+                f"dev: the dev set leaves {', '.join(missing)} empty ('_' on most words); the "
+                "tagger learns them from the training set and is scored on them: give dev "
+                "gold tags"
+            )
+
+    def _check_dev_columns(self, trainer: Any, dev: _core.Treebank, tagger: Any) -> None:
+        """A tagger reads only FORM (its own predictions for the rest)."""
 
     @property
     def columns_(self) -> list[str]:
@@ -314,6 +341,7 @@ class Tagger(TrainableModel):
         from .dynamic.strubell2015 import resolve_margin
 
         model = self._model()
+        treebank = as_treebank(treebank, "treebank")
         threads = check_threads(threads)
         return model.tag(treebank, threads, resolve_margin(model.margin_presets, margin))
 

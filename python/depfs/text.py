@@ -266,9 +266,17 @@ def text_to_treebank(
 def tokens_to_treebank(sentences: Iterable[Sequence[str]]) -> _core.Treebank:
     """A Treebank of the given token lists (``# sent_id`` from 1, ``# text`` the tokens
     joined by spaces). A token must be a non-empty string without tabs or line breaks."""
+    # A str is a sequence too: "abc" would be three one-letter sentences.
+    if isinstance(sentences, (str, bytes)):
+        raise TypeError("sentences must be lists of tokens, got a str (split it first)")
     built = []
     for i, tokens in enumerate(sentences, 1):
+        if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
+            raise TypeError(f"sentence {i} must be a list of tokens, got {type(tokens).__name__}")
+        tokens = list(tokens)
         for t in tokens:
+            if not isinstance(t, str):
+                raise TypeError(f"sentence {i}: token {t!r} is a {type(t).__name__}, not a str")
             if not t or t.strip() == "" or any(c in t for c in "\t\n\r"):
                 raise FormatError(f"sentence {i}: token {t!r} is empty or holds a tab/newline")
         built.append((" ".join(tokens), [Word(t) for t in tokens]))

@@ -329,7 +329,7 @@ class Engine:
         if self.executor is not None:
             return self.executor
         if self._own is None:
-            n = self.workers or os.cpu_count() or 1
+            n = worker_count(self.workers)
             # spawn: a forked child would inherit the parent's Rust thread pools mid-state.
             ctx = multiprocessing.get_context("spawn")
             self._own = cf.ProcessPoolExecutor(
@@ -413,6 +413,16 @@ def _worker_died(err: BaseException) -> bool:
     )
 
 
+def worker_count(workers: int | None) -> int:
+    """Local worker processes for ``--workers`` (None: one per core): more than the cores
+    are the cores, with the note ``--threads`` gets (:func:`depfs.base.at_most_cores`)."""
+    from ..base import at_most_cores, check_count
+
+    if workers is None:
+        return os.cpu_count() or 1
+    return at_most_cores(check_count(workers, "workers", 1), "--workers")
+
+
 def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Executor, Any]:
     """An executor on a Dask distributed cluster: ``"local"`` starts a LocalCluster of
     `workers` single-threaded worker processes, anything else is a scheduler address.
@@ -422,7 +432,7 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
     except ImportError as err:  # pragma: no cover - depends on the installation
         raise RuntimeError("--scheduler needs dask: pip install 'depfs[dask]'") from err
     if scheduler == "local":
-        n = workers or os.cpu_count() or 1
+        n = worker_count(workers)
         cluster = LocalCluster(
             n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
         )

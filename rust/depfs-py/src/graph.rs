@@ -671,6 +671,13 @@ impl PyGraphTrainer {
     fn skipped_sentences(&self) -> usize {
         self.inner.skipped_sentences
     }
+
+    /// The sentences trained on, in order (a complete tree of at most
+    /// `GRAPH_MAX_EXACT_WORDS` words).
+    #[getter]
+    fn used_sentences(&self) -> Vec<usize> {
+        self.inner.used_sentences().to_vec()
+    }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -682,5 +689,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add("GRAPH_MAX_EXACT_WORDS", depfs_core::graph::MAX_EXACT_WORDS)?;
     m.add("GRAPH_CHUNK_WORDS", depfs_core::graph::CHUNK_WORDS)?;
+    m.add("GRAPH_CHUNK_WORDS_2", depfs_core::graph::CHUNK_WORDS_2)?;
     Ok(())
 }

@@ -239,6 +239,16 @@ impl PyTrainingSet {
     fn n_usable(&self) -> usize {
         self.inner.usable.len()
     }
+    /// The indices of those sentences, in order.
+    #[getter]
+    fn usable(&self) -> Vec<usize> {
+        self.inner.usable.clone()
+    }
+    /// Their words.
+    #[getter]
+    fn usable_words(&self) -> usize {
+        self.inner.usable.iter().map(|&s| self.inner.treebank.sentences[s].len as usize).sum()
+    }
     #[getter]
     fn n_sentences(&self) -> usize {
         self.inner.treebank.len()

@@ -493,6 +493,66 @@ fn long_sentences_are_parsed_in_chunks_into_one_tree() {
     }
 }
 
+/// A second-order model cuts a long sentence into chunks of CHUNK_WORDS_2 (its sibling
+/// scoring is cubic in the chunk): each chunk's arcs inside it are the parse of the chunk
+/// alone, and each later chunk's root joins the first's as `dep` (a label the toy
+/// language never uses), one per chunk.
+#[test]
+fn second_order_models_parse_long_sentences_in_shorter_chunks() {
+    let tb = toy(120, 6);
+    let config = GraphConfig { order: 2, epochs: 1, ..Default::default() };
+    let model = train(&tb, small_templates(), config, |_, _| {}).unwrap();
+    let mut long: Vec<WordStrs<'_>> = Vec::new();
+    for s in 0..tb.len() {
+        let meta = &tb.sentences[s];
+        long.extend((meta.start as usize..(meta.start + meta.len) as usize).map(|i| tb.word_strs(i)));
+    }
+    assert!(long.len() > MAX_EXACT_WORDS && long.len() > 2 * CHUNK_WORDS);
+    let mut input = Treebank::new();
+    input.push_sentence(&long, vec![]);
+    let out = model.parse(&input, 1).unwrap();
+    let heads = out.heads(0).to_vec();
+    let joins = out.deprels(0).iter().filter(|&&d| out.vocabs.deprel.str(d) == "dep").count();
+    assert_eq!(joins, long.len().div_ceil(CHUNK_WORDS_2) - 1);
+    for first in [CHUNK_WORDS_2, 3 * CHUNK_WORDS_2] {
+        let mut alone = Treebank::new();
+        alone.push_sentence(&long[first..first + CHUNK_WORDS_2], vec![]);
+        let own = model.parse(&alone, 1).unwrap().heads(0).to_vec();
+        for (j, &h) in own.iter().enumerate().filter(|&(_, &h)| h != 0) {
+            assert_eq!(heads[first + j], h + first as i32, "chunk at {first}, word {j}");
+        }
+    }
+}
+
+/// Training skips a sentence over MAX_EXACT_WORDS words (its decode would be cubic in
+/// its length) and says which sentences it used; a treebank of long sentences only is
+/// refused with one error.
+#[test]
+fn training_skips_sentences_longer_than_the_exact_bound() {
+    let tb = toy(10, 5);
+    // A complete chain tree of MAX_EXACT_WORDS + 1 words: word i's head is i - 1.
+    let n = MAX_EXACT_WORDS + 1;
+    let forms: Vec<String> = (0..n).map(|i| format!("w{}", i % 7)).collect();
+    let chain: Vec<WordStrs<'_>> = (0..n)
+        .map(|i| WordStrs::simple(&forms[i], "NOUN", i as i32, if i == 0 { "root" } else { "dep" }))
+        .collect();
+    let word =
+        |s: usize| tb.sentences[s].start as usize..(tb.sentences[s].start + tb.sentences[s].len) as usize;
+    let mut input = Treebank::new();
+    input.push_sentence(&word(0).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
+    input.push_sentence(&chain, vec![]);
+    input.push_sentence(&word(1).map(|i| tb.word_strs(i)).collect::<Vec<_>>(), vec![]);
+    let mut t = GraphTrainer::new(&input, small_templates(), GraphConfig::default()).unwrap();
+    assert_eq!(t.used_sentences(), &[0, 2]);
+    assert_eq!(t.skipped_sentences, 1);
+    assert!(t.epoch().is_ok());
+    let mut only_long = Treebank::new();
+    only_long.push_sentence(&chain, vec![]);
+    let err =
+        GraphTrainer::new(&only_long, small_templates(), GraphConfig::default()).err().expect("refused");
+    assert!(err.to_string().contains(&format!("at most {MAX_EXACT_WORDS} words")), "{err}");
+}
+
 /// Version-4 files (no training information) still load and parse the same; version-5
 /// files keep the training information.
 #[test]
