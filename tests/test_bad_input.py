@@ -11,6 +11,7 @@ untouched, no hidden `.*.tmp` file. An API row asserts the exception and its wor
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import signal
 import stat
@@ -1298,3 +1299,45 @@ def test_every_fit_parse_and_tag_takes_a_path(d: dict[str, Path]) -> None:
     assert tagger.tag(d["gold"]).to_string() == tagger.tag(gold).to_string()
     fitted = depfs.ArcEagerParser(AE_SET, epochs=1).fit(str(d["gold"]), dev=d["gold"])
     assert fitted.train_info_ == {"sentences": len(gold), "words": gold.n_words}
+
+
+def test_the_long_sentence_note_comes_before_the_parse(d: dict[str, Path]) -> None:
+    """`depfs parse` says a long sentence is parsed in chunks as soon as the parse meets
+    it (on_note), not after the minutes it may take."""
+    from depfs.pipeline import parse_stream
+
+    model = depfs.load(d["graph"])
+    events: list[str] = []
+    real = model.parse
+
+    def parse(*args: Any, **kw: Any) -> Any:
+        out = real(*args, **kw)
+        events.append("parsed")
+        return out
+
+    model.parse = parse  # type: ignore[method-assign]
+    tb = depfs.Treebank.from_string(_long_sentence(500))
+    done = parse_stream(model, iter([tb]), io.BytesIO(), on_note=lambda n: events.append(n))
+    assert len(events) == 2 and "parsed in chunks" in events[0] and events[1] == "parsed"
+    assert done.notes == []
+
+
+def test_train_says_skipped_sentences_in_one_note_and_names_a_bad_dev_file(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    mixed = tmp_path / "mixed.conllu"
+    mixed.write_text(d["gold"].read_text() + d["nohead"].read_text())
+    out = tmp_path / "m.depfs"
+    code, _, err = _cli(
+        ["train", "--parser", "arc-eager", "--train", str(mixed), "--out", str(out)]
+    )
+    assert code == 0, err
+    notes = [line for line in err.splitlines() if "sentences skipped" in line]
+    assert notes == [
+        f"depfs: note: {mixed}: 40 of 80 training sentences skipped: no complete tree, first "
+        "at sentence 41 (sent_id synthetic-0-1)"
+    ]
+    args = ["train", "--parser", "arc-eager", "--train", str(d["gold"]), "--out", str(out)]
+    code, _, err = _cli([*args, "--dev", str(d["untagged"])])
+    assert code == 2
+    _one_line_error(err, [f"--dev {d['untagged']}: the dev set leaves"])

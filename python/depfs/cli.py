@@ -47,14 +47,10 @@ class Threads(click.ParamType):
     name = "integer"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        import os
+        from .base import at_most_cores
 
         n = click.IntRange(0, 2**63 - 1).convert(value, param, ctx)
-        cores = os.cpu_count() or 1
-        if n > cores:
-            click.echo(f"depfs: note: --threads {n} capped at the {cores} cores", err=True)
-            return cores
-        return n
+        return at_most_cores(n, "--threads")  # 0 (all cores) stays 0
 
 
 #: A hint of the Python reader that names no option of the command line.
@@ -130,6 +126,11 @@ def _identity(path: str) -> tuple[int, ...] | None:
 def _names(paths: list[str]) -> str:
     shown = ", ".join(paths[:3])
     return shown if len(paths) <= 3 else f"{shown} and {len(paths) - 3} more"
+
+
+def _note_now(source: str) -> Callable[[str], None]:
+    """A note on stderr as soon as it is raised (before the long work it announces)."""
+    return lambda note: click.echo(f"depfs: note: {source}: {note}", err=True)
 
 
 def _stdout() -> Any:
@@ -632,17 +633,25 @@ def train(
                     err=True,
                 )
 
+            import warnings
+
+            from .errors import MissingColumnsError
+
+            files = " + ".join(train_paths)
+            kw: dict[str, Any] = {"dev": dev_tb, "keep": keep, "on_epoch": report}
             if isinstance(parser, GraphParser) and dynfs:
-                parser.fit(
-                    train_tb,
-                    dev=dev_tb,
-                    keep=keep,
-                    on_epoch=report,
-                    report=lambda line: click.echo(line, err=True),
+                kw["report"] = lambda line: click.echo(line, err=True)
+            with warnings.catch_warnings():  # a note (sentences skipped) is one line
+                warnings.simplefilter("always")
+                warnings.showwarning = lambda message, *_a, **_k: click.echo(
+                    f"depfs: note: {files}: {message}", err=True
                 )
-            else:
-                parser.fit(train_tb, dev=dev_tb, keep=keep, on_epoch=report)
-            parser.train_info_["file"] = " + ".join(train_paths)
+                try:
+                    parser.fit(train_tb, **kw)
+                except MissingColumnsError as e:  # the dev set's: named by its file
+                    why = str(e).removeprefix("dev: ")
+                    raise MissingColumnsError(f"--dev {dev_path}: {why}") from None
+            parser.train_info_["file"] = files
     except ValueError as e:
         if str(e).startswith("no training sentence"):  # the core does not know the file
             _fail(ValueError(f"{' + '.join(train_paths)}: {e}"))
@@ -959,6 +968,7 @@ def parse(
             tagger_path=tagger_path,
             input_format=fmt,
             tokenizer=tokenizer,
+            on_note=_note_now(inputs[0]),
         )
     else:
         done = _stdin(
@@ -1015,7 +1025,9 @@ def _stdin(
     )
     if input_format is None and tokenizer is None and fmt != "conllu":
         click.echo(f"depfs: note: <stdin>: {detected_note(fmt)}", err=True)
-    return parse_stream(model, batches, _stdout(), input_format=fmt, **kw)
+    return parse_stream(
+        model, batches, _stdout(), input_format=fmt, on_note=_note_now("<stdin>"), **kw
+    )
 
 
 @main.command()

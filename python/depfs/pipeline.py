@@ -392,6 +392,7 @@ def parse_stream(
     input_format: str = "conllu",
     on_batch: Callable[[int], None] | None = None,
     own_tags: bool | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
     `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. `knobs` are the
@@ -407,7 +408,9 @@ def parse_stream(
     each batch once written (a progress bar). A batch may come with its input text (a
     pair, see :func:`input_batches`): when only HEAD and DEPREL change (no tagger, no
     margins in MISC), its parse is then written by copying the input around those two
-    fields: the same bytes as ``to_bytes`` for less than half its CPU."""
+    fields: the same bytes as ``to_bytes`` for less than half its CPU. A warning of the
+    model's parse (long sentences parsed in chunks) goes to `on_note` as it is raised,
+    before the work it announces (else into the notes returned)."""
     from .base import check_columns, tagged_note
     from .errors import MissingColumnsError
 
@@ -430,6 +433,8 @@ def parse_stream(
                         check_columns(model.model_, tb, False, tagger)
                 with warnings.catch_warnings(record=True) as notes:
                     warnings.simplefilter("always")
+                    if on_note is not None:
+                        warnings.showwarning = lambda message, *_a, **_k: on_note(str(message))
                     kw = {k: v for k, v in (knobs or {}).items() if v is not None}
                     if scores:
                         kw["scores"] = True
@@ -481,13 +486,14 @@ def parse_file(
     input_format: str | None = "conllu",
     tokenizer: str | None = None,
     on_batch: Callable[[int], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
 ) -> Parsed:
     """Parses `input_path` (gzipped or not) with the model at `model_path` into
     `output_path` (gzip when it ends in .gz; written atomically), or into the binary
     stream `out`; with `tagger_path`, each batch is first tagged by that tagger. With
     `tag_only`, only tags, with the tagger at `model_path` (a parser's own included).
     `input_format`, `tokenizer`: as :func:`input_batches` (a format detected that is
-    not CoNLL-U is said in the notes); `on_batch`: as :func:`parse_stream`."""
+    not CoNLL-U is said in the notes); `on_batch`, `on_note`: as :func:`parse_stream`."""
     # The model loads (without the GIL) while the first batch is read: neither waits
     # for the other at start-up. A bad model is reported before a bad input, as when
     # the two were serial.
@@ -535,6 +541,7 @@ def parse_file(
             tagger=tagger,
             input_format=fmt,
             on_batch=on_batch,
+            on_note=on_note,
         )
     if input_format is None and fmt in FORMAT_NAMES:
         done.notes.insert(0, f"{input_path}: {detected_note(fmt)}")
