@@ -1341,3 +1341,18 @@ def test_train_says_skipped_sentences_in_one_note_and_names_a_bad_dev_file(
     code, _, err = _cli([*args, "--dev", str(d["untagged"])])
     assert code == 2
     _one_line_error(err, [f"--dev {d['untagged']}: the dev set leaves"])
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("command", ["parse", "info"])
+def test_a_full_disk_on_stdout_is_named(d: dict[str, Path], command: str) -> None:
+    args = [command, str(d["ae"])] + ([str(d["gold"])] if command == "parse" else [])
+    with open("/dev/full", "wb") as full:
+        got = subprocess.run(
+            [sys.executable, "-m", "depfs", *args],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=GUARD,
+        )
+    assert got.returncode == 2
+    _one_line_error(got.stderr.decode(), ["stdout: No space left on device"])

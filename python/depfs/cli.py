@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import math
@@ -57,6 +58,10 @@ class Threads(click.ParamType):
 _API_HINT = " (reading with multiple_roots=True accepts this)"
 
 
+#: Errors only a write gives (a full disk or quota, a file too large).
+_WRITE_ERRNOS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
 def _fail(err: BaseException) -> None:
     """One line on stderr, no traceback, exit status 2."""
     if isinstance(err, BrokenPipeError):  # `depfs ... | head`, caught as an OSError
@@ -64,6 +69,10 @@ def _fail(err: BaseException) -> None:
         sys.exit(0)
     if isinstance(err, OSError) and err.filename is not None and err.strerror:
         err = OSError(f"{err.filename}: {err.strerror}")  # not "[Errno 2] ...: 'x'"
+    elif isinstance(err, OSError) and err.errno in _WRITE_ERRNOS and err.strerror:
+        # A write error naming no file: files are written by the Rust core, which names
+        # them, so this is stdout (`depfs parse ... > /dev/full`).
+        err = OSError(f"stdout: {err.strerror}")
     message = " ".join(str(err).replace(_API_HINT, "").split()) or type(err).__name__
     click.echo(f"depfs: error: {message}", err=True)
     sys.exit(EXIT_USAGE)
