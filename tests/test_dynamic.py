@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import depfs
@@ -102,7 +103,11 @@ def test_margins_are_checked_and_an_ordinary_model_is_the_full_model_at_inf(data
     train, dev = data
     ordinary = ArcEagerParser(ORDERED, epochs=2).fit(train)
     full = ordinary.parse(dev).to_string()
-    assert ordinary.parse(dev, margin=float("inf")).to_string() == full
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every template: no note
+        assert ordinary.parse(dev, margin=float("inf")).to_string() == full
+    with pytest.warns(UserWarning, match="trained without dynamic=True"):
+        ordinary.parse(dev, margin=100.0)  # prefixes not trained to decide: said
     assert ordinary.margin_presets_ is None
     with pytest.raises(ValueError, match="preset of dynamic models"):
         ordinary.parse(dev, margin="fast")
