@@ -955,6 +955,11 @@ LIES = [
         ["--cascade 200: must be increasing template counts between 1 and"],
     ),
     (
+        ["train", "--parser", "arc-eager", "--dynamic", "--cascade", "1"]
+        + ["--templates", "form(STACK_0)"],
+        ["this set has 1"],
+    ),
+    (
         ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", "local", "--threads", "2"],
         ["--threads", "one thread of its worker"],
     ),

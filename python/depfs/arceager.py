@@ -204,6 +204,10 @@ class ArcEagerParser(TrainableModel):
         from .templates import TemplateSet
 
         n = len(TemplateSet.parse(self._template_text(), "config"))
+        if n < 2:
+            raise ValueError(
+                f"cascade: a stage has fewer templates than the full model, and this set has {n}"
+            )
         if (
             not stages
             or not all(isinstance(k, int) and not isinstance(k, bool) for k in stages)
