@@ -14,7 +14,8 @@ second order: the policy that never locks (every group, but sibling parts only w
 dictionary leaves both arcs, no margin pruning); with a prune margin (chosen on dev), the
 dev threshold without it and at other margins; with a labeler stop (chosen on dev), the
 full labeler and other label margins; with a label dictionary (chosen on dev), the stop
-without it. Columns: speed-up,
+without it; the policy's lexical features (He et al. §5.4) are said in the header (compare
+a meta-feature policy with --also). Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
 UAS(F) (punctuation included), LAS, words/s, labeler templates computed. Also the length
 dictionary's pruning on dev.
@@ -163,7 +164,8 @@ def main() -> None:
         f"{args.treebank}: {n_templates} arc templates in {k} groups "
         f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}"
         f"{'' if margin is None else f', prune margin {margin:g}'}"
-        f"{'' if label_margin is None else f', label margin {label_margin:g}'}; "
+        f"{'' if label_margin is None else f', label margin {label_margin:g}'}"
+        f"{'' if model.dynfs_lex is None else ', policy with lexical features'}; "
         f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
     )
     print(
@@ -230,6 +232,7 @@ def main() -> None:
         "label_stop_gain": label_gain,
         "label_dict": model.dynfs_label_dict is not None,
         "label_dict_gain": dict_gain,
+        "policy_lexical": model.dynfs_lex is not None,
         "prune": prune,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),

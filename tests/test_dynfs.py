@@ -542,3 +542,130 @@ def test_second_order_cli_trains_and_info_shows_the_sibling_groups(
         res = run(main, ["parse", str(tmp_path / "d.depfs"), *args, str(dev), "-o", str(out)])
         assert res.exit_code == 0, res.output
         assert depfs.evaluate(depfs.read_conllu(dev), depfs.read_conllu(out)).uas > 50
+
+
+# The policy's lexical features (He et al. §5.4: the arc's group-1 parsing features).
+
+
+def test_lexical_weights_lock_exactly_the_arcs_their_features_say(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    """Meta weights 0: at threshold 1 a decision locks iff its lexical weights sum above 1.
+    One feature weighted 1000 locks exactly the recorded decisions holding it; weighted
+    -1000 at threshold -1, every decision but those. Planted (once each): the lexical sum
+    left out of the score (no lock), the ids of arc m → h recorded (counts differ)."""
+    _, dev = data
+    m = dynfs.model_
+    groups = m.dynfs[0]
+    zeros = [0.0] * depfs._core.dynfs_n_features(len(groups))
+    inf = float("inf")
+    _, st, x, _ = m.run_dynfs(dev, groups=groups, expert=True, record=True)
+    ids = st["lex_ids"]
+    assert ids.dtype == np.uint32 and ids.shape == (len(x), len(groups[0]))
+    # The most frequent feature, not in every state.
+    values, counts = np.unique(ids, return_counts=True)
+    key = int(values[np.argmax(np.where(counts < len(ids), counts, 0))])
+    for w, thr in ((1000.0, 1.0), (-1000.0, -1.0)):
+        lex = np.zeros(depfs._core.dynfs_lex_size(), dtype=np.float32)
+        lex[key] = w
+        _, st, x, _ = m.run_dynfs(
+            dev, weights=zeros, threshold=thr, lex=lex, record=True, prune_margin=inf
+        )
+        has = (st["lex_ids"] == key).any(axis=1)
+        assert len(has) == st["decisions"] and 0 < has.sum() < len(has)
+        assert st["locks"] == (has.sum() if w > 0 else (~has).sum())
+    # Without the table the same policy never locks.
+    _, st, _, _ = m.run_dynfs(
+        dev, weights=zeros, threshold=1.0, lex=np.zeros(0, np.float32), prune_margin=inf
+    )
+    assert st["locks"] == 0
+
+
+def test_lexical_ids_are_features_of_the_arc(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    """Group 1 is upos(h) & upos(m) & dir & dist: states with one lexical id share the
+    ROOT-arc flag (policy feature 6) and the direction-and-distance class, and there are
+    many ids. Planted: the ids hashed on (m, m) (ROOT flags mixed)."""
+    _, dev = data
+    groups = dynfs.model_.dynfs[0]
+    _, st, x, _ = dynfs.model_.run_dynfs(dev, groups=groups, expert=True, record=True)
+    ids = st["lex_ids"][:, 0]
+    assert len(np.unique(ids)) > 20
+    for i in np.unique(ids):
+        rows = x[ids == i]
+        assert len(np.unique(rows[:, 6])) == 1, f"id {i}: ROOT and other arcs"
+        # Distance bins 1, 2 exact in both the template and the policy's features.
+        near = rows[:, 7:9]
+        assert (near == near[0]).all(), f"id {i}: distances 1, 2 and other"
+
+
+def test_fit_policy_learns_a_lexical_feature() -> None:
+    """y is 1 exactly when lexical id 7 is among a state's ids and the meta-features are
+    noise: the fitted weights (meta, then the table) separate by id 7's weight.
+    Planted: the ids left out of the design (accuracy ~ chance)."""
+    rng = np.random.default_rng(3)
+    n = 600
+    x = np.ones((n, 4), dtype=np.float32)
+    x[:, 1:] = rng.uniform(-1, 1, (n, 3))
+    ids = rng.integers(8, 5000, (n, 2)).astype(np.uint32)
+    y = (rng.uniform(size=n) < 0.5).astype(np.uint8)
+    ids[y == 1, 1] = 7
+    w = np.array(fit_policy(x, y, lex_ids=ids))
+    size = depfs._core.dynfs_lex_size()
+    assert len(w) == 4 + size
+    meta, lex = w[:4], w[4:]
+    score = x @ meta + lex[ids].sum(axis=1)
+    assert ((score > 0) == (y == 1)).mean() > 0.95
+    assert lex[7] > 1.0
+    assert len(fit_policy(x, np.ones(n, dtype=np.uint8), lex_ids=ids)) == 4 + size
+
+
+def test_a_lexical_policy_round_trips_and_info_says_so(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    """DAgger gives the policy a lexical table (POLICY_LEX); it survives save / load and the
+    choices after DAgger, parses the same after loading, and `depfs info` says so; a model
+    given an empty table is written as before and says not. Planted: the table not
+    written (loads without one)."""
+    _, dev = data
+    lex = dynfs.model_.dynfs_lex
+    assert lex is not None and lex.shape == (depfs._core.dynfs_lex_size(),) and lex.any()
+    assert dynfs.dynfs_result_.as_dict()["policy_lexical"] is True
+    dynfs.save(tmp_path / "m.depfs")
+    back = depfs.load(tmp_path / "m.depfs")
+    assert np.array_equal(back.model_.dynfs_lex, lex)
+    assert back.parse(dev).to_string() == dynfs.parse(dev).to_string()
+    assert depfs.model_info(tmp_path / "m.depfs")["dynfs"]["policy_lexical"] is True
+    res = CliRunner().invoke(main, ["info", str(tmp_path / "m.depfs")])
+    assert res.exit_code == 0 and "(lexical features: group 1's)" in res.output
+    # Without the table: the policy of the meta-features (other decisions here).
+    groups, weights, threshold = dynfs.model_.dynfs
+    plain = depfs.GraphParser(dynfs=True)
+    plain.model_ = dynfs.model_.with_dynfs(groups, weights, threshold, lex=np.zeros(0, np.float32))
+    assert plain.model_.dynfs_lex is None
+    plain.save(tmp_path / "p.depfs")
+    assert depfs.load(tmp_path / "p.depfs").model_.dynfs_lex is None
+    assert depfs.model_info(tmp_path / "p.depfs")["dynfs"]["policy_lexical"] is False
+    res = CliRunner().invoke(main, ["info", str(tmp_path / "p.depfs")])
+    assert res.exit_code == 0 and "lexical features" not in res.output
+    with pytest.raises(ValueError, match="lexical weights"):
+        dynfs.model_.with_dynfs(groups, weights, threshold, lex=np.zeros(5, np.float32))
+
+
+def test_an_old_model_file_is_written_again_as_it_was(tmp_path: Path) -> None:
+    """dynfs1_v5.depfs (before lexical policies) loads without a table, and saving it again
+    writes the same variant: its parse is the checked-in one (test_checked_in_models) and
+    the file reads back to the same parse. Planted: an empty table written as the lexical
+    variant (the file's kind check below fails)."""
+    data = Path(__file__).parent / "data"
+    parser = depfs.load(data / "dynfs1_v5.depfs")
+    assert parser.model_.dynfs_lex is None
+    assert depfs.model_info(data / "dynfs1_v5.depfs")["dynfs"]["policy_lexical"] is False
+    inp = depfs.read_conllu(data / "input.conllu")
+    expected = (data / "expected" / "dynfs1_v5.conllu").read_text(encoding="utf-8")
+    parser.save(tmp_path / "again.depfs")
+    again = (tmp_path / "again.depfs").read_bytes()
+    # The payload after the header is the old layout: same size as the original's.
+    assert len(again) == (data / "dynfs1_v5.depfs").stat().st_size
+    assert depfs.load(tmp_path / "again.depfs").parse(inp).to_string() == expected

@@ -1453,9 +1453,10 @@ def info_command(model: str, as_json: bool) -> None:
             prune += f", label margin {dy['label_margin']:g}"
         if dy.get("label_dict") is not None:
             prune += f" with a label dictionary of {dy['label_dict']:,} entries"
+        lex = " (lexical features: group 1's)" if dy.get("policy_lexical") else ""
         click.echo(
             f"  dynfs:         groups of {', '.join(map(str, dy['groups']))}{sib}; policy "
-            f"threshold {dy['threshold']:g}{prune}{dev} (depfs parse --policy-threshold, "
+            f"threshold {dy['threshold']:g}{lex}{prune}{dev} (depfs parse --policy-threshold, "
             "--no-dynfs)"
         )
     if d.get("tagger"):

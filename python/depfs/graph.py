@@ -299,7 +299,8 @@ class GraphParser(TrainableModel):
             report=report,
         )
         r = self.dynfs_result_
-        self.model_ = self.model_.with_dynfs(all_groups, r.weights, r.threshold, rounds)
+        # The lexical weights (if any) stay as they are through the choices below.
+        self.model_ = self.model_.with_dynfs(all_groups, r.weights, r.threshold, rounds, lex=r.lex)
         self.model_, r.groups_kept, uas, cost = fewer_rounds(
             self.model_, dev, threads=threads, report=report
         )

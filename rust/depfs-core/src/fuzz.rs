@@ -80,9 +80,8 @@ fn use_model(path: &Path, loaded: Loaded) {
         | Model::GraphDynfs(_)
         | Model::GraphDynfsPruned(_)
         | Model::GraphDynfsLabeled(_)
-        | Model::GraphDynfsLabelDict(_) => {
-            GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1))
-        }
+        | Model::GraphDynfsLabelDict(_)
+        | Model::GraphDynfsLex(_) => GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1)),
         Model::ArcEager(_)
         | Model::ArcEagerDynamic(_)
         | Model::ArcEagerCascade(_)

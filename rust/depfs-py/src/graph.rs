@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 
-use depfs_core::graph::dynfs::n_features;
+use depfs_core::graph::dynfs::{n_features, LEX_SIZE};
 use depfs_core::graph::label_stop::{self, DictEntry, LabelDict, LabelStop};
 use depfs_core::graph::{
     Decider, DecoderKind, Dynfs, GraphConfig, GraphModel, GraphTemplates, GraphTrainer, Prepared, Scratch,
@@ -13,7 +13,7 @@ use depfs_core::io::model as container;
 use depfs_core::templates::{Family, TemplateSet};
 use depfs_core::weights::TemplateCounts;
 use depfs_core::{Error, Treebank};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -90,6 +90,21 @@ fn load_model(
 #[pyfunction]
 fn dynfs_n_features(groups: usize) -> usize {
     n_features(groups)
+}
+
+/// Number of weights of a DynFS policy's lexical table (He et al. 2013 §5.4's acquired
+/// parsing features, hashed: [`depfs_core::graph::dynfs::lex_index`]).
+#[pyfunction]
+fn dynfs_lex_size() -> usize {
+    LEX_SIZE
+}
+
+/// Lexical policy weights from Python: None keeps `own`, an empty array means none.
+fn lex_of(lex: Option<PyReadonlyArray1<'_, f32>>, own: Option<&Dynfs>) -> PyResult<Vec<f32>> {
+    match lex {
+        Some(a) => Ok(a.as_slice()?.to_vec()),
+        None => Ok(own.map(|d| d.lex.clone()).unwrap_or_default()),
+    }
 }
 
 /// A trained graph-based parser (weights live in Rust).
@@ -201,6 +216,14 @@ impl PyGraphModel {
         self.inner.dynfs.as_ref().map(|d| (d.groups.clone(), d.weights.clone(), d.threshold))
     }
 
+    /// The DynFS policy's lexical weights (float32, [`LEX_SIZE`]), or None (a policy
+    /// over the meta-features only; [`Dynfs::lex`]).
+    #[getter]
+    fn dynfs_lex<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray1<f32>>> {
+        let d = self.inner.dynfs.as_ref()?;
+        (!d.lex.is_empty()).then(|| d.lex.clone().into_pyarray(py))
+    }
+
     /// The DynFS margin pruning of added words, or None ([`Dynfs::prune_margin`]).
     #[getter]
     fn dynfs_prune_margin(&self) -> Option<f32> {
@@ -257,8 +280,9 @@ impl PyGraphModel {
     /// `prune_margin`: see [`Dynfs::prune_margin`] (None: no margin pruning);
     /// `label_stop`: (labeler template order, margin), see [`Dynfs::label`] (None: the
     /// full labeler); `label_dict`: its dictionary's entries ([`LabelStop::dict`]; None
-    /// or empty: none).
-    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None))]
+    /// or empty: none); `lex`: the policy's lexical weights (float32, [`LEX_SIZE`];
+    /// [`Dynfs::lex`]; None: this model's own, if any; empty: none).
+    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None, lex = None))]
     #[allow(clippy::too_many_arguments)]
     fn with_dynfs(
         &self,
@@ -270,8 +294,10 @@ impl PyGraphModel {
         prune_margin: Option<f32>,
         label_stop: Option<(Vec<u32>, f32, Vec<f32>, u32)>,
         label_dict: Option<Vec<DictEntry>>,
+        lex: Option<PyReadonlyArray1<'_, f32>>,
     ) -> PyResult<PyGraphModel> {
         let dict = self.dict_of(py, label_dict)?;
+        let lex = lex_of(lex, self.inner.dynfs.as_ref())?;
         let arc_w = match prefix {
             // The model's own rounds' weights, if it has any (a new policy or groups for it).
             None => self.inner.dynfs.as_ref().and_then(|d| d.arc_w.clone()),
@@ -287,7 +313,7 @@ impl PyGraphModel {
         };
         let label =
             label_stop.map(|(order, margin, scale, every)| LabelStop { order, margin, scale, every, dict });
-        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label };
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label, lex };
         self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
@@ -299,13 +325,16 @@ impl PyGraphModel {
     /// policy `weights` / `threshold` (the model's own when None). Returns the parsed
     /// treebank, a dict of statistics and, with `record`, every decision's policy
     /// features (float32, one row per decision) and the expert's action (uint8, 1 =
-    /// lock) on sentences with a complete gold tree.
+    /// lock) on sentences with a complete gold tree; the statistics then also hold
+    /// `lex_ids` (uint32, one row per decision: [`depfs_core::graph::dynfs::lex_index`]
+    /// of each group-1 template's feature of the arc). `lex`: the policy's lexical
+    /// weights (None: the model's own, if any; empty: none; [`Dynfs::lex`]).
     /// `prune_margin` overrides the model's own ([`Dynfs::prune_margin`]; inf: none);
     /// so do `label_margin` (inf: the full labeler), `label_order` (the model's own
     /// order, else the labeler's file order), `label_scale` (else all 1) and `label_every`
     /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]), and
     /// `label_dict` (entries; empty: none; else the model's own, if any).
-    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None))]
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None, lex = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
         &self,
@@ -323,6 +352,7 @@ impl PyGraphModel {
         label_scale: Option<Vec<f32>>,
         label_every: Option<u32>,
         label_dict: Option<Vec<DictEntry>>,
+        lex: Option<PyReadonlyArray1<'_, f32>>,
     ) -> PyResult<(PyTreebank, Bound<'py, PyDict>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<u8>>)> {
         let own = self.inner.dynfs.as_ref();
         let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
@@ -363,7 +393,8 @@ impl PyGraphModel {
             _ => None,
         };
         let arc_w = own.and_then(|d| d.arc_w.clone());
-        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label };
+        let lex = lex_of(lex, own)?;
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label, lex };
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
         let m = &self.inner;
@@ -406,6 +437,11 @@ impl PyGraphModel {
         d.set_item("lab_cost", share(st.lab_evaluated, st.lab_full))?;
         let width = n_features(k);
         let n = run.labels.len();
+        if record {
+            let ids = numpy::ndarray::Array2::from_shape_vec((n, run.lex_width), run.lex_ids)
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+            d.set_item("lex_ids", ids.into_pyarray(py))?;
+        }
         let rows = numpy::ndarray::Array2::from_shape_vec((n, width), run.rows)
             .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         Ok((PyTreebank::new(run.parsed), d, rows.into_pyarray(py), run.labels.into_pyarray(py)))
@@ -685,6 +721,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyGraphTrainer>()?;
     m.add_function(wrap_pyfunction!(model_kind, m)?)?;
     m.add_function(wrap_pyfunction!(dynfs_n_features, m)?)?;
+    m.add_function(wrap_pyfunction!(dynfs_lex_size, m)?)?;
     m.add_function(wrap_pyfunction!(model_file_header, m)?)?;
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add("GRAPH_MAX_EXACT_WORDS", depfs_core::graph::MAX_EXACT_WORDS)?;

@@ -44,6 +44,7 @@ use super::chain::OpenSentence;
 use super::label_stop::LabelStop;
 use super::score::{self, Split};
 use super::{gold_heads, DecoderKind, GraphModel, Prepared, Scratch, SentenceParse};
+use crate::templates::arc::{ArcFeatures, ArcSent};
 use crate::util::map_chunks;
 use crate::weights::{QuantizedWeights, WeightTable};
 use crate::{Error, Result, Treebank};
@@ -58,6 +59,35 @@ pub const BASE_FEATURES: usize = 15;
 /// Number of policy features for `k` groups.
 pub fn n_features(k: usize) -> usize {
     BASE_FEATURES + 3 * k
+}
+
+/// Bits of the policy's lexical table ([`Dynfs::lex`]): 2^18 weights (1 MB as f32). The
+/// group-1 features of en_ewt's DAgger states (~190,000 decisions × 5 templates) fill a
+/// few percent of it, so collisions are rare.
+pub const LEX_BITS: u32 = 18;
+/// Weights in a lexical table.
+pub const LEX_SIZE: usize = 1 << LEX_BITS;
+
+/// The lexical table's index of template `t`'s feature on arc h → m: the feature the
+/// scorer reads ([`ArcFeatures::plain`]; in-between atoms aside), mixed with `t` so that
+/// no two templates share a weight by construction, top [`LEX_BITS`] bits. O(1).
+#[inline]
+pub fn lex_index(af: &ArcFeatures, sent: &ArcSent, t: usize, h: usize, m: usize) -> u32 {
+    let x = (af.plain(sent, t, h, m) ^ (t as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+        .wrapping_mul(0xd6e8_feb8_6659_fd93);
+    (x >> (64 - LEX_BITS)) as u32
+}
+
+/// The linear policy's acquired parsing features (He et al. §5.4: "all previously
+/// acquired parsing features"): the group-1 templates' features of the arc decided on,
+/// always computed by the first decision, hashed into [`LEX_SIZE`] weights.
+#[derive(Clone, Copy)]
+struct Lex<'a> {
+    af: &'a ArcFeatures,
+    /// The templates of group T₁ (arc-set indices).
+    templates: &'a [usize],
+    /// The weights ([`Dynfs::lex`]; empty: no lexical features).
+    weights: &'a [f32],
 }
 
 /// A model's dynamic feature selection: its template groups and lock/add policy.
@@ -88,6 +118,11 @@ pub struct Dynfs {
     /// the full labeler. Stored in its own model-file variant, as the prune margin.
     #[serde(skip)]
     pub label: Option<LabelStop>,
+    /// The linear policy's lexical weights: [`LEX_SIZE`] of them, indexed by
+    /// [`lex_index`] of each group-1 template's feature of the arc decided on, added to
+    /// w · ψ; empty: none (models before them). Stored in its own model-file variant.
+    #[serde(skip)]
+    pub lex: Vec<f32>,
 }
 
 impl Dynfs {
@@ -144,6 +179,9 @@ impl Dynfs {
         if !self.threshold.is_finite() || self.weights.iter().any(|w| !w.is_finite()) {
             return bad("policy weights and threshold must be finite".into());
         }
+        if !(self.lex.is_empty() || self.lex.len() == LEX_SIZE) || self.lex.iter().any(|w| !w.is_finite()) {
+            return bad(format!("the policy's lexical weights must be {LEX_SIZE} finite numbers or none"));
+        }
         if self.prune_margin.is_some_and(|d| !(d >= 0.0 && d.is_finite())) {
             return bad("the prune margin must be a finite number >= 0".into());
         }
@@ -165,7 +203,8 @@ impl Dynfs {
 pub enum Decider<'a> {
     /// He et al. §5.3: lock exactly the gold arcs (needs gold heads; adds otherwise).
     Expert,
-    /// The linear policy: lock when w · ψ > threshold.
+    /// The linear policy: lock when w · ψ (plus the spec's lexical weights,
+    /// [`Dynfs::lex`]) > threshold.
     Linear { weights: &'a [f32], threshold: f32 },
 }
 
@@ -220,12 +259,16 @@ impl DynStats {
 }
 
 /// A run over a treebank: the parse, its statistics and, when asked, the policy's
-/// states (`rows`, [`n_features`] floats each) with the expert's action (1 = lock).
+/// states (`rows`, [`n_features`] floats each) with the expert's action (1 = lock) and
+/// each state's lexical indices (`lex_ids`, [`lex_index`] of the group-1 templates in
+/// group order: `lex_width` per state).
 pub struct DynRun {
     pub parsed: Treebank,
     pub stats: DynStats,
     pub rows: Vec<f32>,
     pub labels: Vec<u8>,
+    pub lex_ids: Vec<u32>,
+    pub lex_width: usize,
 }
 
 /// One sentence's state between rounds.
@@ -245,6 +288,7 @@ struct DynSent {
     running: bool,
     rows: Vec<f32>,
     labels: Vec<u8>,
+    lex_ids: Vec<u32>,
     stats: DynStats,
 }
 
@@ -401,28 +445,30 @@ impl GraphModel {
             .map(|(i, g)| if i < k1 { g } else { g.into_iter().map(|t| t - self.arc.len()).collect() })
             .collect();
         let prune = spec.prune_margin.map(f64::from);
+        let lex = Lex { af: &self.arc, templates: &groups[0], weights: &spec.lex };
         let mut stats = DynStats::default();
-        let (mut rows, mut labels) = (Vec::new(), Vec::new());
+        let (mut rows, mut labels, mut lex_ids) = (Vec::new(), Vec::new(), Vec::new());
         let (parsed, _) = self.with_chunks(tb, |t| {
             let prep = self.prepare(t);
             let parts = map_chunks(threads, t.len(), BATCH, DynScratch::default, |sc, ss| {
                 let ss: Vec<usize> = ss.collect();
                 let label = spec.label.as_ref();
                 self.dynfs_batch(
-                    arc_w, switch, t, &prep, &ss, &groups, &splits, decider, prune, label, record, sc,
+                    arc_w, switch, t, &prep, &ss, &groups, &splits, decider, lex, prune, label, record, sc,
                 )
             })?;
             let mut parses = Vec::with_capacity(parts.len());
             for p in parts {
-                let (parse, st, r, l) = p?;
+                let (parse, st, r, l, x) = p?;
                 stats.add(&st);
                 rows.extend(r);
                 labels.extend(l);
+                lex_ids.extend(x);
                 parses.push(parse);
             }
             Ok((self.write_parses(t, parses), Vec::new()))
         })?;
-        Ok(DynRun { parsed, stats, rows, labels })
+        Ok(DynRun { parsed, stats, rows, labels, lex_ids, lex_width: groups[0].len() })
     }
 
     /// Algorithm 1 on sentences `ss`, in lockstep: the first-order rounds (one per
@@ -440,11 +486,12 @@ impl GraphModel {
         groups: &[Vec<usize>],
         splits: &[Split],
         decider: Decider<'_>,
+        lex: Lex<'_>,
         prune: Option<f64>,
         label: Option<&LabelStop>,
         record: bool,
         sc: &mut DynScratch,
-    ) -> Vec<Result<(SentenceParse, DynStats, Vec<f32>, Vec<u8>)>> {
+    ) -> Vec<Result<(SentenceParse, DynStats, Vec<f32>, Vec<u8>, Vec<u32>)>> {
         let (k, k1) = (groups.len(), splits.len());
         // The full model's sums are kept beside the rounds' only for a second-order model
         // (its sibling rounds switch to them); a first-order model's projective last round
@@ -476,6 +523,7 @@ impl GraphModel {
             d.running = true;
             d.rows.clear();
             d.labels.clear();
+            d.lex_ids.clear();
             d.stats = DynStats { sentences: 1, ..DynStats::default() };
         }
         self.score_round(
@@ -565,6 +613,7 @@ impl GraphModel {
                     next,
                     k,
                     decider,
+                    Some(lex),
                     prune,
                     record,
                     &mut sc.order,
@@ -645,7 +694,7 @@ impl GraphModel {
         if k > k1 {
             for (i, &s) in ss.iter().enumerate() {
                 if sc.sents[i].running && out[i].is_none() {
-                    let r = self.sibling_rounds(tb, prep, s, i, switch, groups, k1, decider, record, sc);
+                    let r = self.sibling_rounds(tb, prep, s, i, switch, groups, k1, decider, lex, record, sc);
                     if let Err(e) = r {
                         out[i] = Some(e);
                     }
@@ -672,6 +721,7 @@ impl GraphModel {
                     d.stats,
                     std::mem::take(&mut d.rows),
                     std::mem::take(&mut d.labels),
+                    std::mem::take(&mut d.lex_ids),
                 ))
             })
             .collect()
@@ -696,6 +746,7 @@ impl GraphModel {
         groups: &[Vec<usize>],
         k1: usize,
         decider: Decider<'_>,
+        lex: Lex<'_>,
         record: bool,
         sc: &mut DynScratch,
     ) -> Result<()> {
@@ -709,8 +760,21 @@ impl GraphModel {
         cur.clone_from(&o.scores);
         let mut marked = Vec::with_capacity(n1);
         for (next, group) in groups.iter().enumerate().skip(k1) {
-            let added =
-                decide_round(o, Some(cur), d, next, k, decider, None, record, order, psi, stack, desc);
+            let added = decide_round(
+                o,
+                Some(cur),
+                d,
+                next,
+                k,
+                decider,
+                Some(lex),
+                None,
+                record,
+                order,
+                psi,
+                stack,
+                desc,
+            );
             if added == 0 {
                 d.stats.early += 1;
                 break;
@@ -805,7 +869,9 @@ impl GraphModel {
 /// descending score order, is locked or marked for group `next`; with `prune` (first
 /// order), a marked word's arcs more than `prune` below its best are ruled out first
 /// (and a word left with one head is locked). Returns the number of modifiers marked.
-/// O(n log n + decisions · n + locks · n²).
+/// The linear policy adds `lex`'s weights of the arc's group-1 features when it has
+/// any; with `record`, those features' indices are kept too.
+/// O(n log n + decisions · (n + |T₁|) + locks · n²).
 #[allow(clippy::too_many_arguments)]
 fn decide_round(
     o: &mut OpenSentence,
@@ -814,6 +880,7 @@ fn decide_round(
     next: usize,
     k: usize,
     decider: Decider<'_>,
+    lex: Option<Lex<'_>>,
     prune: Option<f64>,
     record: bool,
     order: &mut Vec<usize>,
@@ -835,11 +902,32 @@ fn decide_round(
         }
         let h = d.heads[m] as usize;
         let gold = d.gold.as_ref().map(|g| g[m] == h as i32);
+        let keep = record && gold.is_some();
+        // The lexical part: |T₁| hashes and table reads, only when used or recorded.
+        let mut lex_sum = None;
+        if let Some(l) = lex {
+            let linear = matches!(decider, Decider::Linear { .. }) && !l.weights.is_empty();
+            if linear || keep {
+                let mut sum = 0f32;
+                for &t in l.templates {
+                    let i = lex_index(l.af, &o.arc, t, h, m);
+                    if linear {
+                        sum += l.weights[i as usize];
+                    }
+                    if keep {
+                        d.lex_ids.push(i);
+                    }
+                }
+                lex_sum = linear.then_some(sum);
+            }
+        }
         let lock_it = match decider {
             Decider::Expert => gold.unwrap_or(false),
             Decider::Linear { weights, threshold } => {
                 policy_features(o, cur.unwrap_or(&o.scores), d, h, m, next, k, psi);
-                weights.iter().zip(psi.iter()).map(|(w, x)| w * x).sum::<f32>() > threshold
+                let meta = weights.iter().zip(psi.iter()).map(|(w, x)| w * x).sum::<f32>();
+                // Without lexical weights the sum is the meta part alone (old models: the same decisions).
+                lex_sum.map_or(meta, |s| meta + s) > threshold
             }
         };
         if record {
@@ -1062,8 +1150,8 @@ mod tests {
                 o2.arc.n1 = n1;
                 let mut d = fresh(n1, &heads);
                 let added = decide_round(
-                    &mut o2, None, &mut d, 1, 2, decider, prune, false, &mut order, &mut psi, &mut stack,
-                    &mut desc,
+                    &mut o2, None, &mut d, 1, 2, decider, None, prune, false, &mut order, &mut psi,
+                    &mut stack, &mut desc,
                 );
                 assert_eq!(d.stats.locks, 0, "trial {trial}");
                 if prune.is_none() {

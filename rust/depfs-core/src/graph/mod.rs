@@ -922,6 +922,7 @@ impl GraphTrainer {
             arc_w: None,
             prune_margin: None,
             label: None,
+            lex: Vec::new(),
         }
         .check(self.model.arc.len(), 0)?;
         self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());

@@ -82,6 +82,15 @@ pub struct GraphDynfsLabelDictFile {
     label_dict: Vec<super::label_stop::DictEntry>,
 }
 
+/// A DynFS model (any of the variants above) whose policy has lexical weights
+/// ([`super::Dynfs::lex`]); a model without them is written as before.
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsLexFile {
+    /// The model as its variant without lexical weights writes it.
+    dynfs: container::Model,
+    lex: Vec<f32>,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -122,7 +131,7 @@ impl GraphModel {
                     dynfs: d.clone(),
                     arc_w: d.arc_w.as_deref().map(WeightsFile::of),
                 };
-                match (&d.label, d.prune_margin) {
+                let model = match (&d.label, d.prune_margin) {
                     (Some(label), prune_margin) => {
                         let labeled = GraphDynfsLabeledFile { dynfs: f, prune_margin, label: label.clone() };
                         match &label.dict {
@@ -140,6 +149,14 @@ impl GraphModel {
                         dynfs: f,
                         prune_margin: p,
                     })),
+                };
+                if d.lex.is_empty() {
+                    model
+                } else {
+                    container::Model::GraphDynfsLex(Box::new(GraphDynfsLexFile {
+                        dynfs: model,
+                        lex: d.lex.clone(),
+                    }))
                 }
             }
         };
@@ -157,7 +174,17 @@ impl GraphModel {
     pub fn from_loaded(path: &Path, file: container::Loaded) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let mut label_dict = None;
-        let model = match file.model {
+        let (model, lex) = match file.model {
+            container::Model::GraphDynfsLex(l) => match l.dynfs {
+                m @ (container::Model::GraphDynfs(_)
+                | container::Model::GraphDynfsPruned(_)
+                | container::Model::GraphDynfsLabeled(_)
+                | container::Model::GraphDynfsLabelDict(_)) => (m, l.lex),
+                _ => return Err(bad("lexical policy weights around a model without DynFS".into())),
+            },
+            other => (other, Vec::new()),
+        };
+        let model = match model {
             container::Model::GraphDynfsLabelDict(l) => {
                 label_dict = Some(l.label_dict);
                 container::Model::GraphDynfsLabeled(Box::new(l.labeled))
@@ -225,6 +252,7 @@ impl GraphModel {
                 let dict = super::label_stop::LabelDict::from_entries(entries, n_labels);
                 l.dict = Some(dict.map_err(|e| bad(e.to_string()))?);
             }
+            d.lex = lex;
             d.check(m.arc.len(), m.sib.len()).map_err(|e| bad(e.to_string()))?;
         }
         m.dynfs = dynfs;

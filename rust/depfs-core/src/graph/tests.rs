@@ -651,6 +651,7 @@ fn spec_of(groups: Vec<Vec<u32>>, threshold: f32) -> Dynfs {
         arc_w: None,
         prune_margin: None,
         label: None,
+        lex: Vec::new(),
     }
 }
 
@@ -743,6 +744,7 @@ fn dynfs_specs_and_models_are_checked_and_round_trip() {
         arc_w: None,
         prune_margin: None,
         label: None,
+        lex: Vec::new(),
     };
     assert!(
         bad(vec![vec![0, 1], vec![2]], dynfs::n_features(2)).check(4, 0).is_err(),
@@ -895,6 +897,7 @@ fn second_order_specs_are_checked() {
         arc_w: None,
         prune_margin: None,
         label: None,
+        lex: Vec::new(),
     };
     let err = |g: Vec<Vec<u32>>| model.check_dynfs(&with(g)).unwrap_err().to_string();
     assert!(err(vec![vec![0, 1, 2, 3]]).contains("sibling template 0 is in no group"));

@@ -68,6 +68,8 @@ pub enum Model {
     TaggerRules(Box<crate::tagger::StoredTaggerRules>),
     /// [`Model::GraphDynfsLabeled`] whose labeler stop has a label dictionary.
     GraphDynfsLabelDict(Box<crate::graph::stored::GraphDynfsLabelDictFile>),
+    /// A DynFS graph model (any variant above) whose policy has lexical weights.
+    GraphDynfsLex(Box<crate::graph::stored::GraphDynfsLexFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -99,7 +101,8 @@ impl Model {
             Model::GraphDynfs(_)
             | Model::GraphDynfsPruned(_)
             | Model::GraphDynfsLabeled(_)
-            | Model::GraphDynfsLabelDict(_) => "graph",
+            | Model::GraphDynfsLabelDict(_)
+            | Model::GraphDynfsLex(_) => "graph",
             Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
@@ -279,6 +282,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::GraphDynfsPruned(_)
             | Model::GraphDynfsLabeled(_)
             | Model::GraphDynfsLabelDict(_)
+            | Model::GraphDynfsLex(_)
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
             | Model::ArcEagerCascade(_)
