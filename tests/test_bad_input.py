@@ -931,6 +931,7 @@ LIES = [
     (["train", "--dynfs", "--dev", "{gold}", "--folds", "1000"], ["--folds 1000", "40 training"]),
     (["train", "--dynfs", "--dev", "{gold}", "--groups", "nosuch"], ["--groups nosuch", "no such"]),
     (["train", "--templates", "{dir}"], ["a folder, not a template file"]),
+    (["train", "--no-policy-lex"], ["--policy-lex: options of --dynfs"]),
     (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], ["graph parser"]),
     (["train", "--parser", "tagger", "--sibling-templates", "x"], ["graph parser options"]),
     (["train", "--sibling-templates", "upos(s)"], ["second-order graph parser only"]),

@@ -669,3 +669,16 @@ def test_an_old_model_file_is_written_again_as_it_was(tmp_path: Path) -> None:
     # The payload after the header is the old layout: same size as the original's.
     assert len(again) == (data / "dynfs1_v5.depfs").stat().st_size
     assert depfs.load(tmp_path / "again.depfs").parse(inp).to_string() == expected
+
+
+def test_policy_lex_false_trains_the_meta_feature_policy(
+    data: tuple[depfs.Treebank, depfs.Treebank], groups_file: Path
+) -> None:
+    """`GraphParser(dynfs=True, policy_lex=False)`: DAgger fits the meta-features alone
+    (the policy before §5.4's acquired features), the model holds no lexical table."""
+    train, dev = data
+    meta = small(dynfs=True, groups=str(groups_file), policy_lex=False).fit(train, dev)
+    assert meta.model_.dynfs_lex is None
+    assert meta.dynfs_result_.as_dict()["policy_lexical"] is False
+    with pytest.raises(TypeError, match="policy_lex"):
+        small(dynfs=True, groups=str(groups_file), policy_lex="no").fit(train, dev)

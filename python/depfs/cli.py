@@ -400,6 +400,13 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "(--no-dynfs: the full model).",
 )
 @click.option(
+    "--policy-lex/--no-policy-lex",
+    default=True,
+    show_default=True,
+    help="With --dynfs: the policy sees the arc's acquired parsing features (He et al. "
+    "2013, §5.4: group 1's, a lexical weight table) beside its meta-features.",
+)
+@click.option(
     "--groups",
     "groups_path",
     default=None,
@@ -462,6 +469,7 @@ def train(
     groups_path: str | None,
     folds: int,
     dagger_iterations: int | None,
+    policy_lex: bool,
     tagger_path: str | None,
     clusters_path: str | None,
     force: bool,
@@ -500,7 +508,7 @@ def train(
             ) from None
     dynfs_given = [
         f"--{p.replace('_', '-')}"
-        for p in ("groups_path", "folds", "dagger_iterations")
+        for p in ("groups_path", "folds", "dagger_iterations", "policy_lex")
         if ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
     ]
     if dynfs_given and not dynfs:
@@ -626,6 +634,7 @@ def train(
                 groups=groups_path,
                 folds=folds,
                 dagger_iterations=dagger_iterations,
+                policy_lex=policy_lex,
             )
         if epochs is not None:
             parser.epochs = epochs

@@ -68,8 +68,10 @@ class GraphParser(TrainableModel):
     the fewest templates computed on ``dev`` within ``dynfs_tolerance`` UAS of the full
     model (``dynfs_result_``); last, the labeler's prefix-margin stop, its margin the one
     computing the fewest labeler templates within ``dynfs_tolerance`` LAS of the full
-    labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``). The policy and the
-    stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
+    labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``). The policy sees the
+    meta-features and, with ``policy_lex`` (the default), the acquired parsing features of
+    the arc (He et al. §5.4: group 1's hashed features, a lexical weight table). The policy
+    and the stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
@@ -99,8 +101,10 @@ class GraphParser(TrainableModel):
         dagger_iterations: int | None = None,
         dynfs_tolerance: float = 0.2,
         prefix_groups: Sequence[Sequence[int]] | None = None,
+        policy_lex: bool = True,
     ) -> None:
         self.tagger = tagger
+        self.policy_lex = policy_lex
         self.dynfs = dynfs
         self.groups = groups
         self.folds = folds
@@ -225,6 +229,7 @@ class GraphParser(TrainableModel):
         if self.dynfs:
             # Checked before hours of training, not where DynFS reads them.
             check_number(self.dynfs_tolerance, "dynfs_tolerance")
+            check_flag(self.policy_lex, "policy_lex")
             check_count(self.folds, "folds", 2)
             if self.dagger_iterations is not None:
                 check_count(self.dagger_iterations, "dagger_iterations", 1)
@@ -297,6 +302,7 @@ class GraphParser(TrainableModel):
             tolerance=self.dynfs_tolerance,
             threads=threads,
             report=report,
+            lex=self.policy_lex,
         )
         r = self.dynfs_result_
         # The lexical weights (if any) stay as they are through the choices below.
