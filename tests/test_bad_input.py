@@ -819,14 +819,6 @@ API_TRACEBACKS = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "words"), API_TRACEBACKS)
-def test_no_overflow_error_from_the_api(
-    d: dict[str, Path], call: Any, error: type, words: str
-) -> None:
-    with pytest.raises(error, match=words):
-        call(d)
-
-
 def test_huge_thread_counts_are_capped_in_the_api(d: dict[str, Path]) -> None:
     tb = depfs.read_conllu(d["gold"])
     assert depfs.load(d["graph"]).parse(tb, threads=10**30).to_string().encode() == _parsed(
@@ -1289,10 +1281,12 @@ WRONG_TYPES = [
 ]
 
 
-@pytest.mark.parametrize(("call", "error", "words"), WRONG_TYPES)
-def test_wrong_types_in_the_api_raise_naming_the_argument(
+@pytest.mark.parametrize(("call", "error", "words"), API_TRACEBACKS + WRONG_TYPES)
+def test_bad_api_arguments_raise_naming_the_problem(
     d: dict[str, Path], call: Any, error: type, words: str
 ) -> None:
+    """No OverflowError or AttributeError from deep inside: a ValueError or TypeError that
+    names the argument."""
     with pytest.raises(error, match=words):
         call(d)
 
