@@ -216,3 +216,22 @@ def test_docs_commands_and_snippets_are_real() -> None:
                 assert used <= known, f"{block.file}:{block.line}: {sorted(used - known)}"
                 checked += 1
     assert checked > 20
+
+
+def test_no_merge_conflict_markers_are_committed() -> None:
+    """A merge resolved in one file and committed with markers left in another (as
+    docs/usage.md once was) shows up here, not in a reader's face."""
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    ).stdout.split()
+    if not files:
+        pytest.skip("not a git checkout")
+    marker = re.compile(rb"^(<<<<<<<|>>>>>>>) ", re.MULTILINE)
+    found = [
+        f
+        for f in files
+        if (ROOT / f).is_file()
+        and not f.startswith(("fuzz/corpus/", "tests/data/"))
+        and marker.search((ROOT / f).read_bytes())
+    ]
+    assert not found, found
