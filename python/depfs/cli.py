@@ -279,31 +279,6 @@ def _check_templates(value: str, option: str, family: str) -> None:
         raise click.UsageError(f"{option} {value.splitlines()[0]!r}: {e}") from None
 
 
-def _check_heads(treebank: Any, path: str) -> None:
-    """A dev file scored by UAS/LAS needs its HEAD column: refused before training."""
-    from .evaluate import evaluate
-
-    try:
-        evaluate(treebank, treebank)
-    except ValueError as e:
-        raise ValueError(f"--dev {path}: {str(e).removeprefix('gold ')}") from None
-
-
-def _check_tags(dev: Any, train: Any, path: str) -> None:
-    """A tagger's dev file is scored on the columns it learns (those its train file
-    fills): refused before training when it leaves one of them empty."""
-    from .base import missing_columns
-
-    filled = set(train.filled_columns())
-    learned = [c for c in ("UPOS", "XPOS", "FEATS", "LEMMA") if c in filled]
-    missing = missing_columns(learned, dev)
-    if missing:
-        raise ValueError(
-            f"--dev {path}: leaves {', '.join(missing)} empty ('_' on most words); the "
-            "tagger learns them from --train and is scored on them: give dev gold tags"
-        )
-
-
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
     """A template option's value that looks like a file path (a slash, or a .txt name)
     must be an existing file, not be read as template text."""
@@ -596,10 +571,6 @@ def train(
             raise click.UsageError(
                 f"--folds {folds}: {len(train_tb)} training sentences (at most one fold each)"
             )
-        if dev_tb is not None and parser_kind != "tagger":
-            _check_heads(dev_tb, str(dev_path))
-        elif dev_tb is not None:
-            _check_tags(dev_tb, train_tb, str(dev_path))
         parser: TrainableModel
         if parser_kind == "tagger":
             parser = Tagger(
@@ -653,8 +624,6 @@ def train(
 
             import warnings
 
-            from .errors import MissingColumnsError
-
             files = " + ".join(train_paths)
             kw: dict[str, Any] = {"dev": dev_tb, "keep": keep, "on_epoch": report}
             if isinstance(parser, GraphParser) and dynfs:
@@ -666,9 +635,10 @@ def train(
                 )
                 try:
                     parser.fit(train_tb, **kw)
-                except MissingColumnsError as e:  # the dev set's: named by its file
-                    why = str(e).removeprefix("dev: ")
-                    raise MissingColumnsError(f"--dev {dev_path}: {why}") from None
+                except ValueError as e:  # fit's refusals of a dev set: named by its file
+                    if not str(e).startswith("dev: "):
+                        raise
+                    raise type(e)(f"--dev {dev_path}: {str(e).removeprefix('dev: ')}") from None
             parser.train_info_["file"] = files
     except ValueError as e:
         if str(e).startswith("no training sentence"):  # the core does not know the file
