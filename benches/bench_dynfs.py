@@ -207,9 +207,15 @@ def main() -> None:
         _, gain, _ = timed(dyn(), test, args.reps, dyn(label_dict=[]))
         print(f"  the label dictionary against the stop alone, paired: {gain:.3f}x")
         dict_gain = gain
+    also_gains: dict[str, float] = {}
     for path in args.also:
         other = depfs.load(path).model_
-        add(f"{Path(path).name} (its own policy)", lambda tb, m=other: m.run_dynfs(tb)[:2], "also")
+        theirs = lambda tb, m=other: m.run_dynfs(tb)[:2]  # noqa: E731
+        add(f"{Path(path).name} (its own policy)", theirs, "also")
+        # This model against the other directly (same full model: only DynFS differs).
+        _, gain, _ = timed(dyn(), test, args.reps, theirs)
+        print(f"  this model's DynFS against {Path(path).name}'s, paired: {gain:.3f}x")
+        also_gains[Path(path).name] = gain
     add("expert policy (upper bound)", dyn(expert=True), "expert")
     add("Amdahl: lock all after T1", dyn(threshold=-1e6), "amdahl")
     if label_margin is not None:
@@ -232,6 +238,7 @@ def main() -> None:
         "label_stop_gain": label_gain,
         "label_dict": model.dynfs_label_dict is not None,
         "label_dict_gain": dict_gain,
+        "also_gains": also_gains,
         "policy_lexical": model.dynfs_lex is not None,
         "prune": prune,
         "train_seconds": train_s,
