@@ -38,11 +38,14 @@ prefixes are trained at full settings too. It prints Spearman's ρ of the two or
 gap between the two orders' dev curves at full settings (largest and mean over the prefix
 sizes, and the prefix sizes where it exceeds 0.3) and the CPU minutes of each part (summed
 from the log, so a resumed run reports the same). The bar (issue 15): ρ ≥ 0.8, or every
-gap ≤ 0.3. --seed-check S retrains the full order's prefixes with seed S: how far the same
-order's curve moves with the seed alone. On a pool that is a shipped order's own prefix
-(`--pool arc_eager_en_ewt`, `--parser tagger --pool tagger_en_ewt`), the run at the
-settings it was made with gives back that prefix, so the check is of the shipped order
-itself (else that order's prefixes are trained at full settings and checked too). One log
+gap ≤ 0.3. --seed-check S retrains both orders' prefixes with seed S: how far the same
+order's curve moves with the seed alone, and the two orders on a seed neither was chosen on;
+--seed-check 2,3,4 compares the two orders' mean curves over those seeds (a prefix's score
+moves with the seed; its mean over n seeds about 1/sqrt(n) as much). On a pool that is a
+shipped order's own prefix (`--pool arc_eager_en_ewt`, `--parser tagger --pool
+tagger_en_ewt`), the run at the settings it was made with gives back that prefix, so the
+check is of the shipped order itself (else that order's prefixes are trained at full
+settings and checked too). One log
 per pool, bench-results/select_settings_*.jsonl, holds every setting's trainings (a rerun,
 or a run at other short settings, retrains nothing it holds).
 """
@@ -311,6 +314,25 @@ def max_length_arg(text: str) -> int | None:
     return int(text)
 
 
+def seeds_arg(text: str) -> list[int]:
+    """--seed-check: one seed or a comma-separated list of distinct ones, none of them 1 (the
+    seed the two orders were chosen on)."""
+    try:
+        seeds = [int(x) for x in text.split(",")]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seeds like 2 or 2,3,4, got {text}") from None
+    if 1 in seeds or len(set(seeds)) != len(seeds) or min(seeds) < 0:
+        raise argparse.ArgumentTypeError(f"expected distinct seeds other than 1, got {text}")
+    return seeds
+
+
+def seeds_text(seeds: list[int]) -> str:
+    """2, 3 and 4."""
+    if len(seeds) == 1:
+        return str(seeds[0])
+    return ", ".join(map(str, seeds[:-1])) + f" and {seeds[-1]}"
+
+
 def settings_name(args: argparse.Namespace) -> str:
     """The short settings in a file name: max length, epochs, and the shortlist if any."""
     name = f"ml{args.max_length or 'all'}_e{args.epochs}"
@@ -410,22 +432,40 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
         )
     noise = None
     if args.seed_check:
-        # The bar against the seed. Both orders' prefixes retrained with another seed: the
+        # The bar against the seed. Both orders' prefixes retrained with other seeds: the
         # full order's curve moves by this much with the seed alone (and its seed-1 curve is
         # the best of each step's candidates on that seed, so it sits high), and the two
-        # orders compared on a seed neither was chosen on.
-        seed = args.seed_check
+        # orders compared on seeds neither was chosen on. With several seeds the curves
+        # compared are each order's mean over them: a prefix's dev score varies with the
+        # seed (about 0.2 LAS for arc-eager), its mean over n seeds about 1/sqrt(n) as much.
+        seeds = args.seed_check
         again = {
-            label: [
+            (label, seed): [
                 Candidate(args.parser, tuple(o[:k]), epochs=full_epochs, seed=seed)
                 for k in range(1, len(o) + 1)
             ]
             for label, o in [("full", full.order), ("short", short.order)]
+            for seed in seeds
         }
         with Engine(train, dev, workers=args.workers, log=Log(log)) as engine:
             got = {c.key(): r for c, r in engine.run(c for cs in again.values() for c in cs)}
-        reseeded = {k: [got[c.key()].score(full.metric) for c in cs] for k, cs in again.items()}
-        noise = {"seed": seed, "full_scores": reseeded["full"], "short_scores": reseeded["short"]}
+        reseeded = {
+            label: [
+                sum(got[again[label, seed][k].key()].score(full.metric) for seed in seeds)
+                / len(seeds)
+                for k in range(len(o))
+            ]
+            for label, o in [("full", full.order), ("short", short.order)]
+        }
+        noise = {
+            "seeds": seeds,
+            "full_scores": reseeded["full"],
+            "short_scores": reseeded["short"],
+            "per_seed": {
+                f"{label} seed {seed}": [got[c.key()].score(full.metric) for c in cs]
+                for (label, seed), cs in again.items()
+            },
+        }
         for label, (a, b) in {
             "full_seed_vs_seed_1": (full.scores, reseeded["full"]),
             "short_vs_full_on_seed": (reseeded["full"], reseeded["short"]),
@@ -439,15 +479,18 @@ def settings(args: argparse.Namespace) -> dict[str, Any]:
                 "over_bar": over_bar(a, b),
             }
         f, sh = noise["full_seed_vs_seed_1"], noise["short_vs_full_on_seed"]
+        on = f"seed {seeds[0]}" if len(seeds) == 1 else f"the mean of seeds {seeds_text(seeds)}"
         print(
-            f"seed {seed}: the full order's prefixes against seed 1's: max gap {f['max_gap']:.2f},"
+            f"{on}: the full order's prefixes against seed 1's: max gap {f['max_gap']:.2f},"
             f" mean gap {f['mean_gap']:.2f} ({f['mean_signed']:+.2f} on average), over "
             f"{GAP_BAR} at {f['over_bar'] or 'no'} templates; the short order against the full "
-            f"order, both on seed {seed}: max gap {sh['max_gap']:.2f}, mean gap "
+            f"order, both on {on}: max gap {sh['max_gap']:.2f}, mean gap "
             f"{sh['mean_gap']:.2f} ({sh['mean_signed']:+.2f} on average), over {GAP_BAR} at "
             f"{sh['over_bar'] or 'no'} templates",
             flush=True,
         )
+        for k, (a, b) in enumerate(zip(reseeded["full"], reseeded["short"]), 1):
+            print(f"  {k:3d}  {on}: full order {a:6.2f}  short order {b:6.2f}  {b - a:+.2f}")
     print(
         f"CPU minutes: short order {cpu['short']:.1f}, its prefixes at full settings "
         f"{cpu['prefixes']:.1f}, full order {cpu['full']:.1f}",
@@ -577,9 +620,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--metric", default=None, help="settings: [default: the parser's]")
     ap.add_argument(
         "--seed-check",
-        type=int,
+        type=seeds_arg,
         default=None,
-        help="settings: retrain the full order with this seed",
+        metavar="S[,S...]",
+        help="settings: retrain both orders' prefixes with these seeds (several: their mean)",
     )
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument(

@@ -20,6 +20,8 @@ from benches.bench_select import (
     max_length_arg,
     over_bar,
     projected_minutes,
+    seeds_arg,
+    seeds_text,
     settings_label,
     settings_name,
     shortlists,
@@ -68,6 +70,17 @@ def test_settings_names_and_max_length() -> None:
     assert settings_label(ns) == "≤ 40 words, 1 epoch, M=10 R=5"
     ns = types.SimpleNamespace(max_length=None, epochs=3, candidates=None, rerank_every=10)
     assert settings_label(ns) == "all sentences, 3 epochs"
+
+
+def test_seed_check_takes_held_out_seeds() -> None:
+    assert seeds_arg("2") == [2]
+    assert seeds_arg("2,3,4") == [2, 3, 4]
+    assert seeds_text([2]) == "2"
+    assert seeds_text([2, 3, 4]) == "2, 3 and 4"
+    # Seed 1 chose both orders: a check on it would compare an order with itself.
+    for bad in ("1", "2,1", "2,2", "x", "2,,3", "-2"):
+        with pytest.raises(argparse.ArgumentTypeError, match="seeds"):
+            seeds_arg(bad)
 
 
 def test_projected_minutes_sums_the_fitted_line_over_the_steps() -> None:
