@@ -442,3 +442,137 @@ def test_more_groups_than_templates_is_said(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "5 groups asked of 2 templates" in res.stderr
     assert [len(g) for g in read_groups(tmp_path / "g.txt")[1]] == [1, 1]
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # A template twice: said, not dropped first and then misreported as a missing score.
+        (
+            "form(m)\n# score 1 uas 50\nupos(m)\n# score 2 uas 60\nform(m)\n# score 3 uas 61\n",
+            "o.txt:5: the template of line 1 again",
+        ),
+        ("form(m)\n# score 1 uas nan\n", "o.txt:2: score 'nan' is not a finite number"),
+        # Two scores in a row: the second is not taken as the next template's.
+        ("form(m)\n# score 1 uas 50\n# score 2 uas 55\nupos(m)\n", "o.txt:3: '# score 2'"),
+        (
+            "form(m)\n# score 1 uas 50\nupos(m)\nlemma(m)\n# score 3 uas 55\n",
+            "o.txt:5: a score after line 3's template",
+        ),
+        ("form(m)\n# score 1 uas\n", "o.txt:2: expected '# score K METRIC VALUE'"),
+    ],
+)
+def test_an_order_file_is_checked_line_by_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "o.txt"
+    path.write_text(text)
+    with pytest.raises(ValueError) as err:
+        read_order(path)
+    assert message in str(err.value)
+    res = CliRunner().invoke(
+        main, ["select", "groups", str(path), "--k", "2", "--out", str(tmp_path / "g.txt")]
+    )
+    assert res.exit_code == 2 and message in res.stderr and "Traceback" not in res.output
+    assert not (tmp_path / "g.txt").exists()
+
+
+def test_select_groups_takes_a_shipped_orders_family_and_refuses_what_it_cannot_cut(
+    tmp_path: Path,
+) -> None:
+    runner = CliRunner()
+    out = tmp_path / "g.txt"
+    # The example of its own --help: a config order, with no --family.
+    res = runner.invoke(
+        main, ["select", "groups", "arc_eager_en_ewt", "--k", "3", "--out", str(out)]
+    )
+    assert res.exit_code == 0, res.output
+    assert read_groups(out, "config")[1][0][0] == read_order("arc_eager_en_ewt")[0][0]
+    out.unlink()
+    for args, message in [
+        (["arc_eager_en_ewt", "--family", "arc"], "is config, not arc"),
+        (["arc_eager_pt_bosque"], "it scores 40 of its 104"),  # a partial order
+        (["first_order_en_ewt", "--k2", "3"], "--k2 cuts a second order file"),
+    ]:
+        res = runner.invoke(main, ["select", "groups", *args, "--k", "2", "--out", str(out)])
+        assert res.exit_code == 2 and message in res.output, res.output
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# no template\n")
+    res = runner.invoke(main, ["select", "groups", str(empty), "--k", "2", "--out", str(out)])
+    assert res.exit_code == 2 and "the order has no template" in res.output
+    assert not out.exists()
+
+
+def test_a_log_skips_blank_lines_and_is_held_by_one_run(data: tuple[str, str], tmp_path: Path):
+    log = tmp_path / "w.jsonl"
+    with cf.ThreadPoolExecutor(1) as ex:
+        r = forward_wrapper(POOL, *data, epochs=1, executor=ex, log=log, limit=1)
+    log.write_text("\n" + log.read_text() + "\n  \n")
+    assert len(Log(log).results) == r.evaluated
+    # A second engine on the same log while the first holds it: refused, nothing trained.
+    first = Engine(*data, executor=cf.ThreadPoolExecutor(1), log=Log(log))
+    with pytest.raises(ValueError, match="another run is using this log"):
+        Engine(*data, executor=cf.ThreadPoolExecutor(1), log=Log(log))
+    first.close()
+    with Engine(*data, executor=cf.ThreadPoolExecutor(1), log=Log(log)) as again:
+        assert [r.key for _, r in again.run([cand(POOL, epochs=1)])]
+
+
+def test_log_lines_that_name_no_data_are_reused_with_a_note(data: tuple[str, str], tmp_path):
+    from depfs.select.engine import UncheckedLogWarning
+
+    log = tmp_path / "w.jsonl"
+    with cf.ThreadPoolExecutor(1) as ex:
+        r = forward_wrapper(POOL, *data, epochs=1, executor=ex, log=log, limit=1)
+    old = [json.loads(x) for x in log.read_text().splitlines()]
+    for d in old:
+        del d["data"]  # as a depfs before logs named their data wrote it
+    log.write_text("".join(json.dumps(d) + "\n" for d in old))
+    with pytest.warns(UncheckedLogWarning, match=f"{len(old)} of its {len(old)} lines"):
+        with cf.ThreadPoolExecutor(1) as ex:
+            again = forward_wrapper(POOL, *data, epochs=1, executor=ex, log=log, limit=1)
+    assert again.reused == r.evaluated and again.evaluated == 0
+
+
+def test_wrapper_refuses_a_dev_set_it_cannot_score_before_training(
+    data: tuple[str, str], tmp_path: Path
+) -> None:
+    tb = depfs.read_conllu(data[1])
+    text = tb.to_string()
+    nohead, notags = tmp_path / "nohead.conllu", tmp_path / "notags.conllu"
+    rows = [line.split("\t") for line in text.splitlines()]
+    nohead.write_text(
+        "\n".join("\t".join(r[:6] + ["_"] + r[7:]) if len(r) == 10 else r[0] for r in rows) + "\n"
+    )
+    notags.write_text(
+        "\n".join("\t".join(r[:2] + ["_"] * 4 + r[6:]) if len(r) == 10 else r[0] for r in rows)
+        + "\n"
+    )
+    log = tmp_path / "w.jsonl"
+    for dev, message in [(nohead, "cannot score a parse"), (notags, "leaves ")]:
+        with cf.ThreadPoolExecutor(1) as ex, pytest.raises(ValueError, match=message) as err:
+            forward_wrapper(POOL, data[0], dev, epochs=1, executor=ex, log=log)
+        assert str(dev) in str(err.value)
+    assert not log.exists()  # refused before the log was opened
+    # --max-length that leaves nothing: said as such, not as "no complete tree".
+    with cf.ThreadPoolExecutor(1) as ex, pytest.raises(ValueError, match="leaves no sentence"):
+        forward_wrapper(POOL, *data, epochs=1, executor=ex, max_length=0 + 1, limit=1)
+
+
+def test_rerank_every_without_candidates_is_refused(data: tuple[str, str], tmp_path: Path):
+    res = CliRunner().invoke(
+        main,
+        [
+            "select",
+            "wrapper",
+            "--pool",
+            POOL,
+            "--train",
+            data[0],
+            "--dev",
+            data[1],
+            "--out",
+            str(tmp_path / "o.txt"),
+            "--rerank-every",
+            "3",
+        ],
+    )
+    assert res.exit_code == 2 and "--rerank-every applies to the cheaper variant" in res.output

@@ -116,6 +116,12 @@ def wrapper_command(
 
     if parser_kind != "graph" and (order != 1 or decoder != "eisner"):
         raise click.UsageError("--order and --decoder apply to the graph parser only")
+    given = click.get_current_context().get_parameter_source("rerank_every")
+    if candidates is None and given is click.core.ParameterSource.COMMANDLINE:
+        raise click.UsageError(
+            "--rerank-every applies to the cheaper variant (--candidates M): the exact wrapper "
+            "re-evaluates every template at every step"
+        )
     if metric is not None and metric not in PARSER_METRICS[parser_kind]:
         raise click.UsageError(
             f"--metric {metric}: the {parser_kind} is scored by "
@@ -210,7 +216,9 @@ def wrapper_command(
 @click.option("--k", "k", type=count(1), required=True, help="Groups of the first order file.")
 @click.option("--k2", type=count(1), help="Groups of the second (sibling) order file [default: K].")
 @click.option(
-    "--family", type=click.Choice(["arc", "config", "token"]), default="arc", show_default=True
+    "--family",
+    type=click.Choice(["arc", "config", "token"]),
+    help="[default: a shipped order's own, else arc]",
 )
 @click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
 @click.option("--force", is_flag=True, help="Allow an output path that is an input.")
@@ -219,7 +227,7 @@ def groups_command(
     second_path: str | None,
     k: int,
     k2: int | None,
-    family: str,
+    family: str | None,
     out_path: str,
     force: bool,
 ) -> None:
@@ -230,10 +238,18 @@ def groups_command(
     from ..files import write_text_atomic
     from .groups import cut_groups, groups_text, read_order
 
+    if k2 is not None and second_path is None:
+        raise click.UsageError("--k2 cuts a second order file (SECOND_PATH): none was given")
+
     def cut(path: str, k: int) -> list[list[Any]]:
         order, scores = read_order(path, family)
+        if not order:
+            raise click.UsageError(f"{path}: the order has no template")
         if len(scores) != len(order):
-            raise click.UsageError(f"{path}: needs a '# score' line after each template")
+            raise click.UsageError(
+                f"{path}: needs a '# score' line after each template (it scores "
+                f"{len(scores)} of its {len(order)}): groups of equal gain are cut by the scores"
+            )
         if k > len(order):
             click.echo(
                 f"depfs: note: {path}: {k} groups asked of {len(order)} templates: "

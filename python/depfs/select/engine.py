@@ -21,6 +21,7 @@ import json
 import multiprocessing
 import os
 import time
+import warnings
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -132,7 +133,14 @@ def _treebank(path: str, max_length: int | None) -> Any:
 
         tb = read_conllu(path)
         if max_length is not None:
-            tb = tb.select([s.index for s in tb if len(s) <= max_length])
+            keep = [s.index for s in tb if len(s) <= max_length]
+            if not keep:
+                shortest = min((len(s) for s in tb), default=0)
+                raise ValueError(
+                    f"{path}: max length {max_length} leaves no sentence (the shortest has "
+                    f"{shortest} words)"
+                )
+            tb = tb.select(keep)
         _CACHE[key] = tb
     return _CACHE[key]
 
@@ -236,10 +244,19 @@ def data_fingerprint(path: str | os.PathLike[str]) -> str:
     return f"{Path(path).stat().st_size} bytes, sha256 {h.hexdigest()[:16]}"
 
 
+class UncheckedLogWarning(UserWarning):
+    """A selection log holds lines that do not say which data they were scored on."""
+
+
 class Log:
     """Evaluated candidates, one complete JSON line each (``key`` plus the result and
     the candidate's options), appended and flushed to disk as each result arrives. A
-    torn last line (a kill mid-write) is dropped on open, so the log always resumes."""
+    torn last line (a kill mid-write) is dropped on open, so the log always resumes;
+    blank lines are skipped. A run holds the log (:meth:`lock`): a second run on the same
+    log is refused rather than training everything again beside the first.
+
+    A log is tied to its data, not to the depfs version: after an upgrade that changes
+    training, start a new log."""
 
     def __init__(self, path: str | os.PathLike[str] | None) -> None:
         self.path = Path(path) if path is not None else None
@@ -247,6 +264,7 @@ class Log:
         #: The data its results were scored on (see :meth:`bind`), and what each line says.
         self.data: dict[str, str] | None = None
         self._made_on: list[tuple[int, dict[str, str] | None]] = []
+        self._lock: Any = None
         if self.path is None or not self.path.exists():
             return
         data = self.path.read_bytes()
@@ -255,6 +273,8 @@ class Log:
             with open(self.path, "r+b") as f:
                 f.truncate(len(complete))
         for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
             try:
                 d = json.loads(line)
                 r = Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
@@ -266,7 +286,8 @@ class Log:
     def bind(self, data: dict[str, str]) -> None:
         """Ties the log to the train and dev data its results are scored on (`data`, see
         :func:`data_fingerprint`): a log of results scored on other data is refused, not
-        reused (lines written before logs named their data are taken as they are)."""
+        reused. Lines written before logs named their data cannot be checked: they are
+        reused, with one :class:`UncheckedLogWarning`."""
         for n, made_on in self._made_on:
             if made_on is not None and made_on != data:
                 theirs = ", ".join(f"{k} {v}" for k, v in sorted(made_on.items()))
@@ -275,7 +296,43 @@ class Log:
                     f"{self.path}:{n}: this log was made on other data ({theirs}; now {ours}): "
                     "give another --log, or remove it to start afresh"
                 )
+        unchecked = [n for n, made_on in self._made_on if made_on is None]
+        if unchecked:
+            warnings.warn(
+                UncheckedLogWarning(
+                    f"{self.path}: {len(unchecked)} of its {len(self._made_on)} lines (first "
+                    f"line {unchecked[0]}) come from a depfs that did not record the data they "
+                    "were scored on: they are reused as scored on this --train and --dev; "
+                    "remove the log to train them again"
+                ),
+                stacklevel=2,
+            )
         self.data = data
+
+    def lock(self) -> None:
+        """Holds the log for this run (an exclusive lock on the file; none where the
+        platform has no ``fcntl``): a second run on the same log raises ValueError."""
+        if self.path is None or self._lock is not None:
+            return
+        try:
+            import fcntl
+        except ImportError:  # Windows
+            return
+        f = open(self.path, "ab")  # noqa: SIM115 - held until unlock()
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.close()
+            raise ValueError(
+                f"{self.path}: another run is using this log: wait for it to end, or give "
+                "another --log"
+            ) from None
+        self._lock = f
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
 
     def add(self, cand: Candidate, r: Result) -> None:
         self.results[r.key] = r
@@ -323,6 +380,7 @@ class Engine:
             if not Path(p).is_file():
                 raise FileNotFoundError(f"{p}: no such file")
         self.log.bind({"train": data_fingerprint(self.train), "dev": data_fingerprint(self.dev)})
+        self.log.lock()
         self._own: cf.ProcessPoolExecutor | None = None
 
     def _pool(self) -> cf.Executor:
@@ -341,9 +399,11 @@ class Engine:
         return self._own
 
     def close(self) -> None:
+        """Stops its own pool and lets the log go (another run may take it)."""
         if self._own is not None:
             self._own.shutdown(wait=False, cancel_futures=True)
             self._own = None
+        self.log.unlock()
 
     def __enter__(self) -> Engine:
         return self

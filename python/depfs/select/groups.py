@@ -20,7 +20,9 @@ from pathlib import Path
 from ..files import write_text_atomic
 from ..templates import Template, TemplateSet
 
-_SCORE = re.compile(r"^#\s*score\s+(\d+)\s+(\w+)\s+(-?[0-9.]+)\s*$")
+_SCORE = re.compile(r"^#\s*score\s+(\d+)\s+(\w+)\s+(\S+)\s*$")
+_SCORE_LIKE = re.compile(r"^#\s*score\b")
+_NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]*)?$")
 _GROUP = re.compile(r"^#\s*group\s+(\d+)\s*$")
 _ORDER = re.compile(r"^#\s*order\s+([12])\s*$")
 
@@ -42,22 +44,72 @@ def order_text(
     return "\n".join(lines) + "\n"
 
 
-def read_order(path: str | os.PathLike[str], family: str) -> tuple[TemplateSet, list[float]]:
-    """Templates of an order file, or of a shipped order by its set name (``arc_eager_en_ewt``),
-    and the scores after each prefix (empty when the file has no score comments). A file
-    of that name in the working directory wins over the set."""
-    from ..templates import template_set_text, template_sets
+def read_order(
+    path: str | os.PathLike[str], family: str | None = None
+) -> tuple[TemplateSet, list[float]]:
+    """Templates of an order file, or of a shipped order by its set name (``arc_eager_en_ewt``,
+    in its own family), and the scores after each prefix (empty when the file has no score
+    comments). A file of that name in the working directory wins over the set. `family`
+    defaults to the shipped set's, else ``"arc"``; one that differs from a shipped set's
+    raises ValueError.
 
+    The scores are checked line by line (ValueError naming the file and line): each
+    ``# score K METRIC VALUE`` follows the K-th template, with a finite VALUE; the scored
+    templates are a prefix of the order (a partial order scores its first templates); no
+    template comes twice."""
+    import math
+
+    from .. import _core
+    from ..templates import template_sets
+
+    name = os.fspath(path)
     if isinstance(path, str) and path in template_sets() and not os.path.exists(path):
-        text = template_set_text(path)
+        own, text = _core.template_set_text(path)
+        if family is not None and family != own:
+            raise ValueError(f"template set {path!r} is {own}, not {family}")
+        family = own
     elif not os.path.isfile(path):
         shipped = ", ".join(template_sets())
-        name = os.fspath(path)
         raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
     else:
         text = Path(path).read_text(encoding="utf-8")
-    scores = [float(m.group(3)) for line in text.splitlines() if (m := _SCORE.match(line.strip()))]
-    return TemplateSet.parse(text, family), scores
+    family = family or "arc"
+    order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
+    scores: list[float] = []
+    seen: dict[str, int] = {}  # canonical text -> line
+    directives: list[str] = []
+    last = 0  # line of the last template
+    unscored: int | None = None  # line of the first template left without a score
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if line.startswith("#!"):
+            directives.append(line)
+        elif _SCORE_LIKE.match(line):
+            m = _SCORE.match(line)
+            if m is None:
+                raise ValueError(f"{name}:{n}: expected '# score K METRIC VALUE', found {line!r}")
+            value = float(m.group(3)) if _NUMBER.match(m.group(3)) else math.nan
+            if not math.isfinite(value):
+                raise ValueError(f"{name}:{n}: score {m.group(3)!r} is not a finite number")
+            if unscored is not None:
+                raise ValueError(
+                    f"{name}:{n}: a score after line {unscored}'s template, which has none: "
+                    "the scored templates come first"
+                )
+            if int(m.group(1)) != len(seen) or len(scores) != len(seen) - 1:
+                raise ValueError(
+                    f"{name}:{n}: '# score {m.group(1)}' after template {len(seen)}: each "
+                    "template's score comes right after it, numbered by its place in the order"
+                )
+            scores.append(value)
+        elif line and not line.startswith("#"):
+            canonical = TemplateSet.parse("\n".join([*directives, line]), family)[0].text
+            if canonical in seen:
+                raise ValueError(f"{name}:{n}: the template of line {seen[canonical]} again")
+            if scores and len(scores) < len(seen) and unscored is None:
+                unscored = last
+            seen[canonical], last = n, n
+    return order, scores
 
 
 def cut_groups(scores: Sequence[float], k: int, start: float | None = None) -> list[int]:

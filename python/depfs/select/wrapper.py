@@ -155,6 +155,7 @@ def forward_wrapper(
             seed=seed,
         )
 
+    _check_dev(parser, str(train), str(dev))
     the_log = Log(log)
     engine = Engine(str(train), str(dev), executor=executor, workers=workers, log=the_log)
     steps: list[Step] = []
@@ -217,6 +218,32 @@ def forward_wrapper(
         evaluated=engine.evaluated,
         reused=engine.reused,
     )
+
+
+def _check_dev(parser: str, train: str, dev: str) -> None:
+    """Refuses, before any training, a dev set that cannot score the candidates: a parser's
+    without HEAD, or one that leaves empty a tag column the training set fills (every
+    candidate would fail on it, or be scored on an untagged parse). O(words)."""
+    from ..base import missing_columns
+    from ..evaluate import evaluate
+    from ..treebank import read_conllu
+
+    dev_tb = read_conllu(dev)
+    if parser != "tagger":
+        try:
+            evaluate(dev_tb, dev_tb)
+        except ValueError as e:
+            raise ValueError(
+                f"{dev}: the dev set cannot score a parse: {str(e).removeprefix('gold ')}"
+            ) from None
+    filled = read_conllu(train).filled_columns()
+    tags = [c for c in filled if c in ("UPOS", "XPOS", "FEATS", "LEMMA")]
+    missing = missing_columns(tags, dev_tb)
+    if missing:
+        raise ValueError(
+            f"{dev}: the dev set leaves {', '.join(missing)} empty ('_' on most words), which the "
+            f"training set {train} fills: give a tagged dev set"
+        )
 
 
 def _shortlisted(k: int, candidates: int | None, full_steps: int, rerank_every: int) -> bool:
