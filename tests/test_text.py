@@ -254,5 +254,8 @@ def test_a_raw_text_line_longer_than_spacy_takes_is_cut_at_whitespace(
     assert len(tb) == 10 and max(len(s.text) for s in tb) <= 100  # 9 pieces
     assert _cut("ab cd  e", 4) == ["ab", "cd ", "e"] and _cut("a" * 9, 4) == ["aaaa"] * 2 + ["a"]
     tokenizer.nlp.max_length = 50
-    with pytest.raises(depfs.errors.FormatError, match=r"long\.txt:2: \[E088\]"):
+    with (
+        pytest.warns(UserWarning, match="cut at whitespace"),
+        pytest.raises(depfs.errors.FormatError, match=r"long\.txt:2: \[E088\]"),
+    ):
         depfs.read_text(raw, tokenizer=tokenizer)
