@@ -269,6 +269,8 @@ def test_a_saved_pipeline_carries_its_models(
     assert annotations(spacy.load(tmp_path / "pipe")) == before
     again = spacy.blank("en")
     again.add_pipe("depfs", config={"model": "gone.depfs", "tagger": "gone.depfs"})
+    with pytest.raises(depfs.errors.DepfsIOError, match="gone.depfs"):
+        again("a doc before from_bytes")  # a missing model is named at the first doc
     assert annotations(again.from_bytes(data)) == before
     assert annotations(pickle.loads(pickle.dumps(nlp))) == before
 

@@ -55,7 +55,7 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from . import _core
-from .base import needs_tagger, unfilled_columns
+from .base import missing_columns
 from .errors import MissingColumnsError
 from .text import Word, _conllu
 
@@ -197,11 +197,12 @@ class DepfsComponent:
                 first += len(doc_words)
                 if not doc_words:
                     continue
-                tb = treebank.select(sentences)
-                tagged[d] = self.tagger is not None and needs_tagger(
-                    model.input_columns, self.tagger.columns_, tb
-                )
-                missing = unfilled_columns(model, tb, self.tagger if tagged[d] else None)
+                # The rule of parse(tag=None), on this doc: base.needs_tagger and
+                # base.unfilled_columns, from one look at its columns.
+                missing = missing_columns(model.input_columns, treebank.select(sentences))
+                predicted = self.tagger.columns_ if self.tagger is not None else []
+                tagged[d] = any(c in predicted for c in missing)
+                missing = [c for c in missing if not tagged[d] or c not in predicted]
                 if missing and not self.allow_missing_tags:
                     raise MissingColumnsError(_missing_message(model, missing))
                 (to_tag if tagged[d] else keep).extend(sentences)
