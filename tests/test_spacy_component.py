@@ -3,6 +3,9 @@ with small models trained on the synthetic treebank."""
 
 from __future__ import annotations
 
+import pickle
+import random
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -11,11 +14,13 @@ import depfs
 import numpy as np
 import pytest
 from depfs.datasets import synthetic
+from depfs.text import Word, _conllu
 from small_models import small_graph
 
 spacy = pytest.importorskip("spacy")
 from spacy import displacy  # noqa: E402
 from spacy.language import Language  # noqa: E402
+from spacy.tokens import Doc  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -26,11 +31,14 @@ def gold() -> depfs.Treebank:
 @pytest.fixture(scope="module")
 def models(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """`plain`: a graph parser reading FORM and UPOS; `inside`: the same with a tagger
-    in its file; `tagger`: that tagger; `eager`: an arc-eager parser."""
+    in its file; `tagger`: that tagger; `eager`: an arc-eager parser; `lemma`: an
+    arc-eager parser reading LEMMA, UPOS and XPOS, with the tagger inside."""
     d = tmp_path_factory.mktemp("spacy")
     train = synthetic(150, seed=2)
     tagger = depfs.Tagger(epochs=2).fit(train)
-    paths = {k: d / f"{k}.depfs" for k in ("plain", "inside", "tagger", "eager")}
+    paths = {k: d / f"{k}.depfs" for k in ("plain", "inside", "tagger", "eager", "lemma")}
+    lemma = "lemma(QUEUE_0)\nupos(STACK_0)\nxpos(QUEUE_0) & form(STACK_0)"
+    depfs.ArcEagerParser(lemma, epochs=2, tagger=tagger).fit(train).save(paths["lemma"])
     small_graph().fit(train).save(paths["plain"])
     small_graph(tagger=tagger).fit(train).save(paths["inside"])
     tagger.save(paths["tagger"])
@@ -179,3 +187,133 @@ def test_docs_without_features_are_parsed_after_the_tagger(models: dict[str, Pat
     doc = nlp_with(model=feats, tagger=models["tagger"])("on . on .")
     assert sum(t.head.i == t.i for t in doc) == 1 and [t.pos_ != "" for t in doc] == [True] * 4
     assert all(str(t.morph) == "" for t in doc)
+
+
+def by_hand(nlp: Language, forms: list[str], **attrs: list[str]) -> Doc:
+    """A doc of `forms` with attributes (pos_, tag_, ...) set as an earlier component would."""
+    doc = Doc(nlp.vocab, words=forms)
+    for attr, values in attrs.items():
+        for t, v in zip(doc, values):
+            setattr(t, attr, v)
+    return doc
+
+
+def test_each_doc_is_tagged_or_not_whatever_its_batch(gold: depfs.Treebank, models):
+    """A doc whose pos_ an earlier component set is parsed with them, and not tagged
+    (tag_ stays empty), alone or beside an untagged doc in one batch, which is tagged.
+    Planted: the tagging decided for the whole batch fails here."""
+    nlp = nlp_with(model=models["inside"])
+    a, b = gold[0], gold[1]
+    tagged = lambda: by_hand(nlp, a.forms, pos_=a.upos)  # noqa: E731
+    alone = next(nlp.pipe([tagged()], batch_size=1))
+    mixed = list(nlp.pipe([tagged(), Doc(nlp.vocab, words=b.forms)], batch_size=2))
+    expected = depfs.load(models["plain"]).parse(gold[0:1])[0]  # gold UPOS
+    for doc in (alone, mixed[0]):
+        assert [t.pos_ for t in doc] == a.upos and {t.tag_ for t in doc} == {""}
+        assert heads_labels(doc) == (list(expected.heads), expected.deprels)
+    tagger = depfs.load(models["inside"]).tagger_
+    predicted = tagger.tag(depfs.tokens_to_treebank([b.forms]))[0]
+    assert [t.pos_ for t in mixed[1]] == predicted.upos
+    assert [t.tag_ for t in mixed[1]] == predicted.xpos
+
+
+def test_attributes_an_earlier_component_set_are_kept(models):
+    """A doc with pos_ and tag_ but no lemma_ or morph, for a model that reads LEMMA: it
+    is tagged, the tagger's lemmas and features fill the empty attributes, and pos_ and
+    tag_ (here unlike the tagger's) stay and are what the parser reads.
+    Planted: the tags written over every attribute fail here."""
+    nlp = nlp_with(model=models["lemma"])
+    forms = ["some", "cats", "laugh", "."]
+    upos, xpos = ["X", "X", "X", "PUNCT"], ["XX", "XX", "XX", "XX"]
+    doc = nlp(by_hand(nlp, forms, pos_=upos, tag_=xpos))
+    parser = depfs.load(models["lemma"])
+    predicted = parser.tagger_.tag(depfs.tokens_to_treebank([forms]))[0]
+    assert predicted.upos != upos and predicted.xpos != xpos
+    assert [t.pos_ for t in doc] == upos and [t.tag_ for t in doc] == xpos
+    assert [t.lemma_ for t in doc] == predicted.lemmas
+    assert [str(t.morph) or "_" for t in doc] == predicted.feats
+    words = [
+        Word(f, lemma=lemma, upos=u, xpos=x, feats=feats)
+        for f, lemma, u, x, feats in zip(forms, predicted.lemmas, upos, xpos, predicted.feats)
+    ]
+    own = depfs.Treebank.from_string(_conllu([(" ".join(forms), words)], 1))
+    expected = parser.parse(own, tag=False)[0]
+    assert heads_labels(doc) == (list(expected.heads), expected.deprels)
+
+
+def test_a_saved_pipeline_carries_its_models(
+    gold: depfs.Treebank, models, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """to_disk copies the model and the tagger into the pipeline's folder: spacy.load from
+    another folder, with the config's files deleted (or replaced by another model), parses
+    as before; so do to_bytes/from_bytes and pickle.
+    Planted: to_disk writing no model fails here."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    shutil.copy(models["plain"], first / "m.depfs")
+    shutil.copy(models["tagger"], first / "t.depfs")
+    monkeypatch.chdir(first)
+    nlp = nlp_with(model="m.depfs", tagger="t.depfs")
+
+    def annotations(nlp: Language) -> list[tuple]:
+        docs = nlp.pipe(texts(gold)[:5])
+        return [(heads_labels(d), [t.pos_ for t in d], [t.lemma_ for t in d]) for d in docs]
+
+    before = annotations(nlp)
+    data = nlp.to_bytes()
+    nlp.to_disk(tmp_path / "pipe")
+    (first / "m.depfs").unlink(), (first / "t.depfs").unlink()
+    monkeypatch.chdir(second)
+    assert annotations(spacy.load(tmp_path / "pipe")) == before
+    shutil.copy(models["eager"], second / "m.depfs")  # the config's path, another model
+    assert annotations(spacy.load(tmp_path / "pipe")) == before
+    again = spacy.blank("en")
+    again.add_pipe("depfs", config={"model": "gone.depfs", "tagger": "gone.depfs"})
+    with pytest.raises(depfs.errors.DepfsIOError, match="gone.depfs"):
+        again("a doc before from_bytes")  # a missing model is named at the first doc
+    assert annotations(again.from_bytes(data)) == before
+    assert annotations(pickle.loads(pickle.dumps(nlp))) == before
+
+
+def test_whitespace_heads_are_found_in_linear_time():
+    """A whitespace token's head is the word before it, else after it, else token 0; each
+    flag is read at most twice (one pass each way), however many whitespace tokens.
+    Planted: the search from each whitespace token (quadratic) fails here."""
+    from depfs.spacy_component import _space_heads
+
+    class Counting(list):
+        reads = 0
+
+        def __getitem__(self, k):
+            Counting.reads += 1
+            return super().__getitem__(k)
+
+    def reference(space: list[bool]) -> list[int]:
+        words = [k for k, s in enumerate(space) if not s]
+        return [
+            -1
+            if not s
+            else max(
+                [w for w in words if w < k], default=min([w for w in words if w > k], default=0)
+            )
+            for k, s in enumerate(space)
+        ]
+
+    rng = random.Random(4)
+    for n in (0, 1, 2, 5, 30):
+        for _ in range(50):
+            space = [rng.random() < 0.4 for _ in range(n)]
+            assert _space_heads(space) == reference(space)
+    assert _space_heads([True, True, False, True]) == [2, 2, -1, 2]
+    for n in (1000, 2000):  # half whitespace
+        Counting.reads = 0
+        _space_heads(Counting([k % 2 == 0 for k in range(n)]))
+        assert Counting.reads <= 2 * n
+
+
+def test_a_text_of_underscores_is_parsed(models):
+    """'_' is a word (UD: a FORM '_' is the underscore itself), not an empty FORM.
+    Planted: FORM counted as missing on '_' raises here."""
+    doc = nlp_with(model=models["lemma"])("_ _ _ x")
+    assert [t.text for t in doc] == ["_", "_", "_", "x"]
+    assert sum(t.head.i == t.i for t in doc) == 1 and all(t.pos_ for t in doc)

@@ -219,3 +219,43 @@ def test_raw_text_through_a_spacy_blank_tokenizer(tmp_path: Path, models: dict[s
         "sleep",
         ".",
     ]
+
+
+def test_a_text_of_underscores_is_words(tmp_path: Path, models: dict[str, Path]):
+    """A FORM '_' is the underscore itself (UD), not an empty FORM: text made mostly of
+    '_' is parsed. Planted: FORM counted as missing on '_' refuses it."""
+    text = tmp_path / "us.txt"
+    text.write_text("_ _ _ x\n_ y _\n")
+    res = CliRunner().invoke(main, ["parse", str(models["forms"]), str(text)])
+    assert res.exit_code == 0, res.output
+    tb = depfs.Treebank.from_string(res.stdout)
+    assert [s.forms for s in tb] == [["_", "_", "_", "x"], ["_", "y", "_"]]
+    assert [list(s.heads).count(0) for s in tb] == [1, 1]
+
+
+@needs_spacy
+def test_a_raw_text_line_longer_than_spacy_takes_is_cut_at_whitespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A line longer than spaCy's max_length is cut at whitespace into pieces of at most
+    MAX_PARAGRAPH characters, with a warning naming the file and line; every word is kept.
+    A refusal by spaCy names the file and line. Planted: no cut (spaCy's E088) fails."""
+    from depfs.text import SpacyTokenizer, _cut
+
+    tokenizer = SpacyTokenizer("en")
+    tokenizer.nlp.max_length = 300
+    monkeypatch.setattr(SpacyTokenizer, "MAX_PARAGRAPH", 100)
+    words = [f"w{i}" for i in range(200)]  # 889 characters on one line
+    raw = tmp_path / "long.txt"
+    raw.write_text("A first line .\n" + " ".join(words) + "\n")
+    with pytest.warns(UserWarning, match=r"long\.txt:2: a line of 889 characters is cut at wh"):
+        tb = depfs.read_text(raw, tokenizer=tokenizer)
+    assert [f for s in tb for f in s.forms] == ["A", "first", "line", ".", *words]
+    assert len(tb) == 10 and max(len(s.text) for s in tb) <= 100  # 9 pieces
+    assert _cut("ab cd  e", 4) == ["ab", "cd ", "e"] and _cut("a" * 9, 4) == ["aaaa"] * 2 + ["a"]
+    tokenizer.nlp.max_length = 50
+    with (
+        pytest.warns(UserWarning, match="cut at whitespace"),
+        pytest.raises(depfs.errors.FormatError, match=r"long\.txt:2: \[E088\]"),
+    ):
+        depfs.read_text(raw, tokenizer=tokenizer)

@@ -22,6 +22,7 @@ import gzip
 import io
 import os
 import re
+import warnings
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -219,7 +220,7 @@ def text_batches(
     :class:`SpacyTokenizer`; `format` is then ignored). Errors name `name` and the line."""
     lines = _lines(stream, name)
     if tokenizer is not None:
-        sentences = tokenizer.sentences(lines)
+        sentences = tokenizer.sentences(lines, name)
     else:
         sentences = _sentences(lines, format, name)
     return _batches(sentences, batch_size)
@@ -292,7 +293,8 @@ class SpacyTokenizer:
     line, joined by spaces) is tokenised at a time; whitespace tokens are dropped and a
     word not followed by a space gets ``SpaceAfter=No``."""
 
-    #: A paragraph longer than this (characters) is cut at a line end first.
+    #: A paragraph longer than this (characters) is cut at a line end first; a line longer
+    #: than this is cut at whitespace (spaCy refuses a text over ``nlp.max_length``).
     MAX_PARAGRAPH = 100_000
 
     def __init__(self, lang: str) -> None:
@@ -317,22 +319,43 @@ class SpacyTokenizer:
             raise ValueError(f"--tokenizer {spec!r}: expected spacy:LANG, e.g. spacy:en")
         return cls(lang)
 
-    def _paragraphs(self, lines: Iterable[tuple[int, str]]) -> Iterator[str]:
+    def _paragraphs(self, lines: Iterable[tuple[int, str]], name: str) -> Iterator[tuple[int, str]]:
+        """(first line number, text) of each paragraph, cut as :data:`MAX_PARAGRAPH` says."""
         para: list[str] = []
-        size = 0
-        for _, line in lines:
+        size = first = 0
+        for n, line in lines:
             line = line.strip()
+            if len(line) > self.MAX_PARAGRAPH:
+                if para:
+                    yield first, " ".join(para)
+                    para, size = [], 0
+                pieces = _cut(line, self.MAX_PARAGRAPH)
+                warnings.warn(
+                    f"{name}:{n}: a line of {len(line):,} characters is cut at whitespace into "
+                    f"{len(pieces)} pieces of at most {self.MAX_PARAGRAPH:,}: a sentence may be "
+                    "cut where they meet",
+                    stacklevel=2,
+                )
+                yield from ((n, piece) for piece in pieces)
+                continue
             if line:
+                first = first if para else n
                 para.append(line)
                 size += len(line) + 1
             if para and (not line or size > self.MAX_PARAGRAPH):
-                yield " ".join(para)
+                yield first, " ".join(para)
                 para, size = [], 0
         if para:
-            yield " ".join(para)
+            yield first, " ".join(para)
 
-    def sentences(self, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[str, list[Word]]]:
-        for doc in self.nlp.pipe(self._paragraphs(lines)):
+    def sentences(
+        self, lines: Iterable[tuple[int, str]], name: str = "<text>"
+    ) -> Iterator[tuple[str, list[Word]]]:
+        for n, paragraph in self._paragraphs(lines, name):
+            try:
+                doc = self.nlp(paragraph)
+            except ValueError as e:  # spaCy's refusal of a text, named by its line here
+                raise FormatError(f"{name}:{n}: {e}") from None
             for sent in doc.sents:
                 words = [
                     Word(t.text, misc="_" if t.whitespace_ else "SpaceAfter=No")
@@ -342,3 +365,21 @@ class SpacyTokenizer:
                 if words:
                     words[-1].misc = "_"
                     yield " ".join(sent.text.split()), words
+
+
+#: The last whitespace of a text (O(length): ``\S*`` stops at the next whitespace).
+_LAST_SPACE = re.compile(r"\s\S*\Z")
+
+
+def _cut(line: str, limit: int) -> list[str]:
+    """`line` in pieces of at most `limit` characters, each cut at its last whitespace
+    (where a window has none, inside a word). O(len(line))."""
+    pieces = []
+    start = 0
+    while len(line) - start > limit:
+        m = _LAST_SPACE.search(line, start, start + limit + 1)
+        end = m.start() if m and m.start() > start else start + limit
+        pieces.append(line[start:end])
+        start = end + 1 if m and end == m.start() else end
+    pieces.append(line[start:])
+    return pieces

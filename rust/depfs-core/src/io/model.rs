@@ -170,24 +170,33 @@ pub fn input_columns(sets: &[&crate::templates::TemplateSet]) -> Vec<String> {
 }
 
 /// The columns of `tb` that carry values: not `_` on at least half of the words.
-/// O(words).
+/// FORM always does: in UD a FORM of `_` is the underscore itself, never a blank. So is a
+/// LEMMA `_` beside a FORM `_`; elsewhere LEMMA `_` is a blank. O(words).
 pub fn filled_columns(tb: &Treebank) -> Vec<String> {
     let w = &tb.words;
     let v = &tb.vocabs;
+    let form_blank = v.form.get("_");
+    let lemma_blank = v.lemma.get("_");
+    let blank_lemmas = w
+        .lemma
+        .iter()
+        .zip(&w.form)
+        .filter(|&(&l, &f)| Some(l) == lemma_blank && Some(f) != form_blank)
+        .count();
+    let blanks = |ids: &[u32], vocab: &crate::treebank::Vocab| {
+        let blank = vocab.get("_");
+        ids.iter().filter(|&&i| Some(i) == blank).count()
+    };
     [
-        ("FORM", &w.form, &v.form),
-        ("LEMMA", &w.lemma, &v.lemma),
-        ("UPOS", &w.upos, &v.upos),
-        ("XPOS", &w.xpos, &v.xpos),
-        ("FEATS", &w.feats, &v.feats),
+        ("FORM", 0),
+        ("LEMMA", blank_lemmas),
+        ("UPOS", blanks(&w.upos, &v.upos)),
+        ("XPOS", blanks(&w.xpos, &v.xpos)),
+        ("FEATS", blanks(&w.feats, &v.feats)),
     ]
     .into_iter()
-    .filter(|(_, ids, vocab)| {
-        let blank = vocab.get("_");
-        let empty = ids.iter().filter(|&&i| Some(i) == blank).count();
-        2 * empty < ids.len().max(1)
-    })
-    .map(|(c, _, _)| c.to_string())
+    .filter(|&(_, empty)| 2 * empty < w.form.len().max(1))
+    .map(|(c, _)| c.to_string())
     .collect()
 }
 
@@ -513,6 +522,30 @@ mod tests {
             vec![],
         );
         assert_eq!(missing_columns(&untagged, &needed), ["UPOS"]);
+        assert!(missing_columns(&tb, &needed).is_empty());
+    }
+
+    #[test]
+    fn an_underscore_form_is_a_word_not_a_blank() {
+        use crate::WordStrs;
+        // "_ _ _ x": FORM `_` is the underscore itself, and so is its LEMMA `_`; x's LEMMA
+        // `_` is a blank (1 of 4 words: LEMMA filled).
+        let word = |form, lemma, head| WordStrs { lemma, ..WordStrs::simple(form, "SYM", head, "dep") };
+        let mut tb = Treebank::new();
+        tb.push_sentence(
+            &[word("_", "_", 0), word("_", "_", 1), word("_", "_", 1), word("x", "_", 1)],
+            vec![],
+        );
+        assert_eq!(filled_columns(&tb), ["FORM", "LEMMA", "UPOS"]);
+        // Blank lemmas of other words on half of them: LEMMA empty, FORM never.
+        let mut half = Treebank::new();
+        half.push_sentence(
+            &[word("_", "_", 0), word("y", "y", 1), word("x", "_", 1), word("z", "_", 1)],
+            vec![],
+        );
+        assert_eq!(filled_columns(&half), ["FORM", "UPOS"]);
+        let needed = ["FORM".to_string(), "LEMMA".to_string()];
+        assert_eq!(missing_columns(&half, &needed), ["LEMMA"]);
         assert!(missing_columns(&tb, &needed).is_empty());
     }
 
