@@ -209,6 +209,30 @@ def test_cli_train_tag_eval(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "graph parser options" in r.output
 
 
+def test_cli_notes_a_margin_on_an_ordinary_tagger_and_names_an_untagged_training_file(
+    tagger: Tagger, tmp_path: Path
+) -> None:
+    """`tag --margin N` on a tagger not trained dynamic says so, as `parse` does (planted:
+    no warning from Tagger.tag); an untagged --train is refused naming the file (planted:
+    the core's message alone)."""
+    model, gold = tmp_path / "t.depfs", tmp_path / "gold.conllu"
+    tagger.save(model)
+    gold.write_text(synthetic_conllu(20, seed=4))
+    for margin, noted in (("0", True), ("inf", False)):
+        r = CliRunner().invoke(main, ["tag", str(model), str(gold), "--margin", margin])
+        assert r.exit_code == 0, r.output
+        assert ("trained without dynamic=True" in r.stderr) == noted, r.stderr
+    untagged = tmp_path / "untagged.conllu"
+    untagged.write_text(blank(gold.read_text()))
+    for args in (
+        ["train", "--parser", "tagger", "--train", str(untagged), "--out", str(tmp_path / "m")],
+        ["jackknife", "--train", str(untagged), "-o", str(tmp_path / "j.conllu"), "--folds", "2"],
+    ):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert f"error: {untagged}: the training treebank leaves UPOS empty" in r.stderr, r.stderr
+
+
 def test_a_tagger_file_of_the_layout_before_the_backward_pass_tags_as_it_did() -> None:
     """tests/data/tagger_lines_v5.depfs was saved by the build before the backward pass
     (main at d49cb02, line-local hashing: ``Tagger(SMALL, epochs=3,

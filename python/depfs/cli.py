@@ -1082,7 +1082,7 @@ def tag(
     if output is not None:
         _check_output(output, {"the model": model, "the input": input}, force)
     if input is not None:
-        parse_file(
+        done = parse_file(
             model,
             input,
             output,
@@ -1093,11 +1093,14 @@ def tag(
             tag_only=True,
             input_format=_input_format(input, input_format, tokenizer),
             tokenizer=tokenizer,
+            on_note=_note_now(input),
         )
     else:
-        _stdin(
+        done = _stdin(
             tagger, input_format, tokenizer, batch_size, threads=threads, knobs={"margin": margin}
         )
+    for note in done.notes:  # as depfs parse says them
+        click.echo(f"depfs: note: {note}", err=True)
 
 
 @main.command()
