@@ -169,7 +169,7 @@ def test_stats_counts_the_roots_of_a_file_with_several(tmp_path: Path):
     d = json.loads(res.stdout)
     assert (d["sentences"], d["roots"], d["multiroot_sentences"]) == (2, 3, 1)
     text = CliRunner().invoke(main, ["stats", str(two)]).stdout
-    assert "roots                      3 (1 sentences with several)" in text
+    assert "roots                      3 (1 sentence with several)" in text
     assert depfs.stats(two).roots == 3
 
 

@@ -400,7 +400,7 @@ class ArcEagerParser(TrainableModel):
         from .dynamic.strubell2015 import warn_untrained_margin
 
         m = self._margin(margin)
-        warn_untrained_margin(m, model.margin_presets, "the parse")
+        warn_untrained_margin(m, model.margin_presets, "the parse loses")
         return model.parse(treebank, threads, scores, m)
 
     @property

@@ -1536,6 +1536,7 @@ def stats_command(file: str, as_json: bool) -> None:
         click.echo(json.dumps(st.as_dict()))
         return
     several = st.multiroot_sentences
+    sentences = "sentence" if several == 1 else "sentences"
     rows = [
         ("sentences", f"{st.sentences}"),
         ("words", f"{st.words}"),
@@ -1551,7 +1552,7 @@ def stats_command(file: str, as_json: bool) -> None:
         ),
         ("multiword tokens", f"{st.multiword_tokens}"),
         ("empty nodes", f"{st.empty_nodes}"),
-        ("roots", f"{st.roots}" + (f" ({several} sentences with several)" if several else "")),
+        ("roots", f"{st.roots}" + (f" ({several} {sentences} with several)" if several else "")),
         ("labels", f"{len(st.labels)}"),
     ]
     for name, value in rows:

@@ -344,7 +344,7 @@ class Tagger(TrainableModel):
         treebank = as_treebank(treebank, "treebank")
         threads = check_threads(threads)
         m = resolve_margin(model.margin_presets, margin)
-        warn_untrained_margin(m, model.margin_presets, "the tags")
+        warn_untrained_margin(m, model.margin_presets, "the tags lose")
         return model.tag(treebank, threads, m)
 
     def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:

@@ -200,8 +200,8 @@ def resolve_margin(presets: dict[str, float] | None, margin: float | str | None)
 
 def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, what: str) -> None:
     """Warns when margin `m` (numeric) is used by a model without `presets` (not trained
-    dynamic): its template prefixes were not trained to decide alone; `what` loses
-    accuracy (``"the parse"``, ``"the tags"``)."""
+    dynamic): its template prefixes were not trained to decide alone, so `what` (``"the
+    parse loses"``, ``"the tags lose"``) accuracy."""
     import math
     import warnings
 
@@ -209,7 +209,7 @@ def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, wha
         warnings.warn(
             f"margin {m:g} on a model trained without dynamic=True: its template "
             "prefixes were not trained to decide alone (Strubell et al. 2015, §6.1), so "
-            f"{what} loses accuracy; train with --dynamic for the prefix-margin rule",
+            f"{what} accuracy; train with --dynamic for the prefix-margin rule",
             stacklevel=3,
         )
 
