@@ -486,8 +486,13 @@ impl Treebank {
 }
 
 /// `misc` without its `Margin=` items (`_` when none is left); `None` when it has none.
+/// The streamed reader asks this of every word: MISC is `_` or short and has no `M`
+/// on most, answered by a length test or one byte search.
 pub fn without_margin(misc: &str) -> Option<String> {
-    if !misc.contains("Margin=") || !misc.split('|').any(|i| i.starts_with("Margin=")) {
+    if misc.len() < "Margin=".len() || memchr::memchr(b'M', misc.as_bytes()).is_none() {
+        return None;
+    }
+    if !misc.split('|').any(|i| i.starts_with("Margin=")) {
         return None;
     }
     let kept: Vec<&str> = misc.split('|').filter(|i| !i.starts_with("Margin=")).collect();
