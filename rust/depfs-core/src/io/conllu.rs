@@ -200,6 +200,16 @@ impl Kept {
         self.end += len + 1;
     }
 
+    /// The MISC field `misc` of the last word, at `at` in the text: recorded when it has
+    /// margins. Out of line, so that the reader's word loop stays small.
+    #[inline(never)]
+    fn misc(&mut self, misc: &str, at: usize) {
+        if let Some(new) = without_margin(misc) {
+            let word = self.fields.len() - 1;
+            self.margins.push(MiscEdit { word, start: at, end: at + misc.len(), misc: new });
+        }
+    }
+
     /// Moves the lines that are not in place (O(their bytes); none for canonical input).
     fn apply(&mut self, buf: &mut Vec<u8>) {
         for (from, len, to) in self.moves.drain(..) {
@@ -733,9 +743,10 @@ impl Reader<'_> {
         if let Some(t) = &mut self.text {
             // HEAD's start and DEPREL's end in the text.
             t.fields.push((t.end + cols[HEAD].0 - start, t.end + cols[DEPREL].1 - start));
-            if let Some(misc) = without_margin(col(MISC)) {
-                let (a, b) = (t.end + cols[MISC].0 - start, t.end + cols[MISC].1 - start);
-                t.margins.push(MiscEdit { word: t.fields.len() - 1, start: a, end: b, misc });
+            // Most MISC values (`_`) are too short to hold a margin: one compare here.
+            let (a, b) = cols[MISC];
+            if b - a >= "Margin=".len() {
+                t.misc(&text[a..b], a + t.end - start);
             }
         }
         self.cur.word_lines.push(line_no);
