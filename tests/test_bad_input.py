@@ -985,7 +985,7 @@ UNCLEAR = [
         ["<stdin>:1: invalid UTF-8"],
         [],
     ),
-    (["stats", "{roots}"], None, ["roots.conllu:2: several roots"], ["multiple_roots"]),
+    (["eval", "{gold}", "{roots}"], None, ["roots.conllu:2: several roots"], ["multiple_roots"]),
     (["parse", "{ae}", "{empty}"], None, ["empty.conllu:1: empty input"], []),
     (["parse", "{ae}", "{tmp}/nope.conllu"], None, ["nope.conllu: No such file"], ["Errno", "'"]),
     (["parse", "{tmp}/nope.depfs", "{gold}"], None, ["nope.depfs: No such file"], ["Errno"]),

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import depfs
 import pytest
@@ -63,6 +64,115 @@ def test_eval_table_and_full_labels(files: tuple[Path, Path], tmp_path: Path):
     assert (plain["las"], full["las"]) == (100.0, 66.67)
 
 
+EVAL_KEYS = {
+    *("uas", "las", "uas_nopunct", "las_nopunct", "label_acc", "label_acc_nopunct"),
+    *("upos", "xpos", "ufeats", "alltags", "lemmas", "words", "words_nopunct"),
+}
+
+
+def columns(text: str, **values: str) -> str:
+    """`text` (CoNLL-U) with the named columns (upos, xpos, feats, lemma, head, deprel)
+    set to the value on every word line."""
+    at = {"lemma": 2, "upos": 3, "xpos": 4, "feats": 5, "head": 6, "deprel": 7}
+    out = []
+    for line in text.split("\n"):
+        cols = line.split("\t")
+        if len(cols) == 10:
+            for name, v in values.items():
+                cols[at[name]] = v
+        out.append("\t".join(cols))
+    return "\n".join(out)
+
+
+def eval_json(gold: str, system: str, tmp_path: Path) -> tuple[dict[str, Any], str]:
+    g, sy = tmp_path / "g.conllu", tmp_path / "s.conllu"
+    g.write_text(gold)
+    sy.write_text(system)
+    res = CliRunner().invoke(main, ["eval", str(g), str(sy), "--json"])
+    assert res.exit_code == 0, res.output
+    return json.loads(res.stdout), res.stderr
+
+
+def test_eval_scores_a_tag_column_either_file_has_on_some_word(tmp_path: Path):
+    """The tag scores and their JSON keys do not depend on how many words have a value:
+    FEATS on one word of three is scored (planted: the old rule, FEATS on most words,
+    drops UFeats and AllTags); a column either file lacks altogether is null."""
+    gold = SENT.replace("NOUN\t_\t_", "NOUN\tNNS\tNumber=Plur").replace("VERB\t_", "VERB\tVBP")
+    gold = gold.replace("PUNCT\t_", "PUNCT\t.")
+    system = gold.replace("Number=Plur", "Number=Sing")
+    d, _ = eval_json(gold, system, tmp_path)
+    assert set(d) == EVAL_KEYS
+    assert (d["upos"], d["xpos"], d["ufeats"], d["alltags"], d["lemmas"]) == (
+        100.0,
+        100.0,
+        66.67,
+        66.67,
+        100.0,
+    )
+    # The system predicted no tags at all: each tag score is null, the keys are there.
+    d, _ = eval_json(gold, columns(gold, upos="_", xpos="_", feats="_", lemma="_"), tmp_path)
+    assert set(d) == EVAL_KEYS and d["uas"] == 100.0
+    assert [d[k] for k in ("upos", "xpos", "ufeats", "alltags", "lemmas")] == [None] * 5
+    # Gold without XPOS: XPOS and AllTags are not scored, the others are.
+    d, _ = eval_json(columns(gold, xpos="_"), system, tmp_path)
+    assert (d["xpos"], d["alltags"], d["upos"], d["ufeats"]) == (None, None, 100.0, 66.67)
+    table = CliRunner().invoke(
+        main, ["eval", str(tmp_path / "g.conllu"), str(tmp_path / "s.conllu")]
+    )
+    rows = {line.split()[0]: line.split()[1:] for line in table.stdout.splitlines()}
+    assert (rows["XPOS"], rows["AllTags"], rows["UFeats"]) == (["n/a"], ["n/a"], ["66.67"])
+
+
+def test_eval_refuses_gold_without_deprel_and_a_system_that_is_not_a_parse(tmp_path: Path):
+    """Each refusal names the file (planted: scoring them, LAS 0 and UAS 0); gold without
+    UPOS gives n/a no-punct scores and says why (planted: no-punct = all, unsaid)."""
+    g, sy = tmp_path / "gold.conllu", tmp_path / "sys.conllu"
+    for gold, system, says in (
+        (columns(SENT, deprel="_"), SENT, [f"{g}: gold sentence 1", "has no DEPREL"]),
+        (SENT, columns(SENT, head="_"), [f"{sy}: system sentence 1", "no HEAD", "not a parse"]),
+    ):
+        g.write_text(gold)
+        sy.write_text(system)
+        res = CliRunner().invoke(main, ["eval", str(g), str(sy)])
+        assert res.exit_code == 2, res.output
+        assert all(w in res.stderr for w in says) and res.stderr.count("\n") == 1, res.stderr
+    d, err = eval_json(columns(SENT, upos="_"), SENT, tmp_path)
+    assert (d["uas"], d["upos"], d["words_nopunct"]) == (100.0, None, None)
+    assert d["uas_nopunct"] is None and d["las_nopunct"] is None
+    assert "g.conllu has no UPOS" in err and "n/a" in err
+    table = CliRunner().invoke(
+        main, ["eval", str(tmp_path / "g.conllu"), str(tmp_path / "s.conllu")]
+    )
+    assert table.stdout.splitlines()[1].split() == ["UAS", "100.00", "n/a"]
+
+
+def test_eval_and_stats_read_stdin(files: tuple[Path, Path]):
+    gold, system = files
+    want = CliRunner().invoke(main, ["eval", str(gold), str(system), "--json"]).stdout
+    for args in (["eval", str(gold), "-"], ["eval", "-", str(system)]):
+        piped = system if args[-1] == "-" else gold
+        res = CliRunner().invoke(main, [*args, "--json"], input=piped.read_bytes())
+        assert res.exit_code == 0 and res.stdout == want, res.output
+    res = CliRunner().invoke(main, ["eval", "-", "-"], input=b"")
+    assert res.exit_code == 2 and "only one of GOLD and SYSTEM" in res.output
+    res = CliRunner().invoke(main, ["stats", "-", "--json"], input=gold.read_bytes())
+    assert res.exit_code == 0 and json.loads(res.stdout)["sentences"] == 100
+
+
+def test_stats_counts_the_roots_of_a_file_with_several(tmp_path: Path):
+    """Another parser's output may root several words: stats describes it (planted: read
+    with one root a sentence, as before, it fails)."""
+    two = tmp_path / "two_roots.conllu"
+    two.write_text(SENT + SENT.replace("\t2\tpunct", "\t0\troot"))
+    res = CliRunner().invoke(main, ["stats", str(two), "--json"])
+    assert res.exit_code == 0, res.output
+    d = json.loads(res.stdout)
+    assert (d["sentences"], d["roots"], d["multiroot_sentences"]) == (2, 3, 1)
+    text = CliRunner().invoke(main, ["stats", str(two)]).stdout
+    assert "roots                      3 (1 sentence with several)" in text
+    assert depfs.stats(two).roots == 3
+
+
 def test_stats_text_and_json(files: tuple[Path, Path]):
     gold, _ = files
     res = CliRunner().invoke(main, ["stats", str(gold), "--json"])
@@ -81,6 +191,8 @@ def test_version_and_help():
         res = runner.invoke(main, args)
         assert res.exit_code == 0 and "Usage:" in res.output
     assert "--full-labels" in runner.invoke(main, ["eval", "--help"]).output
+    help_words = " ".join(runner.invoke(main, ["eval", "--help"]).output.split())
+    assert "same words and the same sentences" in help_words
 
 
 def test_errors_are_one_line_with_exit_2(files: tuple[Path, Path], tmp_path: Path):
@@ -92,7 +204,8 @@ def test_errors_are_one_line_with_exit_2(files: tuple[Path, Path], tmp_path: Pat
     cases = [
         (
             ["eval", str(gold), str(other)],
-            f"{other} against {gold}: gold has 100 sentences, system has 1",
+            f"{other} against {gold}: gold has 100 sentences, system has 1 (the two files "
+            "must have the same words and the same sentences)",
         ),
         (["eval", str(gold), str(tmp_path / "missing.conllu")], "missing.conllu"),
         (["stats", str(bad)], "bad.conllu:1"),

@@ -87,6 +87,15 @@ def test_hand_computed_scores():
         ufeats_correct=9,
         alltags_correct=9,
         lemma_correct=9,
+        # Words with a value: every UPOS and LEMMA, no XPOS or FEATS.
+        gold_upos=9,
+        gold_xpos=0,
+        gold_feats=0,
+        gold_lemma=9,
+        system_upos=9,
+        system_xpos=0,
+        system_feats=0,
+        system_lemma=9,
     )
     assert s.uas == pytest.approx(700 / 9)
     assert s.las_nopunct == pytest.approx(500 / 7)
@@ -101,6 +110,10 @@ def test_hand_computed_scores():
         "words": 9,
         "words_nopunct": 7,
     }
+    # XPOS and FEATS are `_` on both sides: not scored, nor AllTags (None, the key kept).
+    assert s.tag_scores == ("upos", "lemmas")
+    tags = s.as_dict(digits=2, tags=True)
+    assert (tags["xpos"], tags["alltags"], tags["upos"]) == (None, None, 100.0)
 
 
 def test_full_labels_count_subtypes():
@@ -198,6 +211,9 @@ def reference_scores(gold_text: str, system_text: str, full_labels: bool = False
             counts["ufeats_correct"] += tags[2]
             counts["alltags_correct"] += all(tags)
             counts["lemma_correct"] += g[2] == "_" or g[2] == s[2]
+            for name, c in (("upos", 3), ("xpos", 4), ("feats", 5), ("lemma", 2)):
+                counts["gold_" + name] += g[c] != "_"
+                counts["system_" + name] += s[c] != "_"
     return Scores(**counts)
 
 

@@ -57,6 +57,21 @@ def by_hand(tagger: Tagger, parser: ArcEagerParser, path: Path) -> str:
     return parser.parse(tagged, tag=False).to_string()
 
 
+def with_stale_margins(text: str) -> str:
+    """`text` (CoNLL-U) with a `Margin=` item in the MISC of every other word line, before
+    or after what MISC has: margins of heads some other parse wrote."""
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        cols = line.split("\t")
+        if len(cols) == 10 and cols[0].isdigit() and i % 2:
+            items = [] if cols[9] == "_" else [cols[9]]
+            cols[9] = "|".join(
+                [f"Margin={i / 7:.4f}", *items] if i % 4 == 1 else [*items, "Margin=abc"]
+            )
+            lines[i] = "\t".join(cols)
+    return "\n".join(lines)
+
+
 def test_a_streamed_parse_writes_the_bytes_of_the_api_parse(
     files: dict[str, Path],
     parser: ArcEagerParser,
@@ -66,15 +81,21 @@ def test_a_streamed_parse_writes_the_bytes_of_the_api_parse(
     """`depfs parse` writes each batch by copying its input around HEAD and DEPREL;
     with `--scores` (margins in MISC) it writes the parse itself. Either way, for any
     batch size and CRLF input, the bytes of the API's parse. Planted: the copy used with
-    `--scores` fails (the margins are lost)."""
+    `--scores` fails (the margins are lost). An input with margins (another parse's) gives
+    the same parse: its margins are dropped, or replaced with --scores. Planted: the copy
+    keeping the input's MISC fails."""
     monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
     crlf = tmp_path / "crlf.conllu"
     crlf.write_bytes(files["gold"].read_bytes().replace(b"\n", b"\r\n"))
+    stale = tmp_path / "stale.conllu"
+    stale.write_text(with_stale_margins(files["gold"].read_text()))
+    assert stale.read_text().count("Margin=") > 50
     tb = depfs.read_conllu(files["gold"])
     for scores in (False, True):
         expected = parser.parse(tb, scores=scores).to_string()
         assert ("Margin=" in expected) == scores
-        for inp in (files["gold"], crlf):
+        assert parser.parse(depfs.read_conllu(stale), scores=scores).to_string() == expected
+        for inp in (files["gold"], crlf, stale):
             for batch in ("7", "5000"):
                 out = tmp_path / "out.conllu"
                 args = ["parse", str(files["parser"]), str(inp), "-o", str(out)]
@@ -794,7 +815,7 @@ def ud_sample(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
 
 @pytest.mark.parametrize("name", PARSERS)
 def test_batches_read_in_part_parse_and_write_as_the_whole_file(
-    name: str, ud_sample: Path | None
+    name: str, ud_sample: Path | None, tmp_path: Path
 ) -> None:
     """A streamed parse reads only the columns a parser can read (`PARSE_COLUMNS`) and
     writes through the input's text: for every kind of parser, the bytes of a parse of
@@ -804,6 +825,13 @@ def test_batches_read_in_part_parse_and_write_as_the_whole_file(
         whole = model.parse(depfs.read_conllu(path), allow_missing_tags=True).to_bytes()
         assert parsed_in_batches(model, path, None) == whole, path.name
         assert parsed_in_batches(model, path, depfs.pipeline.PARSE_COLUMNS) == whole, path.name
+        # Margins in the input (another parse's) are dropped, as the heads are replaced:
+        # the same bytes. Planted: a parser that keeps them fails.
+        stale = tmp_path / "stale.conllu"
+        stale.write_text(with_stale_margins(path.read_text(encoding="utf-8")), encoding="utf-8")
+        parsed = model.parse(depfs.read_conllu(stale), allow_missing_tags=True)
+        assert parsed.to_bytes() == whole, path.name
+        assert parsed_in_batches(model, stale, depfs.pipeline.PARSE_COLUMNS) == whole, path.name
 
 
 def test_a_treebank_read_in_part_is_written_only_through_its_text(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from depfs import Tagger, Treebank, evaluate
 from depfs.cli import main
 from depfs.datasets import synthetic, synthetic_conllu
-from depfs.errors import FormatError, ModelError
+from depfs.errors import ModelError
 
 SMALL = "form(i)\nsuffix:2(i)\nlower(i-1)\nupos(i-1)\nambig(i+1)\nupos(i) & suffix:3(i)\n"
 
@@ -73,9 +73,8 @@ def test_unknown_words_and_empty_input(tagger: Tagger) -> None:
     for line in out[:2]:
         cols = line.split("\t")
         assert cols[3] != "_" and cols[2] != "_", line
-    # Empty input is the reader's one clear error, before any tagging.
-    with pytest.raises(FormatError, match="empty input"):
-        tagger.tag(Treebank.from_string(""))
+    # An empty treebank tags to an empty treebank.
+    assert len(tagger.tag(Treebank.from_string(""))) == 0
 
 
 def test_plural_nouns_it_never_saw_get_their_lemma(tagger: Tagger) -> None:
@@ -208,6 +207,30 @@ def test_cli_train_tag_eval(tmp_path: Path) -> None:
         ["train", "--parser", "tagger", "--order", "2", "--train", str(train), "--out", str(model)],
     )
     assert r.exit_code == 2 and "graph parser options" in r.output
+
+
+def test_cli_notes_a_margin_on_an_ordinary_tagger_and_names_an_untagged_training_file(
+    tagger: Tagger, tmp_path: Path
+) -> None:
+    """`tag --margin N` on a tagger not trained dynamic says so, as `parse` does (planted:
+    no warning from Tagger.tag); an untagged --train is refused naming the file (planted:
+    the core's message alone)."""
+    model, gold = tmp_path / "t.depfs", tmp_path / "gold.conllu"
+    tagger.save(model)
+    gold.write_text(synthetic_conllu(20, seed=4))
+    for margin, noted in (("0", True), ("inf", False)):
+        r = CliRunner().invoke(main, ["tag", str(model), str(gold), "--margin", margin])
+        assert r.exit_code == 0, r.output
+        assert ("trained without dynamic=True" in r.stderr) == noted, r.stderr
+    untagged = tmp_path / "untagged.conllu"
+    untagged.write_text(blank(gold.read_text()))
+    for args in (
+        ["train", "--parser", "tagger", "--train", str(untagged), "--out", str(tmp_path / "m")],
+        ["jackknife", "--train", str(untagged), "-o", str(tmp_path / "j.conllu"), "--folds", "2"],
+    ):
+        r = CliRunner().invoke(main, args)
+        assert r.exit_code == 2, r.output
+        assert f"error: {untagged}: the training treebank leaves UPOS empty" in r.stderr, r.stderr
 
 
 def test_a_tagger_file_of_the_layout_before_the_backward_pass_tags_as_it_did() -> None:

@@ -203,6 +203,9 @@ BAD_INPUTS = [
     ("multiword past end", word("1-2", "_") + word("1"), 1, "multiword token ends at word 2"),
     ("empty node out of order", word("1") + word("3.1", "_"), 2, "empty node 3.1 out of order"),
     ("second sentence", SAMPLE + sent("0", "9"), 17, "HEAD 9 out of range"),
+    ("CR line ends", "# c\r" + word("1").replace("\n", "\r") * 2, 1, "CR line ends"),
+    ("CR line ends, no comment", word("1").replace("\n", "\r") * 2, 1, "CR line ends"),
+    ("line of spaces", word("1", "0") + " \t \n" + word("1", "0"), 2, "a line of spaces"),
 ]
 
 
@@ -212,6 +215,9 @@ BAD_INPUTS = [
 def test_bad_input_message_names_string_line_and_problem(
     case: str, text: str, line: int, problem: str
 ) -> None:
+    if problem == "empty input":  # a string: an empty treebank (a file: refused)
+        assert len(Treebank.from_string(text)) == 0
+        return
     with pytest.raises(FormatError) as err:
         Treebank.from_string(text)
     msg = str(err.value)
@@ -232,6 +238,34 @@ def test_bad_file_message_names_file_line_and_problem(
     msg = str(err.value)
     assert msg.startswith(f"{path}:{line}: "), msg
     assert problem in msg
+
+
+def test_an_empty_string_is_an_empty_treebank() -> None:
+    """As `tb[0:0]` and `Treebank.concat([])` are (planted: the reader's "empty input")."""
+    empty = Treebank.from_string("")
+    assert (len(empty), empty.n_words, empty.to_string()) == (0, 0, "")
+    tb = Treebank.from_string(SAMPLE)
+    assert sum([tb, tb], Treebank.from_string("")).to_string() == SAMPLE * 2
+
+
+def test_margins_names_the_word_of_a_malformed_margin() -> None:
+    """Planted: the bare float() error (no sentence, no word) fails."""
+
+    def with_misc(misc: str) -> Treebank:
+        lines = sent("0", "1").split("\n")
+        lines[1] = lines[1][: -len("_")] + misc  # word 2's MISC
+        return Treebank.from_string("# sent_id = x7\n" + "\n".join(lines))
+
+    assert depfs.margins(with_misc("A=1|Margin=1.5")).tolist()[1] == 1.5
+    for misc, why in (
+        ("Margin=abc", "abc"),
+        ("Margin=", "could not convert"),
+        ("Margin=1|Margin=2", "two"),
+    ):
+        with pytest.raises(
+            ValueError, match=rf"^sentence 1 \(sent_id = x7\): word 2: MISC .*{why}"
+        ):
+            depfs.margins(with_misc(misc))
 
 
 def test_invalid_utf8_names_file_and_line(tmp_path: Path) -> None:

@@ -54,9 +54,7 @@ Move kinds are numbered 0 SHIFT, 1 REDUCE, 2 LEFT-ARC, 3 RIGHT-ARC (`MOVES`).
 
 from __future__ import annotations
 
-import math
 import os
-import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -399,14 +397,10 @@ class ArcEagerParser(TrainableModel):
         threads = check_threads(threads)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
+        from .dynamic.strubell2015 import warn_untrained_margin
+
         m = self._margin(margin)
-        if m is not None and m != math.inf and model.margin_presets is None:
-            warnings.warn(
-                f"margin {m:g} on a model trained without dynamic=True: its template "
-                "prefixes were not trained to decide alone (Strubell et al. 2015, §6.1), so "
-                "the parse loses accuracy; train with --dynamic for the prefix-margin rule",
-                stacklevel=2,
-            )
+        warn_untrained_margin(m, model.margin_presets, "the parse loses")
         return model.parse(treebank, threads, scores, m)
 
     @property

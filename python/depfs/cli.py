@@ -268,6 +268,14 @@ def _check_output(
     _OUTPUTS[output] = _identity(output)
 
 
+def _name_training_file(err: ValueError, files: str) -> None:
+    """Fails naming `files` when `err` is a refusal of the training data, which the core
+    makes without knowing the file ("no training sentence ...", "the training treebank
+    leaves UPOS empty ..."); returns otherwise."""
+    if str(err).startswith(("no training sentence", "the training treebank")):
+        _fail(ValueError(f"{files}: {err}"))
+
+
 def _check_templates(value: str, option: str, family: str) -> None:
     """Template text (or a set name or file) that does not parse is refused before any
     work, naming the option."""
@@ -641,8 +649,7 @@ def train(
                     raise type(e)(f"--dev {dev_path}: {str(e).removeprefix('dev: ')}") from None
             parser.train_info_["file"] = files
     except ValueError as e:
-        if str(e).startswith("no training sentence"):  # the core does not know the file
-            _fail(ValueError(f"{' + '.join(train_paths)}: {e}"))
+        _name_training_file(e, " + ".join(train_paths))
         raise
     try:
         if dev_tb is not None:
@@ -1075,7 +1082,7 @@ def tag(
     if output is not None:
         _check_output(output, {"the model": model, "the input": input}, force)
     if input is not None:
-        parse_file(
+        done = parse_file(
             model,
             input,
             output,
@@ -1086,11 +1093,14 @@ def tag(
             tag_only=True,
             input_format=_input_format(input, input_format, tokenizer),
             tokenizer=tokenizer,
+            on_note=_note_now(input),
         )
     else:
-        _stdin(
+        done = _stdin(
             tagger, input_format, tokenizer, batch_size, threads=threads, knobs={"margin": margin}
         )
+    for note in done.notes:  # as depfs parse says them
+        click.echo(f"depfs: note: {note}", err=True)
 
 
 @main.command()
@@ -1163,16 +1173,20 @@ def jackknife(
             bar.label = f"fold {fold}/{folds}"
             bar.update(1)
 
-        tagged = jackknife(
-            treebank,
-            folds,
-            templates=templates,
-            clusters=clusters_path,
-            epochs=epochs,
-            random_state=seed,
-            threads=threads,
-            on_epoch=report,
-        )
+        try:
+            tagged = jackknife(
+                treebank,
+                folds,
+                templates=templates,
+                clusters=clusters_path,
+                epochs=epochs,
+                random_state=seed,
+                threads=threads,
+                on_epoch=report,
+            )
+        except ValueError as e:
+            _name_training_file(e, train_path)
+            raise
     data = tagged.to_bytes()
     if output == "-":
         sys.stdout.buffer.write(data)
@@ -1326,58 +1340,79 @@ def templates_show(name: str, canonical: bool) -> None:
         _fail(e)
 
 
-_path_arg = functools.partial(click.argument, type=click.Path(dir_okay=False))
+def _read_arg(path: str, multiple_roots: bool = False) -> Any:
+    """The treebank of a file argument; ``-``: stdin."""
+    from .evaluate import as_treebank
+    from .treebank import Treebank
+
+    if path == "-":
+        data = sys.stdin.buffer.read()
+        return Treebank.from_bytes(data, name="<stdin>", multiple_roots=multiple_roots)
+    return as_treebank(path, multiple_roots=multiple_roots)
 
 
 @main.command("eval")
-@_path_arg("gold")
-@_path_arg("system")
+@click.argument("gold", type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("system", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
 @click.option(
     "--full-labels", is_flag=True, help="Compare whole DEPREL values (default: part before ':')."
 )
 def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> None:
-    """Score SYSTEM against GOLD (CoNLL-U files with the same words).
+    """Score SYSTEM against GOLD: CoNLL-U files with the same words and the same sentences
+    (words are not aligned across other sentence boundaries). One of them may be - (stdin).
 
     UAS, LAS (universal part of DEPREL unless --full-labels) and label accuracy, with
-    and without punctuation (gold UPOS PUNCT), as the CoNLL 2018 scorer computes them
-    on gold tokenisation; when SYSTEM has tag columns, also UPOS, XPOS, UFeats,
-    AllTags and Lemmas. Multiword-token ranges and empty nodes are not scored.
+    and without punctuation (gold UPOS PUNCT; n/a when GOLD has no UPOS), as the CoNLL
+    2018 scorer computes them on gold tokenisation; UPOS, XPOS, UFeats and Lemmas where
+    both files have that column on some word, AllTags where the first three are scored
+    (else n/a; --json: null). Multiword-token ranges and empty nodes are not scored.
     """
     from .errors import AlignmentError
-    from .evaluate import as_treebank, evaluate
+    from .evaluate import evaluate
 
-    system_tb = as_treebank(system)
-    tagged = {"UPOS", "XPOS", "FEATS", "LEMMA"} & set(system_tb.filled_columns())
+    if gold == "-" and system == "-":
+        raise click.UsageError("only one of GOLD and SYSTEM can be - (stdin)")
+    gold_name, system_name = (p if p != "-" else "<stdin>" for p in (gold, system))
+    gold_tb, system_tb = _read_arg(gold), _read_arg(system)
     try:
-        scores = evaluate(gold, system_tb, full_labels=full_labels)
+        scores = evaluate(gold_tb, system_tb, full_labels=full_labels)
     except ValueError as e:
         if isinstance(e, AlignmentError):  # name the two files
-            raise AlignmentError(f"{system} against {gold}: {e}") from None
+            raise AlignmentError(
+                f"{system_name} against {gold_name}: {e} (the two files must have the same "
+                "words and the same sentences)"
+            ) from None
         # The scorer names the side ("gold sentence 3 ..."); say which file that is.
-        side = gold if str(e).startswith("gold") else system
+        side = gold_name if str(e).startswith("gold") else system_name
         raise ValueError(f"{side}: {e}") from None
-    d = scores.as_dict(digits=2)
-    tag_rows = [
-        (name, key, round(getattr(scores, key), 2))
-        for name, key, column in (
-            ("UPOS", "upos", "UPOS"),
-            ("XPOS", "xpos", "XPOS"),
-            ("UFeats", "ufeats", "FEATS"),
-            ("AllTags", "alltags", None),
-            ("Lemmas", "lemmas", "LEMMA"),
+    d = scores.as_dict(digits=2, tags=True)
+    if not scores.punct_known:
+        click.echo(
+            f"depfs: note: {gold_name} has no UPOS: no word is known to be punctuation, "
+            "so the no-punct scores are n/a",
+            err=True,
         )
-        if (column in tagged if column else {"UPOS", "XPOS", "FEATS"} <= tagged)
-    ]
     if as_json:
-        click.echo(json.dumps({**d, **{key: v for _, key, v in tag_rows}}))
+        click.echo(json.dumps(d))
         return
+
+    def cell(v: float | int | None, width: int) -> str:
+        return f"{'n/a':>{width}}" if v is None else f"{v:>{width}.2f}"
+
     click.echo(f"{'metric':<10} {'all':>8} {'no punct':>9}")
     for name, key in (("UAS", "uas"), ("LAS", "las"), ("label acc", "label_acc")):
-        click.echo(f"{name:<10} {d[key]:>8.2f} {d[key + '_nopunct']:>9.2f}")
-    for name, _, v in tag_rows:
-        click.echo(f"{name:<10} {v:>8.2f}")
-    click.echo(f"{'words':<10} {d['words']:>8} {d['words_nopunct']:>9}")
+        click.echo(f"{name:<10} {cell(d[key], 8)} {cell(d[key + '_nopunct'], 9)}")
+    for name, key in (
+        ("UPOS", "upos"),
+        ("XPOS", "xpos"),
+        ("UFeats", "ufeats"),
+        ("AllTags", "alltags"),
+        ("Lemmas", "lemmas"),
+    ):
+        click.echo(f"{name:<10} {cell(d[key], 8)}")
+    nopunct = "n/a" if d["words_nopunct"] is None else d["words_nopunct"]
+    click.echo(f"{'words':<10} {d['words']:>8} {nopunct:>9}")
 
 
 def _size(n: int) -> str:
@@ -1489,16 +1524,19 @@ def info_command(model: str, as_json: bool) -> None:
 
 
 @main.command("stats")
-@_path_arg("file")
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
 def stats_command(file: str, as_json: bool) -> None:
-    """Sentences, words, lengths, labels, non-projectivity, multiword tokens, empty nodes."""
+    """Sentences, words, lengths, labels, non-projectivity, multiword tokens, empty nodes
+    and roots (a sentence with several is counted, not refused) of FILE (- : stdin)."""
     from .evaluate import stats
 
-    st = stats(file)
+    st = stats(_read_arg(file, multiple_roots=True))
     if as_json:
         click.echo(json.dumps(st.as_dict()))
         return
+    several = st.multiroot_sentences
+    sentences = "sentence" if several == 1 else "sentences"
     rows = [
         ("sentences", f"{st.sentences}"),
         ("words", f"{st.words}"),
@@ -1514,6 +1552,7 @@ def stats_command(file: str, as_json: bool) -> None:
         ),
         ("multiword tokens", f"{st.multiword_tokens}"),
         ("empty nodes", f"{st.empty_nodes}"),
+        ("roots", f"{st.roots}" + (f" ({several} {sentences} with several)" if several else "")),
         ("labels", f"{len(st.labels)}"),
     ]
     for name, value in rows:

@@ -338,12 +338,14 @@ class Tagger(TrainableModel):
         et al. 2015) at a number, ``"accurate"`` or ``"fast"`` (a dynamic tagger's
         presets; ``"accurate"`` is its default), ``float("inf")`` for every template; an
         ordinary tagger uses every template unless given a number."""
-        from .dynamic.strubell2015 import resolve_margin
+        from .dynamic.strubell2015 import resolve_margin, warn_untrained_margin
 
         model = self._model()
         treebank = as_treebank(treebank, "treebank")
         threads = check_threads(threads)
-        return model.tag(treebank, threads, resolve_margin(model.margin_presets, margin))
+        m = resolve_margin(model.margin_presets, margin)
+        warn_untrained_margin(m, model.margin_presets, "the tags lose")
+        return model.tag(treebank, threads, m)
 
     def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:
         """Same as :meth:`tag` (a tagger in a pipeline where parsers are expected)."""

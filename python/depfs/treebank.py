@@ -41,15 +41,22 @@ def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
     decisions that could have settled the word's head (those taken while it was the
     buffer front, or headless on the stack top, the move that attached it included): how
     far the chosen move led the best other valid move (0 for a word no scored decision
-    concerned). Low margins flag likely errors."""
+    concerned). Low margins flag likely errors. A word with a malformed or a second
+    ``Margin=`` raises ValueError naming its sentence and word."""
     import numpy as np
 
     out = np.full(treebank.n_words, np.nan, dtype=np.float32)
     i = 0
-    for s in treebank:
-        for item in s.misc:
-            for part in item.split("|"):
-                if part.startswith("Margin="):
-                    out[i] = float(part[7:])
+    for n, s in enumerate(treebank, 1):
+        for w, item in enumerate(s.misc, 1):
+            found = [part[7:] for part in item.split("|") if part.startswith("Margin=")]
+            try:
+                if len(found) > 1:
+                    raise ValueError("two Margin= items")
+                if found:
+                    out[i] = float(found[0])
+            except ValueError as e:
+                where = f"sentence {n}" + (f" (sent_id = {s.sent_id})" if s.sent_id else "")
+                raise ValueError(f"{where}: word {w}: MISC {item!r}: {e}") from None
             i += 1
     return out

@@ -198,6 +198,22 @@ def resolve_margin(presets: dict[str, float] | None, margin: float | str | None)
     return None if margin is None else float(margin)
 
 
+def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, what: str) -> None:
+    """Warns when margin `m` (numeric) is used by a model without `presets` (not trained
+    dynamic): its template prefixes were not trained to decide alone, so `what` (``"the
+    parse loses"``, ``"the tags lose"``) accuracy."""
+    import math
+    import warnings
+
+    if m is not None and m != math.inf and presets is None:
+        warnings.warn(
+            f"margin {m:g} on a model trained without dynamic=True: its template "
+            "prefixes were not trained to decide alone (Strubell et al. 2015, §6.1), so "
+            f"{what} accuracy; train with --dynamic for the prefix-margin rule",
+            stacklevel=3,
+        )
+
+
 def fit_presets(model: Any, dev: _core.Treebank) -> tuple[Any, list[dict[str, Any]]]:
     """A dynamic `model` with presets chosen by a :func:`margin_sweep` on `dev`, and the
     sweep (one dict per margin)."""

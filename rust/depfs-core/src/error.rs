@@ -13,8 +13,9 @@ pub enum Error {
     /// Gold and system files whose words do not line up (evaluation).
     #[error("{0}")]
     Alignment(String),
-    /// A feature template that does not parse or compile; quotes the template text.
-    #[error("template {text:?} (line {line}): {msg}")]
+    /// A feature template that does not parse or compile; quotes the template text and
+    /// names its line in the set (0: not known, not named).
+    #[error("template {text:?}{}: {msg}", if *line == 0 { String::new() } else { format!(" (line {line})") })]
     Template { text: String, line: usize, msg: String },
     /// A model file that is truncated, corrupted or of an unknown version.
     #[error("{file}: {msg}")]

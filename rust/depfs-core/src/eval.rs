@@ -46,7 +46,15 @@ pub struct Scores {
     pub ufeats_correct: usize,
     pub alltags_correct: usize,
     pub lemma_correct: usize,
+    /// Scored words whose UPOS, XPOS, FEATS, LEMMA is not `_` in gold (a column gold
+    /// lacks is not scored: say so rather than print 0) and in the system (a column it
+    /// lacks was not predicted).
+    pub gold_filled: [usize; 4],
+    pub system_filled: [usize; 4],
 }
+
+/// The tag columns `Scores::gold_filled` and `system_filled` count, in their order.
+pub const TAG_COLUMNS: [&str; 4] = ["UPOS", "XPOS", "FEATS", "LEMMA"];
 
 fn percent(correct: usize, total: usize) -> f64 {
     if total == 0 {
@@ -165,8 +173,8 @@ pub fn attachment(gold: &Treebank, system: &Treebank) -> Result<(f64, f64)> {
 
 /// Scores `system` against `gold`. Both must hold the same sentences with the same
 /// words (FORM by FORM); the first divergence is reported as `Error::Alignment`.
-/// A gold word without HEAD is an `InvalidArgument`; a system word without HEAD
-/// (`_`) simply counts as wrong.
+/// A gold word without HEAD or DEPREL, or a system word without HEAD (`_`: the system
+/// is not a parse), is an `InvalidArgument` naming the side, sentence and word.
 pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result<Scores> {
     if gold.len() != system.len() {
         return Err(Error::Alignment(format!(
@@ -220,16 +228,25 @@ pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result
                 i + 1
             )));
         }
+        let lacks = |side: &str, i: usize, what: &str| {
+            Error::InvalidArgument(format!(
+                "{side} {}: word {} ({:?}) has no {what}",
+                sentence_name(gold, s),
+                i + 1,
+                gold.vocabs.form.str(g_forms[i])
+            ))
+        };
         // O(words of the sentence)
         for (i, (g, sys)) in gr.zip(sr).enumerate() {
             let g_head = gold.words.head[g];
             if g_head == NO_HEAD {
-                return Err(Error::InvalidArgument(format!(
-                    "gold {}: word {} ({:?}) has no HEAD",
-                    sentence_name(gold, s),
-                    i + 1,
-                    gold.vocabs.form.str(gold.words.form[g])
-                )));
+                return Err(lacks("gold", i, "HEAD"));
+            }
+            if gold.words.deprel[g] == 0 {
+                return Err(lacks("gold", i, "DEPREL"));
+            }
+            if system.words.head[sys] == NO_HEAD {
+                return Err(lacks("system", i, "HEAD (it is not a parse)"));
             }
             let head_ok = g_head == system.words.head[sys];
             let label_ok =
@@ -250,6 +267,15 @@ pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result
             sc.lemma_correct += (Some(gw.lemma[g]) == no_lemma
                 || g_lemma[gw.lemma[g] as usize] == s_lemma[sw.lemma[sys] as usize])
                 as usize;
+            // Id 0 is `_` in every vocabulary.
+            for (c, (gc, sc_)) in
+                [(&gw.upos, &sw.upos), (&gw.xpos, &sw.xpos), (&gw.feats, &sw.feats), (&gw.lemma, &sw.lemma)]
+                    .into_iter()
+                    .enumerate()
+            {
+                sc.gold_filled[c] += (gc[g] != 0) as usize;
+                sc.system_filled[c] += (sc_[sys] != 0) as usize;
+            }
             if !is_punct {
                 sc.words_nopunct += 1;
                 sc.uas_correct_nopunct += head_ok as usize;
@@ -429,11 +455,24 @@ mod tests {
     }
 
     #[test]
-    fn missing_system_head_counts_as_wrong() {
-        let gold = one(&[w("a", "X", 0, "root")], "s");
-        let system = one(&[w("a", "X", NO_HEAD, "root")], "s");
+    fn missing_system_head_or_gold_deprel_is_refused() {
+        let gold = one(&[w("a", "X", 2, "dep"), w("b", "X", 0, "root")], "s");
+        let system = one(&[w("a", "X", 2, "dep"), w("b", "X", NO_HEAD, "root")], "s");
+        let err = evaluate(&gold, &system, EvalOptions::default()).unwrap_err().to_string();
+        assert!(err.starts_with("system sentence 1 (sent_id = s): word 2 (\"b\") has no HEAD"), "{err}");
+        let gold = one(&[w("a", "X", 2, "_"), w("b", "X", 0, "root")], "s");
+        let err = evaluate(&gold, &gold, EvalOptions::default()).unwrap_err().to_string();
+        assert!(err.starts_with("gold sentence 1 (sent_id = s): word 1 (\"a\") has no DEPREL"), "{err}");
+    }
+
+    /// Words with a value in each tag column, gold and system apart: the scorer's caller
+    /// shows a tag score only where both have the column.
+    #[test]
+    fn filled_tag_columns_are_counted_per_side() {
+        let (gold, mut system) = gold_and_system();
+        system.words.upos[0] = 0;
         let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
-        assert_eq!((sc.uas_correct, sc.label_correct), (0, 1));
+        assert_eq!((sc.gold_filled, sc.system_filled), ([4, 0, 0, 0], [3, 0, 0, 0]));
     }
 
     #[test]

@@ -28,6 +28,10 @@ pub struct TreebankStats {
     pub multiword_tokens: usize,
     /// Empty-node lines (`5.1`).
     pub empty_nodes: usize,
+    /// Words with HEAD 0, and the sentences with more than one of them (another
+    /// parser's output may have several; UD has one).
+    pub roots: usize,
+    pub multiroot_sentences: usize,
 }
 
 impl TreebankStats {
@@ -73,6 +77,9 @@ pub fn treebank_stats(tb: &Treebank) -> TreebankStats {
         st.max_length = st.max_length.max(meta.len as usize);
         let heads = tb.heads(s);
         st.arcs += heads.iter().filter(|&&h| h >= 0).count();
+        let roots = heads.iter().filter(|&&h| h == 0).count();
+        st.roots += roots;
+        st.multiroot_sentences += (roots > 1) as usize;
         let np = nonprojective_arcs(heads).iter().filter(|&&b| b).count();
         st.nonprojective_arcs += np;
         st.nonprojective_sentences += (np > 0) as usize;
@@ -119,11 +126,15 @@ mod tests {
         assert_eq!(st.nonprojective_sentence_share(), 0.5);
         assert_eq!(st.nonprojective_arc_share(), 0.25);
         assert_eq!((st.multiword_tokens, st.empty_nodes), (1, 1));
+        assert_eq!((st.roots, st.multiroot_sentences), (2, 0));
         let labels: Vec<(&str, usize)> = st.labels.iter().map(|(k, &v)| (k.as_str(), v)).collect();
         assert_eq!(
             labels,
             vec![("acl:relcl", 1), ("det", 1), ("nsubj", 1), ("obj", 1), ("punct", 2), ("root", 2)]
         );
+        sentence(&mut tb, &[(0, "root"), (0, "root"), (-1, "_")]);
+        let st = treebank_stats(&tb);
+        assert_eq!((st.roots, st.multiroot_sentences, st.arcs), (4, 1, 10));
     }
 
     #[test]

@@ -465,6 +465,38 @@ impl Treebank {
             self.words.misc[pos] = self.vocabs.misc.intern(&misc);
         }
     }
+
+    /// Drops every `Margin=` item from MISC: a parse writes new heads, and a margin
+    /// describes the heads of the parse that wrote it (`set_margins` adds this parse's).
+    /// O(|MISC vocabulary|), plus O(words) when some value has a margin.
+    pub fn clear_margins(&mut self) {
+        let misc = &mut self.vocabs.misc;
+        let stripped: Vec<Option<String>> =
+            (0..misc.len() as u32).map(|id| without_margin(misc.str(id))).collect();
+        let new: Vec<Option<u32>> = stripped.into_iter().map(|v| v.map(|s| misc.intern(&s))).collect();
+        if new.iter().all(Option::is_none) {
+            return;
+        }
+        for id in &mut self.words.misc {
+            if let Some(Some(to)) = new.get(*id as usize) {
+                *id = *to;
+            }
+        }
+    }
+}
+
+/// `misc` without its `Margin=` items (`_` when none is left); `None` when it has none.
+/// The streamed reader asks this of every word: MISC is `_` or short and has no `M`
+/// on most, answered by a length test or one byte search.
+pub fn without_margin(misc: &str) -> Option<String> {
+    if misc.len() < "Margin=".len() || memchr::memchr(b'M', misc.as_bytes()).is_none() {
+        return None;
+    }
+    if !misc.split('|').any(|i| i.starts_with("Margin=")) {
+        return None;
+    }
+    let kept: Vec<&str> = misc.split('|').filter(|i| !i.starts_with("Margin=")).collect();
+    Some(if kept.is_empty() { "_".to_string() } else { kept.join("|") })
 }
 
 #[cfg(test)]
@@ -596,6 +628,20 @@ mod tests {
         };
         assert_eq!(m.sent_id(), Some("s1"));
         assert_eq!(m.text(), Some("A dog ."));
+    }
+
+    /// A parse's copy of its input loses the input's margins, and only them.
+    #[test]
+    fn clear_margins_drops_only_margin_items() {
+        let text = "1\tA\t_\tDET\t_\t_\t2\tdet\t_\tMargin=0.5\n\
+                    2\tdog\t_\tNOUN\t_\t_\t0\troot\t_\tSpaceAfter=No|Margin=1.2500|X=Margin=\n\
+                    3\t.\t_\tPUNCT\t_\t_\t2\tpunct\t_\tXMargin=3\n\n";
+        let mut tb = read(text);
+        tb.clear_margins();
+        let misc: Vec<&str> = (0..3).map(|i| tb.word_strs(i).misc).collect();
+        assert_eq!(misc, ["_", "SpaceAfter=No|X=Margin=", "XMargin=3"]);
+        assert_eq!(without_margin("SpaceAfter=No"), None);
+        assert_eq!(without_margin("Margin=|Margin=2").as_deref(), Some("_"));
     }
 
     #[test]

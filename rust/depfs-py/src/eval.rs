@@ -1,7 +1,7 @@
 //! Bindings of evaluation, treebank statistics and seeded perturbation.
 //! Results cross as plain dicts of counts; `depfs.evaluate` builds the dataclasses.
 
-use depfs_core::eval::{evaluate, EvalOptions};
+use depfs_core::eval::{evaluate, EvalOptions, TAG_COLUMNS};
 use depfs_core::perturb::perturb;
 use depfs_core::stats::treebank_stats;
 use pyo3::prelude::*;
@@ -34,6 +34,11 @@ fn evaluate_counts<'py>(
     d.set_item("ufeats_correct", sc.ufeats_correct)?;
     d.set_item("alltags_correct", sc.alltags_correct)?;
     d.set_item("lemma_correct", sc.lemma_correct)?;
+    for (side, filled) in [("gold", sc.gold_filled), ("system", sc.system_filled)] {
+        for (column, n) in TAG_COLUMNS.iter().zip(filled) {
+            d.set_item(format!("{side}_{}", column.to_lowercase()), n)?;
+        }
+    }
     Ok(d)
 }
 
@@ -53,6 +58,8 @@ fn treebank_stats_counts<'py>(
     d.set_item("nonprojective_arcs", st.nonprojective_arcs)?;
     d.set_item("multiword_tokens", st.multiword_tokens)?;
     d.set_item("empty_nodes", st.empty_nodes)?;
+    d.set_item("roots", st.roots)?;
+    d.set_item("multiroot_sentences", st.multiroot_sentences)?;
     let labels = PyDict::new(py);
     for (label, count) in &st.labels {
         labels.set_item(label, count)?;

@@ -156,11 +156,17 @@ impl GraphTemplates {
                         crate::templates::Atom::ArcWord { addr: crate::templates::ArcAddr::Grand, .. }
                     )
                 });
-                if t.order() > order || uses_g {
+                if uses_g || t.order() > order {
+                    let why = if uses_g {
+                        "it reads g (a grandparent), which no graph model reads"
+                    } else {
+                        "it reads s (a sibling), which only the sibling templates of an order-2 model read"
+                    };
+                    let article = if name == "arc" { "an" } else { "a" };
                     return Err(Error::Template {
                         text: t.text.clone(),
-                        line: 0,
-                        msg: format!("not usable as a {name} template of a sibling model (s only in sibling templates, no g)"),
+                        line: 0, // the set's lines are not known here
+                        msg: format!("not usable as {article} {name} template: {why}"),
                     });
                 }
             }
@@ -616,6 +622,7 @@ impl<W: WeightTable> GraphModel<W> {
         // The chunks hold the words in their order: their margins are the sentence's.
         let (parsed, flat) = parse(&chunks)?;
         let mut out = tb.clone();
+        out.clear_margins(); // the input's margins are of other heads
         let mut root_of: Vec<Option<i32>> = vec![None; tb.len()];
         for (c, &(s, first)) in pieces.iter().enumerate() {
             let (cs, os) = (parsed.sentences[c].start as usize, out.sentences[s].start as usize);
@@ -655,6 +662,7 @@ impl<W: WeightTable> GraphModel<W> {
     /// A copy of `tb` with the heads and labels of `parses` (one per sentence).
     fn write_parses(&self, tb: &Treebank, parses: Vec<SentenceParse>) -> Treebank {
         let mut out = tb.clone();
+        out.clear_margins(); // the input's margins are of other heads
         for (s, p) in parses.into_iter().enumerate() {
             let start = out.sentences[s].start as usize;
             for m in 1..p.heads.len() {

@@ -26,7 +26,7 @@ use flate2::read::MultiGzDecoder;
 
 use crate::error::{Error, Result};
 use crate::treebank::{
-    ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, Vocab, NO_HEAD,
+    without_margin, ExtraKind, ExtraLine, FileFormat, SentenceMeta, Treebank, TreebankSizes, Vocab, NO_HEAD,
 };
 
 /// File name used in messages when reading from a string.
@@ -68,6 +68,10 @@ pub fn read_path(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Treebank>
 
 /// Reads CoNLL-U text held in memory; messages name the file `<string>`.
 pub fn read_str(text: &str, opts: &ReadOptions) -> Result<Treebank> {
+    // An empty string is an empty treebank (as `tb[0:0]` is); an empty file is refused.
+    if text.bytes().all(|b| b == b'\n' || b == b'\r') {
+        return Ok(Treebank::new());
+    }
     read_bytes(text.as_bytes(), STRING_SOURCE, opts)
 }
 
@@ -110,6 +114,8 @@ struct Pending {
     last_empty: Option<(u32, u32)>,
     /// End of the last multiword range and the line it was on.
     open_range: Option<(u32, usize)>,
+    /// A comment line held a CR: the file's lines end in CR alone (old Mac), read as one.
+    cr_inside: bool,
 }
 
 impl Pending {
@@ -158,11 +164,15 @@ impl Columns {
 const ID: usize = 0;
 const HEAD: usize = 6;
 const DEPREL: usize = 7;
+const MISC: usize = 9;
 
 /// Bytes read from the source at a time.
 const BLOCK: usize = 1 << 17;
 
 const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// Why a file whose lines end in CR alone reads as one long line.
+const CR_ONLY: &str = "CR line ends (a line ends in CR alone, as on old Macs): convert them to LF";
 
 /// The batch's canonical text as it is read, in place in the batch's buffer: the
 /// buffer holds the bytes read, and a line of canonical input is already where the
@@ -173,6 +183,8 @@ struct Kept {
     end: usize,
     /// Per word: start of its HEAD field and end of its DEPREL field in the text.
     fields: Vec<(usize, usize)>,
+    /// The words whose MISC has a `Margin=` item (see [`BatchText`]).
+    margins: Vec<MiscEdit>,
     sentences: usize,
     /// Lines to move, in order: `len` bytes from `from` to `to`, then an LF (a blank
     /// line: `len` 0).
@@ -186,6 +198,16 @@ impl Kept {
             self.moves.push((at, len, self.end));
         }
         self.end += len + 1;
+    }
+
+    /// The MISC field `misc` of the last word, at `at` in the text: recorded when it has
+    /// margins. Out of line, so that the reader's word loop stays small.
+    #[inline(never)]
+    fn misc(&mut self, misc: &str, at: usize) {
+        if let Some(new) = without_margin(misc) {
+            let word = self.fields.len() - 1;
+            self.margins.push(MiscEdit { word, start: at, end: at + misc.len(), misc: new });
+        }
     }
 
     /// Moves the lines that are not in place (O(their bytes); none for canonical input).
@@ -247,13 +269,27 @@ pub struct Batches<R> {
 /// A batch's text in canonical form (what [`to_bytes`] writes for it) with the byte span
 /// of each word's HEAD and DEPREL fields, so that a parse of the batch is written by
 /// copying the input around those two fields ([`BatchText::rewrite`]): a streamed parse
-/// then formats two fields a word instead of ten, and reads no vocabulary.
+/// then formats two fields a word instead of ten, and reads no vocabulary. A parse drops
+/// the input's `Margin=` items ([`Treebank::clear_margins`]), so the few MISC fields that
+/// have one are rewritten too.
 #[derive(Debug, Default, Clone)]
 pub struct BatchText {
     bytes: Vec<u8>,
     /// Per word: start of its HEAD field and end of its DEPREL field in `bytes`.
     fields: Vec<(usize, usize)>,
+    /// In word order: the MISC fields to write without their margins.
+    margins: Vec<MiscEdit>,
     sentences: usize,
+}
+
+/// A word's MISC field in the text (`word`: its index in the batch; `start..end`: the
+/// field's bytes) and what a parse writes there instead.
+#[derive(Debug, Clone)]
+struct MiscEdit {
+    word: usize,
+    start: usize,
+    end: usize,
+    misc: String,
 }
 
 impl BatchText {
@@ -280,6 +316,9 @@ impl BatchText {
             let digits = if h < 0 { 1 } else { h.checked_ilog10().unwrap_or(0) as usize + 1 };
             len = len + digits + 1 + deprels.str(w.deprel[pos]).len() - (deprel_end - head_start);
         }
+        for e in &self.margins {
+            len = len + e.misc.len() - (e.end - e.start);
+        }
         Some(len)
     }
 
@@ -293,6 +332,7 @@ impl BatchText {
             out[at..at + b.len()].copy_from_slice(b);
             at += b.len();
         };
+        let mut edits = self.margins.iter().peekable();
         for (pos, &(head_start, deprel_end)) in self.fields.iter().enumerate() {
             put(&self.bytes[from..head_start]);
             let h = w.head[pos];
@@ -300,6 +340,12 @@ impl BatchText {
             put(b"\t");
             put(deprels.str(w.deprel[pos]).as_bytes());
             from = deprel_end;
+            // MISC comes after DEPREL on the same line.
+            if let Some(e) = edits.next_if(|e| e.word == pos) {
+                put(&self.bytes[from..e.start]);
+                put(e.misc.as_bytes());
+                from = e.end;
+            }
         }
         put(&self.bytes[from..]);
     }
@@ -398,6 +444,7 @@ impl<R: BufRead> Batches<R> {
         let text = self.keep_text.then(|| Kept {
             end: 0,
             fields: Vec::with_capacity(self.text_sizes.1),
+            margins: Vec::new(),
             sentences: 0,
             moves: Vec::new(),
         });
@@ -470,7 +517,7 @@ impl<R: BufRead> Batches<R> {
             Some(mut t) => {
                 t.apply(&mut buf); // the blank line that closes the last sentence at the end
                 buf.truncate(t.end);
-                Some(BatchText { bytes: buf, fields: t.fields, sentences: t.sentences })
+                Some(BatchText { bytes: buf, fields: t.fields, margins: t.margins, sentences: t.sentences })
             }
             None => {
                 self.buf = buf;
@@ -595,13 +642,21 @@ impl Reader<'_> {
                         "comment line inside a sentence: comments must come before its first word",
                     ));
                 }
+                // A few comment lines a sentence: this search costs nothing.
+                self.cur.cr_inside |= memchr::memchr(b'\r', line.as_bytes()).is_some();
                 // A partial read is written through its text, which has the comments.
                 if !self.tb.partial {
                     self.cur.comments.push(line.to_string());
                 }
             } else {
                 if n_tabs + 1 != N_COLUMNS {
-                    let msg = format!("expected {N_COLUMNS} tab-separated columns, found {}", n_tabs + 1);
+                    let msg = if line.contains('\r') {
+                        CR_ONLY.to_string()
+                    } else if line.trim().is_empty() {
+                        "a line of spaces: the line between two sentences must be empty".to_string()
+                    } else {
+                        format!("expected {N_COLUMNS} tab-separated columns, found {}", n_tabs + 1)
+                    };
                     return Err(self.err(*line_no, msg));
                 }
                 let mut cols = [(0, 0); N_COLUMNS];
@@ -688,6 +743,11 @@ impl Reader<'_> {
         if let Some(t) = &mut self.text {
             // HEAD's start and DEPREL's end in the text.
             t.fields.push((t.end + cols[HEAD].0 - start, t.end + cols[DEPREL].1 - start));
+            // Most MISC values (`_`) are too short to hold a margin: one compare here.
+            let (a, b) = cols[MISC];
+            if b - a >= "Margin=".len() {
+                t.misc(&text[a..b], a + t.end - start);
+            }
         }
         self.cur.word_lines.push(line_no);
         self.cur.last_empty = None;
@@ -761,7 +821,8 @@ impl Reader<'_> {
         }
         let n = self.cur.n_words();
         if n == 0 {
-            return Err(self.err(self.cur.first_line, "sentence without word lines"));
+            let msg = if self.cur.cr_inside { CR_ONLY } else { "sentence without word lines" };
+            return Err(self.err(self.cur.first_line, msg));
         }
         if let Some((end, range_line)) = self.cur.open_range {
             if end > n {
@@ -1223,18 +1284,28 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
+        // An empty file (or stream) is refused; an empty string is an empty treebank.
         for empty in ["", "\n\n", "\r\n"] {
-            let (_, msg) = err_of(empty, &opts());
-            assert!(msg.contains("empty input"), "{msg}");
+            let msg = read_bytes(empty.as_bytes(), "f.conllu", &opts()).unwrap_err().to_string();
+            assert!(msg.contains("f.conllu:") && msg.contains("empty input"), "{msg}");
+            assert!(read_str(empty, &opts()).unwrap().is_empty());
         }
+        // Lines ended by CR alone read as one line; a line of spaces is not a blank line.
+        let cr = format!("# sent_id = a\r{}", word("1", "0").replace('\n', "\r"));
+        assert_eq!(err_of(&cr, &opts()), (1, CR_ONLY.to_string()));
+        let cr = word("1", "0").replace('\n', "\r").repeat(2);
+        assert_eq!(err_of(&cr, &opts()), (1, CR_ONLY.to_string()));
+        let (line, msg) = err_of(&format!("{}  \n{}", word("1", "0"), word("1", "0")), &opts());
+        assert_eq!(line, 2);
+        assert!(msg.starts_with("a line of spaces"), "{msg}");
         let (line, msg) = err_of("# only a comment\n", &opts());
         assert_eq!(line, 1);
         assert!(msg.contains("sentence without word lines"), "{msg}");
         let (line, msg) = err_of("1\t\tw\tX\t_\t_\t0\troot\t_\t_\n", &opts());
         assert_eq!(line, 1);
         assert!(msg.contains("empty FORM column"), "{msg}");
-        let (_, msg) = err_of(" \n", &opts());
-        assert!(msg.contains("found 1"), "{msg}");
+        let (_, msg) = err_of("1\tw\n", &opts());
+        assert!(msg.contains("found 2"), "{msg}");
     }
 
     #[test]
@@ -1284,6 +1355,11 @@ mod tests {
             prop_oneof![Just("_".to_string()), "[a-zA-Zé日.,:=|#-]{1,6}", "[a-z]{1,3} [a-z]{1,3}",]
         }
 
+        /// A MISC value, at times with margins (which a parse drops).
+        fn misc() -> impl Strategy<Value = String> {
+            prop_oneof![value(), "(A=1\\|)?Margin=[0-9.]{0,4}(\\|Margin=x)?(\\|B)?"]
+        }
+
         /// A random valid sentence in canonical text form: a random tree (each
         /// word attached to an earlier-placed word of a random order), optional
         /// comments, multiword ranges and empty nodes.
@@ -1303,7 +1379,7 @@ mod tests {
                             }
                             heads
                         }),
-                        proptest::collection::vec((value(), value(), value(), value()), n),
+                        proptest::collection::vec((value(), value(), value(), misc()), n),
                         proptest::collection::vec("[a-z ]{0,8}", 0..3),
                         proptest::collection::vec(0usize..4, n),
                     )
@@ -1460,6 +1536,7 @@ mod tests {
             let t = b.take_text().expect("kept");
             assert!(b.take_text().is_none(), "taken once");
             let new_label = tb.vocabs.deprel.intern("made:up");
+            tb.clear_margins(); // as a parse does
             for i in 0..tb.n_words() {
                 tb.words.head[i] = match rng.below(4) {
                     0 => NO_HEAD,
@@ -1493,6 +1570,7 @@ mod tests {
             assert!(b.words.deps.iter().chain(&b.words.misc).chain(&b.words.deprel).all(|&d| d == 0));
             assert!(b.sentences.iter().all(|s| s.comments.is_empty()));
             assert_eq!((&a.words.form, &a.words.feats), (&b.words.form, &b.words.feats));
+            a.clear_margins(); // as a parse does
             for i in 0..a.n_words() {
                 let h = rng.below(1200) as i32 - 1;
                 let label = ["made:up", "_", "root"][rng.below(3) as usize];
@@ -1513,7 +1591,8 @@ mod tests {
         // Non-canonical input (BOM, CRLF, extra blank lines, no final blank line), extras,
         // blank heads: the rewrite is the canonical form, as the writer's.
         let text = format!(
-            "\u{feff}{}\r\n\n\n# c\r\n1\tHi\thi\tINTJ\tUH\t_\t_\t_\t_\t_\r\n2\tyou\t_\tX\t_\t_\t1\tx\t_\tA=1",
+            "\u{feff}{}\r\n\n\n# c\r\n1\tHi\thi\tINTJ\tUH\t_\t_\t_\t_\tMargin=2.5\r\n\
+             2\tyou\t_\tX\t_\t_\t1\tx\t_\tA=1|Margin=0.1000|B=2",
             SAMPLE.trim_end()
         );
         let o = ReadOptions { allow_blank_heads: true, ..ReadOptions::default() };
@@ -1529,6 +1608,10 @@ mod tests {
                 assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap(), "in part");
             }
         }
+        // The input's margins are dropped, and only they.
+        let (got, _) = rewritten_and_written(text.as_bytes(), 2, 0, &o);
+        let got = String::from_utf8(got).unwrap();
+        assert!(!got.contains("Margin=") && got.contains("\tA=1|B=2\n"), "{got}");
         // Another batch (other sentences or words) is not rewritten.
         let mut b = Batches::plain(text.as_bytes(), "t.conllu", &o).keeping_text();
         let first = b.next_batch(1).unwrap().unwrap();

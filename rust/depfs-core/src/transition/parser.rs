@@ -835,6 +835,7 @@ pub(crate) fn trees_into(
     pseudo_projective: bool,
 ) -> Treebank {
     let mut out = tb.clone();
+    out.clear_margins(); // the input's margins are of other heads
     let ids: Vec<u32> = labels.iter().map(|l| out.vocabs.deprel.intern(l)).collect();
     for (s, (heads, labels)) in results.into_iter().enumerate() {
         let start = out.sentences[s].start as usize;
