@@ -576,3 +576,31 @@ def test_rerank_every_without_candidates_is_refused(data: tuple[str, str], tmp_p
         ],
     )
     assert res.exit_code == 2 and "--rerank-every applies to the cheaper variant" in res.output
+
+
+def test_second_order_cle_is_refused_by_its_option(data: tuple[str, str], tmp_path: Path):
+    res = CliRunner().invoke(
+        main,
+        [
+            "select",
+            "wrapper",
+            "--parser",
+            "graph",
+            "--order",
+            "2",
+            "--decoder",
+            "cle",
+            "--base",
+            "upos(h) & upos(m)",
+            "--pool",
+            "upos(h) & upos(m) & upos(s)",
+            "--train",
+            data[0],
+            "--dev",
+            data[1],
+            "--out",
+            str(tmp_path / "o.txt"),
+        ],
+    )
+    assert res.exit_code == 2 and "--decoder cle is first-order only" in res.output
+    assert not (tmp_path / "o.txt.jsonl").exists()

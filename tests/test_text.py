@@ -259,3 +259,29 @@ def test_a_raw_text_line_longer_than_spacy_takes_is_cut_at_whitespace(
         pytest.raises(depfs.errors.FormatError, match=r"long\.txt:2: \[E088\]"),
     ):
         depfs.read_text(raw, tokenizer=tokenizer)
+
+
+@needs_spacy
+def test_the_cli_says_a_cut_line_in_one_note(
+    tmp_path: Path, models: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+):
+    """A warning raised while the CLI works (here in the reader thread) is one `depfs:
+    note:` line, not Python's two-line warning. Planted: no hook in handle_errors fails."""
+    from depfs.text import SpacyTokenizer
+
+    monkeypatch.setattr(SpacyTokenizer, "MAX_PARAGRAPH", 100)
+    raw = tmp_path / "long.txt"
+    raw.write_text(" ".join(f"w{i}" for i in range(200)) + "\n")
+    res = CliRunner().invoke(
+        main, ["parse", str(models["forms"]), "--tokenizer", "spacy:en", str(raw)]
+    )
+    assert res.exit_code == 0, res.output
+    notes = [line for line in res.stderr.splitlines() if "cut at whitespace" in line]
+    assert len(notes) == 1 and notes[0].startswith("depfs: note: ") and "long.txt:1" in notes[0]
+    assert "UserWarning" not in res.stderr and "warnings.warn" not in res.stderr
+
+
+def test_empty_text_is_an_empty_treebank() -> None:
+    # As Treebank.from_string(""): the empty string (or whitespace) holds no sentence.
+    for text in ("", "  \n", b""):
+        assert len(depfs.text_to_treebank(text)) == 0

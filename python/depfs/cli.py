@@ -7,6 +7,7 @@ import functools
 import json
 import math
 import sys
+import warnings
 from typing import Any, Callable, TypeVar
 
 import click
@@ -86,7 +87,13 @@ def handle_errors(fn: F) -> F:
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return fn(*args, **kwargs)
+            with warnings.catch_warnings():
+                # A warning raised anywhere in the command (the reader thread's too) is one
+                # note line; depfs's warnings name their file and line themselves.
+                warnings.showwarning = lambda message, *_a, **_k: click.echo(
+                    f"depfs: note: {message}", err=True
+                )
+                return fn(*args, **kwargs)
         except BrokenPipeError:  # `depfs parse ... | head`: the reader is done, not an error
             _quiet_stdout()
             sys.exit(0)

@@ -248,6 +248,8 @@ def text_to_treebank(
 ) -> _core.Treebank:
     """:func:`read_text` on a string (or bytes) instead of a file; errors name `name`."""
     data = text.encode("utf-8") if isinstance(text, str) else text
+    if not data.strip():
+        return _core.Treebank.from_string("")  # as Treebank.from_string(""): no sentence
     if isinstance(tokenizer, str):
         tokenizer = SpacyTokenizer.from_spec(tokenizer)
     if format is None and tokenizer is None:

@@ -116,6 +116,8 @@ def wrapper_command(
 
     if parser_kind != "graph" and (order != 1 or decoder != "eisner"):
         raise click.UsageError("--order and --decoder apply to the graph parser only")
+    if order == 2 and decoder == "cle":
+        raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     given = click.get_current_context().get_parameter_source("rerank_every")
     if candidates is None and given is click.core.ParameterSource.COMMANDLINE:
         raise click.UsageError(
