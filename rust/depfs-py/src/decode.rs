@@ -1,7 +1,9 @@
 //! Python bindings of the decoders (`depfs.decode`): numpy in, numpy out. Scores are copied into
 //! row-major f64 (float32 and F-ordered arrays are converted; single calls read a C-ordered
 //! float64 array in place); batch forms copy their inputs into an owned buffer and release
-//! the GIL, optionally over several threads (the core's map_chunks).
+//! the GIL, optionally over several threads (the core's map_chunks). Copies are reserved with
+//! `try_reserve` (a huge n is a ValueError naming it, not an abort), and the O(n³) single
+//! calls poll for Ctrl-C (see `Signals`).
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
@@ -66,6 +68,16 @@ fn append_array(
             vec!["n+1"; ndim].join(", ")
         )));
     }
+    // An error naming n, not a process abort, when the copy cannot be had.
+    let cells = n1.checked_pow(ndim as u32).unwrap_or(usize::MAX);
+    if out.try_reserve(cells).is_err() {
+        return Err(PyValueError::new_err(format!(
+            "{}: a sentence of n = {} words: its {:.1} GB of scores cannot be allocated",
+            what(),
+            n1 - 1,
+            cells as f64 * 8.0 / 1e9
+        )));
+    }
     if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
         let ro = a.try_readonly()?;
         // `as_slice` also accepts F-ordered memory, which is the transpose: C order only.
@@ -108,6 +120,31 @@ fn with_array<R>(
     Ok(f(&s.values, s.n1))
 }
 
+/// The `poll` hook of a single decode: checks for a pending signal (Ctrl-C), taking the GIL
+/// for the check when the call released it, and keeps the exception so that the call raises
+/// it instead of the decoder's "stopped". Called every few million chart cells.
+#[derive(Default)]
+struct Signals(Option<PyErr>);
+
+impl Signals {
+    fn poll(&mut self) -> bool {
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                self.0 = Some(e);
+                true
+            }
+        }
+    }
+
+    fn result<T>(self, py: Python<'_>, r: depfs_core::Result<T>) -> PyResult<T> {
+        match self.0 {
+            Some(e) => Err(e),
+            None => r.py_err(py),
+        }
+    }
+}
+
 fn heads_array(py: Python<'_>, heads: Vec<i32>) -> Bound<'_, PyArray1<i64>> {
     heads.into_iter().map(i64::from).collect::<Vec<_>>().into_pyarray(py)
 }
@@ -136,10 +173,11 @@ fn decode_eisner<'py>(
     scores: &Bound<'py, PyAny>,
     single_root: bool,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let mut signals = Signals::default();
     let heads = with_array("scores", scores, 2, |values, n1| {
-        EISNER_WS.with_borrow_mut(|ws| ws.decode(values, n1, single_root))
-    })?
-    .py_err(py)?;
+        EISNER_WS.with_borrow_mut(|ws| ws.decode_polled(values, n1, single_root, &mut || signals.poll()))
+    })?;
+    let heads = signals.result(py, heads)?;
     Ok(heads_array(py, heads))
 }
 
@@ -161,8 +199,11 @@ fn decode_eisner2<'py>(
             a.n1, s.n1
         )));
     }
-    let heads =
-        py.detach(|| Eisner2Workspace::new().decode(&a.values, &s.values, a.n1, single_root)).py_err(py)?;
+    let mut signals = Signals::default();
+    let heads = py.detach(|| {
+        Eisner2Workspace::new().decode_polled(&a.values, &s.values, a.n1, single_root, &mut || signals.poll())
+    });
+    let heads = signals.result(py, heads)?;
     Ok(heads_array(py, heads))
 }
 
@@ -176,7 +217,11 @@ fn decode_eisner_kbest<'py>(
     single_root: bool,
 ) -> PyResult<Vec<(Bound<'py, PyArray1<i64>>, f64)>> {
     let s = read_array("scores", scores, 2)?;
-    let list = py.detach(|| KBestWorkspace::new().decode(&s.values, s.n1, k, single_root)).py_err(py)?;
+    let mut signals = Signals::default();
+    let list = py.detach(|| {
+        KBestWorkspace::new().decode_polled(&s.values, s.n1, k, single_root, &mut || signals.poll())
+    });
+    let list = signals.result(py, list)?;
     Ok(list.into_iter().map(|(h, score)| (heads_array(py, h), score)).collect())
 }
 
@@ -224,6 +269,7 @@ fn run_batch<W: Default + Send>(
     let (mut starts, mut n1s) = (vec![0], Vec::new());
     let mut next = 0;
     while next < n {
+        py.check_signals()?; // Ctrl-C between groups (a group is a few ms of work)
         let first = next;
         values.clear();
         starts.truncate(1);
