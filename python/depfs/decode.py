@@ -44,17 +44,17 @@ __all__ = [
 
 
 def _array(x: Any) -> Any:
-    """float32/float64 arrays as they are; other real dtypes (int, uint, float16), in an array
-    or a list, as float64; the rest is left for the core to refuse with its dtype message."""
-    a = np.asarray(x)
-    if a.dtype.kind in "iu" or a.dtype == np.float16:
-        return a.astype(np.float64)
-    return a
+    """An ndarray as it is (the core converts integer and float16 dtypes to float64 and
+    refuses the rest); anything else through ``numpy.asarray``, so a list follows the same
+    rule as the array it makes."""
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
 
 
 def _flag(value: Any) -> bool:
     """single_root: a bool or numpy bool (not "no", which is true)."""
-    if not isinstance(value, (bool, np.bool_)):
+    if value is True or value is False:
+        return value
+    if not isinstance(value, np.bool_):
         raise TypeError(f"single_root must be True or False, got {value!r}")
     return bool(value)
 
@@ -80,12 +80,16 @@ def _check_threads(threads: int) -> int:
 
 def cle(scores: Any, single_root: bool = True) -> NDArray[np.int64]:
     """Maximum spanning tree of ``scores[dep, head]``; heads with ``heads[0] = -1``."""
-    return _core.decode_cle(_array(scores), _flag(single_root))
+    if single_root is not True:  # the default costs one comparison
+        single_root = _flag(single_root)
+    return _core.decode_cle(_array(scores), single_root)
 
 
 def eisner(scores: Any, single_root: bool = True) -> NDArray[np.int64]:
     """Best projective tree of ``scores[dep, head]``; heads with ``heads[0] = -1``."""
-    return _core.decode_eisner(_array(scores), _flag(single_root))
+    if single_root is not True:  # the default costs one comparison
+        single_root = _flag(single_root)
+    return _core.decode_eisner(_array(scores), single_root)
 
 
 def eisner2(arc: Any, sib: Any, single_root: bool = True) -> NDArray[np.int64]:
@@ -94,7 +98,9 @@ def eisner2(arc: Any, sib: Any, single_root: bool = True) -> NDArray[np.int64]:
     ``sibling`` is the child of ``head`` adjacent to ``dep`` on the same side, between the two;
     ``sibling == head`` when ``dep`` is the innermost child on that side.
     """
-    return _core.decode_eisner2(_array(arc), _array(sib), _flag(single_root))
+    if single_root is not True:  # the default costs one comparison
+        single_root = _flag(single_root)
+    return _core.decode_eisner2(_array(arc), _array(sib), single_root)
 
 
 #: The most trees :func:`eisner_kbest` returns in one call.
@@ -107,7 +113,9 @@ def eisner_kbest(
     """The ``k`` best projective trees, best first, as ``(heads, score)`` (fewer if fewer
     exist); ``k`` at most :data:`MAX_KBEST` (time and memory grow with k: 100,000 trees of
     a 200-word sentence take about 3 s)."""
-    return _core.decode_eisner_kbest(_array(scores), _k(k), _flag(single_root))
+    if single_root is not True:  # the default costs one comparison
+        single_root = _flag(single_root)
+    return _core.decode_eisner_kbest(_array(scores), _k(k), single_root)
 
 
 def cle_batch(
@@ -118,7 +126,9 @@ def cle_batch(
     ``threads`` > 1 decodes on a rayon pool of that size (0 = one thread per core).
     """
     threads = _check_threads(threads)
-    return _core.decode_cle_batch([_array(m) for m in matrices], _flag(single_root), threads)
+    if single_root is not True:  # the default costs one comparison
+        single_root = _flag(single_root)
+    return _core.decode_cle_batch([_array(m) for m in matrices], single_root, threads)
 
 
 def eisner_batch(
@@ -126,7 +136,9 @@ def eisner_batch(
 ) -> list[NDArray[np.int64]]:
     """:func:`eisner` over many matrices in one call, GIL released (see :func:`cle_batch`)."""
     threads = _check_threads(threads)
-    return _core.decode_eisner_batch([_array(m) for m in matrices], _flag(single_root), threads)
+    if single_root is not True:  # the default costs one comparison
+        single_root = _flag(single_root)
+    return _core.decode_eisner_batch([_array(m) for m in matrices], single_root, threads)
 
 
 def tree_score(scores: Any, heads: Any) -> float:

@@ -1,5 +1,5 @@
 //! Python bindings of the decoders (`depfs.decode`): numpy in, numpy out. Scores are copied into
-//! row-major f64 (float32 and F-ordered arrays are converted; single calls read a C-ordered
+//! row-major f64 (float32, integer, float16 and F-ordered arrays are converted; single calls read a C-ordered
 //! float64 array in place); batch forms copy their inputs into an owned buffer and release
 //! the GIL, optionally over several threads (the core's map_chunks). Copies are reserved with
 //! `try_reserve` (a huge n is a ValueError naming it, not an abort), and the O(n³) single
@@ -10,7 +10,10 @@ use std::thread::LocalKey;
 
 use depfs_core::decode::{self, CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace};
 use depfs_core::util::map_chunks;
-use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -88,6 +91,13 @@ fn append_array(
     } else if let Ok(a) = obj.cast::<PyArrayDyn<f32>>() {
         let ro = a.try_readonly()?;
         out.extend(ro.as_array().iter().map(|&v| f64::from(v)));
+    } else if matches!(arr.dtype().kind(), b'i' | b'u')
+        || (arr.dtype().kind() == b'f' && arr.dtype().itemsize() == 2)
+    {
+        // Integers and float16 as float64 (what numpy.asarray(x, float64) does to a list of
+        // ints): off the float32/float64 path, so that path tests nothing more.
+        let converted = obj.call_method1("astype", ("float64",))?;
+        return append_array(what, &converted, ndim, out);
     } else {
         return Err(PyValueError::new_err(format!(
             "{} must have dtype float32 or float64, got {}",
