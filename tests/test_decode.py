@@ -350,7 +350,11 @@ def test_a_matrix_too_large_for_memory_is_an_error_naming_n() -> None:
             call()
 
 
-def test_a_single_eisner_call_stops_on_ctrl_c(tmp_path) -> None:
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [("D.eisner(a)", "decode_eisner"), ("D.eisner_batch([a[:9, :9], a])", "decode_eisner_batch")],
+)
+def test_a_single_eisner_call_stops_on_ctrl_c(tmp_path, call: str, name: str) -> None:
     # The child logs the profile events of the decoder's C call: a Ctrl-C during the call must
     # end the call itself with KeyboardInterrupt (c_exception), not wait until it returns
     # (c_return). The child says "start" on entering the call; the timeout guards a hang only.
@@ -359,18 +363,18 @@ def test_a_single_eisner_call_stops_on_ctrl_c(tmp_path) -> None:
         "import sys, numpy as np, depfs.decode as D\n"
         "events = []\n"
         "def prof(frame, event, arg):\n"
-        "    if event.startswith('c_') and getattr(arg, '__name__', '') == 'decode_eisner':\n"
+        "    if event.startswith('c_') and getattr(arg, '__name__', '') == NAME:\n"
         "        events.append(event)\n"
         "        if event == 'c_call':\n"
         "            print('start', flush=True)\n"
         "a = np.random.default_rng(0).normal(size=(3000, 3000))\n"
         "sys.setprofile(prof)\n"
         "try:\n"
-        "    D.eisner(a)\n"
+        "    CALL\n"
         "except KeyboardInterrupt:\n"
         "    events.append('KeyboardInterrupt')\n"
         "sys.setprofile(None)\n"
-        "print(events, flush=True)\n"
+        "print(events, flush=True)\n".replace("NAME", repr(name)).replace("CALL", call)
     )
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     p = subprocess.Popen([sys.executable, str(child)], stdout=subprocess.PIPE, text=True, env=env)

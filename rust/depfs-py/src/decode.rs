@@ -161,6 +161,7 @@ fn heads_array(py: Python<'_>, heads: Vec<i32>) -> Bound<'_, PyArray1<i64>> {
 
 /// Maximum spanning tree (Chu-Liu-Edmonds / Tarjan, O(n²)) of `scores[dep, head]`, shape
 /// (n+1, n+1), index 0 = ROOT, `-inf` = pruned arc. Returns heads (int64, heads[0] = -1).
+/// It does not poll for Ctrl-C: its O(n²) time grows only as fast as the memory it needs.
 #[pyfunction]
 #[pyo3(signature = (scores, single_root = true))]
 fn decode_cle<'py>(
@@ -258,19 +259,21 @@ fn decode_tree_score(scores: &Bound<'_, PyAny>, heads: Vec<i64>) -> PyResult<f64
 /// and a workspace stay in cache (a copy of the whole batch would go out to memory and back).
 const GROUP_VALUES: usize = 1 << 15;
 
-/// Runs `decode(workspace, values, n1)` over the matrices without the GIL on `threads`
+/// Runs `decode(workspace, values, n1, poll)` over the matrices without the GIL on `threads`
 /// threads (1: the calling thread; 0: all cores; more than the cores: capped), through the
 /// core's `map_chunks`. The matrices are copied into one reused buffer first (owned, so no
 /// Python thread can change them during the decode), with no allocation or text per matrix:
 /// on one thread group by group, with the workspace `local` that single calls use; on
-/// several, the whole batch at once. The first bad matrix (in list order) is the error.
+/// several, the whole batch at once. The first bad matrix (in list order) is the error. On one
+/// thread, `poll` checks for Ctrl-C (a huge matrix in a batch stops as a single call does); the
+/// pool's threads cannot take signals and get a poll that never stops.
 fn run_batch<W: Default + Send>(
     py: Python<'_>,
     name: &str,
     matrices: &Bound<'_, PyList>,
     threads: usize,
     local: &'static LocalKey<RefCell<W>>,
-    decode: impl Fn(&mut W, &[f64], usize) -> depfs_core::Result<Vec<i32>> + Sync,
+    decode: impl Fn(&mut W, &[f64], usize, &mut dyn FnMut() -> bool) -> depfs_core::Result<Vec<i32>> + Sync,
 ) -> PyResult<Vec<Vec<i32>>> {
     let n = matrices.len();
     let mut out = Vec::with_capacity(n);
@@ -290,8 +293,8 @@ fn run_batch<W: Default + Send>(
             starts.push(values.len());
             next += 1;
         }
-        let one = |ws: &mut W, j: usize| {
-            decode(ws, &values[starts[j]..starts[j + 1]], n1s[j]).map_err(|e| match e {
+        let one = |ws: &mut W, j: usize, poll: &mut dyn FnMut() -> bool| {
+            decode(ws, &values[starts[j]..starts[j + 1]], n1s[j], poll).map_err(|e| match e {
                 depfs_core::Error::NoSpanningTree(m) => {
                     depfs_core::Error::NoSpanningTree(format!("matrices[{}]: {m}", first + j))
                 }
@@ -301,19 +304,22 @@ fn run_batch<W: Default + Send>(
                 other => other,
             })
         };
+        let mut signals = Signals::default();
         let group: depfs_core::Result<Vec<Vec<i32>>> = py.detach(|| {
             if threads == 1 {
-                local.with_borrow_mut(|ws| (0..n1s.len()).map(|j| one(ws, j)).collect())
+                local.with_borrow_mut(|ws| {
+                    (0..n1s.len()).map(|j| one(ws, j, &mut || signals.poll())).collect()
+                })
             } else {
                 // Chunks of 64 matrices: small enough to spread, large enough to amortise.
                 map_chunks(threads, n1s.len(), 64, W::default, |ws, range| {
-                    range.map(|j| one(ws, j)).collect::<Vec<_>>()
+                    range.map(|j| one(ws, j, &mut || false)).collect::<Vec<_>>()
                 })?
                 .into_iter()
                 .collect()
             }
         });
-        out.extend(group.py_err(py)?);
+        out.extend(signals.result(py, group)?);
     }
     Ok(out)
 }
@@ -328,10 +334,16 @@ fn decode_cle_batch<'py>(
     single_root: bool,
     threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
-    let heads =
-        run_batch(py, "cle_batch", matrices, threads, &CLE_WS, |ws: &mut CleWorkspace, values, n1| {
-            ws.decode(values, n1, single_root)
-        })?;
+    let heads = run_batch(
+        py,
+        "cle_batch",
+        matrices,
+        threads,
+        &CLE_WS,
+        |ws: &mut CleWorkspace, values, n1, _poll| {
+            ws.decode(values, n1, single_root) // O(n²): no polling (see decode_cle)
+        },
+    )?;
     Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
 }
 
@@ -350,7 +362,7 @@ fn decode_eisner_batch<'py>(
         matrices,
         threads,
         &EISNER_WS,
-        |ws: &mut EisnerWorkspace, values, n1| ws.decode(values, n1, single_root),
+        |ws: &mut EisnerWorkspace, values, n1, poll| ws.decode_polled(values, n1, single_root, poll),
     )?;
     Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
 }
