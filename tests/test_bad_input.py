@@ -819,6 +819,30 @@ API_TRACEBACKS = [
 ]
 
 
+def test_numpy_numbers_are_hyperparameters_and_bools_are_not(d: dict[str, Path]) -> None:
+    # sklearn grids (ParameterGrid over np.arange) pass numpy integers and reals.
+    tb = synthetic(5)
+    want = depfs.ArcEagerParser(AE_SET, epochs=1, random_state=3).fit(tb).parse(tb).to_string()
+    fitted = depfs.ArcEagerParser(AE_SET, epochs=np.int64(1), random_state=np.int64(3)).fit(tb)
+    assert fitted.parse(tb, threads=np.int64(1)).to_string() == want
+    assert depfs.load(d["tagger"]).tag(tb, threads=np.int32(1)).to_string()
+    assert depfs.base.check_count(np.uint8(3), "x") == 3
+    assert type(depfs.base.check_count(np.int64(3), "x")) is int
+    assert depfs.base.check_number(np.float32(0.5), "x") == 0.5
+    assert depfs.base.check_seed(np.uint64(2**64 - 1)) == 2**64 - 1
+    assert depfs.jackknifing.fold_bounds(4, np.int64(2)) == [(0, 2), (2, 4)]
+    for bad in (True, np.True_, 1.0, np.float64(1.0), "1"):
+        with pytest.raises(ValueError, match="epochs must be an integer"):
+            depfs.ArcEagerParser(AE_SET, epochs=bad).fit(tb)
+        with pytest.raises(TypeError, match="threads must be an integer"):
+            fitted.parse(tb, threads=bad)
+    with pytest.raises(ValueError, match="random_state"):
+        depfs.ArcEagerParser(AE_SET, epochs=1, random_state=np.True_).fit(tb)
+    for bad in (True, np.True_, "0.5", 1j):
+        with pytest.raises(ValueError, match="must be a number"):
+            depfs.base.check_number(bad, "x")
+
+
 def test_huge_thread_counts_are_capped_in_the_api(d: dict[str, Path]) -> None:
     tb = depfs.read_conllu(d["gold"])
     assert depfs.load(d["graph"]).parse(tb, threads=10**30).to_string().encode() == _parsed(

@@ -5,6 +5,11 @@ from __future__ import annotations
 
 import functools
 import math
+import os
+import signal
+import subprocess
+import sys
+import time
 
 import depfs
 import depfs.decode as dec
@@ -214,7 +219,8 @@ def test_dtypes_orders_and_lists() -> None:
         (np.zeros(9), "2 dimensions"),
         (np.zeros((3, 3, 3)), "2 dimensions"),
         (np.zeros((0, 0)), "shape"),
-        (np.zeros((3, 3), dtype=np.int64), "dtype"),
+        (np.zeros((3, 3), dtype=bool), "dtype"),
+        (np.zeros((3, 3), dtype=np.complex128), "dtype"),
         (np.array([[0.0, 1.0], [np.nan, 0.0]]), "NaN"),
         (np.array([[0.0, 1.0], [np.inf, 0.0]]), r"\+inf"),
     ],
@@ -300,6 +306,123 @@ def test_batches_of_many_groups_match_single_calls_and_name_the_bad_matrix(threa
     bad[53] = np.zeros((3, 4))
     with pytest.raises(ValueError, match=r"eisner_batch: matrices\[53\]"):
         dec.eisner_batch(bad, threads=threads)
+
+
+def test_integer_and_half_matrices_decode_as_float64_and_flags_are_checked() -> None:
+    # One rule for arrays and lists: every real dtype but float32/float64 becomes float64.
+    s = np.random.default_rng(2).integers(-5, 6, size=(7, 7))
+    want = dec.eisner(s.astype(np.float64)).tolist()
+    for dtype in (np.int64, np.int32, np.uint8, np.float16):
+        m = np.abs(s).astype(dtype) if dtype == np.uint8 else s.astype(dtype)
+        assert dec.eisner(m).tolist() == dec.eisner(m.astype(np.float64)).tolist()
+        assert dec.cle(m).tolist() == dec.cle(m.astype(np.float64)).tolist()
+    assert dec.eisner(s).tolist() == want == dec.eisner(s.tolist()).tolist()
+    assert dec.eisner_batch([s])[0].tolist() == want
+    assert dec.eisner(s, single_root=np.True_).tolist() == want
+    assert dec.cle(s, np.False_).tolist() == dec.cle(s, False).tolist()
+    with pytest.raises(TypeError, match="single_root must be True or False, got 'no'"):
+        dec.cle(s, single_root="no")
+    for k in (2.5, True, "2"):
+        with pytest.raises(TypeError, match="k must be an integer"):
+            dec.eisner_kbest(s, k)
+    assert len(dec.eisner_kbest(s, np.int64(2))) == 2
+    # [-1, 0, True, 2] is the chain 0 -> 1 -> 2 -> 3 if True counted as 1: refused.
+    with pytest.raises(TypeError, match="not bools"):
+        dec.tree_score(s[:4, :4], [-1, 0, True, 2])
+    assert dec.tree_score(s[:4, :4], [-1, 0, 1, 2]) == s[1, 0] + s[2, 1] + s[3, 2]
+
+
+def test_a_matrix_too_large_for_memory_is_an_error_naming_n() -> None:
+    # Zero-stride views cost no memory; copying one of 10**6 x 10**6 would take 8 TB, and
+    # the decoders used to abort the process (Rust's allocation failure) instead of raising.
+    huge = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(10**6, 10**6), strides=(0, 0))
+    sib = np.lib.stride_tricks.as_strided(np.zeros(1), shape=(10**6,) * 3, strides=(0, 0, 0))
+    calls = [
+        lambda: dec.cle(huge),
+        lambda: dec.eisner(huge),
+        lambda: dec.eisner_kbest(huge, 2),
+        lambda: dec.eisner2(huge, sib),
+        lambda: dec.cle_batch([np.zeros((3, 3)), huge]),
+        lambda: dec.eisner_batch([huge], threads=2),
+    ]
+    for call in calls:
+        with pytest.raises(ValueError, match=r"n = 999999 words.* cannot be allocated"):
+            call()
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [("D.eisner(a)", "decode_eisner"), ("D.eisner_batch([a[:9, :9], a])", "decode_eisner_batch")],
+)
+def test_a_single_eisner_call_stops_on_ctrl_c(tmp_path, call: str, name: str) -> None:
+    # The child logs the profile events of the decoder's C call: a Ctrl-C during the call must
+    # end the call itself with KeyboardInterrupt (c_exception), not wait until it returns
+    # (c_return). The child says "start" on entering the call; the timeout guards a hang only.
+    child = tmp_path / "child.py"
+    child.write_text(
+        "import sys, numpy as np, depfs.decode as D\n"
+        "events = []\n"
+        "def prof(frame, event, arg):\n"
+        "    if event.startswith('c_') and getattr(arg, '__name__', '') == NAME:\n"
+        "        events.append(event)\n"
+        "        if event == 'c_call':\n"
+        "            print('start', flush=True)\n"
+        "a = np.random.default_rng(0).normal(size=(3000, 3000))\n"
+        "sys.setprofile(prof)\n"
+        "try:\n"
+        "    CALL\n"
+        "except KeyboardInterrupt:\n"
+        "    events.append('KeyboardInterrupt')\n"
+        "sys.setprofile(None)\n"
+        "print(events, flush=True)\n".replace("NAME", repr(name)).replace("CALL", call)
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    p = subprocess.Popen([sys.executable, str(child)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert p.stdout is not None and p.stdout.readline() == "start\n"
+        time.sleep(0.2)  # into the C call (an ordering delay, not a measured threshold)
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=600)
+    finally:
+        p.kill()
+    assert out.strip() == "['c_call', 'c_exception', 'KeyboardInterrupt']"
+    assert p.returncode == 0
+
+
+def test_float64_minimum_masks_decode_as_cle_does() -> None:
+    # Masked rows (every arc into words 2 and 3 at finfo.min, as masked_fill does): the
+    # chart sums used to overflow to -inf and the Eisner family reported no tree.
+    low = np.finfo(np.float64).min
+    for seed in range(20):
+        s = np.random.RandomState(seed).randn(6, 6)
+        s[[2, 3], :] = low
+        assert ref.is_tree(dec.cle(s).tolist())
+        for heads in (
+            dec.eisner(s),
+            dec.eisner(s, single_root=False),
+            dec.eisner2(s, np.zeros((6, 6, 6))),
+            dec.eisner_kbest(s, 3)[0][0],
+            dec.eisner_batch([s, s], threads=2)[1],
+        ):
+            h = heads.tolist()
+            assert ref.is_tree(h) and ref.is_projective(h)
+        # Sums stay finite (clamped at -1e300 a score): the k best are three trees.
+        assert [math.isfinite(x) for _, x in dec.eisner_kbest(s, 3)] == [True] * 3
+        # A mask that leaves a tree of unmasked arcs: the same tree as a -inf mask.
+        m = np.random.RandomState(seed).randn(6, 6)
+        cut = np.random.RandomState(seed + 99).rand(6, 6) < 0.3
+        inf_mask = np.where(cut, NEG, m)
+        try:
+            want = dec.eisner(inf_mask).tolist()
+        except NoSpanningTreeError:
+            continue
+        assert dec.eisner(np.where(cut, low, m)).tolist() == want
+        assert dec.eisner(np.where(cut, -1e305, m)).tolist() == want
+    # Huge positive scores are clamped too (+1e308 sums would overflow to +inf).
+    big = np.full((5, 5), 1e308)
+    assert ref.is_tree(dec.eisner(big).tolist())
+    # tree_score is the plain float sum, not clamped (documented): it overflows.
+    assert dec.tree_score(big, [-1, 0, 1, 2, 3]) == math.inf
 
 
 def test_package_exports_decode() -> None:

@@ -134,6 +134,31 @@ def test_indexing_and_iteration() -> None:
     assert "2 sentences, 7 words" in repr(tb)
 
 
+def test_bools_are_not_indices_and_huge_indices_are_out_of_range() -> None:
+    tb = Treebank.from_string(SAMPLE)
+    # A list of bools is a mask: it used to select sentences 1 and 0 silently.
+    for mask in ([True, False], [False, True], np.array([True, False]), [0, True]):
+        with pytest.raises(TypeError, match=r"not bools \(a mask\).*enumerate\(mask\)"):
+            tb.select(mask)
+    for key in (True, np.True_):
+        with pytest.raises(TypeError, match="not bools"):
+            tb[key]
+    assert [s.sent_id for s in tb.select([1, 0, np.int64(1)])] == ["s2", "s1", "s2"]
+    assert [s.sent_id for s in tb.select(np.array([-1]))] == ["s2"]
+    assert tb[np.int64(1)].sent_id == "s2"
+    for big in (10**20, -(10**20)):
+        with pytest.raises(IndexError, match="out of range"):
+            tb[big]
+        with pytest.raises(IndexError, match="out of range"):
+            tb.select([0, big])
+    with pytest.raises(TypeError, match="not a str"):
+        tb.select("01")
+    with pytest.raises(TypeError, match="not float"):
+        tb.select([0.0])
+    with pytest.raises(TypeError, match="not str"):
+        tb["0"]
+
+
 def test_views_keep_the_treebank_alive() -> None:
     s = Treebank.from_string(SAMPLE)[1]
     assert s.forms == ["Hi"]

@@ -14,6 +14,8 @@ from __future__ import annotations
 import inspect
 import json
 import math
+import numbers
+import operator
 import os
 import sys
 import threading
@@ -28,11 +30,21 @@ from ._core import __version__
 HistoryRow = dict[str, float]
 
 
+def as_int(value: Any) -> int | None:
+    """An integer argument as a Python int: any ``numbers.Integral`` (numpy integers too,
+    through ``operator.index``), never a bool (True is not 1 here); None when it is not one."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        return None
+    return operator.index(value)
+
+
 def check_threads(threads: int) -> int:
     """A thread count for the core: an integer >= 0 (0 = one per core); more than the
     cores is the cores (the core caps there anyway, and a huge value must not overflow)."""
-    if isinstance(threads, bool) or not isinstance(threads, int):
+    value = as_int(threads)
+    if value is None:
         raise TypeError(f"threads must be an integer, got {threads!r}")
+    threads = value
     if threads < 0:
         raise ValueError(f"threads must be >= 0 (0 = one per core), got {threads}")
     return min(threads, os.cpu_count() or 1)
@@ -79,9 +91,10 @@ def check_flag(value: Any, name: str) -> bool:
 def check_count(value: Any, name: str, minimum: int = 0) -> int:
     """An integer argument >= `minimum`, checked where it is read: a ValueError naming it
     (not an OverflowError of the core, or a TypeError of iterating over it)."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+    n = as_int(value)
+    if n is None or n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return value
+    return n
 
 
 def check_number(
@@ -89,7 +102,7 @@ def check_number(
 ) -> float:
     """A number argument in [low, high] (``finite``: not inf), NaN refused: a ValueError
     naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number, got {value!r}")
     v = float(value)
     if not low <= v <= high or (finite and math.isinf(v)):
@@ -100,10 +113,12 @@ def check_number(
     return v
 
 
-def check_seed(seed: int) -> None:
-    """A random_state the core can use: an integer in 0..2**64-1."""
-    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+def check_seed(seed: int) -> int:
+    """A random_state the core can use: an integer in 0..2**64-1 (numpy's too), as an int."""
+    value = as_int(seed)
+    if value is None or not 0 <= value < 2**64:
         raise ValueError(f"random_state must be an integer in 0..2**64-1, got {seed!r}")
+    return value
 
 
 class TrainableModel:
@@ -165,8 +180,9 @@ class TrainableModel:
         kept). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
         train = as_treebank(train, "train", prepared=True)
         dev = None if dev is None else as_treebank(dev, "dev")
-        if isinstance(self.epochs, bool) or not isinstance(self.epochs, int) or self.epochs < 1:
-            raise ValueError(f"epochs must be at least 1, got {self.epochs!r}")
+        epochs = as_int(self.epochs)
+        if epochs is None or epochs < 1:
+            raise ValueError(f"epochs must be an integer of at least 1, got {self.epochs!r}")
         check_seed(getattr(self, "random_state", 0))
         if keep not in ("best", "last"):
             raise ValueError(f"keep must be 'best' or 'last', got {keep!r}")

@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _core
-from .base import HistoryRow
+from .base import HistoryRow, as_int
 from .tagger import COLUMNS, Tagger
 
 __all__ = ["fold_bounds", "jackknife"]
@@ -28,8 +28,10 @@ __all__ = ["fold_bounds", "jackknife"]
 def fold_bounds(n_sentences: int, folds: int) -> list[tuple[int, int]]:
     """The [start, end) sentence ranges of `folds` contiguous folds of nearly equal
     size (sizes differ by at most one sentence)."""
-    if isinstance(folds, bool) or not isinstance(folds, int) or folds < 2:
+    k = as_int(folds)
+    if k is None or k < 2:
         raise ValueError(f"folds must be an integer of at least 2, got {folds!r}")
+    folds = k
     if folds > n_sentences:
         raise ValueError(
             f"{folds} folds for {n_sentences} sentences: at most one fold per sentence"

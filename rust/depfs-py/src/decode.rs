@@ -1,14 +1,19 @@
 //! Python bindings of the decoders (`depfs.decode`): numpy in, numpy out. Scores are copied into
-//! row-major f64 (float32 and F-ordered arrays are converted; single calls read a C-ordered
+//! row-major f64 (float32, integer, float16 and F-ordered arrays are converted; single calls read a C-ordered
 //! float64 array in place); batch forms copy their inputs into an owned buffer and release
-//! the GIL, optionally over several threads (the core's map_chunks).
+//! the GIL, optionally over several threads (the core's map_chunks). Copies are reserved with
+//! `try_reserve` (a huge n is a ValueError naming it, not an abort), and the O(n³) single
+//! calls poll for Ctrl-C (see `Signals`).
 
 use std::cell::RefCell;
 use std::thread::LocalKey;
 
 use depfs_core::decode::{self, CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace};
 use depfs_core::util::map_chunks;
-use numpy::{IntoPyArray, PyArray1, PyArrayDyn, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArrayDescrMethods, PyArrayDyn, PyArrayMethods, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyList;
@@ -66,6 +71,16 @@ fn append_array(
             vec!["n+1"; ndim].join(", ")
         )));
     }
+    // An error naming n, not a process abort, when the copy cannot be had.
+    let cells = n1.checked_pow(ndim as u32).unwrap_or(usize::MAX);
+    if out.try_reserve(cells).is_err() {
+        return Err(PyValueError::new_err(format!(
+            "{}: a sentence of n = {} words: its {:.1} GB of scores cannot be allocated",
+            what(),
+            n1 - 1,
+            cells as f64 * 8.0 / 1e9
+        )));
+    }
     if let Ok(a) = obj.cast::<PyArrayDyn<f64>>() {
         let ro = a.try_readonly()?;
         // `as_slice` also accepts F-ordered memory, which is the transpose: C order only.
@@ -76,6 +91,13 @@ fn append_array(
     } else if let Ok(a) = obj.cast::<PyArrayDyn<f32>>() {
         let ro = a.try_readonly()?;
         out.extend(ro.as_array().iter().map(|&v| f64::from(v)));
+    } else if matches!(arr.dtype().kind(), b'i' | b'u')
+        || (arr.dtype().kind() == b'f' && arr.dtype().itemsize() == 2)
+    {
+        // Integers and float16 as float64 (what numpy.asarray(x, float64) does to a list of
+        // ints): off the float32/float64 path, so that path tests nothing more.
+        let converted = obj.call_method1("astype", ("float64",))?;
+        return append_array(what, &converted, ndim, out);
     } else {
         return Err(PyValueError::new_err(format!(
             "{} must have dtype float32 or float64, got {}",
@@ -108,12 +130,38 @@ fn with_array<R>(
     Ok(f(&s.values, s.n1))
 }
 
+/// The `poll` hook of a single decode: checks for a pending signal (Ctrl-C), taking the GIL
+/// for the check when the call released it, and keeps the exception so that the call raises
+/// it instead of the decoder's "stopped". Called every few million chart cells.
+#[derive(Default)]
+struct Signals(Option<PyErr>);
+
+impl Signals {
+    fn poll(&mut self) -> bool {
+        match Python::attach(|py| py.check_signals()) {
+            Ok(()) => false,
+            Err(e) => {
+                self.0 = Some(e);
+                true
+            }
+        }
+    }
+
+    fn result<T>(self, py: Python<'_>, r: depfs_core::Result<T>) -> PyResult<T> {
+        match self.0 {
+            Some(e) => Err(e),
+            None => r.py_err(py),
+        }
+    }
+}
+
 fn heads_array(py: Python<'_>, heads: Vec<i32>) -> Bound<'_, PyArray1<i64>> {
     heads.into_iter().map(i64::from).collect::<Vec<_>>().into_pyarray(py)
 }
 
 /// Maximum spanning tree (Chu-Liu-Edmonds / Tarjan, O(n²)) of `scores[dep, head]`, shape
 /// (n+1, n+1), index 0 = ROOT, `-inf` = pruned arc. Returns heads (int64, heads[0] = -1).
+/// It does not poll for Ctrl-C: its O(n²) time grows only as fast as the memory it needs.
 #[pyfunction]
 #[pyo3(signature = (scores, single_root = true))]
 fn decode_cle<'py>(
@@ -136,10 +184,11 @@ fn decode_eisner<'py>(
     scores: &Bound<'py, PyAny>,
     single_root: bool,
 ) -> PyResult<Bound<'py, PyArray1<i64>>> {
+    let mut signals = Signals::default();
     let heads = with_array("scores", scores, 2, |values, n1| {
-        EISNER_WS.with_borrow_mut(|ws| ws.decode(values, n1, single_root))
-    })?
-    .py_err(py)?;
+        EISNER_WS.with_borrow_mut(|ws| ws.decode_polled(values, n1, single_root, &mut || signals.poll()))
+    })?;
+    let heads = signals.result(py, heads)?;
     Ok(heads_array(py, heads))
 }
 
@@ -161,8 +210,11 @@ fn decode_eisner2<'py>(
             a.n1, s.n1
         )));
     }
-    let heads =
-        py.detach(|| Eisner2Workspace::new().decode(&a.values, &s.values, a.n1, single_root)).py_err(py)?;
+    let mut signals = Signals::default();
+    let heads = py.detach(|| {
+        Eisner2Workspace::new().decode_polled(&a.values, &s.values, a.n1, single_root, &mut || signals.poll())
+    });
+    let heads = signals.result(py, heads)?;
     Ok(heads_array(py, heads))
 }
 
@@ -176,7 +228,11 @@ fn decode_eisner_kbest<'py>(
     single_root: bool,
 ) -> PyResult<Vec<(Bound<'py, PyArray1<i64>>, f64)>> {
     let s = read_array("scores", scores, 2)?;
-    let list = py.detach(|| KBestWorkspace::new().decode(&s.values, s.n1, k, single_root)).py_err(py)?;
+    let mut signals = Signals::default();
+    let list = py.detach(|| {
+        KBestWorkspace::new().decode_polled(&s.values, s.n1, k, single_root, &mut || signals.poll())
+    });
+    let list = signals.result(py, list)?;
     Ok(list.into_iter().map(|(h, score)| (heads_array(py, h), score)).collect())
 }
 
@@ -203,19 +259,21 @@ fn decode_tree_score(scores: &Bound<'_, PyAny>, heads: Vec<i64>) -> PyResult<f64
 /// and a workspace stay in cache (a copy of the whole batch would go out to memory and back).
 const GROUP_VALUES: usize = 1 << 15;
 
-/// Runs `decode(workspace, values, n1)` over the matrices without the GIL on `threads`
+/// Runs `decode(workspace, values, n1, poll)` over the matrices without the GIL on `threads`
 /// threads (1: the calling thread; 0: all cores; more than the cores: capped), through the
 /// core's `map_chunks`. The matrices are copied into one reused buffer first (owned, so no
 /// Python thread can change them during the decode), with no allocation or text per matrix:
 /// on one thread group by group, with the workspace `local` that single calls use; on
-/// several, the whole batch at once. The first bad matrix (in list order) is the error.
+/// several, the whole batch at once. The first bad matrix (in list order) is the error. On one
+/// thread, `poll` checks for Ctrl-C (a huge matrix in a batch stops as a single call does); the
+/// pool's threads cannot take signals and get a poll that never stops.
 fn run_batch<W: Default + Send>(
     py: Python<'_>,
     name: &str,
     matrices: &Bound<'_, PyList>,
     threads: usize,
     local: &'static LocalKey<RefCell<W>>,
-    decode: impl Fn(&mut W, &[f64], usize) -> depfs_core::Result<Vec<i32>> + Sync,
+    decode: impl Fn(&mut W, &[f64], usize, &mut dyn FnMut() -> bool) -> depfs_core::Result<Vec<i32>> + Sync,
 ) -> PyResult<Vec<Vec<i32>>> {
     let n = matrices.len();
     let mut out = Vec::with_capacity(n);
@@ -224,6 +282,7 @@ fn run_batch<W: Default + Send>(
     let (mut starts, mut n1s) = (vec![0], Vec::new());
     let mut next = 0;
     while next < n {
+        py.check_signals()?; // Ctrl-C between groups (a group is a few ms of work)
         let first = next;
         values.clear();
         starts.truncate(1);
@@ -234,8 +293,8 @@ fn run_batch<W: Default + Send>(
             starts.push(values.len());
             next += 1;
         }
-        let one = |ws: &mut W, j: usize| {
-            decode(ws, &values[starts[j]..starts[j + 1]], n1s[j]).map_err(|e| match e {
+        let one = |ws: &mut W, j: usize, poll: &mut dyn FnMut() -> bool| {
+            decode(ws, &values[starts[j]..starts[j + 1]], n1s[j], poll).map_err(|e| match e {
                 depfs_core::Error::NoSpanningTree(m) => {
                     depfs_core::Error::NoSpanningTree(format!("matrices[{}]: {m}", first + j))
                 }
@@ -245,19 +304,22 @@ fn run_batch<W: Default + Send>(
                 other => other,
             })
         };
+        let mut signals = Signals::default();
         let group: depfs_core::Result<Vec<Vec<i32>>> = py.detach(|| {
             if threads == 1 {
-                local.with_borrow_mut(|ws| (0..n1s.len()).map(|j| one(ws, j)).collect())
+                local.with_borrow_mut(|ws| {
+                    (0..n1s.len()).map(|j| one(ws, j, &mut || signals.poll())).collect()
+                })
             } else {
                 // Chunks of 64 matrices: small enough to spread, large enough to amortise.
                 map_chunks(threads, n1s.len(), 64, W::default, |ws, range| {
-                    range.map(|j| one(ws, j)).collect::<Vec<_>>()
+                    range.map(|j| one(ws, j, &mut || false)).collect::<Vec<_>>()
                 })?
                 .into_iter()
                 .collect()
             }
         });
-        out.extend(group.py_err(py)?);
+        out.extend(signals.result(py, group)?);
     }
     Ok(out)
 }
@@ -272,10 +334,16 @@ fn decode_cle_batch<'py>(
     single_root: bool,
     threads: usize,
 ) -> PyResult<Vec<Bound<'py, PyArray1<i64>>>> {
-    let heads =
-        run_batch(py, "cle_batch", matrices, threads, &CLE_WS, |ws: &mut CleWorkspace, values, n1| {
-            ws.decode(values, n1, single_root)
-        })?;
+    let heads = run_batch(
+        py,
+        "cle_batch",
+        matrices,
+        threads,
+        &CLE_WS,
+        |ws: &mut CleWorkspace, values, n1, _poll| {
+            ws.decode(values, n1, single_root) // O(n²): no polling (see decode_cle)
+        },
+    )?;
     Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
 }
 
@@ -294,7 +362,7 @@ fn decode_eisner_batch<'py>(
         matrices,
         threads,
         &EISNER_WS,
-        |ws: &mut EisnerWorkspace, values, n1| ws.decode(values, n1, single_root),
+        |ws: &mut EisnerWorkspace, values, n1, poll| ws.decode_polled(values, n1, single_root, poll),
     )?;
     Ok(heads.into_iter().map(|h| heads_array(py, h)).collect())
 }

@@ -10,7 +10,7 @@ use depfs_core::Treebank;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyIndexError, PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PySlice, PyString};
+use pyo3::types::{PyBool, PyBytes, PyList, PySlice, PyString};
 
 use crate::errors::IntoPyResult;
 use std::sync::Arc;
@@ -74,6 +74,26 @@ fn resolve_index(index: isize, len: usize, what: &str) -> PyResult<usize> {
         return Err(PyIndexError::new_err(format!("{what} index {index} out of range (len {len})")));
     }
     Ok(i as usize)
+}
+
+/// A sentence index from Python: an integer (numpy's too) resolved against `len`. A bool
+/// (Python's or numpy's) is refused, since a list of them is a mask, not indices, and an
+/// integer beyond isize is out of range like any other (an IndexError, not a TypeError).
+/// `rule` starts the TypeError ("select takes sentence indices (integers)").
+fn sentence_index(obj: &Bound<'_, PyAny>, len: usize, rule: &str) -> PyResult<usize> {
+    if obj.is_instance_of::<PyBool>() || obj.get_type().name()? == "bool" {
+        return Err(PyTypeError::new_err(format!(
+            "{rule}, not bools (a mask); to select by a mask use \
+             tb.select([i for i, keep in enumerate(mask) if keep])"
+        )));
+    }
+    match obj.extract::<isize>() {
+        Ok(index) => resolve_index(index, len, "sentence"),
+        Err(_) if obj.hasattr("__index__")? => {
+            Err(PyIndexError::new_err(format!("sentence index {} out of range (len {len})", obj.repr()?)))
+        }
+        Err(_) => Err(PyTypeError::new_err(format!("{rule}, not {}", obj.get_type().name()?))),
+    }
 }
 
 /// Reads a CoNLL-U or CoNLL-X file (gzipped or not) into a Treebank. The GIL is
@@ -190,22 +210,22 @@ impl PyTreebank {
                 (0..r.slicelength).map(|k| (r.start + k as isize * r.step) as usize).collect();
             return Ok(Bound::new(py, slf.borrow().select_released(py, picked)?)?.into_any());
         }
-        let Ok(index) = key.extract::<isize>() else {
-            return Err(PyTypeError::new_err(format!(
-                "treebank indices must be integers or slices, not {}",
-                key.get_type().name()?
-            )));
-        };
-        let i = resolve_index(index, len, "sentence")?;
+        let i = sentence_index(key, len, "treebank indices must be integers or slices")?;
         Ok(Bound::new(py, PySentence { tb: slf.unbind(), index: i })?.into_any())
     }
 
     /// The sentences at `indices` (in that order; repeats allowed; negative counts from
-    /// the end) as a new Treebank whose vocabularies hold only their strings.
-    fn select(&self, py: Python<'_>, indices: Vec<isize>) -> PyResult<PyTreebank> {
+    /// the end) as a new Treebank whose vocabularies hold only their strings. Bools are
+    /// refused (a mask is not indices; see [`sentence_index`]).
+    fn select(&self, py: Python<'_>, indices: &Bound<'_, PyAny>) -> PyResult<PyTreebank> {
         let len = self.inner.len();
-        let picked =
-            indices.into_iter().map(|i| resolve_index(i, len, "sentence")).collect::<PyResult<Vec<_>>>()?;
+        if indices.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err("select takes a sequence of sentence indices, not a str"));
+        }
+        let picked = indices
+            .try_iter()?
+            .map(|item| sentence_index(&item?, len, "select takes sentence indices (integers)"))
+            .collect::<PyResult<Vec<_>>>()?;
         self.select_released(py, picked)
     }
 

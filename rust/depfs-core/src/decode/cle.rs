@@ -25,7 +25,7 @@
 //! node enters one original node `v`; every super-node on the forest path from `v` up to it is
 //! broken and the subtrees hanging off that path become top-level with their own chosen arcs.
 
-use super::{check_scores, no_tree};
+use super::{check_scores, no_tree, too_large};
 use crate::error::Result;
 
 const UNVISITED: u8 = 0;
@@ -77,7 +77,7 @@ impl CleWorkspace {
 
     /// Maximum spanning tree of `scores[dep * n1 + head]`; see [`cle`].
     pub fn decode(&mut self, scores: &[f64], n1: usize, single_root: bool) -> Result<Vec<i32>> {
-        check_scores("cle", scores, n1)?;
+        let scores = &*check_scores("cle", scores, n1)?;
         if n1 > u32::MAX as usize / n1.max(1) {
             return Err(crate::Error::InvalidArgument(format!("cle: n1 = {n1} is too large")));
         }
@@ -85,7 +85,7 @@ impl CleWorkspace {
         if n1 == 1 {
             return Ok(heads);
         }
-        self.reset(scores, n1);
+        self.reset(scores, n1)?;
         // First without the constraint: usually ROOT gets one child and that tree is optimal.
         self.single_root = false;
         self.contract_all()?;
@@ -107,14 +107,18 @@ impl CleWorkspace {
         Ok(heads)
     }
 
-    fn reset(&mut self, scores: &[f64], n1: usize) {
+    /// The n²-sized copies are reserved with `try_reserve` so that a huge n is an error.
+    fn reset(&mut self, scores: &[f64], n1: usize) -> Result<()> {
         self.n1 = n1;
+        let bytes = scores.len() * 12;
         self.w.clear();
+        self.arc.clear();
+        self.w.try_reserve_exact(scores.len()).map_err(|_| too_large("cle", n1, bytes))?;
+        self.arc.try_reserve_exact(scores.len()).map_err(|_| too_large("cle", n1, bytes))?;
         self.w.extend_from_slice(scores);
         for t in 0..n1 {
             self.w[t * n1 + t] = f64::NEG_INFINITY;
         }
-        self.arc.clear();
         self.arc.extend(0..(n1 * n1) as u32);
         self.active.clear();
         self.active.extend(1..n1);
@@ -145,6 +149,7 @@ impl CleWorkspace {
         self.row_w.resize(n1, f64::NEG_INFINITY);
         self.row_arc.clear();
         self.row_arc.resize(n1, u32::MAX);
+        Ok(())
     }
 
     /// Picks the best incoming arc of slot `t` (first on ties) among ROOT and the active slots;

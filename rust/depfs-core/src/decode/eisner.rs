@@ -6,7 +6,7 @@
 //! `single_root`, the incomplete span `ROOT → t` may only be built from the empty span at ROOT,
 //! so ROOT gets exactly one child.
 
-use super::{check_scores, no_tree};
+use super::{check_scores, fill, no_tree, Poller};
 use crate::error::Result;
 
 /// One chart: values in both orientations (`v[s * n1 + t]` and `vt[t * n1 + s]`) so the inner
@@ -19,13 +19,11 @@ pub(crate) struct Chart {
 }
 
 impl Chart {
-    pub fn reset(&mut self, n1: usize) {
+    pub fn reset(&mut self, what: &str, n1: usize) -> Result<()> {
         for buf in [&mut self.v, &mut self.vt] {
-            buf.clear();
-            buf.resize(n1 * n1, f64::NEG_INFINITY);
+            fill(what, n1, buf, n1 * n1, f64::NEG_INFINITY)?;
         }
-        self.bp.clear();
-        self.bp.resize(n1 * n1, 0);
+        fill(what, n1, &mut self.bp, n1 * n1, 0)
     }
     #[inline]
     pub fn set(&mut self, n1: usize, s: usize, t: usize, value: f64, split: usize) {
@@ -119,12 +117,24 @@ impl EisnerWorkspace {
 
     /// Best projective tree of `scores[dep * n1 + head]`; see [`eisner`].
     pub fn decode(&mut self, scores: &[f64], n1: usize, single_root: bool) -> Result<Vec<i32>> {
-        check_scores("eisner", scores, n1)?;
+        self.decode_polled(scores, n1, single_root, &mut || false)
+    }
+
+    /// [`Self::decode`] that calls `poll` every few million chart cells and stops with an
+    /// error when it returns true (a caller's Ctrl-C).
+    pub fn decode_polled(
+        &mut self,
+        scores: &[f64],
+        n1: usize,
+        single_root: bool,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Vec<i32>> {
+        let scores = check_scores("eisner", scores, n1)?;
         let mut heads = vec![-1i32; n1];
         if n1 == 1 {
             return Ok(heads);
         }
-        self.forward(scores, n1, single_root);
+        self.forward("eisner", &scores, n1, single_root, &mut Poller::new(poll))?;
         if self.cr[(n1 - 1) * n1] == f64::NEG_INFINITY {
             return Err(no_tree("eisner", single_root));
         }
@@ -145,11 +155,17 @@ impl EisnerWorkspace {
     }
 
     /// Fills the charts (values only) for checked scores with `n1 >= 2`. O(n³).
-    pub(crate) fn forward(&mut self, scores: &[f64], n1: usize, single_root: bool) {
+    pub(crate) fn forward(
+        &mut self,
+        what: &str,
+        scores: &[f64],
+        n1: usize,
+        single_root: bool,
+        poller: &mut Poller<'_>,
+    ) -> Result<()> {
         self.n1 = n1;
         for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il, &mut self.join] {
-            chart.clear();
-            chart.resize(n1 * n1, f64::NEG_INFINITY);
+            fill(what, n1, chart, n1 * n1, f64::NEG_INFINITY)?;
         }
         self.cr[..n1].fill(0.0);
         self.cl[..n1].fill(0.0);
@@ -158,6 +174,7 @@ impl EisnerWorkspace {
         for w in 1..n1 {
             let m = n1 - w;
             let row = w * n1;
+            poller.add(what, 3 * m * w)?;
             // Incomplete spans (s, s+w): cr(s, s+j) + cl(s+j+1, s+w), 0 <= j < w.
             let acc = &mut self.join[row..row + m];
             for j in 0..w {
@@ -188,6 +205,7 @@ impl EisnerWorkspace {
             }
             acc[0] = neg;
         }
+        Ok(())
     }
 
     /// First split offset `j` in `range` with `a(j) + b(j) == value` (the same sums as in the

@@ -8,7 +8,7 @@
 //! `s → t` is built from the previous incomplete span `s → r` plus the sibling span `(r, t)`.
 
 use super::eisner::{max_plus, Chart};
-use super::{check_scores, check_values, no_tree};
+use super::{check_scores, check_values, no_tree, Poller};
 use crate::error::{Error, Result};
 
 /// Reusable charts of [`eisner2`].
@@ -36,7 +36,20 @@ impl Eisner2Workspace {
 
     /// Best projective tree under arc + adjacent-sibling scores; see [`eisner2`].
     pub fn decode(&mut self, arc: &[f64], sib: &[f64], n1: usize, single_root: bool) -> Result<Vec<i32>> {
-        check_scores("eisner2 arc", arc, n1)?;
+        self.decode_polled(arc, sib, n1, single_root, &mut || false)
+    }
+
+    /// [`Self::decode`] that polls once per chart width (see
+    /// [`super::EisnerWorkspace::decode_polled`]).
+    pub fn decode_polled(
+        &mut self,
+        arc: &[f64],
+        sib: &[f64],
+        n1: usize,
+        single_root: bool,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Vec<i32>> {
+        let arc = &*check_scores("eisner2 arc", arc, n1)?;
         if sib.len() != n1 * n1 * n1 {
             return Err(Error::InvalidArgument(format!(
                 "eisner2: expected {n1}x{n1}x{n1} = {} sibling scores, got {}",
@@ -44,14 +57,15 @@ impl Eisner2Workspace {
                 sib.len()
             )));
         }
-        check_values("eisner2 sib", sib, n1)?;
+        let sib = &*check_values("eisner2 sib", sib, n1)?;
         let mut heads = vec![-1i32; n1];
         if n1 == 1 {
             return Ok(heads);
         }
         for chart in [&mut self.cr, &mut self.cl, &mut self.ir, &mut self.il, &mut self.sq] {
-            chart.reset(n1);
+            chart.reset("eisner2", n1)?;
         }
+        let mut poller = Poller::new(poll);
         for s in 0..n1 {
             self.cr.set(n1, s, s, 0.0, s);
             self.cl.set(n1, s, s, 0.0, s);
@@ -59,6 +73,7 @@ impl Eisner2Workspace {
         let sib_of = |dep: usize, head: usize| (dep * n1 + head) * n1;
         // O(n³): n² spans of each kind, O(n) split points each.
         for width in 1..n1 {
+            poller.add("eisner2", 6 * (n1 - width) * width)?;
             for s in 0..n1 - width {
                 let t = s + width;
                 // Sibling span: cr[s][r] + cl[r+1][t], s <= r < t.

@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::eisner::{EisnerWorkspace, CL, CR, IL, IR};
-use super::{check_scores, no_tree, tree_score};
+use super::{check_scores, no_tree, tree_score, Poller};
 use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug)]
@@ -83,7 +83,19 @@ impl KBestWorkspace {
         k: usize,
         single_root: bool,
     ) -> Result<Vec<(Vec<i32>, f64)>> {
-        check_scores("eisner_kbest", scores, n1)?;
+        self.decode_polled(scores, n1, k, single_root, &mut || false)
+    }
+
+    /// [`Self::decode`] that polls during the chart pass (see [`EisnerWorkspace::decode_polled`]).
+    pub fn decode_polled(
+        &mut self,
+        scores: &[f64],
+        n1: usize,
+        k: usize,
+        single_root: bool,
+        poll: &mut dyn FnMut() -> bool,
+    ) -> Result<Vec<(Vec<i32>, f64)>> {
+        let scores = &*check_scores("eisner_kbest", scores, n1)?;
         if k == 0 {
             return Err(Error::InvalidArgument("eisner_kbest: k must be at least 1".into()));
         }
@@ -100,8 +112,15 @@ impl KBestWorkspace {
             item.cand.clear();
         }
         self.touched.clear();
-        self.items.resize_with(4 * n1 * n1, Item::default);
-        self.chart.forward(scores, n1, single_root);
+        let len = 4 * n1 * n1;
+        if len > self.items.len() {
+            let bytes = len.saturating_mul(std::mem::size_of::<Item>());
+            self.items
+                .try_reserve_exact(len - self.items.len())
+                .map_err(|_| super::too_large("eisner_kbest", n1, bytes))?;
+        }
+        self.items.resize_with(len, Item::default);
+        self.chart.forward("eisner_kbest", scores, n1, single_root, &mut Poller::new(poll))?;
         let goal = self.id(CR, 0, n1 - 1);
         if self.best(goal) == f64::NEG_INFINITY {
             return Err(no_tree("eisner_kbest", single_root));

@@ -17,7 +17,7 @@ const NEG: f64 = f64::NEG_INFINITY;
 /// limited to one child when `single_root`, contains the arc) and the best tree's score.
 /// Same conventions as [`super::eisner`].
 pub fn arc_max_marginals(scores: &[f64], n1: usize, single_root: bool) -> Result<(Vec<f64>, f64)> {
-    check_scores("max-marginals", scores, n1)?;
+    let scores = &*check_scores("max-marginals", scores, n1)?;
     let mut mm = vec![NEG; n1 * n1];
     if n1 == 1 {
         return Ok((mm, 0.0));

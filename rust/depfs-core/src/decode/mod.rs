@@ -27,7 +27,63 @@ pub use eisner2::{eisner2, Eisner2Workspace};
 pub use kbest::{eisner_kbest, KBestWorkspace};
 pub use max_marginals::arc_max_marginals;
 
+use std::borrow::Cow;
+
 use crate::error::{Error, Result};
+
+/// Finite scores beyond ±CLAMP are clamped to ±CLAMP before decoding: masks such as
+/// `np.finfo(np.float64).min` would otherwise overflow to `-inf` ("no arc") in the chart sums
+/// (n·1e300 stays finite for any n that fits in memory), so every decoder finds the trees CLE
+/// finds. Scores within ±1e300 are used as given.
+pub const CLAMP: f64 = 1e300;
+
+/// Work (chart cells) between two polls of a decoder's `poll` hook: about 10 ms, so a
+/// sentence below ~200 words never polls and a huge one stops within a fraction of a second.
+const POLL_WORK: usize = 1 << 24;
+
+/// Counts chart work and calls `poll` every [`POLL_WORK`] cells; `poll` returning true
+/// stops the decoder (Ctrl-C from Python), which then returns [`stopped`].
+pub(crate) struct Poller<'a> {
+    poll: &'a mut dyn FnMut() -> bool,
+    work: usize,
+}
+
+impl<'a> Poller<'a> {
+    pub fn new(poll: &'a mut dyn FnMut() -> bool) -> Self {
+        Self { poll, work: 0 }
+    }
+    /// Adds `cells` of work (called once per chart width, so O(n) calls per O(n³) decode).
+    #[inline]
+    pub fn add(&mut self, what: &str, cells: usize) -> Result<()> {
+        self.work += cells;
+        if self.work >= POLL_WORK {
+            self.work = 0;
+            if (self.poll)() {
+                return Err(Error::InvalidArgument(format!("{what}: stopped by the caller")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `buf` cleared and filled with `len` copies of `value`; an error naming n (not a process
+/// abort) when the memory cannot be had.
+pub(crate) fn fill<T: Clone>(what: &str, n1: usize, buf: &mut Vec<T>, len: usize, value: T) -> Result<()> {
+    buf.clear();
+    buf.try_reserve_exact(len)
+        .map_err(|_| too_large(what, n1, len.saturating_mul(std::mem::size_of::<T>())))?;
+    buf.resize(len, value);
+    Ok(())
+}
+
+/// The error of a workspace that cannot be allocated for a sentence of n1 - 1 words.
+pub fn too_large(what: &str, n1: usize, bytes: usize) -> Error {
+    Error::InvalidArgument(format!(
+        "{what}: a sentence of n = {} words needs {:.1} GB that cannot be allocated",
+        n1.saturating_sub(1),
+        bytes as f64 / 1e9
+    ))
+}
 
 /// Sum of `scores[dep * n1 + heads[dep]]` over the words (heads[0], the ROOT, is skipped).
 /// Heads outside `0..n1` contribute `-inf`.
@@ -109,8 +165,9 @@ pub fn root_children(heads: &[i32]) -> usize {
 }
 
 /// Checks a square score matrix: `n1 >= 1`, `len == n1 * n1`, no NaN, no `+inf` (ROOT row and
-/// diagonal included, so that bad input never hides there).
-pub(crate) fn check_scores(what: &str, scores: &[f64], n1: usize) -> Result<()> {
+/// diagonal included, so that bad input never hides there). Returns the scores to decode:
+/// borrowed, or a copy clamped to ±[`CLAMP`] when some finite score lies beyond it.
+pub(crate) fn check_scores<'a>(what: &str, scores: &'a [f64], n1: usize) -> Result<Cow<'a, [f64]>> {
     if n1 == 0 {
         return Err(Error::InvalidArgument(format!("{what}: n1 must be at least 1 (ROOT)")));
     }
@@ -124,12 +181,19 @@ pub(crate) fn check_scores(what: &str, scores: &[f64], n1: usize) -> Result<()> 
     check_values(what, scores, n1)
 }
 
-/// Rejects NaN and `+inf`, naming the first bad entry as `[dep, head, ...]` in `n1`-radix.
-pub(crate) fn check_values(what: &str, values: &[f64], n1: usize) -> Result<()> {
+/// Rejects NaN and `+inf`, naming the first bad entry as `[dep, head, ...]` in `n1`-radix;
+/// returns the values, clamped to ±[`CLAMP`] (a copy) when some finite value lies beyond.
+pub(crate) fn check_values<'a>(what: &str, values: &'a [f64], n1: usize) -> Result<Cow<'a, [f64]>> {
     let bad = |v: f64| v.is_nan() | (v == f64::INFINITY);
-    // No early exit (bitwise `|`), so the common all-good scan vectorises.
-    if values.iter().fold(false, |any, &v| any | bad(v)) {
-        let pos = values.iter().position(|&v| bad(v)).unwrap_or(0);
+    let huge = |v: f64| (v.abs() > CLAMP) & (v != f64::NEG_INFINITY);
+    // NaN, +inf and huge values in one test of two comparisons (as cheap as the NaN and +inf
+    // test alone), one pass with no early exit (bitwise `|`), so the all-good scan vectorises.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)] // the negated compare is what is true for NaN
+    let odd = |v: f64| !(v.abs() <= CLAMP) & (v != f64::NEG_INFINITY);
+    if !values.iter().fold(false, |any, &v| any | odd(v)) {
+        return Ok(Cow::Borrowed(values));
+    }
+    if let Some(pos) = values.iter().position(|&v| bad(v)) {
         let mut idx = Vec::new();
         let mut rest = pos;
         let dims = if values.len() == n1 * n1 { 2 } else { 3 };
@@ -143,7 +207,10 @@ pub(crate) fn check_values(what: &str, values: &[f64], n1: usize) -> Result<()> 
             "{what}: score {idx:?} is {bad} (scores must be finite or -inf)"
         )));
     }
-    Ok(())
+    let mut clamped = Vec::new();
+    clamped.try_reserve_exact(values.len()).map_err(|_| too_large(what, n1, values.len() * 8))?;
+    clamped.extend(values.iter().map(|&v| if huge(v) { CLAMP.copysign(v) } else { v }));
+    Ok(Cow::Owned(clamped))
 }
 
 fn no_tree(what: &str, single_root: bool) -> Error {
@@ -198,6 +265,66 @@ pub(crate) mod brute {
             out.push(heads.clone());
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod limits {
+    use super::*;
+
+    #[test]
+    fn an_allocation_that_cannot_be_had_is_an_error_naming_n() {
+        let mut buf: Vec<f64> = vec![1.0];
+        let err = fill("eisner", 3, &mut buf, usize::MAX / 8, 0.0).unwrap_err();
+        assert!(err.to_string().contains("eisner: a sentence of n = 2 words needs"), "{err}");
+        fill("eisner", 3, &mut buf, 9, -1.0).unwrap();
+        assert_eq!(buf, vec![-1.0; 9]);
+    }
+
+    #[test]
+    fn scores_beyond_the_clamp_are_clamped_in_a_copy() {
+        let plain = [0.0, f64::NEG_INFINITY, -1e300, 1e300];
+        assert!(matches!(check_scores("t", &plain, 2).unwrap(), Cow::Borrowed(_)));
+        let masked = [f64::MIN, f64::NEG_INFINITY, -1e301, f64::MAX];
+        let got = check_scores("t", &masked, 2).unwrap();
+        assert_eq!(&*got, &[-CLAMP, f64::NEG_INFINITY, -CLAMP, CLAMP]);
+        assert!(check_scores("t", &[f64::MIN, f64::NAN, 0.0, 0.0], 2)
+            .unwrap_err()
+            .to_string()
+            .contains("NaN"));
+        // Masked rows: every arc into words 2 and 3 at the float64 minimum still has trees.
+        let n1 = 5;
+        let mut s: Vec<f64> = (0..n1 * n1).map(|i| (i % 7) as f64).collect();
+        s[2 * n1..4 * n1].fill(f64::MIN);
+        for single_root in [true, false] {
+            let heads = eisner(&s, n1, single_root).unwrap();
+            assert!(is_tree(&heads));
+            assert!(is_tree(&eisner2(&s, &vec![0.0; n1 * n1 * n1], n1, single_root).unwrap()));
+            assert_eq!(eisner_kbest(&s, n1, 2, single_root).unwrap().len(), 2);
+        }
+    }
+
+    #[test]
+    fn a_poll_that_says_stop_stops_a_long_decode() {
+        let n1 = 400; // n³/2 chart cells: several poll blocks
+        let s: Vec<f64> = (0..n1 * n1).map(|i| ((i * 7919) % 13) as f64).collect();
+        let mut polls = 0;
+        let mut ws = EisnerWorkspace::new();
+        let err = ws
+            .decode_polled(&s, n1, true, &mut || {
+                polls += 1;
+                true
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("eisner: stopped"), "{err}");
+        assert_eq!(polls, 1);
+        let mut polls = 0;
+        let got = ws.decode_polled(&s, n1, true, &mut || {
+            polls += 1;
+            false
+        });
+        assert_eq!(got.unwrap(), eisner(&s, n1, true).unwrap());
+        assert!(polls >= 1);
     }
 }
 
