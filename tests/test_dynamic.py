@@ -516,6 +516,13 @@ def test_cascade_bits_shrink_only_the_stages_tables(cascade, data, tmp_path: Pat
             )
     with pytest.raises(ValueError, match="needs cascade="):
         ArcEagerParser(ORDERED, epochs=1, dynamic=True, cascade_bits=(6, 6)).fit(train)
+    # numpy integers are integers (a grid from np.arange), bools are not.
+    grid = ArcEagerParser(
+        ORDERED, epochs=1, dynamic=True, cascade=(np.int64(2),), cascade_bits=(np.int32(6), 6)
+    ).fit(train)
+    assert grid.parse(dev, margin=0.0).n_words == dev.n_words
+    with pytest.raises(ValueError, match="cascade must be"):
+        ArcEagerParser(ORDERED, epochs=1, dynamic=True, cascade=(True,)).fit(train)
     with pytest.raises(ValueError, match="max_bits"):
         depfs._core.ArcEagerTrainer(train, ORDERED, max_bits=5)
 

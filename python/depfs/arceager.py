@@ -63,6 +63,7 @@ from . import _core
 from .base import (
     Stagewise,
     TrainableModel,
+    as_int,
     as_treebank,
     check_columns,
     check_count,
@@ -194,7 +195,9 @@ class ArcEagerParser(TrainableModel):
             return ()
         if self.cascade is not True and not isinstance(self.cascade, (list, tuple)):
             raise ValueError(f"cascade must be True or template counts, got {self.cascade!r}")
-        stages = CASCADE_STAGES if self.cascade is True else tuple(self.cascade)
+        given = CASCADE_STAGES if self.cascade is True else tuple(self.cascade)
+        # numpy integers too; a non-integer (None from as_int) is dropped, so the lengths differ
+        stages = tuple(k for k in map(as_int, given) if k is not None)
         if not self.dynamic or self.stagewise:
             raise ValueError(
                 "cascade is a kind of dynamic model: it needs dynamic=True, stagewise=False"
@@ -208,7 +211,7 @@ class ArcEagerParser(TrainableModel):
             )
         if (
             not stages
-            or not all(isinstance(k, int) and not isinstance(k, bool) for k in stages)
+            or len(stages) != len(given)
             or list(stages) != sorted(set(stages))
             or stages[0] < 1
             or stages[-1] >= n
@@ -217,19 +220,20 @@ class ArcEagerParser(TrainableModel):
                 f"cascade must be increasing template counts between 1 and {n - 1}, "
                 f"got {self.cascade!r}"
             )
-        return tuple(int(k) for k in stages)
+        return stages
 
     def _cascade_bits(self) -> tuple[int, int]:
         """The stages' (move, label) table bits, checked."""
         if self.cascade_bits is None:
             return CASCADE_BITS
-        bits = tuple(self.cascade_bits) if isinstance(self.cascade_bits, (list, tuple)) else ()
-        if len(bits) != 2 or not all(isinstance(b, int) and 6 <= b <= 26 for b in bits):
+        given = self.cascade_bits if isinstance(self.cascade_bits, (list, tuple)) else ()
+        bits = tuple(b for b in map(as_int, given) if b is not None)
+        if len(given) != 2 or len(bits) != 2 or not all(6 <= b <= 26 for b in bits):
             raise ValueError(
                 "cascade_bits must be (move_bits, label_bits), each 6..26, "
                 f"got {self.cascade_bits!r}"
             )
-        return (int(bits[0]), int(bits[1]))
+        return (bits[0], bits[1])
 
     def _core_trainer(
         self,
