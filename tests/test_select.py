@@ -557,50 +557,24 @@ def test_wrapper_refuses_a_dev_set_it_cannot_score_before_training(
         forward_wrapper(POOL, *data, epochs=1, executor=ex, max_length=0 + 1, limit=1)
 
 
-def test_rerank_every_without_candidates_is_refused(data: tuple[str, str], tmp_path: Path):
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--rerank-every", "3"], "--rerank-every applies to the cheaper variant"),
+        (
+            ["--parser", "graph", "--order", "2", "--decoder", "cle", "--base", "upos(h)"],
+            "--decoder cle is first-order only",
+        ),
+    ],
+)
+def test_wrapper_options_that_do_not_apply_are_refused(
+    data: tuple[str, str], tmp_path: Path, args: list[str], message: str
+):
+    out = tmp_path / "o.txt"
     res = CliRunner().invoke(
         main,
-        [
-            "select",
-            "wrapper",
-            "--pool",
-            POOL,
-            "--train",
-            data[0],
-            "--dev",
-            data[1],
-            "--out",
-            str(tmp_path / "o.txt"),
-            "--rerank-every",
-            "3",
-        ],
+        ["select", "wrapper", "--pool", POOL, "--train", data[0], "--dev", data[1], "--out"]
+        + [str(out), *args],
     )
-    assert res.exit_code == 2 and "--rerank-every applies to the cheaper variant" in res.output
-
-
-def test_second_order_cle_is_refused_by_its_option(data: tuple[str, str], tmp_path: Path):
-    res = CliRunner().invoke(
-        main,
-        [
-            "select",
-            "wrapper",
-            "--parser",
-            "graph",
-            "--order",
-            "2",
-            "--decoder",
-            "cle",
-            "--base",
-            "upos(h) & upos(m)",
-            "--pool",
-            "upos(h) & upos(m) & upos(s)",
-            "--train",
-            data[0],
-            "--dev",
-            data[1],
-            "--out",
-            str(tmp_path / "o.txt"),
-        ],
-    )
-    assert res.exit_code == 2 and "--decoder cle is first-order only" in res.output
-    assert not (tmp_path / "o.txt.jsonl").exists()
+    assert res.exit_code == 2 and message in res.output, res.output
+    assert not Path(str(out) + ".jsonl").exists()

@@ -261,15 +261,20 @@ def _text(sentences: list[list[Word]]) -> str:
 _WORD_FIELDS = {"UPOS": "upos", "XPOS": "xpos", "FEATS": "feats", "LEMMA": "lemma"}
 
 
+def _tagged_values(sentence: Any) -> dict[str, list[str]]:
+    """A tagged sentence's tag columns by name."""
+    return {
+        "UPOS": sentence.upos,
+        "XPOS": sentence.xpos,
+        "FEATS": sentence.feats,
+        "LEMMA": sentence.lemmas,
+    }
+
+
 def _fill(words: list[Word], tagged: Any, columns: Sequence[str]) -> None:
     """Fills the fields of `words` left empty ('_') from the `columns` of the `tagged`
     sentence: what an earlier component set stays."""
-    values = {
-        "UPOS": tagged.upos,
-        "XPOS": tagged.xpos,
-        "FEATS": tagged.feats,
-        "LEMMA": tagged.lemmas,
-    }
+    values = _tagged_values(tagged)
     for column in columns:
         field = _WORD_FIELDS[column]
         for w, v in zip(words, values[column]):
@@ -390,12 +395,7 @@ def _space_heads(space: Sequence[bool]) -> list[int]:
 def _set_tags(tokens: list[Any], sentence: Any, columns: list[str], own: list[str]) -> None:
     """Sets the tagger's `columns` of `sentence` on the `tokens` whose attribute is empty
     (looked at only for the `own` columns, those an earlier component set on some token)."""
-    values = {
-        "UPOS": sentence.upos,
-        "XPOS": sentence.xpos,
-        "LEMMA": sentence.lemmas,
-        "FEATS": sentence.feats,
-    }
+    values = _tagged_values(sentence)
     for column in columns:
         check = column in own
         for t, v in zip(tokens, values[column]):

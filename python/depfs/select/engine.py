@@ -23,6 +23,7 @@ import os
 import time
 import warnings
 from collections.abc import Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -445,7 +446,7 @@ class Engine:
                         tries[c] += 1
                         if tries[c] > self.retries:
                             raise RuntimeError(f"candidate failed {tries[c]} times: {err}") from err
-                        if isinstance(err, cf.process.BrokenProcessPool) and self._own is not None:
+                        if isinstance(err, BrokenProcessPool) and self._own is not None:
                             # A dead worker breaks the whole pool: start a new one and
                             # resubmit everything still pending.
                             self._own.shutdown(wait=False, cancel_futures=True)
@@ -467,7 +468,7 @@ class Engine:
 
 def _worker_died(err: BaseException) -> bool:
     """A lost worker (process pool or Dask), as opposed to an error of the candidate."""
-    return isinstance(err, cf.process.BrokenProcessPool) or type(err).__name__ in (
+    return isinstance(err, BrokenProcessPool) or type(err).__name__ in (
         "KilledWorker",
         "CommClosedError",
     )
