@@ -281,6 +281,7 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
     [
         ("arc_eager_en_ewt", "arc_eager", "config"),
         ("first_order_en_ewt", "first_order", "arc"),
+        ("first_order_cle_en_ewt", "first_order", "arc"),
         ("second_order_en_ewt", "second_order", "arc"),
         ("tagger_en_ewt", "tagger", "token"),
         ("tagger_pt_bosque", "tagger", "token"),

@@ -41,6 +41,7 @@ SHIPPED = [
     "arc_eager_en_ewt",
     "arc_eager_pt_bosque",
     "first_order_en_ewt",
+    "first_order_cle_en_ewt",
     "second_order_en_ewt",
     "tagger_en_ewt",
     "tagger_pt_bosque",

@@ -42,6 +42,8 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     // pt_bosque: its own first 40, then the en_ewt order (see the header).
     ("arc_eager_pt_bosque", Family::Config, include_str!("sets/arc_eager_pt_bosque.txt")),
     ("first_order_en_ewt", Family::Arc, include_str!("sets/first_order_en_ewt.txt")),
+    // The same pool ranked with the CLE decoder (He et al. §4.1); see the header.
+    ("first_order_cle_en_ewt", Family::Arc, include_str!("sets/first_order_cle_en_ewt.txt")),
     // The sibling templates of second_order, ranked with every first_order template present.
     ("second_order_en_ewt", Family::Arc, include_str!("sets/second_order_en_ewt.txt")),
     ("tagger_en_ewt", Family::Token, include_str!("sets/tagger_en_ewt.txt")),
