@@ -519,8 +519,15 @@ def needs_tagger(
     columns: Iterable[str], predicted: Iterable[str], treebank: _core.Treebank
 ) -> bool:
     """Whether `treebank` leaves empty a column among `columns` (what a parser reads) that a
-    tagger predicts (`predicted`): the rule of ``parse(tag=None)`` and the spaCy component."""
-    return bool(set(missing_columns(columns, treebank)) & set(predicted))
+    tagger predicts (`predicted`): the rule of ``parse(tag=None)``."""
+    return tagger_fills(missing_columns(columns, treebank), predicted)
+
+
+def tagger_fills(missing: Iterable[str], predicted: Iterable[str]) -> bool:
+    """Whether a tagger predicting `predicted` fills one of the `missing` columns: the rule
+    of :func:`needs_tagger`, for a caller that has the missing columns at hand (the spaCy
+    component, deciding doc by doc)."""
+    return bool(set(missing) & set(predicted))
 
 
 def unfilled_columns(model: Any, treebank: _core.Treebank, tagger: Any = None) -> list[str]:

@@ -55,7 +55,7 @@ from spacy.tokens import Doc
 from spacy.util import minibatch
 
 from . import _core
-from .base import missing_columns
+from .base import missing_columns, tagger_fills
 from .errors import MissingColumnsError
 from .text import Word, _conllu
 
@@ -201,7 +201,7 @@ class DepfsComponent:
                 # base.unfilled_columns, from one look at its columns.
                 missing = missing_columns(model.input_columns, treebank.select(sentences))
                 predicted = self.tagger.columns_ if self.tagger is not None else []
-                tagged[d] = any(c in predicted for c in missing)
+                tagged[d] = tagger_fills(missing, predicted)
                 missing = [c for c in missing if not tagged[d] or c not in predicted]
                 if missing and not self.allow_missing_tags:
                     raise MissingColumnsError(_missing_message(model, missing))
