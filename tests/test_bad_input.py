@@ -1246,6 +1246,13 @@ def test_an_untagged_dev_set_is_accepted_when_the_parsers_tagger_tags_it(
     assert parser.history_[0]["dev_uas"] > 0
 
 
+_MARGIN = "margin must be a number, 'accurate' or 'fast'"
+
+
+def _dynfs() -> Any:
+    return depfs.load(DATA / "dynfs1_v5.depfs")
+
+
 WRONG_TYPES = [
     # (call, exception, words): an API entry given the wrong type (review 2, M9)
     (lambda d: depfs.load(d["ae"]).parse(None), TypeError, "treebank must be a depfs.Treebank"),
@@ -1302,6 +1309,17 @@ WRONG_TYPES = [
     (lambda d: small_graph(dynfs=True, folds=-1).fit(_gold(d), _gold(d)), ValueError, "folds"),
     (lambda d: small_graph(max_bits=-1).fit(_gold(d)), ValueError, "max_bits"),
     (lambda d: depfs.Tagger(SMALL, min_known=-1).fit(_gold(d)), ValueError, "min_known"),
+    # The parse-time knobs of issues 15 and 16: True is not the number 1, "no" is not False
+    # (all were taken, as 1.0 or as true; a list or str met float() or >= inside).
+    (lambda d: depfs.load(d["ae"]).parse(_gold(d), margin=True), ValueError, _MARGIN),
+    (lambda d: depfs.load(d["ae"]).parse(_gold(d), margin=[1]), ValueError, _MARGIN),
+    (lambda d: depfs.load(d["tagger"]).tag(_gold(d), margin=np.True_), ValueError, _MARGIN),
+    (lambda d: _dynfs().parse(_gold(d), threshold=True), ValueError, "threshold must be a"),
+    (lambda d: _dynfs().parse(_gold(d), threshold="1"), ValueError, "threshold must be a"),
+    (lambda d: _dynfs().parse(_gold(d), prune_margin=True), ValueError, "prune_margin must"),
+    (lambda d: _dynfs().parse(_gold(d), label_margin="x"), ValueError, "label_margin must"),
+    (lambda d: _dynfs().parse(_gold(d), dynfs="no"), TypeError, "dynfs must be True or False"),
+    (lambda d: _dynfs().parse(_gold(d), label_dict="no"), TypeError, "label_dict must be True"),
 ]
 
 

@@ -106,9 +106,10 @@ def check_number(
         raise ValueError(f"{name} must be a number, got {value!r}")
     v = float(value)
     if not low <= v <= high or (finite and math.isinf(v)):
-        bound = f"between {low:g} and {high:g}" if high != float("inf") else f">= {low:g}"
+        bound = f" between {low:g} and {high:g}" if high != float("inf") else f" >= {low:g}"
+        bound = "" if low == -float("inf") and high == float("inf") else bound
         raise ValueError(
-            f"{name} must be a {'finite ' if finite else ''}number {bound}, got {value!r}"
+            f"{name} must be a {'finite ' if finite else ''}number{bound}, got {value!r}"
         )
     return v
 

@@ -29,6 +29,7 @@ of its own perceptron weights; one in small tables needs more to settle as accur
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -193,9 +194,13 @@ def resolve_margin(presets: dict[str, float] | None, margin: float | str | None)
                 "without dynamic=True (give a number)"
             )
         return float(presets[name])
-    if margin is not None and not (float(margin) >= 0):
+    if margin is None:
+        return None
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real):  # True is not 1.0
+        raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
+    if not float(margin) >= 0:
         raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
-    return None if margin is None else float(margin)
+    return float(margin)
 
 
 def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, what: str) -> None:
