@@ -747,6 +747,31 @@ def test_no_hang(
     assert check(res.stdout, d)
 
 
+def test_a_bad_input_on_a_local_dask_cluster_is_the_one_line_of_a_local_run(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """`depfs parse A B --out-dir D --scheduler local`: a worker's FormatError is the one
+    line a run without --scheduler prints, not that line under Dask's log of the failed
+    task (ERROR "Compute Failed" with its traceback, a WARNING about the cancelled other
+    task) from the worker processes; a good run says nothing at all."""
+    pytest.importorskip("distributed")
+    bad, here, there = tmp_path / "bad.conllu", tmp_path / "here", tmp_path / "there"
+    bad.write_text("1\tThe\tthe\n\n")
+    here.mkdir()
+    there.mkdir()
+    args = ["parse", str(d["ae"]), str(bad), str(d["gold"])]
+    local = _process([*args, "--out-dir", str(here)])
+    dask = _process([*args, "--out-dir", str(there), "--scheduler", "local", "--workers", "1"])
+    assert local.returncode == dask.returncode == 2
+    _one_line_error(local.stderr.decode(), ["bad.conllu:1", "10 tab-separated columns"])
+    assert dask.stderr.decode() == local.stderr.decode()
+    (tmp_path / "good").mkdir()
+    good = [*args[:2], str(d["gold"]), "--out-dir", str(tmp_path / "good")]
+    res = _process([*good, "--scheduler", "local", "--workers", "1"])
+    assert res.returncode == 0 and res.stderr == b""
+    assert (tmp_path / "good" / "gold.conllu").read_bytes() == _parsed(d)
+
+
 def test_no_hang_in_the_api() -> None:
     m = np.random.default_rng(0).random((5, 5))
     assert len(decode.cle_batch([m] * 3, threads=10**6)) == 3
