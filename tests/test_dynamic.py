@@ -382,6 +382,16 @@ def test_cli_trains_a_dynamic_tagger_and_tags_with_the_margin_knob(data, tmp_pat
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "margins: accurate" in r.stderr and "templates per decision" in r.stderr
+    assert "no --dev" not in r.stderr
+    nodev = tmp_path / "nodev.depfs"
+    r = _cli(
+        "train", "--parser", "tagger", "--dynamic", "--templates", str(tmp_path / "order.txt"),
+        "--train", str(tmp_path / "train.conllu"), "--epochs", "1", "--out", str(nodev),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    presets = depfs.load(nodev).margin_presets_  # said, not left for `fast` to surprise
+    assert presets["fast"] == presets["accurate"] == presets["train"]
+    assert "no --dev to choose them on: both the training margin" in r.stderr
     loaded = depfs.load(model)
     for m in ("fast", "2.5"):
         out = tmp_path / f"out-{m}.conllu"

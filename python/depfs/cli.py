@@ -371,7 +371,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     is_flag=True,
     help="Arc-eager or tagger: prefix-margin dynamic feature selection (Strubell et al. "
     "2015): every prefix of an ordered template set trained [default set: arc_eager_en_ewt, "
-    "tagger_en_ewt]; parse (tag) with --margin.",
+    "tagger_en_ewt]; parse (tag) with --margin, whose presets 'accurate' and 'fast' are "
+    "chosen on --dev (without it both are the training margin).",
 )
 @click.option(
     "--cascade",
@@ -688,7 +689,12 @@ def train(
             p = parser.margin_presets_ or {}
             click.echo(
                 f"margins: accurate {p.get('accurate', 0):g}, fast {p.get('fast', 0):g}"
-                f" (trained at {p.get('train', 0):g})",
+                f" (trained at {p.get('train', 0):g}"
+                + (
+                    "; no --dev to choose them on: both the training margin)"
+                    if dev_tb is None
+                    else ")"
+                ),
                 err=True,
             )
         parser.save(out_path)
