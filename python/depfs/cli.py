@@ -678,13 +678,7 @@ def train(
                 err=True,
             )
         for row in getattr(parser, "margin_curve_", []):
-            if "las" in row:
-                score, per = f"dev LAS {row['las']:.2f}", f"{row['move_templates']:.1f}"
-                per += " templates per move decision"
-            else:
-                score = f"dev accuracy {row['accuracy']:.2f}"
-                per = f"{row['templates']:.1f} templates per decision"
-            click.echo(f"  margin {row['margin']:g}: {score}, {per}", err=True)
+            click.echo(f"  margin {row['margin']:g}: dev {_margin_row(row)}", err=True)
         if dynamic and isinstance(parser, (ArcEagerParser, Tagger)):
             p = parser.margin_presets_ or {}
             click.echo(
@@ -1299,6 +1293,13 @@ def _parse_many(
         executor.shutdown()
 
 
+def _margin_row(row: dict[str, Any]) -> str:
+    """One margin of a dynamic model's dev sweep: its score and templates per decision."""
+    if "las" in row:
+        return f"LAS {row['las']:.2f} at {row['move_templates']:.1f} templates per move decision"
+    return f"accuracy {row['accuracy']:.2f} at {row['templates']:.1f} templates per decision"
+
+
 @main.group()
 def templates() -> None:
     """Inspect the shipped template sets."""
@@ -1463,6 +1464,12 @@ def info_command(model: str, as_json: bool) -> None:
         click.echo(
             f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; {what}"
         )
+        curve = {row["margin"]: row for row in t.get("margin_curve", [])}
+        if p["accurate"] in curve and p["fast"] in curve:
+            click.echo(
+                "  on dev:        "
+                + ", ".join(f"{n} {_margin_row(curve[p[n]])}" for n in ("accurate", "fast"))
+            )
     if d.get("dynfs"):
         dy = d["dynfs"]
         chosen = d["training"].get("dynfs") or {}

@@ -98,9 +98,12 @@ class TagMarginPoint:
         return asdict(self)
 
 
-def margin_point(model: Any, treebank: _core.Treebank, margin: float) -> MarginPoint:
-    """Parses `treebank` at `margin` (one thread) and scores it against itself."""
+def margin_point(model: Any, treebank: _core.Treebank, margin: float | str) -> MarginPoint:
+    """Parses `treebank` at `margin` (one thread; a number, or a dynamic model's
+    ``"accurate"`` or ``"fast"``) and scores it against itself."""
     from ..evaluate import evaluate
+
+    margin = _numeric(model, margin)
 
     parsed, n = model.parse_counted(treebank, float(margin), 1)
     s = evaluate(treebank, parsed)
@@ -113,9 +116,12 @@ def margin_point(model: Any, treebank: _core.Treebank, margin: float) -> MarginP
     )
 
 
-def tag_point(model: Any, treebank: _core.Treebank, margin: float) -> TagMarginPoint:
-    """Tags `treebank` (a copy) at `margin` (one thread) and scores it against itself."""
+def tag_point(model: Any, treebank: _core.Treebank, margin: float | str) -> TagMarginPoint:
+    """Tags `treebank` (a copy) at `margin` (one thread; a number, or a dynamic tagger's
+    ``"accurate"`` or ``"fast"``) and scores it against itself."""
     from ..evaluate import evaluate
+
+    margin = _numeric(model, margin)
 
     tagged, n = model.tag_counted(treebank, float(margin), 1)
     s = evaluate(treebank, tagged)
@@ -130,6 +136,12 @@ def tag_point(model: Any, treebank: _core.Treebank, margin: float) -> TagMarginP
         templates=used / max(1, decided),
         columns=columns,
     )
+
+
+def _numeric(model: Any, margin: float | str) -> float:
+    """`margin` as a number: a preset name looked up in `model`'s presets, checked."""
+    m = resolve_margin(model.margin_presets, margin)
+    return float("inf") if m is None else m
 
 
 def margin_sweep(
