@@ -747,6 +747,31 @@ def test_no_hang(
     assert check(res.stdout, d)
 
 
+def test_a_bad_input_on_a_local_dask_cluster_is_the_one_line_of_a_local_run(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """`depfs parse A B --out-dir D --scheduler local`: a worker's FormatError is the one
+    line a run without --scheduler prints, not that line under Dask's log of the failed
+    task (ERROR "Compute Failed" with its traceback, a WARNING about the cancelled other
+    task) from the worker processes; a good run says nothing at all."""
+    pytest.importorskip("distributed")
+    bad, here, there = tmp_path / "bad.conllu", tmp_path / "here", tmp_path / "there"
+    bad.write_text("1\tThe\tthe\n\n")
+    here.mkdir()
+    there.mkdir()
+    args = ["parse", str(d["ae"]), str(bad), str(d["gold"])]
+    local = _process([*args, "--out-dir", str(here)])
+    dask = _process([*args, "--out-dir", str(there), "--scheduler", "local", "--workers", "1"])
+    assert local.returncode == dask.returncode == 2
+    _one_line_error(local.stderr.decode(), ["bad.conllu:1", "10 tab-separated columns"])
+    assert dask.stderr.decode() == local.stderr.decode()
+    (tmp_path / "good").mkdir()
+    good = [*args[:2], str(d["gold"]), "--out-dir", str(tmp_path / "good")]
+    res = _process([*good, "--scheduler", "local", "--workers", "1"])
+    assert res.returncode == 0 and res.stderr == b""
+    assert (tmp_path / "good" / "gold.conllu").read_bytes() == _parsed(d)
+
+
 def test_no_hang_in_the_api() -> None:
     m = np.random.default_rng(0).random((5, 5))
     assert len(decode.cle_batch([m] * 3, threads=10**6)) == 3
@@ -1246,6 +1271,13 @@ def test_an_untagged_dev_set_is_accepted_when_the_parsers_tagger_tags_it(
     assert parser.history_[0]["dev_uas"] > 0
 
 
+_MARGIN = "margin must be a number, 'accurate' or 'fast'"
+
+
+def _dynfs() -> Any:
+    return depfs.load(DATA / "dynfs1_v5.depfs")
+
+
 WRONG_TYPES = [
     # (call, exception, words): an API entry given the wrong type (review 2, M9)
     (lambda d: depfs.load(d["ae"]).parse(None), TypeError, "treebank must be a depfs.Treebank"),
@@ -1302,6 +1334,17 @@ WRONG_TYPES = [
     (lambda d: small_graph(dynfs=True, folds=-1).fit(_gold(d), _gold(d)), ValueError, "folds"),
     (lambda d: small_graph(max_bits=-1).fit(_gold(d)), ValueError, "max_bits"),
     (lambda d: depfs.Tagger(SMALL, min_known=-1).fit(_gold(d)), ValueError, "min_known"),
+    # The parse-time knobs of issues 15 and 16: True is not the number 1, "no" is not False
+    # (all were taken, as 1.0 or as true; a list or str met float() or >= inside).
+    (lambda d: depfs.load(d["ae"]).parse(_gold(d), margin=True), ValueError, _MARGIN),
+    (lambda d: depfs.load(d["ae"]).parse(_gold(d), margin=[1]), ValueError, _MARGIN),
+    (lambda d: depfs.load(d["tagger"]).tag(_gold(d), margin=np.True_), ValueError, _MARGIN),
+    (lambda d: _dynfs().parse(_gold(d), threshold=True), ValueError, "threshold must be a"),
+    (lambda d: _dynfs().parse(_gold(d), threshold="1"), ValueError, "threshold must be a"),
+    (lambda d: _dynfs().parse(_gold(d), prune_margin=True), ValueError, "prune_margin must"),
+    (lambda d: _dynfs().parse(_gold(d), label_margin="x"), ValueError, "label_margin must"),
+    (lambda d: _dynfs().parse(_gold(d), dynfs="no"), TypeError, "dynfs must be True or False"),
+    (lambda d: _dynfs().parse(_gold(d), label_dict="no"), TypeError, "label_dict must be True"),
 ]
 
 

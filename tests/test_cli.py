@@ -473,6 +473,38 @@ def test_several_files_locally_and_on_a_dask_cluster_give_the_same_bytes(tmp_pat
     assert res.exit_code == 2 and "--out-dir" in res.output
 
 
+def test_several_files_on_a_dask_scheduler_address_give_the_same_bytes(tmp_path: Path):
+    """`depfs parse MODEL A B --out-dir D --scheduler ADDRESS` (a cluster not ours): the
+    whole-file parses, exit 0 and nothing on stderr (the executor was shut down after its
+    client had closed the event loop: 'internal error: RuntimeError: IOLoop is closed',
+    exit 1, once every file was written)."""
+    distributed = pytest.importorskip("distributed")
+    model, parser, inputs = _model_and_inputs(tmp_path, 2)
+    out = tmp_path / "out"
+    out.mkdir()
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,  # its worker a thread here, its scheduler at a tcp:// address
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=":0",
+    ) as cluster:
+        res = run(
+            "parse",
+            str(model),
+            *inputs,
+            "--out-dir",
+            str(out),
+            "--scheduler",
+            cluster.scheduler_address,
+        )
+    assert res.returncode == 0 and res.stderr == "", res.stderr
+    for inp in inputs:
+        whole = parser.parse(depfs.read_conllu(inp)).to_string().encode()
+        assert (out / Path(inp).name).read_bytes() == whole
+
+
 def test_scores_reach_every_output_of_several_files_and_of_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

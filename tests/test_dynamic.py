@@ -212,6 +212,14 @@ def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_pa
     loaded = depfs.load(model)
     assert outs["fast"] == loaded.parse(dev, margin="fast").to_string()
     assert outs["3"] == loaded.parse(dev, margin=3.0).to_string()
+    # Templates per decision (issue 15): the presets' dev figures kept in the file for
+    # `depfs info`, and margin_point on any treebank at a preset by its name.
+    point = margin_point(loaded.model_, dev, "fast")
+    assert point == margin_point(loaded.model_, dev, loaded.margin_presets_["fast"])
+    r = _cli("info", str(model))
+    assert r.returncode == 0, r.stderr
+    fast = f"fast LAS {point.las:.2f} at {point.move_templates:.1f} templates per move decision"
+    assert "  on dev:        accurate LAS " in r.stdout and fast in r.stdout
     r = _cli("parse", str(model), str(tmp_path / "dev.conllu"), "--margin", "-2")
     assert r.returncode == 2 and "margin" in r.stderr
     r = _cli("train", "--parser", "graph", "--dynamic", "--train", "x", "--out", "y")
@@ -382,6 +390,16 @@ def test_cli_trains_a_dynamic_tagger_and_tags_with_the_margin_knob(data, tmp_pat
     )  # fmt: skip
     assert r.returncode == 0, r.stderr
     assert "margins: accurate" in r.stderr and "templates per decision" in r.stderr
+    assert "no --dev" not in r.stderr
+    nodev = tmp_path / "nodev.depfs"
+    r = _cli(
+        "train", "--parser", "tagger", "--dynamic", "--templates", str(tmp_path / "order.txt"),
+        "--train", str(tmp_path / "train.conllu"), "--epochs", "1", "--out", str(nodev),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    presets = depfs.load(nodev).margin_presets_  # said, not left for `fast` to surprise
+    assert presets["fast"] == presets["accurate"] == presets["train"]
+    assert "no --dev to choose them on: both the training margin" in r.stderr
     loaded = depfs.load(model)
     for m in ("fast", "2.5"):
         out = tmp_path / f"out-{m}.conllu"
@@ -389,6 +407,12 @@ def test_cli_trains_a_dynamic_tagger_and_tags_with_the_margin_knob(data, tmp_pat
         assert r.returncode == 0, r.stderr
         want = loaded.tag(dev, margin=m if m == "fast" else float(m)).to_string()
         assert out.read_text() == want
+    point = tag_point(loaded.model_, dev, "accurate")
+    assert point == tag_point(loaded.model_, dev, loaded.margin_presets_["accurate"])
+    info = _cli("info", str(model)).stdout
+    assert f"on dev:        accurate accuracy {point.accuracy:.2f} at " in info
+    assert f"{point.templates:.1f} templates per decision, fast accuracy" in info
+    assert "on dev:" not in _cli("info", str(nodev)).stdout  # no sweep to show
     plain = tmp_path / "plain.depfs"
     depfs.Tagger(TAG_ORDER, epochs=1).fit(train).save(plain)
     r = _cli("tag", str(plain), str(tmp_path / "dev.conllu"), "--margin", "fast")

@@ -276,6 +276,26 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
     assert res.exit_code == 2 and "does not exist" in res.output
 
 
+def test_a_second_order_wrappers_header_names_its_pool_and_base(
+    data: tuple[str, str], tmp_path: Path
+) -> None:
+    """The order file's header is the command: --pool and --base as given (order 2's base,
+    the arc templates, is never scored alone, so nothing else said which it was), and
+    --decoder only in first order (order 2 decodes with Eisner2; its header said
+    '--decoder eisner')."""
+    out, base = tmp_path / "o.txt", tmp_path / "arc.txt"
+    base.write_text("upos(h) & upos(m)\nform(m)\n")
+    args = ["select", "wrapper", "--parser", "graph", "--order", "2", "--base", str(base)]
+    args += ["--pool", "upos(h) & upos(s) & upos(m)", "--train", data[0], "--dev", data[1]]
+    res = CliRunner().invoke(main, [*args, "--out", str(out), "--workers", "1", "--limit", "1"])
+    assert res.exit_code == 0, res.output
+    header = out.read_text().splitlines()[0]
+    assert header == (
+        "# depfs select wrapper --parser graph --metric uas --epochs 1 --order 2"
+        f" --pool 'upos(h) & upos(s) & upos(m)' --base {base}"
+    )
+
+
 @pytest.mark.parametrize(
     "name, pool, family",
     [

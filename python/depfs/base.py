@@ -106,9 +106,10 @@ def check_number(
         raise ValueError(f"{name} must be a number, got {value!r}")
     v = float(value)
     if not low <= v <= high or (finite and math.isinf(v)):
-        bound = f"between {low:g} and {high:g}" if high != float("inf") else f">= {low:g}"
+        bound = f" between {low:g} and {high:g}" if high != float("inf") else f" >= {low:g}"
+        bound = "" if low == -float("inf") and high == float("inf") else bound
         raise ValueError(
-            f"{name} must be a {'finite ' if finite else ''}number {bound}, got {value!r}"
+            f"{name} must be a {'finite ' if finite else ''}number{bound}, got {value!r}"
         )
     return v
 
@@ -363,7 +364,7 @@ class TrainableModel:
             if isinstance(v, str) and "\n" in v:
                 v = f"<{len(v.splitlines())} lines of template text>"
             params[name] = v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
-        return {
+        info: dict[str, Any] = {
             "depfs": __version__,
             "kind": self.kind,
             "params": params,
@@ -372,6 +373,10 @@ class TrainableModel:
             "history": [{k: v for k, v in row.items() if k != "seconds"} for row in self.history_],
             "best_epoch": self.best_epoch_,
         }
+        curve = getattr(self, "margin_curve_", None)
+        if curve:  # a prefix-margin model's dev sweep: its templates per decision (issue 15)
+            info["margin_curve"] = curve
+        return info
 
     @classmethod
     def from_model(cls, model: Any) -> Any:

@@ -371,7 +371,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     is_flag=True,
     help="Arc-eager or tagger: prefix-margin dynamic feature selection (Strubell et al. "
     "2015): every prefix of an ordered template set trained [default set: arc_eager_en_ewt, "
-    "tagger_en_ewt]; parse (tag) with --margin.",
+    "tagger_en_ewt]; parse (tag) with --margin, whose presets 'accurate' and 'fast' are "
+    "chosen on --dev (without it both are the training margin).",
 )
 @click.option(
     "--cascade",
@@ -677,18 +678,17 @@ def train(
                 err=True,
             )
         for row in getattr(parser, "margin_curve_", []):
-            if "las" in row:
-                score, per = f"dev LAS {row['las']:.2f}", f"{row['move_templates']:.1f}"
-                per += " templates per move decision"
-            else:
-                score = f"dev accuracy {row['accuracy']:.2f}"
-                per = f"{row['templates']:.1f} templates per decision"
-            click.echo(f"  margin {row['margin']:g}: {score}, {per}", err=True)
+            click.echo(f"  margin {row['margin']:g}: dev {_margin_row(row)}", err=True)
         if dynamic and isinstance(parser, (ArcEagerParser, Tagger)):
             p = parser.margin_presets_ or {}
             click.echo(
                 f"margins: accurate {p.get('accurate', 0):g}, fast {p.get('fast', 0):g}"
-                f" (trained at {p.get('train', 0):g})",
+                f" (trained at {p.get('train', 0):g}"
+                + (
+                    "; no --dev to choose them on: both the training margin)"
+                    if dev_tb is None
+                    else ")"
+                ),
                 err=True,
             )
         parser.save(out_path)
@@ -1286,11 +1286,23 @@ def _parse_many(
                     )
     finally:
         if client is not None:
+            # The executor first: its shutdown runs on the client's event loop, which a
+            # client of a scheduler address closes with itself ("IOLoop is closed", exit 1,
+            # after every file was written). Nothing is left to wait for after a good run;
+            # after a failure the other files' tasks are cancelled, not waited for.
+            executor.shutdown(wait=False)
             cluster = getattr(client, "cluster", None)  # --scheduler local: ours to stop
             if cluster is not None:  # its workers stopped before its scheduler, quietly
                 cluster.close()
             client.close()
         executor.shutdown()
+
+
+def _margin_row(row: dict[str, Any]) -> str:
+    """One margin of a dynamic model's dev sweep: its score and templates per decision."""
+    if "las" in row:
+        return f"LAS {row['las']:.2f} at {row['move_templates']:.1f} templates per move decision"
+    return f"accuracy {row['accuracy']:.2f} at {row['templates']:.1f} templates per decision"
 
 
 @main.group()
@@ -1457,6 +1469,12 @@ def info_command(model: str, as_json: bool) -> None:
         click.echo(
             f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; {what}"
         )
+        curve = {row["margin"]: row for row in t.get("margin_curve", [])}
+        if p["accurate"] in curve and p["fast"] in curve:
+            click.echo(
+                "  on dev:        "
+                + ", ".join(f"{n} {_margin_row(curve[p[n]])}" for n in ("accurate", "fast"))
+            )
     if d.get("dynfs"):
         dy = d["dynfs"]
         chosen = d["training"].get("dynfs") or {}

@@ -394,7 +394,9 @@ class GraphParser(TrainableModel):
             )
         model = self._model()
         threads = check_threads(threads)
-        use = model.dynfs is not None if dynfs is None else dynfs
+        use = model.dynfs is not None if dynfs is None else check_flag(dynfs, "dynfs")
+        if label_dict is not None:
+            check_flag(label_dict, "label_dict")
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")
         if not use:
@@ -411,16 +413,14 @@ class GraphParser(TrainableModel):
             raise ValueError(
                 "scores=True: margins come from the full model (parse(..., dynfs=False))"
             )
-        if threshold is not None and not math.isfinite(threshold):
-            raise ValueError(f"threshold must be a finite number, got {threshold}")
+        if threshold is not None:
+            threshold = check_number(threshold, "threshold", low=-math.inf)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
-        if prune_margin is not None and not prune_margin >= 0:
-            raise ValueError(f"prune_margin must be a number >= 0 (inf: none), got {prune_margin}")
-        if label_margin is not None and not label_margin >= 0:
-            raise ValueError(
-                f"label_margin must be a number >= 0 (inf: the full labeler), got {label_margin}"
-            )
+        if prune_margin is not None:
+            prune_margin = check_number(prune_margin, "prune_margin", finite=False)  # inf: none
+        if label_margin is not None:
+            label_margin = check_number(label_margin, "label_margin", finite=False)
         parsed, self.dynfs_stats_, _, _ = model.run_dynfs(
             treebank,
             threshold=threshold,

@@ -29,6 +29,7 @@ of its own perceptron weights; one in small tables needs more to settle as accur
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -97,9 +98,12 @@ class TagMarginPoint:
         return asdict(self)
 
 
-def margin_point(model: Any, treebank: _core.Treebank, margin: float) -> MarginPoint:
-    """Parses `treebank` at `margin` (one thread) and scores it against itself."""
+def margin_point(model: Any, treebank: _core.Treebank, margin: float | str) -> MarginPoint:
+    """Parses `treebank` at `margin` (one thread; a number, or a dynamic model's
+    ``"accurate"`` or ``"fast"``) and scores it against itself."""
     from ..evaluate import evaluate
+
+    margin = _numeric(model, margin)
 
     parsed, n = model.parse_counted(treebank, float(margin), 1)
     s = evaluate(treebank, parsed)
@@ -112,9 +116,12 @@ def margin_point(model: Any, treebank: _core.Treebank, margin: float) -> MarginP
     )
 
 
-def tag_point(model: Any, treebank: _core.Treebank, margin: float) -> TagMarginPoint:
-    """Tags `treebank` (a copy) at `margin` (one thread) and scores it against itself."""
+def tag_point(model: Any, treebank: _core.Treebank, margin: float | str) -> TagMarginPoint:
+    """Tags `treebank` (a copy) at `margin` (one thread; a number, or a dynamic tagger's
+    ``"accurate"`` or ``"fast"``) and scores it against itself."""
     from ..evaluate import evaluate
+
+    margin = _numeric(model, margin)
 
     tagged, n = model.tag_counted(treebank, float(margin), 1)
     s = evaluate(treebank, tagged)
@@ -129,6 +136,12 @@ def tag_point(model: Any, treebank: _core.Treebank, margin: float) -> TagMarginP
         templates=used / max(1, decided),
         columns=columns,
     )
+
+
+def _numeric(model: Any, margin: float | str) -> float:
+    """`margin` as a number: a preset name looked up in `model`'s presets, checked."""
+    m = resolve_margin(model.margin_presets, margin)
+    return float("inf") if m is None else m
 
 
 def margin_sweep(
@@ -193,9 +206,13 @@ def resolve_margin(presets: dict[str, float] | None, margin: float | str | None)
                 "without dynamic=True (give a number)"
             )
         return float(presets[name])
-    if margin is not None and not (float(margin) >= 0):
+    if margin is None:
+        return None
+    if isinstance(margin, bool) or not isinstance(margin, numbers.Real):  # True is not 1.0
+        raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
+    if not float(margin) >= 0:
         raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
-    return None if margin is None else float(margin)
+    return float(margin)
 
 
 def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, what: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -187,7 +188,15 @@ def wrapper_command(
     header = (
         f"depfs select wrapper --parser {parser_kind} --metric {result.metric} --epochs {epochs}"
         + (f" --max-length {max_length}" if max_length else "")
-        + (f" --order {order} --decoder {decoder}" if parser_kind == "graph" else "")
+        + (f" --order {order}" if parser_kind == "graph" else "")
+        + (f" --decoder {decoder}" if parser_kind == "graph" and order == 1 else "")
+        # The sets as given (a name or a file; template text of one line), so that the
+        # header says what was ordered, and on what (order 2's base is not scored alone).
+        + "".join(
+            f" {o} {shlex.quote(v)}"
+            for o, v in (("--pool", pool), ("--base", base))
+            if v and "\n" not in v
+        )
         + (
             f"\nbase: {len(result.base)} templates, dev {result.metric} {result.base_score:.2f}"
             if result.base_score is not None

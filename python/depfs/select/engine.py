@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import json
+import logging
 import multiprocessing
 import os
 import time
@@ -494,8 +495,16 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         raise RuntimeError("--scheduler needs dask: pip install 'depfs[dask]'") from err
     if scheduler == "local":
         n = worker_count(workers)
+        # Quiet: a task's error reaches the caller as its exception (one 'depfs: error:'
+        # line), and our own cluster's shutdown is no news; Dask's WARNING/ERROR log
+        # lines with a traceback in them, from the workers and from this process, are not
+        # a user's (a scheduler address given keeps that cluster's own logging).
         cluster = LocalCluster(
-            n_workers=n, threads_per_worker=1, processes=True, dashboard_address=":0"
+            n_workers=n,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=logging.CRITICAL,
         )
         client = Client(cluster)
     else:
