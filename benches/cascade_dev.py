@@ -52,6 +52,11 @@ def main() -> None:
     ap.add_argument("--time", help="FILE@MARGIN,... (files in --models): paired CPU-time ratios")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--times", type=int, default=20)
+    ap.add_argument(
+        "--order",
+        default="arc_eager_en_ewt",
+        help="the template order the stages are cut from: set name or file [default: %(default)s]",
+    )
     args = ap.parse_args()
     if args.time:
         return time_ratios(args)
@@ -74,7 +79,7 @@ def main() -> None:
         path = models / f"fixed{k}.depfs"
         if not path.exists():
             train, dev = (depfs.read_conllu(d / f"{s}.conllu") for s in ("train", "dev"))
-            order = TemplateSet.load("arc_eager_en_ewt")
+            order = TemplateSet.load(args.order, "config")
             p = ArcEagerParser(order[:k], epochs=17, random_state=args.seed)
             p.fit(TrainingSet(train), dev=dev).save(path)
         return prefix.setdefault(k, ArcEagerParser.load(path).model_)
@@ -189,7 +194,7 @@ def train_pool(args: argparse.Namespace) -> None:
     specs = _pool_specs(args)
     need = sorted({st for _, stages in specs for st in stages})
     maker = ArcEagerParser(dynamic=True, cascade=(1,), random_state=args.seed)
-    order = TemplateSet.load("arc_eager_en_ewt")
+    order = TemplateSet.load(args.order, "config")
     full, stage_m = pool_models(maker, TrainingSet(train), dev, order, need)
     full_las = depfs.evaluate(tb, full.parse(tb, 1, False, None)).las  # type: ignore[attr-defined]
     print(f"full LAS {full_las:.2f}", flush=True)
