@@ -23,6 +23,7 @@ from depfs.dynamic.strubell2015 import (
     margin_sweep,
     tag_point,
 )
+from depfs.templates import TemplateSet
 
 ORDERED = """
 upos(QUEUE_0)
@@ -245,6 +246,33 @@ def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_pa
     for bad in (["--cascade", "2,5"], ["--dynamic", "--cascade", "two"]):
         r = _cli("train", "--parser", "arc-eager", *bad, "--train", "x", "--out", "y")
         assert r.returncode == 2 and "--cascade" in r.stderr, r.stderr
+
+
+def test_a_cascade_defaults_to_its_stages_and_order(tmp_path: Path) -> None:
+    """`cascade=True` / `--cascade default`: stages CASCADE_STAGES on CASCADE_TEMPLATES (the
+    order whose head was ranked at full settings); prefix training keeps arc_eager_en_ewt,
+    and a given order wins over either default."""
+    from depfs.arceager import CASCADE_STAGES, CASCADE_TEMPLATES
+    from depfs.templates import resolve_templates
+
+    assert CASCADE_STAGES == (15, 40) and CASCADE_TEMPLATES == "arc_eager_en_ewt_full15"
+    text = ArcEagerParser(dynamic=True, cascade=True)._template_text()
+    assert text == resolve_templates("arc_eager_en_ewt_full15")
+    assert ArcEagerParser(dynamic=True, cascade=True)._stages() == (15, 40)
+    assert ArcEagerParser(dynamic=True)._template_text() == resolve_templates("arc_eager_en_ewt")
+    given = ArcEagerParser(dynamic=True, cascade=(2, 5), templates="arc_eager_en_ewt")
+    assert given._template_text() == resolve_templates("arc_eager_en_ewt")
+    train = synthetic(40, seed=3)
+    (tmp_path / "train.conllu").write_text(train.to_string())
+    model = tmp_path / "c.depfs"
+    r = _cli(
+        "train", "--parser", "arc-eager", "--dynamic", "--cascade", "default",
+        "--train", str(tmp_path / "train.conllu"), "--epochs", "1", "--out", str(model),
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    loaded = depfs.load(model)
+    assert loaded.cascade == (15, 40)
+    assert loaded.templates_ == [t.text for t in TemplateSet.parse(text, "config")]
 
 
 # The tagger: the same rule on each column decision.

@@ -321,20 +321,27 @@ def test_shipped_orders_are_grouped_permutations_of_their_pool(
     assert [t.text for g in groups for t in g] == [t.text for t in order]
 
 
-def test_the_pt_bosque_order_is_its_wrapper_prefix_then_the_en_ewt_order(tmp_path: Path) -> None:
-    """`arc_eager_pt_bosque`: a permutation of `arc_eager` whose 40 scored templates (the
-    wrapper's steps on pt_bosque dev) come first, then the rest in the en_ewt order."""
+@pytest.mark.parametrize(
+    "name, scored", [("arc_eager_pt_bosque", 40), ("arc_eager_en_ewt_full15", 15)]
+)
+def test_a_limited_order_is_its_wrapper_prefix_then_the_en_ewt_order(
+    tmp_path: Path, name: str, scored: int
+) -> None:
+    """`arc_eager_pt_bosque` (the wrapper on pt_bosque dev, stopped after 40 steps) and
+    `arc_eager_en_ewt_full15` (on en_ewt dev at full training settings, stopped after 15):
+    permutations of `arc_eager` whose scored templates (the wrapper's steps) come first,
+    then the rest in the en_ewt order."""
     from depfs.templates import template_set_text
 
-    path = tmp_path / "pt.txt"
-    path.write_text(template_set_text("arc_eager_pt_bosque"))
+    path = tmp_path / f"{name}.txt"
+    path.write_text(template_set_text(name))
     order, scores = read_order(path, "config")
     pool = TemplateSet.load("arc_eager")
     assert sorted(t.text for t in order) == sorted(t.text for t in pool)
-    assert len(scores) == 40
-    head = {t.text for t in order[:40]}
+    assert len(scores) == scored
+    head = {t.text for t in order[:scored]}
     en = [t.text for t in TemplateSet.load("arc_eager_en_ewt")]
-    assert [t.text for t in order[40:]] == [t for t in en if t not in head]
+    assert [t.text for t in order[scored:]] == [t for t in en if t not in head]
 
 
 def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ SHIPPED = [
     "tagger_xpos_bx",
     "tagger_feats_bx",
     "arc_eager_en_ewt",
+    "arc_eager_en_ewt_full15",
     "arc_eager_pt_bosque",
     "first_order_en_ewt",
     "first_order_cle_en_ewt",

@@ -371,8 +371,9 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     is_flag=True,
     help="Arc-eager or tagger: prefix-margin dynamic feature selection (Strubell et al. "
     "2015): every prefix of an ordered template set trained [default set: arc_eager_en_ewt, "
-    "tagger_en_ewt]; parse (tag) with --margin, whose presets 'accurate' and 'fast' are "
-    "chosen on --dev (without it both are the training margin).",
+    "tagger_en_ewt; with --cascade arc_eager_en_ewt_full15]; parse (tag) with --margin, "
+    "whose presets 'accurate' and 'fast' are chosen on --dev (without it both are the "
+    "training margin).",
 )
 @click.option(
     "--cascade",
@@ -381,7 +382,7 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     metavar="K1,K2,...",
     help="Arc-eager, with --dynamic: a cascade instead of prefix training: ordinary models of "
     "the first K1 < K2 < ... templates settle the decisions they lead by the margin, the full "
-    "model the rest (e.g. 10,30).",
+    "model the rest; 'default' is 15,40 [default order: arc_eager_en_ewt_full15].",
 )
 @click.option(
     "--dynfs",
@@ -492,7 +493,7 @@ def train(
         if not (dynamic and parser_kind == "arc-eager"):
             raise click.UsageError("--cascade: an option of --parser arc-eager --dynamic")
         try:
-            stages = tuple(int(k) for k in cascade.split(","))
+            stages = True if cascade == "default" else tuple(int(k) for k in cascade.split(","))
         except ValueError:
             raise click.UsageError(
                 f"--cascade: template counts K1,K2,..., got {cascade!r}"
