@@ -110,6 +110,20 @@ def test_process_pool_and_dask_cluster_give_the_same_order(data: tuple[str, str]
     assert on_dask.scores == local.scores
 
 
+def test_close_dask_stops_our_local_cluster_and_its_client() -> None:
+    """`--scheduler local` (select wrapper and parse alike): the LocalCluster we started is
+    stopped with its client, not left to the interpreter's exit."""
+    pytest.importorskip("distributed")
+    from depfs.select.engine import close_dask, dask_executor
+
+    ex, client = dask_executor("local", workers=1)
+    cluster = client.cluster
+    assert ex.submit(sum, [1, 2]).result() == 3
+    close_dask(ex, client)
+    assert client.status == "closed"
+    assert cluster.status.name == "closed"
+
+
 class FlakyExecutor(cf.ThreadPoolExecutor):
     """Fails the first `failures` submissions, as a dying worker would."""
 

@@ -1231,7 +1231,7 @@ def _parse_many(
     import concurrent.futures as cf
 
     from .pipeline import CHUNK_SENTENCES, count_words, parse_files
-    from .select.engine import dask_executor
+    from .select.engine import close_dask, dask_executor
 
     executor: cf.Executor
     client = None
@@ -1287,15 +1287,7 @@ def _parse_many(
                     )
     finally:
         if client is not None:
-            # The executor first: its shutdown runs on the client's event loop, which a
-            # client of a scheduler address closes with itself ("IOLoop is closed", exit 1,
-            # after every file was written). Nothing is left to wait for after a good run;
-            # after a failure the other files' tasks are cancelled, not waited for.
-            executor.shutdown(wait=False)
-            cluster = getattr(client, "cluster", None)  # --scheduler local: ours to stop
-            if cluster is not None:  # its workers stopped before its scheduler, quietly
-                cluster.close()
-            client.close()
+            close_dask(executor, client)
         executor.shutdown()
 
 

@@ -110,7 +110,7 @@ def wrapper_command(
     seed: int,
 ) -> None:
     """Order templates by forward selection on dev (a rerun with the same log resumes)."""
-    from .engine import FAMILY, PARSER_METRICS, dask_executor
+    from .engine import FAMILY, PARSER_METRICS, close_dask, dask_executor
     from .groups import order_text
     from .plot import plot_curves
     from .wrapper import forward_wrapper, planned_evaluations
@@ -184,7 +184,7 @@ def wrapper_command(
         sys.exit(130)
     finally:
         if client is not None:
-            client.close()
+            close_dask(executor, client)
     header = (
         f"depfs select wrapper --parser {parser_kind} --metric {result.metric} --epochs {epochs}"
         + (f" --max-length {max_length}" if max_length else "")

@@ -488,7 +488,7 @@ def worker_count(workers: int | None) -> int:
 def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Executor, Any]:
     """An executor on a Dask distributed cluster: ``"local"`` starts a LocalCluster of
     `workers` single-threaded worker processes, anything else is a scheduler address.
-    Returns (executor, client); close the client when done."""
+    Returns (executor, client); stop both with :func:`close_dask` when done."""
     try:
         from distributed import Client, LocalCluster
     except ImportError as err:  # pragma: no cover - depends on the installation
@@ -513,3 +513,16 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         except (OSError, TimeoutError, ValueError) as err:
             raise ValueError(f"--scheduler {scheduler}: {err}") from None
     return client.get_executor(pure=False), client
+
+
+def close_dask(executor: cf.Executor, client: Any) -> None:
+    """Stops what :func:`dask_executor` started. The executor first: its shutdown runs on the
+    client's event loop, which a client of a scheduler address closes with itself ("IOLoop
+    is closed" otherwise, after all the work was done); tasks still queued after a failure
+    are cancelled, not waited for. Then our own LocalCluster (``"local"``: its workers
+    before its scheduler, quietly), then the client."""
+    executor.shutdown(wait=False)
+    cluster = getattr(client, "cluster", None)
+    if cluster is not None:
+        cluster.close()
+    client.close()
