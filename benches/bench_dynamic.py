@@ -25,14 +25,15 @@ four columns, templates per column decision, tokens/s (all four columns).
                                     [--reps 3] [--plot PNG] [--prefixes 1,5,10]
                                     [--models DIR] [--no-stagewise]
                                     [--update perceptron|adagrad] [--full-sum S]
-                                    [--train-margin M] [--cascade 30|none]
+                                    [--train-margin M] [--cascade default|K1,K2|none]
                                     [--no-dynamic]
 
 The parser's table also has the cascade (``ArcEagerParser(dynamic=True, cascade=...)``:
 ordinary models of the first k1 < k2 < ... templates settle the decisions they lead by the
 margin, the full model the rest; trained in the run, its presets chosen on dev) at its
-presets and the fractions of its nominal margin: --cascade 30 (the default stages),
---cascade none to skip it.
+presets and the fractions of its nominal margin: --cascade default (the parser's default
+stages, `cascade=True`), --cascade K1,K2 for others, --cascade none to skip it; on the
+parser's cascade order (CASCADE_TEMPLATES), or on --order when given.
 
 --update, --full-sum and --train-margin set the dynamic parser's or tagger's training
 (default: the ArcEagerParser or Tagger defaults; `--update adagrad --full-sum 0` is
@@ -126,7 +127,11 @@ def main() -> None:
         help="the dynamic model's step on the full sum, 0: none [the model's]",
     )
     ap.add_argument("--train-margin", type=float, default=None, help="[the model's for --update]")
-    ap.add_argument("--cascade", default="30", help="the cascade's stages, or none [30]")
+    ap.add_argument(
+        "--cascade",
+        default="default",
+        help="the cascade's stages K1,K2,..., 'default' (the parser's) or none [default]",
+    )
     ap.add_argument("--no-dynamic", action="store_true", help="skip the prefix-trained parser")
     ap.add_argument(
         "--warm", action="store_true", help="an untimed parse before each timed one (parser)"
@@ -208,10 +213,15 @@ def main() -> None:
         add_margins("dynamic", dyn, dyn_s)
     cas_s = float("nan")
     if args.cascade != "none":
-        stages = tuple(int(k) for k in args.cascade.split(","))
+        # The parser's own cascade order (CASCADE_TEMPLATES) unless --order names one.
+        stages = True if args.cascade == "default" else tuple(map(int, args.cascade.split(",")))
         cas, cas_s = fit(
             ArcEagerParser(
-                order, epochs=args.epochs, random_state=args.seed, dynamic=True, cascade=stages
+                order if args.order else None,
+                epochs=args.epochs,
+                random_state=args.seed,
+                dynamic=True,
+                cascade=stages,
             ),
             "cascade",
         )
