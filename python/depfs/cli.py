@@ -496,7 +496,7 @@ def train(
             stages = True if cascade == "default" else tuple(int(k) for k in cascade.split(","))
         except ValueError:
             raise click.UsageError(
-                f"--cascade: template counts K1,K2,..., got {cascade!r}"
+                f"--cascade: template counts K1,K2,... or 'default', got {cascade!r}"
             ) from None
     dynfs_given = [
         f"--{p.replace('_', '-')}"
