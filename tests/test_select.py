@@ -450,6 +450,31 @@ def test_pool_workers_end_when_their_parent_is_killed(data: tuple[str, str]):
     assert not alive, f"pool workers {alive} outlived their killed parent"
 
 
+def test_closing_the_engine_ends_its_busy_workers(data: tuple[str, str]):
+    # After an interrupt the engine is closed with trainings under way: the process must
+    # not wait for them (a Rust training does not see the signal) before it can exit.
+    import os
+    import signal
+    import time
+
+    eng = Engine(*data, workers=2)
+    pool = eng._pool()
+    busy = [pool.submit(time.sleep, 120) for _ in range(2)]
+    while len(pool._processes) < 2:  # type: ignore[attr-defined]
+        time.sleep(0.05)
+    pids = list(pool._processes)  # type: ignore[attr-defined]
+    eng.close()
+    deadline = time.monotonic() + 30
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [p for p in pids if not _gone(p)]
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    assert not alive, f"busy pool workers {alive} outlived the engine's close()"
+    # Their futures end too (failed: the pool is broken), so nothing waits on them.
+    assert not cf.wait(busy, timeout=30).not_done
+
+
 def test_select_groups_reads_a_shipped_order_by_name(tmp_path: Path, monkeypatch) -> None:
     """`depfs select groups arc_eager_en_ewt`: the shipped set's order and scores, cut as
     from its file; an unknown name is refused in one line that names it, nothing written."""

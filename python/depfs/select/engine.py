@@ -401,9 +401,19 @@ class Engine:
         return self._own
 
     def close(self) -> None:
-        """Stops its own pool and lets the log go (another run may take it)."""
+        """Stops its own pool, busy workers too, and lets the log go (another run may take it).
+
+        A worker busy in a training is killed: what it would give is lost either way (the
+        log holds finished candidates only), and a Rust training is not interrupted by a
+        signal, so the interpreter's exit would otherwise wait for it (a Ctrl-C that prints
+        its message, then keeps the shell for as long as the trainings under way take)."""
         if self._own is not None:
+            # Python 3.14 has terminate_workers(); before it, the pool's own process table.
+            workers = list((getattr(self._own, "_processes", None) or {}).values())
             self._own.shutdown(wait=False, cancel_futures=True)
+            for w in workers:
+                if w.is_alive():
+                    w.terminate()
             self._own = None
         self.log.unlock()
 
