@@ -21,7 +21,9 @@ from depfs.dynamic.strubell2015 import (
     choose_presets,
     margin_point,
     margin_sweep,
+    resolve_margin,
     tag_point,
+    training_margin,
 )
 from depfs.templates import TemplateSet
 
@@ -183,6 +185,73 @@ def test_choose_presets_takes_the_cheapest_margin_within_each_loss():
     assert choose_presets(points, reference=84.0) == {"accurate": 4, "fast": 4}
     # No margin within 0.1 of the reference: the sweep's best.
     assert choose_presets(points, reference=87.0) == {"accurate": 8, "fast": 8}
+
+
+def test_choose_presets_minimises_move_templates_and_breaks_ties_by_the_smaller_margin():
+    """The presets minimise templates per move decision (not per label decision); equal
+    cost: the smaller margin; none within: the best score, the cheaper of equal ones
+    (planted: label templates, the larger margin, the costlier best; each failed)."""
+    # Move templates fall with the margin here while label templates rise.
+    points = [MarginPoint(2, 81, 80.0, 9.0, 1.0), MarginPoint(4, 81, 80.0, 3.0, 5.0)]
+    assert choose_presets(points) == {"accurate": 4, "fast": 4}
+    # Equal cost and score (margins where nothing changes): the smaller margin.
+    same = [MarginPoint(m, 81, 80.0, 4.0, 4.0) for m in (6, 3, 9)]
+    assert choose_presets(same) == {"accurate": 3, "fast": 3}
+    # Nothing within the reference's loss: the best-scoring margin, the cheaper of two.
+    tied = [MarginPoint(5, 81, 80.0, 7.0, 7.0), MarginPoint(8, 81, 80.0, 2.0, 2.0)]
+    assert choose_presets(tied, reference=90.0) == {"accurate": 8, "fast": 8}
+    # "Within 0.1" includes a point exactly 0.1 below the best.
+    edge = [MarginPoint(1, 86, 85.4, 1.0, 1.0), MarginPoint(2, 86, 85.5, 2.0, 2.0)]
+    assert choose_presets(edge)["accurate"] == 1
+
+
+def test_margin_values_are_checked_where_they_are_resolved():
+    """NaN and booleans are not margins (planted: `not m >= 0` as `m < 0`, which lets NaN
+    through; no bool check, which takes True as 1.0; each failed)."""
+    presets = {"train": 10.0, "accurate": 8.0, "fast": 4.0}
+    assert resolve_margin(presets, None) == 8.0 and resolve_margin(presets, "fast") == 4.0
+    assert resolve_margin(None, None) is None and resolve_margin(None, 3) == 3.0
+    for bad in (float("nan"), True, -0.5, "8"):
+        with pytest.raises(ValueError, match="margin"):
+            resolve_margin(presets, bad)
+
+
+def test_the_stagewise_baseline_trains_at_the_adagrad_margin():
+    """Stagewise training takes AdaGrad steps whatever `update` says, so its default
+    margin is AdaGrad's (planted: the update's default; it failed)."""
+    defaults = {"adagrad": 50.0, "perceptron": 6000.0}
+    assert training_margin("perceptron", None, True, defaults) == 50.0
+    assert training_margin("perceptron", None, False, defaults) == 6000.0
+    assert training_margin("perceptron", 7.0, True, defaults) == 7.0
+
+
+def test_a_default_sweep_is_in_units_of_the_training_margin(dynamic, data):
+    """margin_sweep's default margins are fractions of the training margin, also on a
+    model whose presets are not it (planted: fractions of 'accurate'; it failed)."""
+    _, dev = data
+    model = dynamic.model_.with_presets(400.0, 200.0)
+    assert model.margin_presets == {"train": 1000.0, "accurate": 400.0, "fast": 200.0}
+    points = margin_sweep(model, dev, None)
+    assert [p.margin for p in points] == [f * 1000.0 for f in SWEEP]
+
+
+def test_fit_presets_measures_a_cascade_against_its_full_model(cascade, dynamic, data, monkeypatch):
+    """A cascade's presets are chosen against its full model's dev LAS; a prefix-trained
+    model's against its sweep's best (planted: no reference for the cascade; it failed)."""
+    from depfs.dynamic import strubell2015
+
+    _, dev = data
+    seen = []
+
+    def spy(points, reference=None):  # type: ignore[no-untyped-def]
+        seen.append(reference)
+        return choose_presets(points, reference)
+
+    monkeypatch.setattr(strubell2015, "choose_presets", spy)
+    strubell2015.fit_presets(cascade.model_, dev)
+    strubell2015.fit_presets(dynamic.model_, dev)
+    full_las = depfs.evaluate(dev, cascade.parse(dev, margin=float("inf"))).las
+    assert seen == [pytest.approx(full_las), None]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
