@@ -682,3 +682,89 @@ def test_policy_lex_false_trains_the_meta_feature_policy(
     assert meta.dynfs_result_.as_dict()["policy_lexical"] is False
     with pytest.raises(TypeError, match="policy_lex"):
         small(dynfs=True, groups=str(groups_file), policy_lex="no").fit(train, dev)
+
+
+def test_dagger_visits_each_fold_aggregates_and_keeps_the_cheapest_policy_within(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """train_policy's loop on stand-in models (no training): iteration i runs fold
+    (i - 1) mod N with the parser of the other folds, the expert first and then the last
+    policy fitted, each fit on every state so far; kept: the cheapest (iteration,
+    threshold) on dev within the tolerance of the full model's UAS, else the most
+    accurate. Planted, each failed: always fold 1; a fold parser trained on its own
+    fold; no aggregation; never / always the expert; N iterations by default; no
+    tolerance; the costliest within; the tolerance against the expert's UAS; the
+    cheapest when none is within; dev at threshold 0 only; the iteration off by one."""
+    from depfs.dynamic import he2013
+
+    train, dev = synthetic(12, seed=3), synthetic(4, seed=4)
+    sents = [s.to_string() for s in train]
+    assert len(set(sents)) == len(sents)
+    groups = [[0], [1], [2]]
+    n_meta = depfs._core.dynfs_n_features(len(groups))
+    monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)  # fakes parse to a UAS
+    runs: list[tuple[int, list[str], bool, float | None]] = []
+    fits: list[tuple[int, int | None]] = []
+
+    class FoldModel:
+        def __init__(self, rest: depfs.Treebank) -> None:
+            self.rest = {s.to_string() for s in rest}
+
+        def run_dynfs(self, fold, *, weights, expert, **_kw):  # type: ignore[no-untyped-def]
+            runs.append(
+                (models.index(self), [s.to_string() for s in fold], expert, weights and weights[0])
+            )
+            assert not self.rest & {s.to_string() for s in fold}
+            n = len(fold)  # a state per sentence
+            x, y = np.zeros((n, n_meta), np.float32), np.zeros(n, np.uint8)
+            return None, {"lex_ids": np.zeros((n, 2), np.uint32)}, x, y
+
+    models: list[FoldModel] = []
+
+    def fold_parser(rest: depfs.Treebank) -> FoldModel:
+        models.append(FoldModel(rest))
+        return models[-1]
+
+    def fit(x, y, c=1.0, lex_ids=None):  # type: ignore[no-untyped-def]
+        fits.append((len(x), None if lex_ids is None else len(lex_ids)))
+        return [float(len(fits))] + [0.0] * (n_meta - 1)  # weights[0]: which fit
+
+    monkeypatch.setattr(he2013, "fit_policy", fit)
+    # Dev (full model UAS 90, the expert 95 at 10%): (fit, threshold) -> (UAS, cost).
+    table = {
+        (1, 0.0): (89.9, 0.5),
+        (2, 1.0): (89.85, 0.3),
+        (3, 2.0): (89.85, 0.2),  # the cheapest within 0.2
+        (4, -1.0): (89.5, 0.05),  # cheaper, not within
+        (5, 0.5): (90.5, 0.9),  # the most accurate
+    }
+
+    class Dev:
+        def run_dynfs(self, _dev, *, weights=None, threshold=0.0, expert=False, **_kw):  # type: ignore[no-untyped-def]
+            if expert:
+                return 95.0, {"cost": 0.1}, None, None
+            uas, cost = table.get((int(weights[0]), threshold), (50.0, 1.0))
+            return uas, {"cost": cost}, None, None
+
+    class Reference:
+        def parse(self, _dev, threads=1):  # type: ignore[no-untyped-def]
+            return 90.0
+
+        def with_dynfs(self, *_args):  # type: ignore[no-untyped-def]
+            return Dev()
+
+    r = he2013.train_policy(None, train, dev, groups, fold_parser, reference=Reference(), folds=3)
+    assert (r.iteration, r.threshold, r.dev_uas, r.dev_cost) == (3, 2.0, 89.85, 20.0)
+    assert (r.full_dev_uas, r.expert_dev_uas, r.expert_dev_cost) == (90.0, 95.0, 10.0)
+    assert len(models) == 3 and len(r.rows) == 6  # 2 x folds iterations
+    assert [m for m, *_ in runs] == [0, 1, 2, 0, 1, 2]
+    assert [f for _, f, *_ in runs] == [sents[0:4], sents[4:8], sents[8:12]] * 2
+    assert [e for *_, e, _ in runs] == [True] + [False] * 5
+    assert [w for *_, w in runs] == [None, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert fits == [(4 * i, 4 * i) for i in range(1, 7)]  # every state so far
+    # Nothing within (tolerance -20): the most accurate.
+    fits.clear()
+    r = he2013.train_policy(
+        None, train, dev, groups, fold_parser, reference=Reference(), folds=3, tolerance=-20.0
+    )
+    assert (r.iteration, r.threshold, r.dev_uas) == (5, 0.5, 90.5)
