@@ -768,3 +768,122 @@ def test_dagger_visits_each_fold_aggregates_and_keeps_the_cheapest_policy_within
         None, train, dev, groups, fold_parser, reference=Reference(), folds=3, tolerance=-20.0
     )
     assert (r.iteration, r.threshold, r.dev_uas) == (5, 0.5, 90.5)
+
+
+class _Choices:
+    """A stand-in DynFS model for the choices made on dev after DAgger: its dev runs
+    answer (UAS or LAS, cost) from `table` by `key(kwargs)`; with_dynfs records."""
+
+    def __init__(self, table, key, groups=((0,), (1,), (2,), (3,)), prune=None):  # type: ignore[no-untyped-def]
+        self.table, self.key = table, key
+        self.groups = [list(g) for g in groups]
+        self.weights = [0.0] * depfs._core.dynfs_n_features(len(self.groups))
+        self.dynfs = (self.groups, self.weights, 0.0)
+        self.arc_templates = ["t"] * 4
+        self.dynfs_prune_margin = prune
+        self.calls: list[dict[str, object]] = []
+        self.made: dict[str, object] = {}
+
+    def run_dynfs(self, _dev, **kw):  # type: ignore[no-untyped-def]
+        self.calls.append(kw)
+        score, cost = self.table.get(self.key(self, kw), (50.0, 1.0))
+        return score, {"cost": cost, "lab_cost": cost}, None, None
+
+    def with_dynfs(self, groups, weights, threshold, **kw):  # type: ignore[no-untyped-def]
+        made = _Choices(self.table, self.key, groups, kw.get("prune_margin"))
+        made.dynfs = (groups, weights, threshold)
+        made.made = kw
+        return made
+
+    def label_spreads(self, _train):  # type: ignore[no-untyped-def]
+        return [1.0, 3.0, 2.0]
+
+    def label_dict(self, _train):  # type: ignore[no-untyped-def]
+        return [(1, 2, True, [0])]
+
+
+def test_fewer_rounds_keeps_the_fewest_rounds_within_and_the_prune_margin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Of merges within the slack the fewest rounds win, and the merged model keeps the
+    model's prune margin (planted, each failed: the most rounds first; the margin
+    dropped)."""
+    from depfs.dynamic import he2013
+
+    monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)
+    # Four rounds: 90 at 40%; merged after 1 or 2 groups: both within.
+    table = {4: (90.0, 0.40), 2: (89.99, 0.41), 3: (90.0, 0.40)}
+    model = _Choices(table, lambda m, _kw: len(m.dynfs[0]), prune=2.5)
+    kept, keep, uas, cost = fewer_rounds(model, None, slack=(0.05, 2.0))
+    assert (keep, uas, cost, len(kept.dynfs[0])) == (1, 89.99, 41.0, 2)
+    assert kept.dynfs_prune_margin == 2.5
+
+
+def test_prune_margin_choice_takes_the_cheapest_within_and_leaves_ties_to_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """choose_prune_margin: the cheapest (threshold, margin) within the tolerance of the
+    full model; one within replaces a model that is not, even at a higher cost; an equal
+    cost leaves the model as it is (planted, each failed: only cheaper replaces; ties to
+    the candidate; no tolerance)."""
+    from depfs.dynamic import he2013
+
+    monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)
+
+    def key(_m, kw):  # type: ignore[no-untyped-def]
+        return (kw["threshold"], kw["prune_margin"])
+
+    inf = float("inf")
+    # The model (threshold 0, no margin) is not within 0.2 of 90; (1, 2) is, at more cost;
+    # (2, 3) is cheaper and not within.
+    table = {(0.0, inf): (89.0, 0.4), (1.0, 2.0): (89.9, 0.6), (2.0, 3.0): (89.5, 0.1)}
+    model = _Choices(table, key)
+    grid = {"margins": (4.0, 2.0, 3.0), "thresholds": (1.0, 2.0)}
+    kept, margin, uas, cost = he2013.choose_prune_margin(model, None, 90.0, **grid)
+    assert (margin, uas, cost, kept.dynfs[2], kept.dynfs_prune_margin) == (
+        2.0,
+        89.9,
+        60.0,
+        1.0,
+        2.0,
+    )
+    # The model within, a candidate as cheap and as good: the model stays.
+    table = {(0.0, inf): (90.0, 0.5), (1.0, 4.0): (90.0, 0.5)}
+    kept, margin, uas, cost = he2013.choose_prune_margin(_Choices(table, key), None, 90.0, **grid)
+    assert (margin, uas, cost, kept.dynfs[2]) == (None, 90.0, 50.0, 0.0)
+
+
+def test_label_stop_orders_by_spread_and_keeps_the_cheapest_within(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """choose_label_stop: the labeler's templates in descending spread, checked after
+    each one for a labeler of fewer than 8 templates, and the cheapest margin within the
+    tolerance of the full labeler's LAS (planted, each failed: ascending spread; a
+    check every 4th template; no tolerance)."""
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(
+        sys.modules["depfs.evaluate"], "evaluate", lambda _g, parsed: SimpleNamespace(las=parsed)
+    )
+    monkeypatch.setattr(
+        depfs._core.GraphModel, "label_tail_scales", staticmethod(lambda order, spreads: [1.0] * 3)
+    )
+    unit = float(np.sqrt(1 + 9 + 4))
+
+    def key(_m, kw):  # type: ignore[no-untyped-def]
+        return (round(kw["label_margin"] / unit, 2), bool(kw["label_dict"]))
+
+    table = {
+        (float("inf"), False): (85.0, 1.0),  # the full labeler
+        (1.5, False): (84.9, 0.6),  # within 0.2
+        (1.0, True): (84.85, 0.4),  # within, cheaper: kept
+        (0.5, False): (83.0, 0.2),  # cheaper, not within
+    }
+    model = _Choices(table, key)
+    kept, margin, las, cost = choose_label_stop(model, None, None)
+    assert (margin / unit, las, cost) == (pytest.approx(1.0), 84.85, 40.0)
+    order, stop_margin, _scale, every = kept.made["label_stop"]  # type: ignore[misc]
+    assert (order, every, stop_margin) == ([1, 2, 0], 1, margin)
+    assert kept.made["label_dict"] == [(1, 2, True, [0])]
+    assert all(c["label_order"] == [1, 2, 0] and c["label_every"] == 1 for c in model.calls)
