@@ -77,6 +77,12 @@ def test_groups_make_the_arc_set_in_order(groups_file: Path) -> None:
         load_groups("# only a comment\n")
     with pytest.raises(ValueError, match=":1: template before"):
         parse_groups("upos(m)\n# group 1\nupos(h)\n")
+    # A template of 4 word atoms keeps its bound in the arc set (planted: the
+    # max_atoms line dropped; it failed).
+    wide = parse_groups("#! max_atoms = 4\n# group 1\nform(h) & upos(h) & form(m) & upos(m)\n")
+    text, index = arc_set_of(wide[1] + groups)
+    assert text.splitlines()[0] == "#! max_atoms = 4" and index == [[0], [1], [2, 3], [4]]
+    assert len(TemplateSet.parse(text, "arc")) == 5
 
 
 def test_the_full_model_is_the_plain_parser_and_the_policy_parses_faster(
