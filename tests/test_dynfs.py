@@ -893,3 +893,51 @@ def test_label_stop_orders_by_spread_and_keeps_the_cheapest_within(
     assert (order, every, stop_margin) == ([1, 2, 0], 1, margin)
     assert kept.made["label_dict"] == [(1, 2, True, [0])]
     assert all(c["label_order"] == [1, 2, 0] and c["label_every"] == 1 for c in model.calls)
+
+
+def test_dynfs_options_are_checked_first_and_reach_dagger(
+    groups_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """folds, dagger_iterations, dynfs_tolerance and policy_lex are checked before any
+    training and passed to DAgger as given (planted, each failed: folds of 1 accepted;
+    the tolerance unchecked; 0 iterations accepted until after training; the folds,
+    the tolerance or policy_lex not passed to train_policy)."""
+    from depfs.dynamic import he2013
+
+    train, dev = synthetic(40, seed=1), synthetic(10, seed=2)
+
+    def trained(*_args, **_kw):  # type: ignore[no-untyped-def]
+        raise AssertionError("trained before the options were checked")
+
+    with monkeypatch.context() as m:
+        m.setattr(depfs._core, "GraphTrainer", trained)
+        for bad, name in [
+            ({"folds": 1}, "folds"),
+            ({"dagger_iterations": 0}, "dagger_iterations"),
+            ({"dynfs_tolerance": float("nan")}, "dynfs_tolerance"),
+        ]:
+            with pytest.raises(ValueError, match=name):
+                small(dynfs=True, groups=str(groups_file), **bad).fit(train, dev)
+
+    class Stop(Exception):
+        pass
+
+    seen: dict[str, object] = {}
+
+    def spy(*_args, **kw):  # type: ignore[no-untyped-def]
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(he2013, "train_policy", spy)
+    parser = small(
+        dynfs=True,
+        groups=str(groups_file),
+        epochs=1,
+        folds=3,
+        dagger_iterations=5,
+        dynfs_tolerance=0.7,
+        policy_lex=False,
+    )
+    with pytest.raises(Stop):
+        parser.fit(train, dev)
+    assert (seen["folds"], seen["iterations"], seen["tolerance"], seen["lex"]) == (3, 5, 0.7, False)
