@@ -457,6 +457,15 @@ def test_tagger_margins_are_checked_and_inf_is_every_template(data):
         ordinary.tag(dev, margin=-1.0)
     with pytest.raises(ValueError, match="train_margin"):
         depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=float("nan")).fit(train)
+    # Planted, each failed: a training margin of 0 accepted; no note on a margin for an
+    # ordinary tagger (its prefixes were not trained to decide alone).
+    with pytest.raises(ValueError, match="train_margin"):
+        depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=0.0).fit(train)
+    with pytest.warns(UserWarning, match="trained without dynamic=True"):
+        ordinary.tag(dev, margin=100.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every template: no note
+        ordinary.tag(dev, margin=float("inf"))
     with pytest.raises(ValueError, match="l2"):
         depfs.Tagger(TAG_ORDER, dynamic=True, l2=-0.1).fit(train)
     with pytest.raises(ValueError, match="l2"):
@@ -692,3 +701,19 @@ def test_a_cascade_s_epochs_are_scored_and_kept_by_its_full_model(data, monkeypa
     at_1 = depfs.evaluate(dev, c.model_.parse(dev, 1, False, 1.0)).las
     assert at_1 != full.history_[-1]["dev_las"]
     assert [r["dev_las"] for r in c.history_] == [r["dev_las"] for r in full.history_]
+
+
+def test_a_dynamic_model_s_epochs_are_scored_at_its_training_margin(data):
+    """The dev score of each epoch (which picks the epoch kept) is the parse at the
+    training margin, not with every template (planted: margin None, every template, in
+    ArcEagerParser._dev_scores and in Tagger._dev_scores; each failed)."""
+    train, dev = data
+    p = ArcEagerParser(ORDERED, epochs=1, dynamic=True, train_margin=50.0).fit(train, dev)
+    at_train = depfs.evaluate(dev, p.parse(dev, margin=50.0)).las
+    assert p.history_[0]["dev_las"] == pytest.approx(at_train)
+    assert at_train < depfs.evaluate(dev, p.parse(dev, margin=float("inf"))).las - 10
+    t = depfs.Tagger(TAG_ORDER, epochs=1, min_known=50, dynamic=True, train_margin=5.0)
+    t.fit(train, dev)
+    at_train = tag_point(t.model_, dev, 5.0).accuracy
+    assert t.history_[0]["dev_accuracy"] == pytest.approx(at_train)
+    assert at_train < tag_point(t.model_, dev, float("inf")).accuracy
