@@ -23,6 +23,7 @@ from depfs.select import (
     read_groups,
     read_order,
 )
+from depfs.select.groups import order_text
 from depfs.select.wrapper import planned_steps
 from depfs.templates import TemplateSet
 
@@ -729,3 +730,62 @@ def test_max_length_keeps_sentences_of_exactly_that_length(data: tuple[str, str]
     shortest = min(len(s) for s in tb)
     kept = _treebank(data[0], shortest)
     assert len(kept) == sum(1 for s in tb if len(s) == shortest) > 0
+
+
+def test_cli_wrapper_passes_its_options_to_the_wrapper(
+    data: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`select wrapper`'s options reach forward_wrapper (planted, each failed: --seed,
+    --per-cost, --max-length, --candidates, --rerank-every not passed)."""
+    from depfs.select import wrapper
+
+    seen: dict[str, object] = {}
+    pool = TemplateSet.parse(POOL, "config")
+
+    def spy(*_args, **kw):  # type: ignore[no-untyped-def]
+        seen.update(kw)
+        step = wrapper.Step(pool[0], 50.0, 60.0, 50.0, 1.0, 4)
+        return wrapper.WrapperResult([step], "las", TemplateSet([], "config"), None, None)
+
+    monkeypatch.setattr(wrapper, "forward_wrapper", spy)
+    out = tmp_path / "order.txt"
+    options = ["--seed", "3", "--per-cost", "--max-length", "7", "--candidates", "2"]
+    options += ["--rerank-every", "3", "--epochs", "2", "--limit", "1", "--workers", "1"]
+    res = CliRunner().invoke(
+        main,
+        [
+            "select",
+            "wrapper",
+            "--pool",
+            POOL,
+            "--train",
+            data[0],
+            "--dev",
+            data[1],
+            "--out",
+            str(out),
+        ]
+        + options,
+    )
+    assert res.exit_code == 0, res.output
+    got = {k: seen[k] for k in ("seed", "per_cost", "max_length", "candidates", "rerank_every")}
+    assert got == {"seed": 3, "per_cost": True, "max_length": 7, "candidates": 2, "rerank_every": 3}
+    assert (seen["epochs"], seen["limit"], seen["workers"]) == (2, 1, 1)
+    assert read_order(out, "config")[1] == [50.0]
+
+
+def test_select_groups_cuts_the_second_order_into_k2_groups(tmp_path: Path) -> None:
+    """--k2 cuts the second order file (planted: --k used for both; it failed)."""
+    first = TemplateSet.parse("upos(h)\nform(h)\nupos(m)\nform(m)", "arc")
+    second = TemplateSet.parse("upos(s)\nform(s)\nupos(s) & upos(m)\nform(s) & upos(h)", "arc")
+    for name, ts in (("first.txt", first), ("second.txt", second)):
+        (tmp_path / name).write_text(order_text(list(ts), [1.0, 2.0, 3.0, 4.0], "uas"))
+    out = tmp_path / "groups.txt"
+    res = CliRunner().invoke(
+        main,
+        ["select", "groups", str(tmp_path / "first.txt"), str(tmp_path / "second.txt")]
+        + ["--k", "2", "--k2", "3", "--out", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    groups = read_groups(out)
+    assert ([len(g) for g in groups[1]], [len(g) for g in groups[2]]) == ([1, 3], [1, 2, 1])
