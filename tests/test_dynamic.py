@@ -21,7 +21,9 @@ from depfs.dynamic.strubell2015 import (
     choose_presets,
     margin_point,
     margin_sweep,
+    resolve_margin,
     tag_point,
+    training_margin,
 )
 from depfs.templates import TemplateSet
 
@@ -183,6 +185,73 @@ def test_choose_presets_takes_the_cheapest_margin_within_each_loss():
     assert choose_presets(points, reference=84.0) == {"accurate": 4, "fast": 4}
     # No margin within 0.1 of the reference: the sweep's best.
     assert choose_presets(points, reference=87.0) == {"accurate": 8, "fast": 8}
+
+
+def test_choose_presets_minimises_move_templates_and_breaks_ties_by_the_smaller_margin():
+    """The presets minimise templates per move decision (not per label decision); equal
+    cost: the smaller margin; none within: the best score, the cheaper of equal ones
+    (planted: label templates, the larger margin, the costlier best; each failed)."""
+    # Move templates fall with the margin here while label templates rise.
+    points = [MarginPoint(2, 81, 80.0, 9.0, 1.0), MarginPoint(4, 81, 80.0, 3.0, 5.0)]
+    assert choose_presets(points) == {"accurate": 4, "fast": 4}
+    # Equal cost and score (margins where nothing changes): the smaller margin.
+    same = [MarginPoint(m, 81, 80.0, 4.0, 4.0) for m in (6, 3, 9)]
+    assert choose_presets(same) == {"accurate": 3, "fast": 3}
+    # Nothing within the reference's loss: the best-scoring margin, the cheaper of two.
+    tied = [MarginPoint(5, 81, 80.0, 7.0, 7.0), MarginPoint(8, 81, 80.0, 2.0, 2.0)]
+    assert choose_presets(tied, reference=90.0) == {"accurate": 8, "fast": 8}
+    # "Within 0.1" includes a point exactly 0.1 below the best.
+    edge = [MarginPoint(1, 86, 85.4, 1.0, 1.0), MarginPoint(2, 86, 85.5, 2.0, 2.0)]
+    assert choose_presets(edge)["accurate"] == 1
+
+
+def test_margin_values_are_checked_where_they_are_resolved():
+    """NaN and booleans are not margins (planted: `not m >= 0` as `m < 0`, which lets NaN
+    through; no bool check, which takes True as 1.0; each failed)."""
+    presets = {"train": 10.0, "accurate": 8.0, "fast": 4.0}
+    assert resolve_margin(presets, None) == 8.0 and resolve_margin(presets, "fast") == 4.0
+    assert resolve_margin(None, None) is None and resolve_margin(None, 3) == 3.0
+    for bad in (float("nan"), True, -0.5, "8"):
+        with pytest.raises(ValueError, match="margin"):
+            resolve_margin(presets, bad)
+
+
+def test_the_stagewise_baseline_trains_at_the_adagrad_margin():
+    """Stagewise training takes AdaGrad steps whatever `update` says, so its default
+    margin is AdaGrad's (planted: the update's default; it failed)."""
+    defaults = {"adagrad": 50.0, "perceptron": 6000.0}
+    assert training_margin("perceptron", None, True, defaults) == 50.0
+    assert training_margin("perceptron", None, False, defaults) == 6000.0
+    assert training_margin("perceptron", 7.0, True, defaults) == 7.0
+
+
+def test_a_default_sweep_is_in_units_of_the_training_margin(dynamic, data):
+    """margin_sweep's default margins are fractions of the training margin, also on a
+    model whose presets are not it (planted: fractions of 'accurate'; it failed)."""
+    _, dev = data
+    model = dynamic.model_.with_presets(400.0, 200.0)
+    assert model.margin_presets == {"train": 1000.0, "accurate": 400.0, "fast": 200.0}
+    points = margin_sweep(model, dev, None)
+    assert [p.margin for p in points] == [f * 1000.0 for f in SWEEP]
+
+
+def test_fit_presets_measures_a_cascade_against_its_full_model(cascade, dynamic, data, monkeypatch):
+    """A cascade's presets are chosen against its full model's dev LAS; a prefix-trained
+    model's against its sweep's best (planted: no reference for the cascade; it failed)."""
+    from depfs.dynamic import strubell2015
+
+    _, dev = data
+    seen = []
+
+    def spy(points, reference=None):  # type: ignore[no-untyped-def]
+        seen.append(reference)
+        return choose_presets(points, reference)
+
+    monkeypatch.setattr(strubell2015, "choose_presets", spy)
+    strubell2015.fit_presets(cascade.model_, dev)
+    strubell2015.fit_presets(dynamic.model_, dev)
+    full_las = depfs.evaluate(dev, cascade.parse(dev, margin=float("inf"))).las
+    assert seen == [pytest.approx(full_las), None]
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -388,6 +457,15 @@ def test_tagger_margins_are_checked_and_inf_is_every_template(data):
         ordinary.tag(dev, margin=-1.0)
     with pytest.raises(ValueError, match="train_margin"):
         depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=float("nan")).fit(train)
+    # Planted, each failed: a training margin of 0 accepted; no note on a margin for an
+    # ordinary tagger (its prefixes were not trained to decide alone).
+    with pytest.raises(ValueError, match="train_margin"):
+        depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=0.0).fit(train)
+    with pytest.warns(UserWarning, match="trained without dynamic=True"):
+        ordinary.tag(dev, margin=100.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # every template: no note
+        ordinary.tag(dev, margin=float("inf"))
     with pytest.raises(ValueError, match="l2"):
         depfs.Tagger(TAG_ORDER, dynamic=True, l2=-0.1).fit(train)
     with pytest.raises(ValueError, match="l2"):
@@ -623,3 +701,19 @@ def test_a_cascade_s_epochs_are_scored_and_kept_by_its_full_model(data, monkeypa
     at_1 = depfs.evaluate(dev, c.model_.parse(dev, 1, False, 1.0)).las
     assert at_1 != full.history_[-1]["dev_las"]
     assert [r["dev_las"] for r in c.history_] == [r["dev_las"] for r in full.history_]
+
+
+def test_a_dynamic_model_s_epochs_are_scored_at_its_training_margin(data):
+    """The dev score of each epoch (which picks the epoch kept) is the parse at the
+    training margin, not with every template (planted: margin None, every template, in
+    ArcEagerParser._dev_scores and in Tagger._dev_scores; each failed)."""
+    train, dev = data
+    p = ArcEagerParser(ORDERED, epochs=1, dynamic=True, train_margin=50.0).fit(train, dev)
+    at_train = depfs.evaluate(dev, p.parse(dev, margin=50.0)).las
+    assert p.history_[0]["dev_las"] == pytest.approx(at_train)
+    assert at_train < depfs.evaluate(dev, p.parse(dev, margin=float("inf"))).las - 10
+    t = depfs.Tagger(TAG_ORDER, epochs=1, min_known=50, dynamic=True, train_margin=5.0)
+    t.fit(train, dev)
+    at_train = tag_point(t.model_, dev, 5.0).accuracy
+    assert t.history_[0]["dev_accuracy"] == pytest.approx(at_train)
+    assert at_train < tag_point(t.model_, dev, float("inf")).accuracy

@@ -77,6 +77,12 @@ def test_groups_make_the_arc_set_in_order(groups_file: Path) -> None:
         load_groups("# only a comment\n")
     with pytest.raises(ValueError, match=":1: template before"):
         parse_groups("upos(m)\n# group 1\nupos(h)\n")
+    # A template of 4 word atoms keeps its bound in the arc set (planted: the
+    # max_atoms line dropped; it failed).
+    wide = parse_groups("#! max_atoms = 4\n# group 1\nform(h) & upos(h) & form(m) & upos(m)\n")
+    text, index = arc_set_of(wide[1] + groups)
+    assert text.splitlines()[0] == "#! max_atoms = 4" and index == [[0], [1], [2, 3], [4]]
+    assert len(TemplateSet.parse(text, "arc")) == 5
 
 
 def test_the_full_model_is_the_plain_parser_and_the_policy_parses_faster(
@@ -682,3 +688,256 @@ def test_policy_lex_false_trains_the_meta_feature_policy(
     assert meta.dynfs_result_.as_dict()["policy_lexical"] is False
     with pytest.raises(TypeError, match="policy_lex"):
         small(dynfs=True, groups=str(groups_file), policy_lex="no").fit(train, dev)
+
+
+def test_dagger_visits_each_fold_aggregates_and_keeps_the_cheapest_policy_within(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """train_policy's loop on stand-in models (no training): iteration i runs fold
+    (i - 1) mod N with the parser of the other folds, the expert first and then the last
+    policy fitted, each fit on every state so far; kept: the cheapest (iteration,
+    threshold) on dev within the tolerance of the full model's UAS, else the most
+    accurate. Planted, each failed: always fold 1; a fold parser trained on its own
+    fold; no aggregation; never / always the expert; N iterations by default; no
+    tolerance; the costliest within; the tolerance against the expert's UAS; the
+    cheapest when none is within; dev at threshold 0 only; the iteration off by one."""
+    from depfs.dynamic import he2013
+
+    train, dev = synthetic(12, seed=3), synthetic(4, seed=4)
+    sents = [s.to_string() for s in train]
+    assert len(set(sents)) == len(sents)
+    groups = [[0], [1], [2]]
+    n_meta = depfs._core.dynfs_n_features(len(groups))
+    monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)  # fakes parse to a UAS
+    runs: list[tuple[int, list[str], bool, float | None]] = []
+    fits: list[tuple[int, int | None]] = []
+
+    class FoldModel:
+        def __init__(self, rest: depfs.Treebank) -> None:
+            self.rest = {s.to_string() for s in rest}
+
+        def run_dynfs(self, fold, *, weights, expert, **_kw):  # type: ignore[no-untyped-def]
+            runs.append(
+                (models.index(self), [s.to_string() for s in fold], expert, weights and weights[0])
+            )
+            assert not self.rest & {s.to_string() for s in fold}
+            n = len(fold)  # a state per sentence
+            x, y = np.zeros((n, n_meta), np.float32), np.zeros(n, np.uint8)
+            return None, {"lex_ids": np.zeros((n, 2), np.uint32)}, x, y
+
+    models: list[FoldModel] = []
+
+    def fold_parser(rest: depfs.Treebank) -> FoldModel:
+        models.append(FoldModel(rest))
+        return models[-1]
+
+    def fit(x, y, c=1.0, lex_ids=None):  # type: ignore[no-untyped-def]
+        fits.append((len(x), None if lex_ids is None else len(lex_ids)))
+        return [float(len(fits))] + [0.0] * (n_meta - 1)  # weights[0]: which fit
+
+    monkeypatch.setattr(he2013, "fit_policy", fit)
+    # Dev (full model UAS 90, the expert 95 at 10%): (fit, threshold) -> (UAS, cost).
+    table = {
+        (1, 0.0): (89.9, 0.5),
+        (2, 1.0): (89.85, 0.3),
+        (3, 2.0): (89.85, 0.2),  # the cheapest within 0.2
+        (4, -1.0): (89.5, 0.05),  # cheaper, not within
+        (5, 0.5): (90.5, 0.9),  # the most accurate
+    }
+
+    class Dev:
+        def run_dynfs(self, _dev, *, weights=None, threshold=0.0, expert=False, **_kw):  # type: ignore[no-untyped-def]
+            if expert:
+                return 95.0, {"cost": 0.1}, None, None
+            uas, cost = table.get((int(weights[0]), threshold), (50.0, 1.0))
+            return uas, {"cost": cost}, None, None
+
+    class Reference:
+        def parse(self, _dev, threads=1):  # type: ignore[no-untyped-def]
+            return 90.0
+
+        def with_dynfs(self, *_args):  # type: ignore[no-untyped-def]
+            return Dev()
+
+    r = he2013.train_policy(None, train, dev, groups, fold_parser, reference=Reference(), folds=3)
+    assert (r.iteration, r.threshold, r.dev_uas, r.dev_cost) == (3, 2.0, 89.85, 20.0)
+    assert (r.full_dev_uas, r.expert_dev_uas, r.expert_dev_cost) == (90.0, 95.0, 10.0)
+    assert len(models) == 3 and len(r.rows) == 6  # 2 x folds iterations
+    assert [m for m, *_ in runs] == [0, 1, 2, 0, 1, 2]
+    assert [f for _, f, *_ in runs] == [sents[0:4], sents[4:8], sents[8:12]] * 2
+    assert [e for *_, e, _ in runs] == [True] + [False] * 5
+    assert [w for *_, w in runs] == [None, 1.0, 2.0, 3.0, 4.0, 5.0]
+    assert fits == [(4 * i, 4 * i) for i in range(1, 7)]  # every state so far
+    # Nothing within (tolerance -20): the most accurate.
+    fits.clear()
+    r = he2013.train_policy(
+        None, train, dev, groups, fold_parser, reference=Reference(), folds=3, tolerance=-20.0
+    )
+    assert (r.iteration, r.threshold, r.dev_uas) == (5, 0.5, 90.5)
+
+
+class _Choices:
+    """A stand-in DynFS model for the choices made on dev after DAgger: its dev runs
+    answer (UAS or LAS, cost) from `table` by `key(kwargs)`; with_dynfs records."""
+
+    def __init__(self, table, key, groups=((0,), (1,), (2,), (3,)), prune=None):  # type: ignore[no-untyped-def]
+        self.table, self.key = table, key
+        self.groups = [list(g) for g in groups]
+        self.weights = [0.0] * depfs._core.dynfs_n_features(len(self.groups))
+        self.dynfs = (self.groups, self.weights, 0.0)
+        self.arc_templates = ["t"] * 4
+        self.dynfs_prune_margin = prune
+        self.calls: list[dict[str, object]] = []
+        self.made: dict[str, object] = {}
+
+    def run_dynfs(self, _dev, **kw):  # type: ignore[no-untyped-def]
+        self.calls.append(kw)
+        score, cost = self.table.get(self.key(self, kw), (50.0, 1.0))
+        return score, {"cost": cost, "lab_cost": cost}, None, None
+
+    def with_dynfs(self, groups, weights, threshold, **kw):  # type: ignore[no-untyped-def]
+        made = _Choices(self.table, self.key, groups, kw.get("prune_margin"))
+        made.dynfs = (groups, weights, threshold)
+        made.made = kw
+        return made
+
+    def label_spreads(self, _train):  # type: ignore[no-untyped-def]
+        return [1.0, 3.0, 2.0]
+
+    def label_dict(self, _train):  # type: ignore[no-untyped-def]
+        return [(1, 2, True, [0])]
+
+
+def test_fewer_rounds_keeps_the_fewest_rounds_within_and_the_prune_margin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Of merges within the slack the fewest rounds win, and the merged model keeps the
+    model's prune margin (planted, each failed: the most rounds first; the margin
+    dropped)."""
+    from depfs.dynamic import he2013
+
+    monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)
+    # Four rounds: 90 at 40%; merged after 1 or 2 groups: both within.
+    table = {4: (90.0, 0.40), 2: (89.99, 0.41), 3: (90.0, 0.40)}
+    model = _Choices(table, lambda m, _kw: len(m.dynfs[0]), prune=2.5)
+    kept, keep, uas, cost = fewer_rounds(model, None, slack=(0.05, 2.0))
+    assert (keep, uas, cost, len(kept.dynfs[0])) == (1, 89.99, 41.0, 2)
+    assert kept.dynfs_prune_margin == 2.5
+
+
+def test_prune_margin_choice_takes_the_cheapest_within_and_leaves_ties_to_the_model(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """choose_prune_margin: the cheapest (threshold, margin) within the tolerance of the
+    full model; one within replaces a model that is not, even at a higher cost; an equal
+    cost leaves the model as it is (planted, each failed: only cheaper replaces; ties to
+    the candidate; no tolerance)."""
+    from depfs.dynamic import he2013
+
+    monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)
+
+    def key(_m, kw):  # type: ignore[no-untyped-def]
+        return (kw["threshold"], kw["prune_margin"])
+
+    inf = float("inf")
+    # The model (threshold 0, no margin) is not within 0.2 of 90; (1, 2) is, at more cost;
+    # (2, 3) is cheaper and not within.
+    table = {(0.0, inf): (89.0, 0.4), (1.0, 2.0): (89.9, 0.6), (2.0, 3.0): (89.5, 0.1)}
+    model = _Choices(table, key)
+    grid = {"margins": (4.0, 2.0, 3.0), "thresholds": (1.0, 2.0)}
+    kept, margin, uas, cost = he2013.choose_prune_margin(model, None, 90.0, **grid)
+    assert (margin, uas, cost, kept.dynfs[2], kept.dynfs_prune_margin) == (
+        2.0,
+        89.9,
+        60.0,
+        1.0,
+        2.0,
+    )
+    # The model within, a candidate as cheap and as good: the model stays.
+    table = {(0.0, inf): (90.0, 0.5), (1.0, 4.0): (90.0, 0.5)}
+    kept, margin, uas, cost = he2013.choose_prune_margin(_Choices(table, key), None, 90.0, **grid)
+    assert (margin, uas, cost, kept.dynfs[2]) == (None, 90.0, 50.0, 0.0)
+
+
+def test_label_stop_orders_by_spread_and_keeps_the_cheapest_within(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """choose_label_stop: the labeler's templates in descending spread, checked after
+    each one for a labeler of fewer than 8 templates, and the cheapest margin within the
+    tolerance of the full labeler's LAS (planted, each failed: ascending spread; a
+    check every 4th template; no tolerance)."""
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(
+        sys.modules["depfs.evaluate"], "evaluate", lambda _g, parsed: SimpleNamespace(las=parsed)
+    )
+    monkeypatch.setattr(
+        depfs._core.GraphModel, "label_tail_scales", staticmethod(lambda order, spreads: [1.0] * 3)
+    )
+    unit = float(np.sqrt(1 + 9 + 4))
+
+    def key(_m, kw):  # type: ignore[no-untyped-def]
+        return (round(kw["label_margin"] / unit, 2), bool(kw["label_dict"]))
+
+    table = {
+        (float("inf"), False): (85.0, 1.0),  # the full labeler
+        (1.5, False): (84.9, 0.6),  # within 0.2
+        (1.0, True): (84.85, 0.4),  # within, cheaper: kept
+        (0.5, False): (83.0, 0.2),  # cheaper, not within
+    }
+    model = _Choices(table, key)
+    kept, margin, las, cost = choose_label_stop(model, None, None)
+    assert (margin / unit, las, cost) == (pytest.approx(1.0), 84.85, 40.0)
+    order, stop_margin, _scale, every = kept.made["label_stop"]  # type: ignore[misc]
+    assert (order, every, stop_margin) == ([1, 2, 0], 1, margin)
+    assert kept.made["label_dict"] == [(1, 2, True, [0])]
+    assert all(c["label_order"] == [1, 2, 0] and c["label_every"] == 1 for c in model.calls)
+
+
+def test_dynfs_options_are_checked_first_and_reach_dagger(
+    groups_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """folds, dagger_iterations, dynfs_tolerance and policy_lex are checked before any
+    training and passed to DAgger as given (planted, each failed: folds of 1 accepted;
+    the tolerance unchecked; 0 iterations accepted until after training; the folds,
+    the tolerance or policy_lex not passed to train_policy)."""
+    from depfs.dynamic import he2013
+
+    train, dev = synthetic(40, seed=1), synthetic(10, seed=2)
+
+    def trained(*_args, **_kw):  # type: ignore[no-untyped-def]
+        raise AssertionError("trained before the options were checked")
+
+    with monkeypatch.context() as m:
+        m.setattr(depfs._core, "GraphTrainer", trained)
+        for bad, name in [
+            ({"folds": 1}, "folds"),
+            ({"dagger_iterations": 0}, "dagger_iterations"),
+            ({"dynfs_tolerance": float("nan")}, "dynfs_tolerance"),
+        ]:
+            with pytest.raises(ValueError, match=name):
+                small(dynfs=True, groups=str(groups_file), **bad).fit(train, dev)
+
+    class Stop(Exception):
+        pass
+
+    seen: dict[str, object] = {}
+
+    def spy(*_args, **kw):  # type: ignore[no-untyped-def]
+        seen.update(kw)
+        raise Stop
+
+    monkeypatch.setattr(he2013, "train_policy", spy)
+    parser = small(
+        dynfs=True,
+        groups=str(groups_file),
+        epochs=1,
+        folds=3,
+        dagger_iterations=5,
+        dynfs_tolerance=0.7,
+        policy_lex=False,
+    )
+    with pytest.raises(Stop):
+        parser.fit(train, dev)
+    assert (seen["folds"], seen["iterations"], seen["tolerance"], seen["lex"]) == (3, 5, 0.7, False)

@@ -23,6 +23,7 @@ from depfs.select import (
     read_groups,
     read_order,
 )
+from depfs.select.groups import order_text
 from depfs.select.wrapper import planned_steps
 from depfs.templates import TemplateSet
 
@@ -219,6 +220,13 @@ def test_groups_of_equal_gain():
     assert cut_groups([], 3) == []
     with pytest.raises(ValueError):
         cut_groups([1.0], 0)
+    # Every group gets a template, also when one prefix reaches two targets or the gain
+    # comes only at the end; the total is the best score's, not the last's (planted, each
+    # failed: the next group may start at the last's end; the last groups may be empty;
+    # the total gain up to the last score).
+    assert cut_groups([0, 10, 10, 10], 4) == [1, 1, 1, 1]
+    assert cut_groups([0, 0, 0, 0, 10], 3) == [1, 3, 1]
+    assert cut_groups([0, 4, 6, 10, 2], 3) == [1, 2, 2]
 
 
 def test_order_and_groups_files_round_trip(tmp_path: Path):
@@ -527,6 +535,8 @@ def test_more_groups_than_templates_is_said(tmp_path: Path) -> None:
             "o.txt:5: a score after line 3's template",
         ),
         ("form(m)\n# score 1 uas\n", "o.txt:2: expected '# score K METRIC VALUE'"),
+        # A score numbered for another place (planted: the number unchecked; it failed).
+        ("form(m)\n# score 2 uas 50\nupos(m)\n# score 3 uas 60\n", "o.txt:2: '# score 2'"),
     ],
 )
 def test_an_order_file_is_checked_line_by_line(tmp_path: Path, text: str, message: str) -> None:
@@ -645,3 +655,162 @@ def test_wrapper_options_that_do_not_apply_are_refused(
     )
     assert res.exit_code == 2 and message in res.output, res.output
     assert not Path(str(out) + ".jsonl").exists()
+
+
+class ScoringExecutor(cf.Executor):
+    """Runs no training: a candidate's dev score is the sum of its templates' values
+    (base and pool), so that the wrapper's choices can be checked by hand."""
+
+    def __init__(self, values: dict[str, float]) -> None:
+        self.values = values
+        self.submitted: list[Candidate] = []
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def, override]
+        c = args[0]
+        self.submitted.append(c)
+        s = sum(self.values[t.text] for t in c.base + c.templates)
+        fut: cf.Future[object] = cf.Future()
+        fut.set_result(depfs.select.engine.Result(c.key(), s, s, 1.0, 0.0, c.seed, 0.0, 0.0))
+        return fut
+
+
+A, B, C, D, E = (
+    "upos(QUEUE_0)",  # cost 1.25
+    "form(QUEUE_0)",  # 1.25
+    "upos(STACK_0)",  # 1.25
+    "upos(STACK_0) & upos(QUEUE_0)",  # 1.5
+    "upos(QUEUE_1)",  # 1.25
+)
+F = "form(STACK_0) & upos(QUEUE_0)"  # 1.5
+
+
+def test_the_wrapper_breaks_ties_by_cost_and_shortlists_the_best_last_seen(
+    data: tuple[str, str],
+) -> None:
+    """On made-up scores: equal scores go to the cheaper template (planted: the costlier;
+    it failed); the cheaper variant re-evaluates the M templates that scored best when
+    last evaluated (planted, each failed: the worst M; scores not updated after a step)."""
+    pool = "\n".join([A, B, C, D])
+    ex = ScoringExecutor({A: 5, B: 10, C: 1, D: 10})
+    r = forward_wrapper(pool, *data, executor=ex, limit=1)
+    assert [t.text for t in r.order] == [B] and r.scores == [10]  # D ties at 10, costs more
+    ex = ScoringExecutor({A: 8, B: 10, C: 1, D: 6, E: 2})
+    pool = "\n".join([A, B, C, D, E])
+    r = forward_wrapper(pool, *data, executor=ex, candidates=2, full_steps=1)
+    considered = [
+        {c.templates[-1].text for c in ex.submitted if len(c.templates) == k} for k in (2, 3)
+    ]
+    # After step 1 (B): A 8 and D 6 scored best; after step 2 (A): D (16), then E (2).
+    assert considered == [{A, D}, {D, E}]
+    assert [t.text for t in r.order] == [B, A, D, E, C]
+    assert r.scores == [10, 18, 24, 26, 27]
+
+
+def test_the_wrapper_per_cost_ranks_the_gain_over_the_last_step(data: tuple[str, str]) -> None:
+    """per_cost: the gain over the previous step's score (the base's first) per unit of
+    cost (planted, each failed: the score per cost; the gain over the base at every step)."""
+    ex = ScoringExecutor({E: 50, A: 9, D: 12, F: 11.4})
+    r = forward_wrapper("\n".join([A, D, F]), *data, base=E, executor=ex, per_cost=True)
+    # Step 1: D 12/1.5 = 8 > F 7.6 > A 7.2; step 2, over 62: F 7.6 > A 7.2.
+    assert r.base_score == 50 and [t.text for t in r.order] == [D, F, A]
+    assert r.scores == [62, 73.4, 82.4]
+
+
+def test_a_candidate_s_key_names_its_seed_and_base_and_the_engine_runs_it_once(
+    data: tuple[str, str],
+) -> None:
+    """A log is keyed by what was trained: another seed or base is another candidate
+    (planted: the key without the seed, without the base; each failed); a candidate
+    given twice is trained once (planted: no dedup; it failed)."""
+    base = tuple(TemplateSet.parse(A, "config"))
+    keys = {
+        cand(B).key(),
+        cand(B, seed=2).key(),
+        cand(B, base=base).key(),
+        cand(B, max_length=5).key(),
+    }
+    assert len(keys) == 4
+    ex = ScoringExecutor({A: 1, B: 2})
+    engine = Engine(*data, executor=ex)
+    got = list(engine.run([cand(B), cand(B), cand(B, base=base)]))
+    engine.close()
+    assert sorted(r.dev_las for _, r in got) == [2, 3] and len(ex.submitted) == 2  # any order
+
+
+def test_arc_eager_evaluations_per_word_count_the_base(data: tuple[str, str]) -> None:
+    """The base is part of the arc-eager set: A as base plus B is the set A, B, also in
+    its template evaluations per word (planted: the pool templates only; it failed)."""
+    base = tuple(TemplateSet.parse(A, "config"))
+    with_base = evaluate_candidate(cand(B, base=base), *data)
+    whole = evaluate_candidate(cand(f"{A}\n{B}"), *data)
+    assert with_base.evaluations_per_word == whole.evaluations_per_word
+    assert with_base.dev_las == whole.dev_las
+
+
+def test_max_length_keeps_sentences_of_exactly_that_length(data: tuple[str, str]) -> None:
+    """max_length L trains on sentences of at most L words (planted: fewer than L; it failed)."""
+    from depfs.select.engine import _treebank
+
+    tb = depfs.read_conllu(data[0])
+    shortest = min(len(s) for s in tb)
+    kept = _treebank(data[0], shortest)
+    assert len(kept) == sum(1 for s in tb if len(s) == shortest) > 0
+
+
+def test_cli_wrapper_passes_its_options_to_the_wrapper(
+    data: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`select wrapper`'s options reach forward_wrapper (planted, each failed: --seed,
+    --per-cost, --max-length, --candidates, --rerank-every not passed)."""
+    from depfs.select import wrapper
+
+    seen: dict[str, object] = {}
+    pool = TemplateSet.parse(POOL, "config")
+
+    def spy(*_args, **kw):  # type: ignore[no-untyped-def]
+        seen.update(kw)
+        step = wrapper.Step(pool[0], 50.0, 60.0, 50.0, 1.0, 4)
+        return wrapper.WrapperResult([step], "las", TemplateSet([], "config"), None, None)
+
+    monkeypatch.setattr(wrapper, "forward_wrapper", spy)
+    out = tmp_path / "order.txt"
+    options = ["--seed", "3", "--per-cost", "--max-length", "7", "--candidates", "2"]
+    options += ["--rerank-every", "3", "--epochs", "2", "--limit", "1", "--workers", "1"]
+    res = CliRunner().invoke(
+        main,
+        [
+            "select",
+            "wrapper",
+            "--pool",
+            POOL,
+            "--train",
+            data[0],
+            "--dev",
+            data[1],
+            "--out",
+            str(out),
+        ]
+        + options,
+    )
+    assert res.exit_code == 0, res.output
+    got = {k: seen[k] for k in ("seed", "per_cost", "max_length", "candidates", "rerank_every")}
+    assert got == {"seed": 3, "per_cost": True, "max_length": 7, "candidates": 2, "rerank_every": 3}
+    assert (seen["epochs"], seen["limit"], seen["workers"]) == (2, 1, 1)
+    assert read_order(out, "config")[1] == [50.0]
+
+
+def test_select_groups_cuts_the_second_order_into_k2_groups(tmp_path: Path) -> None:
+    """--k2 cuts the second order file (planted: --k used for both; it failed)."""
+    first = TemplateSet.parse("upos(h)\nform(h)\nupos(m)\nform(m)", "arc")
+    second = TemplateSet.parse("upos(s)\nform(s)\nupos(s) & upos(m)\nform(s) & upos(h)", "arc")
+    for name, ts in (("first.txt", first), ("second.txt", second)):
+        (tmp_path / name).write_text(order_text(list(ts), [1.0, 2.0, 3.0, 4.0], "uas"))
+    out = tmp_path / "groups.txt"
+    res = CliRunner().invoke(
+        main,
+        ["select", "groups", str(tmp_path / "first.txt"), str(tmp_path / "second.txt")]
+        + ["--k", "2", "--k2", "3", "--out", str(out)],
+    )
+    assert res.exit_code == 0, res.output
+    groups = read_groups(out)
+    assert ([len(g) for g in groups[1]], [len(g) for g in groups[2]]) == ([1, 3], [1, 2, 1])
