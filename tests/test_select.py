@@ -314,7 +314,16 @@ def test_a_second_order_wrappers_header_names_its_pool_and_base(
     header = out.read_text().splitlines()[0]
     assert header == (
         "# depfs select wrapper --parser graph --metric uas --epochs 1 --order 2"
-        f" --pool 'upos(h) & upos(s) & upos(m)' --base {base}"
+        f" --pool 'upos(h) & upos(s) & upos(m)' --base {base} --limit 1"
+    )
+    # Every option that changes the order is in it (a header without --seed 2 reran as seed 1).
+    more = ["--candidates", "1", "--rerank-every", "3", "--per-cost", "--seed", "2"]
+    res = CliRunner().invoke(
+        main, [*args, "--out", str(out), "--workers", "1", "--limit", "1", *more]
+    )
+    assert res.exit_code == 0, res.output
+    assert out.read_text().splitlines()[0].endswith(
+        f"--base {base} --limit 1 --candidates 1 --rerank-every 3 --per-cost --seed 2"
     )
 
 

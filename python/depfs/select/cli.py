@@ -197,6 +197,11 @@ def wrapper_command(
             for o, v in (("--pool", pool), ("--base", base))
             if v and "\n" not in v
         )
+        # And whatever else changes the order, so that the header reruns as written.
+        + (f" --limit {limit}" if limit else "")
+        + (f" --candidates {candidates} --rerank-every {rerank_every}" if candidates else "")
+        + (" --per-cost" if per_cost else "")
+        + (f" --seed {seed}" if seed != 1 else "")
         + (
             f"\nbase: {len(result.base)} templates, dev {result.metric} {result.base_score:.2f}"
             if result.base_score is not None
