@@ -322,8 +322,10 @@ def test_a_second_order_wrappers_header_names_its_pool_and_base(
         main, [*args, "--out", str(out), "--workers", "1", "--limit", "1", *more]
     )
     assert res.exit_code == 0, res.output
-    assert out.read_text().splitlines()[0].endswith(
-        f"--base {base} --limit 1 --candidates 1 --rerank-every 3 --per-cost --seed 2"
+    assert (
+        out.read_text()
+        .splitlines()[0]
+        .endswith(f"--base {base} --limit 1 --candidates 1 --rerank-every 3 --per-cost --seed 2")
     )
 
 
