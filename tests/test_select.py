@@ -433,13 +433,27 @@ def _gone(pid: int) -> bool:
         return True
 
 
+def _still_alive_after(pids: list[int], seconds: float = 30) -> list[int]:
+    """The processes of `pids` still running after up to `seconds` (each is then killed,
+    so that a failing test leaves none behind)."""
+    import os
+    import signal
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    alive = [p for p in pids if not _gone(p)]
+    for p in alive:
+        os.kill(p, signal.SIGKILL)
+    return alive
+
+
 def test_pool_workers_end_when_their_parent_is_killed(data: tuple[str, str]):
     # A parent killed outright runs no cleanup: its workers, busy, must not live on.
-    import os
     import signal
     import subprocess
     import sys
-    import time
 
     script = (
         "import os, sys, time\n"
@@ -460,20 +474,13 @@ def test_pool_workers_end_when_their_parent_is_killed(data: tuple[str, str]):
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
-    deadline = time.monotonic() + 30
-    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    alive = [p for p in pids if not _gone(p)]
-    for p in alive:
-        os.kill(p, signal.SIGKILL)
+    alive = _still_alive_after(pids)
     assert not alive, f"pool workers {alive} outlived their killed parent"
 
 
 def test_closing_the_engine_ends_its_busy_workers(data: tuple[str, str]):
     # After an interrupt the engine is closed with trainings under way: the process must
     # not wait for them (a Rust training does not see the signal) before it can exit.
-    import os
-    import signal
     import time
 
     eng = Engine(*data, workers=2)
@@ -483,12 +490,7 @@ def test_closing_the_engine_ends_its_busy_workers(data: tuple[str, str]):
         time.sleep(0.05)
     pids = list(pool._processes)  # type: ignore[attr-defined]
     eng.close()
-    deadline = time.monotonic() + 30
-    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    alive = [p for p in pids if not _gone(p)]
-    for p in alive:
-        os.kill(p, signal.SIGKILL)
+    alive = _still_alive_after(pids)
     assert not alive, f"busy pool workers {alive} outlived the engine's close()"
     # Their futures end too (failed: the pool is broken), so nothing waits on them.
     assert not cf.wait(busy, timeout=30).not_done
