@@ -377,6 +377,24 @@ def test_a_limited_order_is_its_wrapper_prefix_then_the_en_ewt_order(
     assert [t.text for t in order[scored:]] == [t for t in en if t not in head]
 
 
+def test_the_pt_bosque_dynfs_groups_are_its_own_head_then_the_en_ewt_groups() -> None:
+    """`dynfs_pt_bosque`: a first group of 5 ranked on pt_bosque (no XPOS there, so none of
+    its five reads it), then `dynfs_en_ewt`'s other templates in their order, cut like it."""
+    from depfs.dynamic.he2013 import arc_set_of, load_groups
+
+    pt, en = load_groups("dynfs_pt_bosque"), load_groups("dynfs_en_ewt")
+    assert [len(g) for g in pt] == [5, 15, 40, 109]
+    first = [t.text for t in pt[0]]
+    assert not any("xpos" in t for t in first)
+    assert [t.text for g in pt[1:] for t in g] == [
+        t.text for g in en for t in g if t.text not in first
+    ]
+    # The same templates as the full first-order set: only their grouping differs.
+    pool = sorted(t.text for t in TemplateSet.load("first_order"))
+    assert sorted(t.text for g in pt for t in g) == pool
+    assert len(arc_set_of(pt)[1]) == 4
+
+
 def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
     from depfs.select.groups import order_text
 

@@ -48,6 +48,7 @@ SHIPPED = [
     "tagger_pt_bosque",
     "dynfs_en_ewt",
     "dynfs2_en_ewt",
+    "dynfs_pt_bosque",
 ]
 
 

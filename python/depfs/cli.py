@@ -529,7 +529,8 @@ def train(
             if groups_path not in template_sets() and not os.path.isfile(groups_path):
                 raise click.UsageError(
                     f"--groups {groups_path}: no such set or file (shipped groups: "
-                    "dynfs_en_ewt, dynfs2_en_ewt; or a file of `depfs select groups`)"
+                    "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque; or a file of `depfs select "
+                    "groups`)"
                 )
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")

@@ -55,6 +55,8 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("dynfs_en_ewt", Family::Arc, include_str!("sets/dynfs_en_ewt.txt")),
     // The same first-order groups, then sibling groups (second-order DynFS).
     ("dynfs2_en_ewt", Family::Arc, include_str!("sets/dynfs2_en_ewt.txt")),
+    // pt_bosque: its own first group (it has no XPOS), then the en_ewt groups' other templates.
+    ("dynfs_pt_bosque", Family::Arc, include_str!("sets/dynfs_pt_bosque.txt")),
 ];
 
 /// Names of the shipped sets.
