@@ -403,7 +403,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "groups_path",
     default=None,
     help="With --dynfs: the template groups, a groups file (depfs select groups) or set "
-    "name [default: dynfs_en_ewt, with --order 2 dynfs2_en_ewt]; its first-order groups are "
+    "name [default: dynfs_en_ewt, with --order 2 dynfs2_en_ewt; shipped too: dynfs_pt_bosque, "
+    "whose first group was ranked on pt_bosque]; its first-order groups are "
     "the model's arc templates, its groups after '# order 2' the sibling templates.",
 )
 @click.option(
