@@ -447,7 +447,7 @@ def _gone(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as f:
             return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):  # gone before the open, or the read
         return True
 
 
@@ -512,6 +512,28 @@ def test_closing_the_engine_ends_its_busy_workers(data: tuple[str, str]):
     assert not alive, f"busy pool workers {alive} outlived the engine's close()"
     # Their futures end too (failed: the pool is broken), so nothing waits on them.
     assert not cf.wait(busy, timeout=30).not_done
+
+
+def test_an_engine_closed_mid_run_leaves_its_pool_thread_without_error(
+    data: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+):
+    # An interrupted run: its generator closed with candidates still queued, then close().
+    # Python 3.11's pool, finding its workers killed, sets an error on every queued future;
+    # one that run() had cancelled raised InvalidStateError in the pool's thread, a
+    # traceback printed after the interrupt message.
+    import threading
+
+    seen: list[type] = []
+    monkeypatch.setattr(threading, "excepthook", lambda a: seen.append(a.exc_type))
+    texts = [*POOL.splitlines(), "form(STACK_0)", "upos(QUEUE_1)"]
+    eng = Engine(*data, workers=1)
+    gen = eng.run([cand(t, epochs=40) for t in texts])
+    next(gen)
+    gen.close()
+    manager = eng._own._executor_manager_thread  # type: ignore[union-attr]
+    eng.close()
+    manager.join(30)
+    assert not manager.is_alive() and not seen, seen
 
 
 def test_select_groups_reads_a_shipped_order_by_name(tmp_path: Path, monkeypatch) -> None:

@@ -473,8 +473,13 @@ class Engine:
                     self.evaluated += 1
                     yield c, r
         finally:
-            for fut in pending:
-                fut.cancel()
+            # Our own pool's work ends with close(), which kills its workers. Cancelling
+            # its futures here would leave cancelled ones in its queue, and Python 3.11's
+            # pool, finding its workers dead, sets an error on each: InvalidStateError, a
+            # traceback printed after the interrupt message.
+            if self._own is None:
+                for fut in pending:
+                    fut.cancel()
 
 
 def _worker_died(err: BaseException) -> bool:
