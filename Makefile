@@ -20,7 +20,7 @@ setup: $(VENV)/.deps
 
 build: setup
 
-## demo: train the arc-eager parser (en_ewt if DEPFS_DATA has it, else synthetic), print two parsed sentences as trees, UAS, LAS, words/s
+## demo: train the arc-eager parser (en_ewt if DEPFS_DATA has it, else synthetic), print two parsed sentences as trees, UAS, LAS, words/s, then the prefix-margin knob (a cascade at its two presets against its full model; `python -m depfs.demo --no-knob` skips it)
 demo: setup
 	$(PY) -m depfs.demo
 

@@ -41,8 +41,15 @@ from depfs.arceager import ArcEagerParser
 
 
 def data_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent
-    return Path(os.environ.get("DEPFS_DATA") or here.parent / "shared/data/ud")
+    """The UD folder, found as the library finds it (`depfs.datasets.data_dir`: DEPFS_DATA,
+    else ../shared/data/ud from the working directory, the checkout when run as
+    `python -m benches.NAME`); the one rule of every bench."""
+    from depfs.datasets import data_dir as found
+
+    root = found()
+    if root is None:
+        raise SystemExit("UD data not found: set DEPFS_DATA to the folder holding en_ewt/")
+    return root
 
 
 def blank(conllu: str) -> str:

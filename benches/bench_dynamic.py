@@ -130,7 +130,8 @@ def main() -> None:
     ap.add_argument(
         "--cascade",
         default="default",
-        help="the cascade's stages K1,K2,..., 'default' (the parser's) or none [default]",
+        help="the cascade's stages K1,K2,..., 'default' (the parser's default stages, the default) "
+        "or none (no cascade)",
     )
     ap.add_argument("--no-dynamic", action="store_true", help="skip the prefix-trained parser")
     ap.add_argument(

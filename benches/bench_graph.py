@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import tempfile
 import time
@@ -30,13 +29,7 @@ from pathlib import Path
 import depfs
 import numpy as np
 
-
-def data_dir() -> Path:
-    here = Path(__file__).resolve().parent.parent
-    for c in (os.environ.get("DEPFS_DATA"), str(here.parent / "shared/data/ud")):
-        if c and Path(c, "en_ewt", "train.conllu").is_file():
-            return Path(c)
-    raise SystemExit("UD data not found: set DEPFS_DATA")
+from .bench_arceager import data_dir
 
 
 def scores(gold: depfs.Treebank, pred: depfs.Treebank) -> tuple[float, float]:

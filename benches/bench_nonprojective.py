@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -35,13 +34,7 @@ import numpy as np
 from depfs import decode
 from depfs.errors import DepfsError
 
-
-def data_dir(treebank: str) -> Path:
-    here = Path(__file__).resolve().parent.parent
-    for c in (os.environ.get("DEPFS_DATA"), str(here.parent / "shared/data/ud")):
-        if c and Path(c, treebank, "train.conllu").is_file():
-            return Path(c)
-    raise SystemExit("UD data not found: set DEPFS_DATA")
+from .bench_arceager import data_dir
 
 
 def nonprojective_arcs(heads: np.ndarray) -> np.ndarray:
@@ -187,7 +180,7 @@ def main(argv: list[str] | None = None) -> None:
     )  # fmt: skip
     ap.add_argument("--out", type=Path, default=None)
     args = ap.parse_args(argv)
-    d = data_dir(args.treebank) / args.treebank
+    d = data_dir() / args.treebank
     train = depfs.read_conllu(d / "train.conllu")
     evalset = depfs.read_conllu(d / f"{args.split}.conllu")
     gold = [np.concatenate([[-1], s.heads]).astype(np.int64) for s in evalset]

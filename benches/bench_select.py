@@ -5,7 +5,7 @@
                                            [--candidates M] [--plot PATH]
     python -m benches.bench_select compare --pool-size 30 [--shortlist M:R ...] [--plot PATH]
     python -m benches.bench_select quality --order-file ORDER  # top-k prefixes on test
-    python -m benches.bench_select settings --pool arc_eager_en_ewt --pool-size 30 \
+    python -m benches.bench_select settings --pool arc_eager_en_ewt --pool-size 30
                                             [--max-length N|all] [--epochs E] [--full-epochs 17]
                                             [--candidates M --rerank-every R] [--seed-check S]
                                             [--plot PATH]

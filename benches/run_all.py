@@ -39,6 +39,18 @@ def run(name: str, args: list[str]) -> None:
 def main(names: list[str]) -> int:
     here = Path(__file__).parent
     found = sorted(m.name for m in pkgutil.iter_modules([str(here)]) if m.name.startswith("bench_"))
+    if any(n in ("-h", "--help") for n in names):
+        print(__doc__)
+        print(f"\nbenches: {' '.join(n.removeprefix('bench_') for n in found)}")
+        return 0
+    known = {n.removeprefix("bench_") for n in found}
+    unknown = [n for n in names if n.removeprefix("bench_") not in known]
+    if unknown:
+        print(
+            f"run_all: no bench named {', '.join(unknown)} (benches: {' '.join(sorted(known))})",
+            file=sys.stderr,
+        )
+        return 2
     chosen = [n for n in found if not names or n.removeprefix("bench_") in names]
     failed = []
     for name in chosen:

@@ -124,6 +124,16 @@ def test_run_all_skips_benches_that_need_a_model(capsys: pytest.CaptureFixture[s
     assert "bench_threads: skipped, needs --model" in out
 
 
+def test_run_all_refuses_a_name_that_is_no_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    # A mistyped name used to run nothing and exit 0.
+    assert run_all.main(["threads", "thread"]) == 2
+    captured = capsys.readouterr()
+    assert "no bench named thread " in captured.err
+    assert "bench_threads" not in captured.out  # nothing ran
+    assert run_all.main(["--help"]) == 0
+    assert "Usage: python -m benches.run_all" in capsys.readouterr().out
+
+
 def test_run_all_calls_mains_with_and_without_argv(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
     old_style = types.ModuleType("benches.bench_old")

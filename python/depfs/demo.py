@@ -25,8 +25,8 @@ from .evaluate import evaluate
 from .treebank import read_conllu
 
 # Fewer than the parser's default 17 (0.7 UAS below it on en_ewt test), for both models the demo
-# trains (the full one and the prefix-margin one), so that it takes about a minute and a half
-# on this 2-core machine even when other jobs hold both cores.
+# trains (the full one and the prefix-margin one): the whole demo takes ~20 s on a quiet 2-core
+# machine (README), and stays near a minute and a half when other jobs hold both cores.
 EPOCHS = 4
 
 
