@@ -21,7 +21,63 @@
 //! (8-bit) share every loop.
 
 use crate::{Error, Result};
+use serde::de::{self, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::ops::Range;
+
+/// A weight table's 8-bit values as a model file stores them: one byte string (the wire
+/// form of `serde_bytes`, so the files are unchanged). Decoding copies the file's bytes
+/// straight into an allocation advised onto huge pages, the one the table then keeps:
+/// no intermediate buffer of a model's tens of megabytes while it loads (that buffer's
+/// fresh pages, cleared by the kernel and then copied, were a third of a load's work).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct WeightBytes(pub Vec<i8>);
+
+impl From<Vec<u8>> for WeightBytes {
+    fn from(bytes: Vec<u8>) -> WeightBytes {
+        WeightBytes::copied(&bytes)
+    }
+}
+
+impl WeightBytes {
+    /// `bytes` as i8, in an allocation advised onto huge pages. O(n).
+    fn copied(bytes: &[u8]) -> WeightBytes {
+        WeightBytes(crate::util::prefetch::huge_vec(bytes.len(), |i| bytes[i] as i8))
+    }
+}
+
+impl Serialize for WeightBytes {
+    fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_bytes(bytemuck::cast_slice(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for WeightBytes {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<WeightBytes, D::Error> {
+        struct Bytes;
+        impl<'de> Visitor<'de> for Bytes {
+            type Value = WeightBytes;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a byte string of weights")
+            }
+            fn visit_bytes<E: de::Error>(self, b: &[u8]) -> std::result::Result<WeightBytes, E> {
+                Ok(WeightBytes::copied(b))
+            }
+            fn visit_byte_buf<E: de::Error>(self, b: Vec<u8>) -> std::result::Result<WeightBytes, E> {
+                Ok(WeightBytes::copied(&b))
+            }
+            // Formats without byte strings write a sequence of numbers (as serde_bytes reads them).
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<WeightBytes, A::Error> {
+                let mut v = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 20));
+                while let Some(b) = seq.next_element::<u8>()? {
+                    v.push(b);
+                }
+                Ok(WeightBytes::copied(&v))
+            }
+        }
+        d.deserialize_bytes(Bytes)
+    }
+}
 
 /// Where each template's block lies in a table: shared by [`Weights`] and
 /// [`QuantizedWeights`], which differ only in what a weight is.
@@ -556,20 +612,21 @@ impl QuantizedWeights {
     }
 
     /// Raw parts for model files: (width, rows per template, scales, weights as bytes).
-    pub fn to_parts(&self) -> (usize, Vec<usize>, Vec<f32>, Vec<u8>) {
-        let bytes = self.q.iter().map(|&x| x as u8).collect();
+    pub fn to_parts(&self) -> (usize, Vec<usize>, Vec<f32>, WeightBytes) {
+        let bytes = WeightBytes(self.q.clone());
         (self.layout.width, self.layout.row_counts(), self.scales.clone(), bytes)
     }
 
     /// Rebuilds from [`QuantizedWeights::to_parts`]; checks that the sizes agree. Takes
-    /// the bytes by value: they become the weights in place (no second copy of a model's
-    /// tens of megabytes while it loads).
+    /// the bytes by value: they become the weights in place (decoded from a model file,
+    /// already in their huge-page allocation: no copy while it loads).
     pub fn from_parts(
         width: usize,
         rows: &[usize],
         scales: Vec<f32>,
-        bytes: Vec<u8>,
+        bytes: WeightBytes,
     ) -> Result<QuantizedWeights> {
+        let bytes = bytes.0;
         let (layout, len) = Layout::new(rows, width)?;
         if bytes.len() != len || scales.len() != rows.len() {
             return Err(Error::InvalidArgument(format!(
@@ -583,10 +640,7 @@ impl QuantizedWeights {
             return Err(Error::InvalidArgument("weight scales must be finite and ≥ 0".into()));
         }
         let shared_scale = shared(&scales);
-        // Copied into a fresh allocation advised onto huge pages before it is written
-        // (the bytes' own pages are already there, small); the bytes are freed after.
-        let q = crate::util::prefetch::huge_vec(bytes.len(), |i| bytes[i] as i8);
-        Ok(QuantizedWeights { layout, scales, shared_scale, q })
+        Ok(QuantizedWeights { layout, scales, shared_scale, q: bytes })
     }
 
     /// Keeps only the blocks of templates `keep` (in that order).
@@ -603,7 +657,7 @@ impl QuantizedWeights {
             scales.push(s);
             bytes.extend(q.iter().map(|&x| x as u8));
         }
-        QuantizedWeights::from_parts(self.layout.width, &rows, scales, bytes)
+        QuantizedWeights::from_parts(self.layout.width, &rows, scales, bytes.into())
     }
 }
 
@@ -798,6 +852,21 @@ mod tests {
     }
 
     #[test]
+    fn weight_bytes_keep_the_byte_string_wire_form() {
+        // The model files' form (serde_bytes's before): a length, then the bytes.
+        let w = WeightBytes(vec![1, -1, 127, -127, 0]);
+        let wire = postcard::to_allocvec(&w).unwrap();
+        assert_eq!(wire, [5, 1, 255, 127, 129, 0]);
+        assert_eq!(postcard::from_bytes::<WeightBytes>(&wire).unwrap(), w);
+        // A format that writes bytes as a sequence of numbers reads back the same.
+        let seq = de::value::SeqDeserializer::<_, de::value::Error>::new([1u8, 255, 127, 129, 0].into_iter());
+        assert_eq!(WeightBytes::deserialize(seq).unwrap(), w);
+        let buf = de::value::BytesDeserializer::<de::value::Error>::new(&[1, 255, 127, 129, 0]);
+        assert_eq!(WeightBytes::deserialize(buf).unwrap(), w);
+        assert_eq!(WeightBytes::from(vec![1u8, 255, 127, 129, 0]), w);
+    }
+
+    #[test]
     fn quantized_parts_round_trip_and_select() {
         let mut w = Weights::new(&[4, 8], 2).unwrap();
         w.update(0, 1, 1, -2.5);
@@ -814,7 +883,13 @@ mod tests {
         assert!((q.dequantized().row(1, 7)[1] - 0.25).abs() <= 0.5 / 127.0 / 2.0);
         let (width, rows, scales, bytes) = q.to_parts();
         assert_eq!(QuantizedWeights::from_parts(width, &rows, scales.clone(), bytes.clone()).unwrap(), q);
-        assert!(QuantizedWeights::from_parts(width, &rows, scales.clone(), bytes[1..].to_vec()).is_err());
+        assert!(QuantizedWeights::from_parts(
+            width,
+            &rows,
+            scales.clone(),
+            WeightBytes(bytes.0[1..].to_vec())
+        )
+        .is_err());
         assert!(QuantizedWeights::from_parts(width, &rows, vec![f32::NAN, 1.0], bytes.clone()).is_err());
         assert!(QuantizedWeights::from_parts(0, &rows, scales, bytes).is_err());
         let s = q.select(&[1]).unwrap();

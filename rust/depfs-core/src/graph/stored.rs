@@ -5,7 +5,7 @@
 use super::{GraphConfig, GraphModel, GraphTemplates, LengthDict};
 use crate::io::model as container;
 use crate::templates::{Family, TemplateSet};
-use crate::weights::{QuantizedWeights, WeightTable};
+use crate::weights::{QuantizedWeights, WeightBytes, WeightTable};
 use crate::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -22,8 +22,7 @@ pub struct WeightsFile {
     width: usize,
     rows: Vec<usize>,
     scales: Vec<f32>,
-    #[serde(with = "serde_bytes")]
-    q: Vec<u8>,
+    q: WeightBytes,
 }
 
 impl WeightsFile {

@@ -22,7 +22,7 @@ use crate::templates::hash::combine;
 use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::Treebank;
 use crate::util::{map_chunks, Rng};
-use crate::weights::{rows_for, QuantizedWeights, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, WeightBytes, WeightTable, Weights};
 use crate::{Error, Result};
 
 const LEFT_SALT: u64 = 0x6c6f_6361_6c00_0001;
@@ -433,8 +433,7 @@ pub(crate) struct StoredWeights {
     width: usize,
     rows: Vec<usize>,
     scales: Vec<f32>,
-    #[serde(with = "serde_bytes")]
-    bytes: Vec<u8>,
+    bytes: WeightBytes,
 }
 
 impl StoredWeights {

@@ -30,7 +30,7 @@ use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
 use crate::treebank::{Treebank, NO_HEAD};
 use crate::util::map_chunks;
 pub use crate::util::Rng;
-use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightTable, Weights};
+use crate::weights::{rows_for, QuantizedWeights, RowAt, WeightBytes, WeightTable, Weights};
 use crate::{Error, Result};
 use std::sync::Arc;
 
@@ -233,13 +233,11 @@ pub struct StoredArcEager {
     move_rows: Vec<usize>,
     /// 8-bit weights with one scale per template ([`QuantizedWeights`]).
     move_scales: Vec<f32>,
-    #[serde(with = "serde_bytes")]
-    move_w: Vec<u8>,
+    move_w: WeightBytes,
     label_templates: Vec<usize>,
     label_rows: Vec<usize>,
     label_scales: Vec<f32>,
-    #[serde(with = "serde_bytes")]
-    label_w: Vec<u8>,
+    label_w: WeightBytes,
     label_cols: [Vec<u32>; 2],
     pseudo_projective: bool,
 }
@@ -485,8 +483,8 @@ impl ArcEagerParser {
             label_col_of(&st.label_cols, l).ok_or_else(|| bad("inconsistent label columns".into()))?;
         // The row width is what the bytes say (padded or not), and must hold every column.
         let rows: usize = st.label_rows.iter().sum();
-        let width = st.label_w.len().checked_div(rows).unwrap_or_else(|| label_width(&st.label_cols, 1));
-        if width * rows != st.label_w.len() || width < label_width(&st.label_cols, 1) {
+        let width = st.label_w.0.len().checked_div(rows).unwrap_or_else(|| label_width(&st.label_cols, 1));
+        if width * rows != st.label_w.0.len() || width < label_width(&st.label_cols, 1) {
             return Err(bad("label weight rows do not match the label columns".into()));
         }
         let label_w = QuantizedWeights::from_parts(width, &st.label_rows, st.label_scales, st.label_w)

@@ -590,10 +590,10 @@ fn label_rows_are_padded_and_files_with_unpadded_rows_still_load() {
     assert!(width.is_multiple_of(LABEL_ROW_ALIGN) && width >= narrow && narrow < width, "{width} {narrow}");
     // The same weights with rows cut to the label columns, as written before padding.
     let (_, rows, scales, bytes) = p.label_weights().to_parts();
-    let cut: Vec<u8> = bytes.chunks(width).flat_map(|r| r[..narrow].to_vec()).collect();
+    let cut: Vec<u8> = bytes.0.chunks(width).flat_map(|r| r[..narrow].iter().map(|&x| x as u8)).collect();
     let q = p.with_weights(
         p.move_weights().clone(),
-        QuantizedWeights::from_parts(narrow, &rows, scales, cut).unwrap(),
+        QuantizedWeights::from_parts(narrow, &rows, scales, cut.into()).unwrap(),
     );
     let loaded = saved_and_loaded(&q, "narrow");
     assert_eq!(loaded.label_weights().width(), narrow);
