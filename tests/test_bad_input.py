@@ -1423,3 +1423,85 @@ def test_a_full_disk_on_stdout_is_named(d: dict[str, Path], command: str) -> Non
         )
     assert got.returncode == 2
     _one_line_error(got.stderr.decode(), ["stdout: No space left on device"])
+
+
+# ---------------------------------------------------------------- probe 3: selection logs
+
+_WRAPPER = ["select", "wrapper", "--pool", "{pool}", "--train", "{gold}", "--dev", "{gold}"]
+_WRAPPER += ["--workers", "1", "--out", "{tmp}/o.txt", "--log"]
+
+#: A line of a real log (its numbers do not matter: the rows below are refused before
+#: any training).
+_LOG_LINE = (
+    '{"base": [], "cpu_seconds": 0.1, "dev_accuracy": null, "dev_las": 8.5, "dev_uas": 15.0, '
+    '"dev_upos": null, "end": 2.0, "evaluations_per_word": 1.6, "key": "k", "seed": 1, '
+    '"start": 1.0, "templates": [1]}\n'
+)
+
+DAMAGED_LOGS = [
+    # (the --log file's bytes, words of the refusal): each is refused before anything is
+    # trained, and the file is left byte for byte (a file that is not a log used to be
+    # cut back to its last newline first: notes lost their last line, a model its tail).
+    (b"my notes\nthe last line, without a newline", ["log:1: not a selection log line"]),
+    ((DATA / "graph2.depfs").read_bytes(), ["log:1: not a selection log line (invalid UTF-8)"]),
+    (_LOG_LINE.encode() + b"\xff\xfe junk", ["log:2: not a selection log line (invalid UTF-8)"]),
+    (_LOG_LINE.replace("8.5", "NaN").encode(), ["log:1:", "dev_las nan is not a finite"]),
+    (_LOG_LINE.replace("8.5", '"x"').encode(), ["log:1:", "dev_las 'x' is not a finite"]),
+    (_LOG_LINE.replace('"k"', "5").encode(), ["log:1:", "key is not a string"]),
+    (b"[1, 2]\n", ["log:1:", "a JSON list, not an object"]),
+    (b"{}\n", ["log:1:", "no key, dev_uas"]),
+]
+
+
+@pytest.mark.parametrize(("data", "words"), DAMAGED_LOGS)
+def test_a_damaged_or_foreign_log_is_refused_and_left_as_it_is(
+    d: dict[str, Path], tmp_path: Path, data: bytes, words: list[str]
+) -> None:
+    log = tmp_path / "log"
+    log.write_bytes(data)
+    code, _, err = _cli(_subs(_WRAPPER, d, tmp_path) + [str(log)])
+    assert code == 2
+    _one_line_error(err, words)
+    assert log.read_bytes() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log"]
+
+
+def test_a_torn_last_log_line_is_dropped_and_a_whole_one_kept(tmp_path: Path) -> None:
+    """A kill mid-write leaves a torn last line: cut off, the run resumes; a whole line
+    that lost only its newline is kept (and gets it)."""
+    from depfs.select.engine import Log
+
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(_LOG_LINE + _LOG_LINE[:40])
+    assert list(Log(torn).results) == ["k"] and torn.read_text() == _LOG_LINE
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text(_LOG_LINE + _LOG_LINE.replace('"k"', '"k2"').rstrip("\n"))
+    assert list(Log(whole).results) == ["k", "k2"]
+    assert whole.read_text() == _LOG_LINE + _LOG_LINE.replace('"k"', '"k2"')
+
+
+@pytest.mark.parametrize("node", ["fifo", "device"])
+def test_a_log_that_is_a_pipe_or_device_is_refused_not_read_forever(
+    d: dict[str, Path], tmp_path: Path, node: str
+) -> None:
+    """`--log FIFO` read the FIFO until a writer came (forever); `--log /dev/null` ended
+    in `[Errno 22] Invalid argument`."""
+    log = tmp_path / "log"
+    if node == "fifo":
+        os.mkfifo(log)
+    else:
+        log = Path("/dev/null")
+    res = _process(_subs(_WRAPPER, d, tmp_path) + [str(log)], timeout=GUARD)
+    assert res.returncode == 2
+    _one_line_error(res.stderr.decode(), [f"--log {log}: a pipe or device, not a log file"])
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_a_refused_wrapper_run_leaves_no_empty_log(d: dict[str, Path], tmp_path: Path) -> None:
+    """--max-length that leaves no training sentence is found by the first candidate's
+    training: the log that run made (and left empty) is removed."""
+    args = _subs(_WRAPPER, d, tmp_path) + [str(tmp_path / "o.jsonl"), "--max-length", "2"]
+    code, _, err = _cli(args)
+    assert code == 2
+    _one_line_error(err, ["max length 2 leaves no sentence"])
+    assert list(tmp_path.iterdir()) == []

@@ -110,6 +110,8 @@ def wrapper_command(
     seed: int,
 ) -> None:
     """Order templates by forward selection on dev (a rerun with the same log resumes)."""
+    import os
+
     from .engine import FAMILY, PARSER_METRICS, close_dask, dask_executor
     from .groups import order_text
     from .plot import plot_curves
@@ -139,6 +141,11 @@ def wrapper_command(
     inputs.update({f"the {o} file": v for o, v in (("--pool", pool), ("--base", base)) if _file(v)})
     outputs = [("--out", out_path), ("--log", log_path), ("--plot", plot_path)]
     _check_outputs(outputs, inputs, force)
+    if os.path.exists(log_path) and not os.path.isfile(log_path):
+        raise click.UsageError(
+            f"--log {log_path}: a pipe or device, not a log file (a log is read, then "
+            "appended to: give a file's path)"
+        )
     total = planned_evaluations(len(pool_set), limit, candidates, 2, rerank_every)
     executor, client = dask_executor(scheduler, workers) if scheduler else (None, None)
     state: dict[str, Any] = {"best": None, "k": 0}
