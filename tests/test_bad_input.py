@@ -948,6 +948,12 @@ SILENT_API = [
     (lambda: depfs.GraphParser(arc_templates="", epochs=1).fit(synthetic(5)), "empty"),
     (lambda: depfs.GraphParser(arc_templates="# none\n", epochs=1).fit(synthetic(5)), "empty"),
     (lambda: depfs.GraphParser(epochs=0).fit(synthetic(5)), "epochs"),
+    (
+        lambda: depfs.GraphParser(dynfs=True, groups="dynfs2_en_ewt").fit(
+            synthetic(5), synthetic(5)
+        ),
+        "groups dynfs2_en_ewt: its groups after '# order 2' are sibling templates",
+    ),
     (lambda: decode.tree_score(np.full((3, 3), np.nan), [-1, 0, 1]), "NaN|nan"),
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 0.5, 1]), "whole numbers"),
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 2, 1]), "not a tree"),
@@ -971,6 +977,11 @@ LIES = [
     (["train", "--dynfs", "--dev", "{gold}", "--decoder", "cle"], ["--dynfs --decoder cle"]),
     (["train", "--dynfs", "--dev", "{gold}", "--folds", "1000"], ["--folds 1000", "40 training"]),
     (["train", "--dynfs", "--dev", "{gold}", "--groups", "nosuch"], ["--groups nosuch", "no such"]),
+    # A second-order groups file's sibling groups were left out of a first-order model.
+    (
+        ["train", "--dynfs", "--dev", "{gold}", "--groups", "dynfs2_en_ewt"],
+        ["--groups dynfs2_en_ewt: its groups after '# order 2'", "give --order 2"],
+    ),
     (["train", "--templates", "{dir}"], ["a folder, not a template file"]),
     (["train", "--no-policy-lex"], ["--policy-lex: options of --dynfs"]),
     (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], ["graph parser"]),
@@ -1068,6 +1079,22 @@ UNCLEAR = [
         ["jackknife", "--train", "{gold}", "-o", "{tmp}/j", "--templates", "bogus(("],
         None,
         ["--templates 'bogus(('"],
+        [],
+    ),
+    # A DynFS groups file's faults, found before training (they were found after it, as
+    # "every group needs a template" and "template index 1 out of range").
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--dynfs", "--dev", "{gold}"]
+        + ["--groups", "# group 1\n# group 2\nform(m)"],
+        None,
+        ["<template text>:1: a group with no template"],
+        [],
+    ),
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--dynfs", "--dev", "{gold}"]
+        + ["--groups", "# group 1\nupos(h)\n# group 2\nupos(h)"],
+        None,
+        ["<template text>:4: the template of line 2 again"],
         [],
     ),
     (["train", "--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
@@ -1505,3 +1532,16 @@ def test_a_refused_wrapper_run_leaves_no_empty_log(d: dict[str, Path], tmp_path:
     assert code == 2
     _one_line_error(err, ["max length 2 leaves no sentence"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_groups_file_names_itself_and_the_line_of_a_bad_template(tmp_path: Path) -> None:
+    """A bad template in a later group was named by its line within the group ("line
+    2"), without the file."""
+    from depfs.select.groups import read_groups
+
+    groups = tmp_path / "g.txt"
+    groups.write_text("# group 1\nupos(h)\nform(h)\n# group 2\nupos(STACK_0)\n")
+    with pytest.raises(ValueError) as err:
+        read_groups(groups)
+    assert str(err.value).startswith(f'{groups}:5: template "upos(STACK_0)": bad arc address')
+    assert "(line" not in str(err.value)

@@ -533,6 +533,19 @@ def train(
                     "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque; or a file of `depfs select "
                     "groups`)"
                 )
+        if order != 2:
+            from .dynamic.he2013 import has_sibling_groups
+
+            try:
+                siblings = has_sibling_groups(groups_path or "dynfs_en_ewt")
+            except (DepfsError, ValueError, OSError) as e:
+                raise click.UsageError(f"--groups {groups_path}: {e}") from None
+            if siblings:
+                raise click.UsageError(
+                    f"--groups {groups_path}: its groups after '# order 2' are sibling "
+                    "templates: give --order 2 (or a groups file without them, such as "
+                    "dynfs_en_ewt)"
+                )
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if clusters_path is not None and parser_kind not in ("tagger", "arc-eager"):

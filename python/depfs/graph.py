@@ -189,11 +189,23 @@ class GraphParser(TrainableModel):
     def _dynfs_groups(self) -> tuple[list[list[int]], list[list[int]]]:
         """The first-order groups (arc template indices) and the sibling groups (indices
         after the arc templates; empty in first order) of the policy spec."""
-        from .dynamic.he2013 import arc_set_of, load_groups, load_sibling_groups, sibling_set_of
+        from .dynamic.he2013 import (
+            arc_set_of,
+            has_sibling_groups,
+            load_groups,
+            load_sibling_groups,
+            sibling_set_of,
+        )
 
         first = load_groups(self._groups())
         index = arc_set_of(first)[1]
         if self.order != 2:
+            if has_sibling_groups(self._groups()):  # they would be left out unsaid
+                raise ValueError(
+                    f"groups {self._groups()!s}: its groups after '# order 2' are sibling "
+                    "templates, read by order=2 only (a first-order model: a groups file "
+                    "without them, such as dynfs_en_ewt)"
+                )
             return index, []
         n_arc = sum(len(g) for g in first)
         return index, sibling_set_of(load_sibling_groups(self._groups()), n_arc)[1]

@@ -113,6 +113,14 @@ def load_groups(spec: str | os.PathLike[str], order: int = 1) -> list[TemplateSe
     return groups
 
 
+def has_sibling_groups(spec: str | os.PathLike[str]) -> bool:
+    """Whether a groups file or shipped set has groups after ``# order 2``."""
+    from ..select.groups import parse_groups
+
+    name = str(spec) if "\n" not in str(spec) else "<template text>"
+    return bool(parse_groups(resolve_templates(spec), name).get(2))
+
+
 def load_sibling_groups(spec: str | os.PathLike[str]) -> list[TemplateSet]:
     """The sibling groups (after ``# order 2``) of a groups file or shipped set."""
     return load_groups(spec, 2)
