@@ -1097,6 +1097,36 @@ UNCLEAR = [
         ["<template text>:4: the template of line 2 again"],
         [],
     ),
+    # select wrapper's --pool and --base: a path is not template text (it was: "template
+    # \"nofile.txt\" (line 1): atom ..."), a bad template is named with its option.
+    (
+        ["select", "wrapper", "--pool", "{tmp}/nofile.txt", "--train", "{gold}", "--dev"]
+        + ["{gold}", "--out", "{tmp}/o.txt"],
+        None,
+        ["--pool ", "nofile.txt: no such template file"],
+        [],
+    ),
+    (
+        ["select", "wrapper", "--pool", "{dir}", "--train", "{gold}", "--dev", "{gold}"]
+        + ["--out", "{tmp}/o.txt"],
+        None,
+        ["--pool ", "adir: a folder, not a template file"],
+        [],
+    ),
+    (
+        ["select", "wrapper", "--pool", "{pool}", "--base", "a/b.txt", "--train", "{gold}"]
+        + ["--dev", "{gold}", "--out", "{tmp}/o.txt"],
+        None,
+        ["--base a/b.txt: no such template file"],
+        [],
+    ),
+    (
+        ["select", "wrapper", "--parser", "graph", "--pool", "{pool}", "--train", "{gold}"]
+        + ["--dev", "{gold}", "--out", "{tmp}/o.txt"],
+        None,
+        ["--pool ", "pool.txt'", "bad arc address"],
+        [],
+    ),
     (["train", "--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
     (["--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
     (["bogus"], None, ["No such command", "bogus"], ["Usage:"]),
@@ -1545,3 +1575,15 @@ def test_a_groups_file_names_itself_and_the_line_of_a_bad_template(tmp_path: Pat
         read_groups(groups)
     assert str(err.value).startswith(f'{groups}:5: template "upos(STACK_0)": bad arc address')
     assert "(line" not in str(err.value)
+
+
+def test_a_folder_named_without_a_slash_is_not_template_text(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--templates adir` (a folder in the working directory) was parsed as the template
+    text "adir"."""
+    monkeypatch.chdir(d["dir"].parent)
+    args = ["train", "--train", str(d["gold"]), "--out", str(tmp_path / "m")]
+    code, _, err = _cli([*args, "--templates", "adir"])
+    assert code == 2
+    _one_line_error(err, ["--templates adir: a folder, not a template file"])

@@ -299,6 +299,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     must be an existing file, not be read as template text."""
     import os
 
+    if value and "\n" not in value and os.path.isdir(value):
+        raise click.UsageError(f"{option} {value}: a folder, not a template file")
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
         if os.path.isdir(value):
             raise click.UsageError(f"{option} {value}: a folder, not a template file")

@@ -32,6 +32,21 @@ def _templates(value: str, family: str) -> TemplateSet:
     return _as_set(value, family)
 
 
+def _option_templates(value: str, option: str, family: str) -> TemplateSet:
+    """`_templates` of an option's value: a path that is no file (or a folder) is refused
+    as such, not read as template text, and a template that does not parse is named
+    with the option (as `depfs train --templates` does)."""
+    from ..cli import _check_template_path
+
+    _check_template_path(value, option)
+    try:
+        return _templates(value, family)
+    except ValueError as e:
+        if not value.strip():
+            raise
+        raise click.UsageError(f"{option} {value.splitlines()[0]!r}: {e}") from None
+
+
 def _file(value: str | None) -> bool:
     """Whether an option's value (a set name, template text or a file) is a file."""
     import os
@@ -133,8 +148,8 @@ def wrapper_command(
             + " or ".join(PARSER_METRICS[parser_kind])
         )
     family = FAMILY[parser_kind]
-    pool_set = _templates(pool, family)
-    base_set = _templates(base, family) if base else None
+    pool_set = _option_templates(pool, "--pool", family)
+    base_set = _option_templates(base, "--base", family) if base else None
     log_path = log_path or out_path + ".jsonl"
     # Fail before hours of work, not after: folders, and outputs that are inputs.
     inputs = {"the --train file": train_path, "the --dev file": dev_path}
