@@ -1398,6 +1398,17 @@ WRONG_TYPES = [
     (lambda d: depfs.load(d["tagger"]).tag(_gold(d), margin=np.True_), ValueError, _MARGIN),
     (lambda d: _dynfs().parse(_gold(d), threshold=True), ValueError, "threshold must be a"),
     (lambda d: _dynfs().parse(_gold(d), threshold="1"), ValueError, "threshold must be a"),
+    # An integer beyond a float's range met float() inside: OverflowError, no name.
+    (
+        lambda d: _dynfs().parse(_gold(d), threshold=10**400),
+        ValueError,
+        "threshold must be a finite number",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, dynfs_tolerance=-(10**400)).fit(_gold(d), _gold(d)),
+        ValueError,
+        "dynfs_tolerance",
+    ),
     (lambda d: _dynfs().parse(_gold(d), prune_margin=True), ValueError, "prune_margin must"),
     (lambda d: _dynfs().parse(_gold(d), label_margin="x"), ValueError, "label_margin must"),
     (lambda d: _dynfs().parse(_gold(d), dynfs="no"), TypeError, "dynfs must be True or False"),
@@ -1587,3 +1598,12 @@ def test_a_folder_named_without_a_slash_is_not_template_text(
     code, _, err = _cli([*args, "--templates", "adir"])
     assert code == 2
     _one_line_error(err, ["--templates adir: a folder, not a template file"])
+
+
+def test_a_margin_beyond_a_float_is_infinite(d: dict[str, Path]) -> None:
+    """margin=10**400 (an int no float holds) is margin=inf, as `--margin 1e400` is on
+    the command line, not an OverflowError."""
+    gold = _gold(d)
+    model, tagger = depfs.load(d["ae"]), depfs.load(d["tagger"])
+    assert model.parse(gold, margin=10**400).to_string() == model.parse(gold).to_string()
+    assert tagger.tag(gold, margin=10**400).to_string() == tagger.tag(gold).to_string()
