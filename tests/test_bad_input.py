@@ -1607,3 +1607,17 @@ def test_a_margin_beyond_a_float_is_infinite(d: dict[str, Path]) -> None:
     model, tagger = depfs.load(d["ae"]), depfs.load(d["tagger"])
     assert model.parse(gold, margin=10**400).to_string() == model.parse(gold).to_string()
     assert tagger.tag(gold, margin=10**400).to_string() == tagger.tag(gold).to_string()
+
+
+def test_templates_show_names_the_bad_line_and_a_folder(d: dict[str, Path], tmp_path: Path) -> None:
+    """A template file with one bad line was reported by the last family tried (token),
+    whose error is at line 1 (`form(h)`, a good arc template); a folder was "no such
+    template set or file"."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text("form(h)\nupos(m)\nbogus\n")
+    code, _, err = _cli(["templates", "show", str(bad)])
+    assert code == 2
+    _one_line_error(err, [f"{bad}: not a template file", '"bogus" (line 3)'])
+    code, _, err = _cli(["templates", "show", str(d["dir"])])
+    assert code == 2
+    _one_line_error(err, [f"{d['dir']}: a folder, not a template file"])

@@ -1345,6 +1345,8 @@ def templates_show(name: str, canonical: bool) -> None:
 
     try:
         shipped = name in template_sets()
+        if not shipped and os.path.isdir(name):
+            raise ValueError(f"{name}: a folder, not a template file")
         if not shipped and not os.path.isfile(name):
             known = ", ".join(template_sets())
             raise ValueError(f"{name}: no such template set or file (sets: {known})")
@@ -1353,13 +1355,21 @@ def templates_show(name: str, canonical: bool) -> None:
             families = [_core.template_set_text(name)[0]]
         else:  # a file: the first family its templates parse in (else it is refused)
             families = list(FAMILIES)
-        for i, family in enumerate(families):
+        errors: list[ValueError] = []
+        for family in families:
             try:
                 parsed = parse_templates(text, family, max_atoms=1000)
                 break
             except ValueError as e:
-                if i == len(families) - 1:
-                    raise ValueError(f"{name}: not a template file ({e})") from None
+                errors.append(e)
+        else:  # the family that read furthest names the line at fault
+            import re
+
+            def line(e: ValueError) -> int:
+                m = re.search(r"\(line (\d+)\)", str(e))
+                return int(m.group(1)) if m else 0
+
+            raise ValueError(f"{name}: not a template file ({max(errors, key=line)})")
         if not canonical:
             click.echo(text if text.endswith("\n") else text + "\n", nl=False)
             return
