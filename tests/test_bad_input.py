@@ -996,6 +996,16 @@ LIES = [
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
+    # A blank --scheduler was taken as none: the work ran locally without a word.
+    (
+        ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", ""],
+        ["'--scheduler'", "empty"],
+    ),
+    (
+        ["select", "wrapper", "--pool", "{pool}", "--train", "{gold}", "--dev", "{gold}"]
+        + ["--out", "{tmp}/o.txt", "--scheduler", " "],
+        ["'--scheduler'", "empty"],
+    ),
     (["parse", "{ae}", "{gold}", "--chunk-sentences", "9"], ["--chunk-sentences", "--scheduler"]),
     (["parse", "{graph}", "{gold}", "--margin", "1"], ["--margin", "arc-eager models only"]),
     (["parse", "{ae}", "{gold}", "--policy-threshold", "1"], ["--policy-threshold", "--dynfs"]),

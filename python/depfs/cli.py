@@ -21,6 +21,7 @@ from .cli_options import (
     order_option,
     parser_option,
     progress,
+    scheduler_address,
     seed_option,
     tokenizer_option,
 )
@@ -746,6 +747,7 @@ def train(
 )
 @click.option(
     "--scheduler",
+    callback=scheduler_address,
     help="Spread the inputs over a Dask cluster: a scheduler address, or 'local'.",
 )
 @click.option("--workers", type=count(1), help="With --scheduler local: worker processes.")

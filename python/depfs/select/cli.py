@@ -16,6 +16,7 @@ from ..cli_options import (
     order_option,
     parser_option,
     progress,
+    scheduler_address,
     seed_option,
 )
 from ..templates import TemplateSet
@@ -94,7 +95,11 @@ def _check_outputs(
 @click.option("--rerank-every", type=count(1), default=5, show_default=True)
 @click.option("--per-cost", is_flag=True, help="Pick the best gain per unit of template cost.")
 @click.option("--workers", type=count(1), help="Local worker processes [default: all cores].")
-@click.option("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster.")
+@click.option(
+    "--scheduler",
+    callback=scheduler_address,
+    help="Dask scheduler address, or 'local' for a LocalCluster.",
+)
 @click.option(
     "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
 )
