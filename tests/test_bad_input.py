@@ -1631,3 +1631,22 @@ def test_templates_show_names_the_bad_line_and_a_folder(d: dict[str, Path], tmp_
     code, _, err = _cli(["templates", "show", str(d["dir"])])
     assert code == 2
     _one_line_error(err, [f"{d['dir']}: a folder, not a template file"])
+
+
+def test_select_wrapper_refuses_a_pipe_as_train_and_select_groups_reads_one(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """Each wrapper candidate's worker reads --train and --dev again: a pipe (`<(zcat
+    x.gz)`) was refused as "/proc/PID/fd/pipe:[INODE]: no such file". An order file is
+    read once: `select groups <(...)` said "no order file or shipped set"."""
+    fifo = tmp_path / "train.fifo"
+    os.mkfifo(fifo)
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(fifo)]
+    res = _process([*args, "--dev", str(d["gold"]), "--out", str(tmp_path / "o.txt")])
+    assert res.returncode == 2
+    _one_line_error(res.stderr.decode(), [f"--train {fifo}: a pipe or device, not a file"])
+    order = _through_fifo(tmp_path, d["order"].read_bytes())
+    out = tmp_path / "g.txt"
+    code, _, err = _cli(["select", "groups", str(order), "--k", "2", "--out", str(out)])
+    assert code == 0, err
+    assert out.read_text() == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"

@@ -161,6 +161,12 @@ def wrapper_command(
     inputs.update({f"the {o} file": v for o, v in (("--pool", pool), ("--base", base)) if _file(v)})
     outputs = [("--out", out_path), ("--log", log_path), ("--plot", plot_path)]
     _check_outputs(outputs, inputs, force)
+    for option, path in (("--train", train_path), ("--dev", dev_path)):
+        if not os.path.isfile(path):  # a pipe: read once, then gone for the next worker
+            raise click.UsageError(
+                f"{option} {path}: a pipe or device, not a file (each candidate's worker "
+                "reads it again: give a file)"
+            )
     if os.path.exists(log_path) and not os.path.isfile(log_path):
         raise click.UsageError(
             f"--log {log_path}: a pipe or device, not a log file (a log is read, then "

@@ -448,10 +448,15 @@ class Engine:
     reused: int = 0
 
     def __post_init__(self) -> None:
-        self.train, self.dev = str(Path(self.train).resolve()), str(Path(self.dev).resolve())
         for p in (self.train, self.dev):
+            if Path(p).exists() and not Path(p).is_file():  # read by every worker, again
+                raise ValueError(
+                    f"{p}: a pipe or device, not a file (each candidate's worker reads it "
+                    "again: give a file)"
+                )
             if not Path(p).is_file():
                 raise FileNotFoundError(f"{p}: no such file")
+        self.train, self.dev = str(Path(self.train).resolve()), str(Path(self.dev).resolve())
         self.log.bind({"train": data_fingerprint(self.train), "dev": data_fingerprint(self.dev)})
         self.log.lock()
         self._own: cf.ProcessPoolExecutor | None = None

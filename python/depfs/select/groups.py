@@ -69,7 +69,9 @@ def read_order(
         if family is not None and family != own:
             raise ValueError(f"template set {path!r} is {own}, not {family}")
         family = own
-    elif not os.path.isfile(path):
+    elif os.path.isdir(path):
+        raise IsADirectoryError(f"{name}: a folder, not an order file")
+    elif not os.path.exists(path):
         shipped = ", ".join(template_sets())
         raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
     else:
