@@ -1137,6 +1137,20 @@ UNCLEAR = [
         ["--pool ", "pool.txt'", "bad arc address"],
         [],
     ),
+    # A preset margin on a model trained without --dynamic: the option and the model
+    # named (it said "this model was trained without dynamic=True", an API word).
+    (
+        ["parse", "{ae}", "{gold}", "--margin", "fast"],
+        None,
+        ["--margin fast: a preset of dynamic models", "ae.depfs was trained without --dynamic"],
+        ["dynamic=True"],
+    ),
+    (
+        ["tag", "{tagger}", "{gold}", "--margin", "accurate"],
+        None,
+        ["--margin accurate", "t.depfs was trained without --dynamic"],
+        ["dynamic=True"],
+    ),
     (["train", "--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
     (["--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
     (["bogus"], None, ["No such command", "bogus"], ["Usage:"]),

@@ -879,6 +879,11 @@ def parse(
         _tagger(tagger_path)  # refused here, before any work, when it is not a tagger
     if margin is not None and kind != "arc-eager":
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
+    if margin in ("accurate", "fast") and _model(model).margin_presets_ is None:
+        raise click.UsageError(
+            f"--margin {margin}: a preset of dynamic models; {model} was trained without "
+            "--dynamic (give a number, or inf)"
+        )
     knobs: dict[str, Any] = {"margin": margin}
     dyn_knobs = {
         "--policy-threshold": policy_threshold,
@@ -1094,6 +1099,7 @@ def tag(
     """Tag INPUT (CoNLL-U or text, gzipped or not; stdin when none) with the tagger MODEL
     (a tagger file, or a parser's with a tagger inside): UPOS, XPOS, FEATS and LEMMA
     predicted (those the tagger learnt), other columns kept. Text input: as depfs parse."""
+    from ._core import model_kind
     from .errors import ModelError
     from .pipeline import _tagger, parse_file
 
@@ -1106,6 +1112,12 @@ def tag(
         tagger = _tagger(model)
     except ModelError as e:
         raise click.UsageError(f"{e}: depfs tag needs a tagger") from None
+    if margin in ("accurate", "fast") and tagger.margin_presets_ is None:
+        whose = model if model_kind(model) == "tagger" else f"the tagger inside {model}"
+        raise click.UsageError(
+            f"--margin {margin}: a preset of dynamic models; {whose} was trained without "
+            "--dynamic (give a number, or inf)"
+        )
     if output is not None:
         _check_output(output, {"the model": model, "the input": input}, force)
     if input is not None:
