@@ -1415,6 +1415,34 @@ WRONG_TYPES = [
     (lambda d: small_graph(dynfs=True, folds=-1).fit(_gold(d), _gold(d)), ValueError, "folds"),
     (lambda d: small_graph(max_bits=-1).fit(_gold(d)), ValueError, "max_bits"),
     (lambda d: depfs.Tagger(SMALL, min_known=-1).fit(_gold(d)), ValueError, "min_known"),
+    # Constructor arguments fit read as truthy, as template text, or in a combination
+    # that trains a wrong model (probe 3).
+    (lambda d: small_graph(dynfs="no").fit(_gold(d), _gold(d)), TypeError, "dynfs must be True"),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, dynamic="no").fit(_gold(d)),
+        TypeError,
+        "dynamic must be True or False",
+    ),
+    (
+        lambda d: depfs.Tagger(SMALL, dynamic="no").fit(_gold(d)),
+        TypeError,
+        "dynamic must be True or False",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, groups=123).fit(_gold(d), _gold(d)),
+        TypeError,
+        "groups must be a groups file or set name",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, groups="nosuch.txt").fit(_gold(d), _gold(d)),
+        FileNotFoundError,
+        "nosuch.txt: no such groups file or shipped set",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, decoder="cle").fit(_gold(d), _gold(d)),
+        ValueError,
+        "DynFS ends with a projective Eisner round",
+    ),
     # The parse-time knobs of issues 15 and 16: True is not the number 1, "no" is not False
     # (all were taken, as 1.0 or as true; a list or str met float() or >= inside).
     (lambda d: depfs.load(d["ae"]).parse(_gold(d), margin=True), ValueError, _MARGIN),

@@ -238,6 +238,14 @@ class GraphParser(TrainableModel):
         ``dev``; ``report`` sees a line per step, ``threads`` parse the folds and dev)."""
         train = as_treebank(train, "train", prepared=True)
         dev = None if dev is None else as_treebank(dev, "dev")
+        check_flag(self.dynfs, "dynfs")  # "no" is true
+        if self.dynfs and self.decoder == "cle":
+            raise ValueError(
+                "dynfs=True, decoder='cle': DynFS ends with a projective Eisner round (He et "
+                "al. 2013, §4.2), so its full model is the projective one: leave out decoder"
+            )
+        if self.groups is not None and not isinstance(self.groups, (str, os.PathLike)):
+            raise TypeError(f"groups must be a groups file or set name, got {self.groups!r}")
         if self.dynfs:
             # Checked before hours of training, not where DynFS reads them.
             check_number(self.dynfs_tolerance, "dynfs_tolerance")
