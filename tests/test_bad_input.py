@@ -1692,3 +1692,19 @@ def test_select_wrapper_refuses_a_pipe_as_train_and_select_groups_reads_one(
     code, _, err = _cli(["select", "groups", str(order), "--k", "2", "--out", str(out)])
     assert code == 0, err
     assert out.read_text() == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
+
+
+def test_select_out_dash_is_stdout_not_a_file_named_dash(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o -` is stdout everywhere in depfs; `select groups --out -` wrote a file named
+    `-`, and `select wrapper --out -` a file `-` and a log `-.jsonl`."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _cli(["select", "groups", str(d["order"]), "--k", "2", "--out", "-"])
+    assert code == 0, err
+    assert out == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"])]
+    code, _, err = _cli([*args, "--dev", str(d["gold"]), "--out", "-"])
+    assert code == 2
+    _one_line_error(err, ["--out - (stdout): give --log"])
+    assert list(tmp_path.iterdir()) == []

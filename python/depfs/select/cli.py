@@ -78,7 +78,11 @@ def _check_outputs(
 @click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option(
-    "--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Order file to write."
+    "--out",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Order file to write (- for stdout).",
 )
 @order_option
 @decoder_option
@@ -155,11 +159,19 @@ def wrapper_command(
     family = FAMILY[parser_kind]
     pool_set = _option_templates(pool, "--pool", family)
     base_set = _option_templates(base, "--base", family) if base else None
+    if out_path == "-" and log_path is None:
+        raise click.UsageError(
+            "--out - (stdout): give --log, whose default is named after --out (OUT.jsonl)"
+        )
     log_path = log_path or out_path + ".jsonl"
     # Fail before hours of work, not after: folders, and outputs that are inputs.
     inputs = {"the --train file": train_path, "the --dev file": dev_path}
     inputs.update({f"the {o} file": v for o, v in (("--pool", pool), ("--base", base)) if _file(v)})
-    outputs = [("--out", out_path), ("--log", log_path), ("--plot", plot_path)]
+    outputs = [
+        ("--out", None if out_path == "-" else out_path),
+        ("--log", log_path),
+        ("--plot", plot_path),
+    ]
     _check_outputs(outputs, inputs, force)
     for option, path in (("--train", train_path), ("--dev", dev_path)):
         if not os.path.isfile(path):  # a pipe: read once, then gone for the next worker
@@ -243,7 +255,11 @@ def wrapper_command(
     )
     from ..files import write_text_atomic
 
-    write_text_atomic(out_path, order_text(result.order, result.scores, result.metric, header))
+    text = order_text(result.order, result.scores, result.metric, header)
+    if out_path == "-":  # stdout, as -o - everywhere in depfs
+        click.echo(text, nl=False)
+    else:
+        write_text_atomic(out_path, text)
     if plot_path:
         plot_curves(
             plot_path,
@@ -252,7 +268,8 @@ def wrapper_command(
             title=Path(out_path).name,
         )
     click.echo(
-        f"wrote {out_path}: {len(result.steps)} templates, best dev {result.metric} "
+        f"wrote {'stdout' if out_path == '-' else out_path}: {len(result.steps)} templates, "
+        f"best dev {result.metric} "
         f"{max(result.scores):.2f} ({result.evaluated} trained, {result.reused} from the log, "
         f"{time.time() - t0:.0f}s)",
         err=True,
@@ -269,7 +286,13 @@ def wrapper_command(
     type=click.Choice(["arc", "config", "token"]),
     help="[default: a shipped order's own, else arc]",
 )
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--out",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Groups file to write (- for stdout).",
+)
 @click.option("--force", is_flag=True, help="Allow an output path that is an input.")
 def groups_command(
     order_path: str,
@@ -314,10 +337,14 @@ def groups_command(
     inputs = {
         f"the {w} order": p for w, p in (("first", order_path), ("second", second_path)) if _file(p)
     }
-    _check_outputs([("--out", out_path)], inputs, force)
+    _check_outputs([("--out", None if out_path == "-" else out_path)], inputs, force)
     first = cut(order_path, k)
     second = cut(second_path, k2 or k) if second_path else []
-    write_text_atomic(out_path, groups_text(first, second))
+    if out_path == "-":  # stdout, as -o - everywhere in depfs
+        click.echo(groups_text(first, second), nl=False)
+    else:
+        write_text_atomic(out_path, groups_text(first, second))
     sizes = ", ".join(str(len(g)) for g in first)
     more = f"; order 2: {', '.join(str(len(g)) for g in second)}" if second else ""
-    click.echo(f"wrote {out_path}: groups of {sizes}{more}", err=True)
+    where = "stdout" if out_path == "-" else out_path
+    click.echo(f"wrote {where}: groups of {sizes}{more}", err=True)
