@@ -993,6 +993,16 @@ LIES = [
     ),
     (["train", "--templates", "arc_eager"], ["--templates 'arc_eager'", "STACK_0"]),
     (["train", "--dynamic"], ["--dynamic", "arc-eager or tagger only"]),
+    # --clusters promises cluster templates by default; --dynamic's default orders read
+    # none: it ended in "a cluster table, but no template reads it", no option named.
+    (
+        ["train", "--parser", "arc-eager", "--dynamic", "--clusters", "{clusters}"],
+        ["--clusters", "--dynamic: the dynamic default order (arc_eager_en_ewt)"],
+    ),
+    (
+        ["train", "--parser", "tagger", "--dynamic", "--clusters", "{clusters}"],
+        ["--clusters", "(tagger_en_ewt) reads no cluster"],
+    ),
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),

@@ -438,7 +438,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     help="Tagger, arc-eager: a Brown-cluster paths file (BITSTRING<TAB>WORD<TAB>COUNT lines, "
     "as Liang's wcluster writes), stored in the model and read by cluster templates (the "
     "default templates become depfs.tagger.CLUSTER_SETS, or the arc-eager parser's "
-    "arc_eager_clusters). docs/usage.md: how to get one.",
+    "arc_eager_clusters; with --dynamic give --templates: its default orders read no "
+    "cluster). docs/usage.md: how to get one.",
 )
 @click.option(
     "--force", is_flag=True, help="Allow an --out path that is --train, --dev or --tagger."
@@ -555,6 +556,12 @@ def train(
         raise click.UsageError(
             "--clusters: --parser tagger or arc-eager only (graph templates read no clusters; "
             "a parser's --tagger is a trained tagger, its cluster table inside)"
+        )
+    if clusters_path is not None and dynamic and arc_templates is None:
+        default = "arc_eager_en_ewt" if parser_kind == "arc-eager" else "tagger_en_ewt"
+        raise click.UsageError(
+            f"--clusters {clusters_path} --dynamic: the dynamic default order ({default}) "
+            "reads no cluster: give --templates, an order with cluster(...) templates"
         )
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
