@@ -948,6 +948,12 @@ SILENT_API = [
     (lambda: depfs.GraphParser(arc_templates="", epochs=1).fit(synthetic(5)), "empty"),
     (lambda: depfs.GraphParser(arc_templates="# none\n", epochs=1).fit(synthetic(5)), "empty"),
     (lambda: depfs.GraphParser(epochs=0).fit(synthetic(5)), "epochs"),
+    (
+        lambda: depfs.GraphParser(dynfs=True, groups="dynfs2_en_ewt").fit(
+            synthetic(5), synthetic(5)
+        ),
+        "groups dynfs2_en_ewt: its groups after '# order 2' are sibling templates",
+    ),
     (lambda: decode.tree_score(np.full((3, 3), np.nan), [-1, 0, 1]), "NaN|nan"),
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 0.5, 1]), "whole numbers"),
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 2, 1]), "not a tree"),
@@ -971,6 +977,11 @@ LIES = [
     (["train", "--dynfs", "--dev", "{gold}", "--decoder", "cle"], ["--dynfs --decoder cle"]),
     (["train", "--dynfs", "--dev", "{gold}", "--folds", "1000"], ["--folds 1000", "40 training"]),
     (["train", "--dynfs", "--dev", "{gold}", "--groups", "nosuch"], ["--groups nosuch", "no such"]),
+    # A second-order groups file's sibling groups were left out of a first-order model.
+    (
+        ["train", "--dynfs", "--dev", "{gold}", "--groups", "dynfs2_en_ewt"],
+        ["--groups dynfs2_en_ewt: its groups after '# order 2'", "give --order 2"],
+    ),
     (["train", "--templates", "{dir}"], ["a folder, not a template file"]),
     (["train", "--no-policy-lex"], ["--policy-lex: options of --dynfs"]),
     (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], ["graph parser"]),
@@ -982,9 +993,29 @@ LIES = [
     ),
     (["train", "--templates", "arc_eager"], ["--templates 'arc_eager'", "STACK_0"]),
     (["train", "--dynamic"], ["--dynamic", "arc-eager or tagger only"]),
+    # --clusters promises cluster templates by default; --dynamic's default orders read
+    # none: it ended in "a cluster table, but no template reads it", no option named.
+    (
+        ["train", "--parser", "arc-eager", "--dynamic", "--clusters", "{clusters}"],
+        ["--clusters", "--dynamic: the dynamic default order (arc_eager_en_ewt)"],
+    ),
+    (
+        ["train", "--parser", "tagger", "--dynamic", "--clusters", "{clusters}"],
+        ["--clusters", "(tagger_en_ewt) reads no cluster"],
+    ),
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
+    # A blank --scheduler was taken as none: the work ran locally without a word.
+    (
+        ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", ""],
+        ["'--scheduler'", "empty"],
+    ),
+    (
+        ["select", "wrapper", "--pool", "{pool}", "--train", "{gold}", "--dev", "{gold}"]
+        + ["--out", "{tmp}/o.txt", "--scheduler", " "],
+        ["'--scheduler'", "empty"],
+    ),
     (["parse", "{ae}", "{gold}", "--chunk-sentences", "9"], ["--chunk-sentences", "--scheduler"]),
     (["parse", "{graph}", "{gold}", "--margin", "1"], ["--margin", "arc-eager models only"]),
     (["parse", "{ae}", "{gold}", "--policy-threshold", "1"], ["--policy-threshold", "--dynfs"]),
@@ -1069,6 +1100,66 @@ UNCLEAR = [
         None,
         ["--templates 'bogus(('"],
         [],
+    ),
+    # A DynFS groups file's faults, found before training (they were found after it, as
+    # "every group needs a template" and "template index 1 out of range").
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--dynfs", "--dev", "{gold}"]
+        + ["--groups", "# group 1\n# group 2\nform(m)"],
+        None,
+        ["<template text>:1: a group with no template"],
+        [],
+    ),
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--dynfs", "--dev", "{gold}"]
+        + ["--groups", "# group 1\nupos(h)\n# group 2\nupos(h)"],
+        None,
+        ["<template text>:4: the template of line 2 again"],
+        [],
+    ),
+    # select wrapper's --pool and --base: a path is not template text (it was: "template
+    # \"nofile.txt\" (line 1): atom ..."), a bad template is named with its option.
+    (
+        ["select", "wrapper", "--pool", "{tmp}/nofile.txt", "--train", "{gold}", "--dev"]
+        + ["{gold}", "--out", "{tmp}/o.txt"],
+        None,
+        ["--pool ", "nofile.txt: no such template file"],
+        [],
+    ),
+    (
+        ["select", "wrapper", "--pool", "{dir}", "--train", "{gold}", "--dev", "{gold}"]
+        + ["--out", "{tmp}/o.txt"],
+        None,
+        ["--pool ", "adir: a folder, not a template file"],
+        [],
+    ),
+    (
+        ["select", "wrapper", "--pool", "{pool}", "--base", "a/b.txt", "--train", "{gold}"]
+        + ["--dev", "{gold}", "--out", "{tmp}/o.txt"],
+        None,
+        ["--base a/b.txt: no such template file"],
+        [],
+    ),
+    (
+        ["select", "wrapper", "--parser", "graph", "--pool", "{pool}", "--train", "{gold}"]
+        + ["--dev", "{gold}", "--out", "{tmp}/o.txt"],
+        None,
+        ["--pool ", "pool.txt'", "bad arc address"],
+        [],
+    ),
+    # A preset margin on a model trained without --dynamic: the option and the model
+    # named (it said "this model was trained without dynamic=True", an API word).
+    (
+        ["parse", "{ae}", "{gold}", "--margin", "fast"],
+        None,
+        ["--margin fast: a preset of dynamic models", "ae.depfs was trained without --dynamic"],
+        ["dynamic=True"],
+    ),
+    (
+        ["tag", "{tagger}", "{gold}", "--margin", "accurate"],
+        None,
+        ["--margin accurate", "t.depfs was trained without --dynamic"],
+        ["dynamic=True"],
     ),
     (["train", "--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
     (["--bogus"], None, ["No such option", "--bogus"], ["Usage:"]),
@@ -1334,6 +1425,34 @@ WRONG_TYPES = [
     (lambda d: small_graph(dynfs=True, folds=-1).fit(_gold(d), _gold(d)), ValueError, "folds"),
     (lambda d: small_graph(max_bits=-1).fit(_gold(d)), ValueError, "max_bits"),
     (lambda d: depfs.Tagger(SMALL, min_known=-1).fit(_gold(d)), ValueError, "min_known"),
+    # Constructor arguments fit read as truthy, as template text, or in a combination
+    # that trains a wrong model (probe 3).
+    (lambda d: small_graph(dynfs="no").fit(_gold(d), _gold(d)), TypeError, "dynfs must be True"),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, dynamic="no").fit(_gold(d)),
+        TypeError,
+        "dynamic must be True or False",
+    ),
+    (
+        lambda d: depfs.Tagger(SMALL, dynamic="no").fit(_gold(d)),
+        TypeError,
+        "dynamic must be True or False",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, groups=123).fit(_gold(d), _gold(d)),
+        TypeError,
+        "groups must be a groups file or set name",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, groups="nosuch.txt").fit(_gold(d), _gold(d)),
+        FileNotFoundError,
+        "nosuch.txt: no such groups file or shipped set",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, decoder="cle").fit(_gold(d), _gold(d)),
+        ValueError,
+        "DynFS ends with a projective Eisner round",
+    ),
     # The parse-time knobs of issues 15 and 16: True is not the number 1, "no" is not False
     # (all were taken, as 1.0 or as true; a list or str met float() or >= inside).
     (lambda d: depfs.load(d["ae"]).parse(_gold(d), margin=True), ValueError, _MARGIN),
@@ -1341,6 +1460,17 @@ WRONG_TYPES = [
     (lambda d: depfs.load(d["tagger"]).tag(_gold(d), margin=np.True_), ValueError, _MARGIN),
     (lambda d: _dynfs().parse(_gold(d), threshold=True), ValueError, "threshold must be a"),
     (lambda d: _dynfs().parse(_gold(d), threshold="1"), ValueError, "threshold must be a"),
+    # An integer beyond a float's range met float() inside: OverflowError, no name.
+    (
+        lambda d: _dynfs().parse(_gold(d), threshold=10**400),
+        ValueError,
+        "threshold must be a finite number",
+    ),
+    (
+        lambda d: small_graph(dynfs=True, dynfs_tolerance=-(10**400)).fit(_gold(d), _gold(d)),
+        ValueError,
+        "dynfs_tolerance",
+    ),
     (lambda d: _dynfs().parse(_gold(d), prune_margin=True), ValueError, "prune_margin must"),
     (lambda d: _dynfs().parse(_gold(d), label_margin="x"), ValueError, "label_margin must"),
     (lambda d: _dynfs().parse(_gold(d), dynfs="no"), TypeError, "dynfs must be True or False"),
@@ -1423,3 +1553,168 @@ def test_a_full_disk_on_stdout_is_named(d: dict[str, Path], command: str) -> Non
         )
     assert got.returncode == 2
     _one_line_error(got.stderr.decode(), ["stdout: No space left on device"])
+
+
+# ---------------------------------------------------------------- probe 3: selection logs
+
+_WRAPPER = ["select", "wrapper", "--pool", "{pool}", "--train", "{gold}", "--dev", "{gold}"]
+_WRAPPER += ["--workers", "1", "--out", "{tmp}/o.txt", "--log"]
+
+#: A line of a real log (its numbers do not matter: the rows below are refused before
+#: any training).
+_LOG_LINE = (
+    '{"base": [], "cpu_seconds": 0.1, "dev_accuracy": null, "dev_las": 8.5, "dev_uas": 15.0, '
+    '"dev_upos": null, "end": 2.0, "evaluations_per_word": 1.6, "key": "k", "seed": 1, '
+    '"start": 1.0, "templates": [1]}\n'
+)
+
+DAMAGED_LOGS = [
+    # (the --log file's bytes, words of the refusal): each is refused before anything is
+    # trained, and the file is left byte for byte (a file that is not a log used to be
+    # cut back to its last newline first: notes lost their last line, a model its tail).
+    (b"my notes\nthe last line, without a newline", ["log:1: not a selection log line"]),
+    ((DATA / "graph2.depfs").read_bytes(), ["log:1: not a selection log line (invalid UTF-8)"]),
+    (_LOG_LINE.encode() + b"\xff\xfe junk", ["log:2: not a selection log line (invalid UTF-8)"]),
+    (_LOG_LINE.replace("8.5", "NaN").encode(), ["log:1:", "dev_las nan is not a finite"]),
+    (_LOG_LINE.replace("8.5", '"x"').encode(), ["log:1:", "dev_las 'x' is not a finite"]),
+    (_LOG_LINE.replace('"k"', "5").encode(), ["log:1:", "key is not a string"]),
+    (b"[1, 2]\n", ["log:1:", "a JSON list, not an object"]),
+    (b"{}\n", ["log:1:", "no key, dev_uas"]),
+]
+
+
+@pytest.mark.parametrize(("data", "words"), DAMAGED_LOGS)
+def test_a_damaged_or_foreign_log_is_refused_and_left_as_it_is(
+    d: dict[str, Path], tmp_path: Path, data: bytes, words: list[str]
+) -> None:
+    log = tmp_path / "log"
+    log.write_bytes(data)
+    code, _, err = _cli(_subs(_WRAPPER, d, tmp_path) + [str(log)])
+    assert code == 2
+    _one_line_error(err, words)
+    assert log.read_bytes() == data
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log"]
+
+
+def test_a_torn_last_log_line_is_dropped_and_a_whole_one_kept(tmp_path: Path) -> None:
+    """A kill mid-write leaves a torn last line: cut off, the run resumes; a whole line
+    that lost only its newline is kept (and gets it)."""
+    from depfs.select.engine import Log
+
+    torn = tmp_path / "torn.jsonl"
+    torn.write_text(_LOG_LINE + _LOG_LINE[:40])
+    assert list(Log(torn).results) == ["k"] and torn.read_text() == _LOG_LINE
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text(_LOG_LINE + _LOG_LINE.replace('"k"', '"k2"').rstrip("\n"))
+    assert list(Log(whole).results) == ["k", "k2"]
+    assert whole.read_text() == _LOG_LINE + _LOG_LINE.replace('"k"', '"k2"')
+
+
+@pytest.mark.parametrize("node", ["fifo", "device"])
+def test_a_log_that_is_a_pipe_or_device_is_refused_not_read_forever(
+    d: dict[str, Path], tmp_path: Path, node: str
+) -> None:
+    """`--log FIFO` read the FIFO until a writer came (forever); `--log /dev/null` ended
+    in `[Errno 22] Invalid argument`."""
+    log = tmp_path / "log"
+    if node == "fifo":
+        os.mkfifo(log)
+    else:
+        log = Path("/dev/null")
+    res = _process(_subs(_WRAPPER, d, tmp_path) + [str(log)], timeout=GUARD)
+    assert res.returncode == 2
+    _one_line_error(res.stderr.decode(), [f"--log {log}: a pipe or device, not a log file"])
+    assert not (tmp_path / "o.txt").exists()
+
+
+def test_a_refused_wrapper_run_leaves_no_empty_log(d: dict[str, Path], tmp_path: Path) -> None:
+    """--max-length that leaves no training sentence is found by the first candidate's
+    training: the log that run made (and left empty) is removed."""
+    args = _subs(_WRAPPER, d, tmp_path) + [str(tmp_path / "o.jsonl"), "--max-length", "2"]
+    code, _, err = _cli(args)
+    assert code == 2
+    _one_line_error(err, ["max length 2 leaves no sentence"])
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_groups_file_names_itself_and_the_line_of_a_bad_template(tmp_path: Path) -> None:
+    """A bad template in a later group was named by its line within the group ("line
+    2"), without the file."""
+    from depfs.select.groups import read_groups
+
+    groups = tmp_path / "g.txt"
+    groups.write_text("# group 1\nupos(h)\nform(h)\n# group 2\nupos(STACK_0)\n")
+    with pytest.raises(ValueError) as err:
+        read_groups(groups)
+    assert str(err.value).startswith(f'{groups}:5: template "upos(STACK_0)": bad arc address')
+    assert "(line" not in str(err.value)
+
+
+def test_a_folder_named_without_a_slash_is_not_template_text(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--templates adir` (a folder in the working directory) was parsed as the template
+    text "adir"."""
+    monkeypatch.chdir(d["dir"].parent)
+    args = ["train", "--train", str(d["gold"]), "--out", str(tmp_path / "m")]
+    code, _, err = _cli([*args, "--templates", "adir"])
+    assert code == 2
+    _one_line_error(err, ["--templates adir: a folder, not a template file"])
+
+
+def test_a_margin_beyond_a_float_is_infinite(d: dict[str, Path]) -> None:
+    """margin=10**400 (an int no float holds) is margin=inf, as `--margin 1e400` is on
+    the command line, not an OverflowError."""
+    gold = _gold(d)
+    model, tagger = depfs.load(d["ae"]), depfs.load(d["tagger"])
+    assert model.parse(gold, margin=10**400).to_string() == model.parse(gold).to_string()
+    assert tagger.tag(gold, margin=10**400).to_string() == tagger.tag(gold).to_string()
+
+
+def test_templates_show_names_the_bad_line_and_a_folder(d: dict[str, Path], tmp_path: Path) -> None:
+    """A template file with one bad line was reported by the last family tried (token),
+    whose error is at line 1 (`form(h)`, a good arc template); a folder was "no such
+    template set or file"."""
+    bad = tmp_path / "bad.txt"
+    bad.write_text("form(h)\nupos(m)\nbogus\n")
+    code, _, err = _cli(["templates", "show", str(bad)])
+    assert code == 2
+    _one_line_error(err, [f"{bad}: not a template file", '"bogus" (line 3)'])
+    code, _, err = _cli(["templates", "show", str(d["dir"])])
+    assert code == 2
+    _one_line_error(err, [f"{d['dir']}: a folder, not a template file"])
+
+
+def test_select_wrapper_refuses_a_pipe_as_train_and_select_groups_reads_one(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """Each wrapper candidate's worker reads --train and --dev again: a pipe (`<(zcat
+    x.gz)`) was refused as "/proc/PID/fd/pipe:[INODE]: no such file". An order file is
+    read once: `select groups <(...)` said "no order file or shipped set"."""
+    fifo = tmp_path / "train.fifo"
+    os.mkfifo(fifo)
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(fifo)]
+    res = _process([*args, "--dev", str(d["gold"]), "--out", str(tmp_path / "o.txt")])
+    assert res.returncode == 2
+    _one_line_error(res.stderr.decode(), [f"--train {fifo}: a pipe or device, not a file"])
+    order = _through_fifo(tmp_path, d["order"].read_bytes())
+    out = tmp_path / "g.txt"
+    code, _, err = _cli(["select", "groups", str(order), "--k", "2", "--out", str(out)])
+    assert code == 0, err
+    assert out.read_text() == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
+
+
+def test_select_out_dash_is_stdout_not_a_file_named_dash(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o -` is stdout everywhere in depfs; `select groups --out -` wrote a file named
+    `-`, and `select wrapper --out -` a file `-` and a log `-.jsonl`."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _cli(["select", "groups", str(d["order"]), "--k", "2", "--out", "-"])
+    assert code == 0, err
+    assert out == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"])]
+    code, _, err = _cli([*args, "--dev", str(d["gold"]), "--out", "-"])
+    assert code == 2
+    _one_line_error(err, ["--out - (stdout): give --log"])
+    assert list(tmp_path.iterdir()) == []

@@ -346,6 +346,7 @@ class ArcEagerParser(TrainableModel):
         (without ``dev`` both are the training margin)."""
         train = as_treebank(train, "train", prepared=True)
         dev = None if dev is None else as_treebank(dev, "dev")
+        check_flag(self.dynamic, "dynamic")  # "no" is true
         if self.dynamic and not (0 < self._train_margin() < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         stages = self._stages()  # checked before training

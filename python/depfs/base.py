@@ -104,7 +104,10 @@ def check_number(
     naming it."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an integer beyond a float's range: that infinity
+        v = math.inf if value > 0 else -math.inf
     if not low <= v <= high or (finite and math.isinf(v)):
         bound = f" between {low:g} and {high:g}" if high != float("inf") else f" >= {low:g}"
         bound = "" if low == -float("inf") and high == float("inf") else bound

@@ -21,6 +21,7 @@ from .cli_options import (
     order_option,
     parser_option,
     progress,
+    scheduler_address,
     seed_option,
     tokenizer_option,
 )
@@ -299,6 +300,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     must be an existing file, not be read as template text."""
     import os
 
+    if value and "\n" not in value and os.path.isdir(value):
+        raise click.UsageError(f"{option} {value}: a folder, not a template file")
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
         if os.path.isdir(value):
             raise click.UsageError(f"{option} {value}: a folder, not a template file")
@@ -435,7 +438,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     help="Tagger, arc-eager: a Brown-cluster paths file (BITSTRING<TAB>WORD<TAB>COUNT lines, "
     "as Liang's wcluster writes), stored in the model and read by cluster templates (the "
     "default templates become depfs.tagger.CLUSTER_SETS, or the arc-eager parser's "
-    "arc_eager_clusters). docs/usage.md: how to get one.",
+    "arc_eager_clusters; with --dynamic give --templates: its default orders read no "
+    "cluster). docs/usage.md: how to get one.",
 )
 @click.option(
     "--force", is_flag=True, help="Allow an --out path that is --train, --dev or --tagger."
@@ -533,12 +537,31 @@ def train(
                     "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque; or a file of `depfs select "
                     "groups`)"
                 )
+        if order != 2:
+            from .dynamic.he2013 import has_sibling_groups
+
+            try:
+                siblings = has_sibling_groups(groups_path or "dynfs_en_ewt")
+            except (DepfsError, ValueError, OSError) as e:
+                raise click.UsageError(f"--groups {groups_path}: {e}") from None
+            if siblings:
+                raise click.UsageError(
+                    f"--groups {groups_path}: its groups after '# order 2' are sibling "
+                    "templates: give --order 2 (or a groups file without them, such as "
+                    "dynfs_en_ewt)"
+                )
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if clusters_path is not None and parser_kind not in ("tagger", "arc-eager"):
         raise click.UsageError(
             "--clusters: --parser tagger or arc-eager only (graph templates read no clusters; "
             "a parser's --tagger is a trained tagger, its cluster table inside)"
+        )
+    if clusters_path is not None and dynamic and arc_templates is None:
+        default = "arc_eager_en_ewt" if parser_kind == "arc-eager" else "tagger_en_ewt"
+        raise click.UsageError(
+            f"--clusters {clusters_path} --dynamic: the dynamic default order ({default}) "
+            "reads no cluster: give --templates, an order with cluster(...) templates"
         )
     if order == 2 and decoder == "cle":
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
@@ -731,6 +754,7 @@ def train(
 )
 @click.option(
     "--scheduler",
+    callback=scheduler_address,
     help="Spread the inputs over a Dask cluster: a scheduler address, or 'local'.",
 )
 @click.option("--workers", type=count(1), help="With --scheduler local: worker processes.")
@@ -862,6 +886,11 @@ def parse(
         _tagger(tagger_path)  # refused here, before any work, when it is not a tagger
     if margin is not None and kind != "arc-eager":
         raise click.UsageError(f"--margin: arc-eager models only ({model} holds a {kind} model)")
+    if margin in ("accurate", "fast") and _model(model).margin_presets_ is None:
+        raise click.UsageError(
+            f"--margin {margin}: a preset of dynamic models; {model} was trained without "
+            "--dynamic (give a number, or inf)"
+        )
     knobs: dict[str, Any] = {"margin": margin}
     dyn_knobs = {
         "--policy-threshold": policy_threshold,
@@ -1077,6 +1106,7 @@ def tag(
     """Tag INPUT (CoNLL-U or text, gzipped or not; stdin when none) with the tagger MODEL
     (a tagger file, or a parser's with a tagger inside): UPOS, XPOS, FEATS and LEMMA
     predicted (those the tagger learnt), other columns kept. Text input: as depfs parse."""
+    from ._core import model_kind
     from .errors import ModelError
     from .pipeline import _tagger, parse_file
 
@@ -1089,6 +1119,12 @@ def tag(
         tagger = _tagger(model)
     except ModelError as e:
         raise click.UsageError(f"{e}: depfs tag needs a tagger") from None
+    if margin in ("accurate", "fast") and tagger.margin_presets_ is None:
+        whose = model if model_kind(model) == "tagger" else f"the tagger inside {model}"
+        raise click.UsageError(
+            f"--margin {margin}: a preset of dynamic models; {whose} was trained without "
+            "--dynamic (give a number, or inf)"
+        )
     if output is not None:
         _check_output(output, {"the model": model, "the input": input}, force)
     if input is not None:
@@ -1330,6 +1366,8 @@ def templates_show(name: str, canonical: bool) -> None:
 
     try:
         shipped = name in template_sets()
+        if not shipped and os.path.isdir(name):
+            raise ValueError(f"{name}: a folder, not a template file")
         if not shipped and not os.path.isfile(name):
             known = ", ".join(template_sets())
             raise ValueError(f"{name}: no such template set or file (sets: {known})")
@@ -1338,13 +1376,21 @@ def templates_show(name: str, canonical: bool) -> None:
             families = [_core.template_set_text(name)[0]]
         else:  # a file: the first family its templates parse in (else it is refused)
             families = list(FAMILIES)
-        for i, family in enumerate(families):
+        errors: list[ValueError] = []
+        for family in families:
             try:
                 parsed = parse_templates(text, family, max_atoms=1000)
                 break
             except ValueError as e:
-                if i == len(families) - 1:
-                    raise ValueError(f"{name}: not a template file ({e})") from None
+                errors.append(e)
+        else:  # the family that read furthest names the line at fault
+            import re
+
+            def line(e: ValueError) -> int:
+                m = re.search(r"\(line (\d+)\)", str(e))
+                return int(m.group(1)) if m else 0
+
+            raise ValueError(f"{name}: not a template file ({max(errors, key=line)})")
         if not canonical:
             click.echo(text if text.endswith("\n") else text + "\n", nl=False)
             return

@@ -52,6 +52,14 @@ decoder_option = click.option(
 seed_option = click.option("--seed", type=SEED, default=1, show_default=True)
 
 
+def scheduler_address(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
+    """--scheduler's callback: a blank address is refused (it was taken as no
+    --scheduler, and the work ran locally without a word)."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("empty: a Dask scheduler address, or 'local'")
+    return value
+
+
 class MarginType(click.ParamType):
     """A prefix-margin: a number ≥ 0 (``inf`` for every template), or a preset name."""
 

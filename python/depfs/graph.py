@@ -189,11 +189,23 @@ class GraphParser(TrainableModel):
     def _dynfs_groups(self) -> tuple[list[list[int]], list[list[int]]]:
         """The first-order groups (arc template indices) and the sibling groups (indices
         after the arc templates; empty in first order) of the policy spec."""
-        from .dynamic.he2013 import arc_set_of, load_groups, load_sibling_groups, sibling_set_of
+        from .dynamic.he2013 import (
+            arc_set_of,
+            has_sibling_groups,
+            load_groups,
+            load_sibling_groups,
+            sibling_set_of,
+        )
 
         first = load_groups(self._groups())
         index = arc_set_of(first)[1]
         if self.order != 2:
+            if has_sibling_groups(self._groups()):  # they would be left out unsaid
+                raise ValueError(
+                    f"groups {self._groups()!s}: its groups after '# order 2' are sibling "
+                    "templates, read by order=2 only (a first-order model: a groups file "
+                    "without them, such as dynfs_en_ewt)"
+                )
             return index, []
         n_arc = sum(len(g) for g in first)
         return index, sibling_set_of(load_sibling_groups(self._groups()), n_arc)[1]
@@ -226,6 +238,14 @@ class GraphParser(TrainableModel):
         ``dev``; ``report`` sees a line per step, ``threads`` parse the folds and dev)."""
         train = as_treebank(train, "train", prepared=True)
         dev = None if dev is None else as_treebank(dev, "dev")
+        check_flag(self.dynfs, "dynfs")  # "no" is true
+        if self.dynfs and self.decoder == "cle":
+            raise ValueError(
+                "dynfs=True, decoder='cle': DynFS ends with a projective Eisner round (He et "
+                "al. 2013, §4.2), so its full model is the projective one: leave out decoder"
+            )
+        if self.groups is not None and not isinstance(self.groups, (str, os.PathLike)):
+            raise TypeError(f"groups must be a groups file or set name, got {self.groups!r}")
         if self.dynfs:
             # Checked before hours of training, not where DynFS reads them.
             check_number(self.dynfs_tolerance, "dynfs_tolerance")

@@ -39,6 +39,7 @@ from .base import (
     TrainableModel,
     as_treebank,
     check_count,
+    check_flag,
     check_threads,
     missing_columns,
 )
@@ -199,6 +200,7 @@ class Tagger(TrainableModel):
         upos_min_known = self.upos_min_known
         if upos_min_known is None:
             upos_min_known = self.min_known if backward is None else BACKWARD_UPOS_MIN_KNOWN
+        check_flag(self.dynamic, "dynamic")  # "no" is true
         margin = self._train_margin()
         if self.dynamic and not (0 < margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")

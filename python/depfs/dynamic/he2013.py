@@ -104,6 +104,8 @@ def load_groups(spec: str | os.PathLike[str], order: int = 1) -> list[TemplateSe
     from ..select.groups import parse_groups
 
     name = str(spec) if "\n" not in str(spec) else "<template text>"
+    if "\n" not in str(spec) and not _is_set_or_file(spec):  # one line is no groups text
+        raise FileNotFoundError(f"{name}: no such groups file or shipped set")
     groups = parse_groups(resolve_templates(spec), name).get(order, [])
     if not groups:
         where = "" if order == 1 else " after '# order 2'"
@@ -111,6 +113,20 @@ def load_groups(spec: str | os.PathLike[str], order: int = 1) -> list[TemplateSe
             f"{name}: no '# group k' lines{where} (a groups file: depfs select groups)"
         )
     return groups
+
+
+def _is_set_or_file(spec: str | os.PathLike[str]) -> bool:
+    from ..templates import template_sets
+
+    return str(spec) in template_sets() or os.path.exists(spec)
+
+
+def has_sibling_groups(spec: str | os.PathLike[str]) -> bool:
+    """Whether a groups file or shipped set has groups after ``# order 2``."""
+    from ..select.groups import parse_groups
+
+    name = str(spec) if "\n" not in str(spec) else "<template text>"
+    return bool(parse_groups(resolve_templates(spec), name).get(2))
 
 
 def load_sibling_groups(spec: str | os.PathLike[str]) -> list[TemplateSet]:

@@ -29,6 +29,7 @@ of its own perceptron weights; one in small tables needs more to settle as accur
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -210,16 +211,19 @@ def resolve_margin(presets: dict[str, float] | None, margin: float | str | None)
         return None
     if isinstance(margin, bool) or not isinstance(margin, numbers.Real):  # True is not 1.0
         raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
-    if not float(margin) >= 0:
+    try:
+        value = float(margin)
+    except OverflowError:  # an integer beyond a float's range: that infinity
+        value = math.inf if margin > 0 else -math.inf
+    if not value >= 0:
         raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
-    return float(margin)
+    return value
 
 
 def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, what: str) -> None:
     """Warns when margin `m` (numeric) is used by a model without `presets` (not trained
     dynamic): its template prefixes were not trained to decide alone, so `what` (``"the
     parse loses"``, ``"the tags lose"``) accuracy."""
-    import math
     import warnings
 
     if m is not None and m != math.inf and presets is None:

@@ -16,6 +16,7 @@ from ..cli_options import (
     order_option,
     parser_option,
     progress,
+    scheduler_address,
     seed_option,
 )
 from ..templates import TemplateSet
@@ -30,6 +31,21 @@ def _templates(value: str, family: str) -> TemplateSet:
     from .wrapper import _as_set
 
     return _as_set(value, family)
+
+
+def _option_templates(value: str, option: str, family: str) -> TemplateSet:
+    """`_templates` of an option's value: a path that is no file (or a folder) is refused
+    as such, not read as template text, and a template that does not parse is named
+    with the option (as `depfs train --templates` does)."""
+    from ..cli import _check_template_path
+
+    _check_template_path(value, option)
+    try:
+        return _templates(value, family)
+    except ValueError as e:
+        if not value.strip():
+            raise
+        raise click.UsageError(f"{option} {value.splitlines()[0]!r}: {e}") from None
 
 
 def _file(value: str | None) -> bool:
@@ -62,7 +78,11 @@ def _check_outputs(
 @click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option(
-    "--out", "out_path", required=True, type=click.Path(dir_okay=False), help="Order file to write."
+    "--out",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Order file to write (- for stdout).",
 )
 @order_option
 @decoder_option
@@ -79,7 +99,11 @@ def _check_outputs(
 @click.option("--rerank-every", type=count(1), default=5, show_default=True)
 @click.option("--per-cost", is_flag=True, help="Pick the best gain per unit of template cost.")
 @click.option("--workers", type=count(1), help="Local worker processes [default: all cores].")
-@click.option("--scheduler", help="Dask scheduler address, or 'local' for a LocalCluster.")
+@click.option(
+    "--scheduler",
+    callback=scheduler_address,
+    help="Dask scheduler address, or 'local' for a LocalCluster.",
+)
 @click.option(
     "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
 )
@@ -110,6 +134,8 @@ def wrapper_command(
     seed: int,
 ) -> None:
     """Order templates by forward selection on dev (a rerun with the same log resumes)."""
+    import os
+
     from .engine import FAMILY, PARSER_METRICS, close_dask, dask_executor
     from .groups import order_text
     from .plot import plot_curves
@@ -131,14 +157,33 @@ def wrapper_command(
             + " or ".join(PARSER_METRICS[parser_kind])
         )
     family = FAMILY[parser_kind]
-    pool_set = _templates(pool, family)
-    base_set = _templates(base, family) if base else None
+    pool_set = _option_templates(pool, "--pool", family)
+    base_set = _option_templates(base, "--base", family) if base else None
+    if out_path == "-" and log_path is None:
+        raise click.UsageError(
+            "--out - (stdout): give --log, whose default is named after --out (OUT.jsonl)"
+        )
     log_path = log_path or out_path + ".jsonl"
     # Fail before hours of work, not after: folders, and outputs that are inputs.
     inputs = {"the --train file": train_path, "the --dev file": dev_path}
     inputs.update({f"the {o} file": v for o, v in (("--pool", pool), ("--base", base)) if _file(v)})
-    outputs = [("--out", out_path), ("--log", log_path), ("--plot", plot_path)]
+    outputs = [
+        ("--out", None if out_path == "-" else out_path),
+        ("--log", log_path),
+        ("--plot", plot_path),
+    ]
     _check_outputs(outputs, inputs, force)
+    for option, path in (("--train", train_path), ("--dev", dev_path)):
+        if not os.path.isfile(path):  # a pipe: read once, then gone for the next worker
+            raise click.UsageError(
+                f"{option} {path}: a pipe or device, not a file (each candidate's worker "
+                "reads it again: give a file)"
+            )
+    if os.path.exists(log_path) and not os.path.isfile(log_path):
+        raise click.UsageError(
+            f"--log {log_path}: a pipe or device, not a log file (a log is read, then "
+            "appended to: give a file's path)"
+        )
     total = planned_evaluations(len(pool_set), limit, candidates, 2, rerank_every)
     executor, client = dask_executor(scheduler, workers) if scheduler else (None, None)
     state: dict[str, Any] = {"best": None, "k": 0}
@@ -210,7 +255,11 @@ def wrapper_command(
     )
     from ..files import write_text_atomic
 
-    write_text_atomic(out_path, order_text(result.order, result.scores, result.metric, header))
+    text = order_text(result.order, result.scores, result.metric, header)
+    if out_path == "-":  # stdout, as -o - everywhere in depfs
+        click.echo(text, nl=False)
+    else:
+        write_text_atomic(out_path, text)
     if plot_path:
         plot_curves(
             plot_path,
@@ -219,7 +268,8 @@ def wrapper_command(
             title=Path(out_path).name,
         )
     click.echo(
-        f"wrote {out_path}: {len(result.steps)} templates, best dev {result.metric} "
+        f"wrote {'stdout' if out_path == '-' else out_path}: {len(result.steps)} templates, "
+        f"best dev {result.metric} "
         f"{max(result.scores):.2f} ({result.evaluated} trained, {result.reused} from the log, "
         f"{time.time() - t0:.0f}s)",
         err=True,
@@ -236,7 +286,13 @@ def wrapper_command(
     type=click.Choice(["arc", "config", "token"]),
     help="[default: a shipped order's own, else arc]",
 )
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "--out",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Groups file to write (- for stdout).",
+)
 @click.option("--force", is_flag=True, help="Allow an output path that is an input.")
 def groups_command(
     order_path: str,
@@ -281,10 +337,14 @@ def groups_command(
     inputs = {
         f"the {w} order": p for w, p in (("first", order_path), ("second", second_path)) if _file(p)
     }
-    _check_outputs([("--out", out_path)], inputs, force)
+    _check_outputs([("--out", None if out_path == "-" else out_path)], inputs, force)
     first = cut(order_path, k)
     second = cut(second_path, k2 or k) if second_path else []
-    write_text_atomic(out_path, groups_text(first, second))
+    if out_path == "-":  # stdout, as -o - everywhere in depfs
+        click.echo(groups_text(first, second), nl=False)
+    else:
+        write_text_atomic(out_path, groups_text(first, second))
     sizes = ", ".join(str(len(g)) for g in first)
     more = f"; order 2: {', '.join(str(len(g)) for g in second)}" if second else ""
-    click.echo(f"wrote {out_path}: groups of {sizes}{more}", err=True)
+    where = "stdout" if out_path == "-" else out_path
+    click.echo(f"wrote {where}: groups of {sizes}{more}", err=True)

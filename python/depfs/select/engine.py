@@ -17,15 +17,17 @@ and retries a candidate whose worker died.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import json
 import logging
+import math
 import multiprocessing
 import os
 import time
 import warnings
 from collections.abc import Iterable, Iterator
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import asdict, dataclass, field
+from dataclasses import MISSING, asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -267,23 +269,85 @@ class Log:
         self.data: dict[str, str] | None = None
         self._made_on: list[tuple[int, dict[str, str] | None]] = []
         self._lock: Any = None
+        self._created = False
         if self.path is None or not self.path.exists():
             return
+        if not self.path.is_file():  # a FIFO would be read forever, a device is no log
+            raise ValueError(
+                f"{self.path}: not a regular file: a log is read, then appended to "
+                "(give a file's path)"
+            )
         data = self.path.read_bytes()
-        complete = data[: data.rfind(b"\n") + 1]
-        if len(complete) != len(data):
-            with open(self.path, "r+b") as f:
-                f.truncate(len(complete))
-        for n, line in enumerate(complete.decode("utf-8").splitlines(), 1):
-            if not line.strip():
-                continue
+        end = data.rfind(b"\n") + 1
+        lines = data[:end].split(b"\n")[:-1]
+        torn = data[end:]
+        # Every line is checked before the file is touched: a file that is not a log
+        # (a model, notes without a last newline) is refused as it is, not cut first.
+        for n, raw in enumerate(lines, 1):
+            if raw.strip():
+                self._read_line(n, raw)
+        if not torn:
+            return
+        n = len(lines) + 1
+        try:
+            whole = json.loads(torn)
+        except ValueError:
+            whole = None
+        if whole is not None or not torn.startswith(b"{"):
+            # A whole line without its newline (or a file that is not a log): read as a
+            # line, which refuses what is not a log line.
+            self._read_line(n, torn)
+        # A torn last line (a kill mid-write): dropped, the file cut back to its last
+        # whole line (a whole one gets its newline) -- unless another run holds the log
+        # and may be writing that line now (then lock() refuses this run).
+        with open(self.path, "r+b") as f:
             try:
-                d = json.loads(line)
-                r = Result(**{k: d[k] for k in Result.__dataclass_fields__ if k in d})
-            except (ValueError, KeyError, TypeError) as err:
-                raise ValueError(f"{self.path}:{n}: not a selection log line ({err})") from None
-            self.results[r.key] = r
-            self._made_on.append((n, d.get("data")))
+                import fcntl
+
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except ImportError:  # Windows
+                pass
+            except BlockingIOError:
+                return
+            if whole is None:
+                f.truncate(end)
+            else:
+                f.seek(0, os.SEEK_END)
+                f.write(b"\n")
+
+    def _read_line(self, n: int, raw: bytes) -> None:
+        """Line `n` of the log, checked: one JSON object of a :class:`Result` with finite
+        numbers (a ValueError naming the file and line otherwise)."""
+
+        def bad(why: str) -> ValueError:
+            return ValueError(f"{self.path}:{n}: not a selection log line ({why})")
+
+        try:
+            d = json.loads(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            raise bad("invalid UTF-8") from None
+        except ValueError as err:
+            raise bad(str(err)) from None
+        if not isinstance(d, dict):
+            raise bad(f"a JSON {type(d).__name__}, not an object")
+        fields = Result.__dataclass_fields__
+        missing = [k for k, f in fields.items() if k not in d and f.default is MISSING]
+        if missing:
+            raise bad(f"no {', '.join(missing)}")
+        if not isinstance(d["key"], str):
+            raise bad("key is not a string")
+        for k in fields:
+            v = d.get(k)
+            if k == "key" or (v is None and k.startswith("dev_")):  # a tagger's dev_uas
+                continue
+            if k == "seed":
+                if isinstance(v, bool) or not isinstance(v, int):
+                    raise bad(f"seed {v!r} is not an integer")
+            elif isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+                raise bad(f"{k} {v!r} is not a finite number")
+        r = Result(**{k: d[k] for k in fields if k in d})
+        self.results[r.key] = r
+        self._made_on.append((n, d.get("data")))
 
     def bind(self, data: dict[str, str]) -> None:
         """Ties the log to the train and dev data its results are scored on (`data`, see
@@ -320,6 +384,7 @@ class Log:
             import fcntl
         except ImportError:  # Windows
             return
+        self._created = not self.path.exists()
         f = open(self.path, "ab")  # noqa: SIM115 - held until unlock()
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -332,7 +397,13 @@ class Log:
         self._lock = f
 
     def unlock(self) -> None:
+        """Lets the log go; one this run made and left empty (it failed before any
+        result) is removed."""
         if self._lock is not None:
+            if self._created and self.path is not None:
+                with contextlib.suppress(OSError):
+                    if self.path.stat().st_size == 0:
+                        self.path.unlink()
             self._lock.close()
             self._lock = None
 
@@ -377,10 +448,15 @@ class Engine:
     reused: int = 0
 
     def __post_init__(self) -> None:
-        self.train, self.dev = str(Path(self.train).resolve()), str(Path(self.dev).resolve())
         for p in (self.train, self.dev):
+            if Path(p).exists() and not Path(p).is_file():  # read by every worker, again
+                raise ValueError(
+                    f"{p}: a pipe or device, not a file (each candidate's worker reads it "
+                    "again: give a file)"
+                )
             if not Path(p).is_file():
                 raise FileNotFoundError(f"{p}: no such file")
+        self.train, self.dev = str(Path(self.train).resolve()), str(Path(self.dev).resolve())
         self.log.bind({"train": data_fingerprint(self.train), "dev": data_fingerprint(self.dev)})
         self.log.lock()
         self._own: cf.ProcessPoolExecutor | None = None

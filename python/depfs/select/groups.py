@@ -25,6 +25,7 @@ _SCORE_LIKE = re.compile(r"^#\s*score\b")
 _NUMBER = re.compile(r"^-?[0-9]+(\.[0-9]*)?$")
 _GROUP = re.compile(r"^#\s*group\s+(\d+)\s*$")
 _ORDER = re.compile(r"^#\s*order\s+([12])\s*$")
+_LINE = re.compile(r" \(line \d+\)")
 
 
 def _max_atoms_line(templates: Sequence[Template]) -> list[str]:
@@ -68,13 +69,18 @@ def read_order(
         if family is not None and family != own:
             raise ValueError(f"template set {path!r} is {own}, not {family}")
         family = own
-    elif not os.path.isfile(path):
+    elif os.path.isdir(path):
+        raise IsADirectoryError(f"{name}: a folder, not an order file")
+    elif not os.path.exists(path):
         shipped = ", ".join(template_sets())
         raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
     else:
         text = Path(path).read_text(encoding="utf-8")
     family = family or "arc"
-    order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
+    try:
+        order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
+    except ValueError as e:
+        raise type(e)(f"{name}: {e}") from None
     scores: list[float] = []
     seen: dict[str, int] = {}  # canonical text -> line
     directives: list[str] = []
@@ -166,8 +172,13 @@ def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, 
 def parse_groups(
     text: str, source: str = "<text>", family: str = "arc"
 ) -> dict[int, list[TemplateSet]]:
-    """The groups of a groups file's text by order; `source` names it in errors."""
-    out: dict[int, list[list[str]]] = {1: []}
+    """The groups of a groups file's text by order; `source` names it in errors.
+
+    Checked line by line (a ValueError naming `source` and the line): each template
+    parses; each ``# group k`` line has a template; no template comes twice in an order
+    (the model's templates are the groups' one after the other: a template in two groups
+    would be one template that two groups claim)."""
+    out: dict[int, list[tuple[int, list[tuple[int, str]]]]] = {1: []}
     order, directive = 1, ""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -177,16 +188,34 @@ def parse_groups(
             order = int(m.group(1))
             out.setdefault(order, [])
         elif _GROUP.match(line):
-            out[order].append([])
+            out[order].append((n, []))
         elif line and not line.startswith("#"):
             if not out[order]:
                 raise ValueError(f"{source}:{n}: template before the first '# group k' line")
-            out[order][-1].append(line)
-    return {
-        o: [TemplateSet.parse("\n".join([directive, *g]), family) for g in gs]
-        for o, gs in out.items()
-        if gs
-    }
+            out[order][-1][1].append((n, line))
+    groups: dict[int, list[TemplateSet]] = {}
+    for o, gs in out.items():
+        seen: dict[str, int] = {}  # canonical text -> line
+        for head, g in gs:
+            if not g:
+                raise ValueError(f"{source}:{head}: a group with no template")
+            for n, line in g:
+                try:
+                    parsed = TemplateSet.parse("\n".join([directive, line]), family)
+                except ValueError as e:  # its "(line 2)" counts within the one line
+                    raise type(e)(f"{source}:{n}: {_LINE.sub('', str(e))}") from None
+                for t in parsed:
+                    if t.text in seen:
+                        raise ValueError(
+                            f"{source}:{n}: the template of line {seen[t.text]} again (each "
+                            "template belongs to one group)"
+                        )
+                    seen[t.text] = n
+        if gs:
+            groups[o] = [
+                TemplateSet.parse("\n".join([directive, *(t for _, t in g)]), family) for _, g in gs
+            ]
+    return groups
 
 
 def write(path: str | os.PathLike[str], text: str) -> None:
