@@ -1718,3 +1718,19 @@ def test_select_out_dash_is_stdout_not_a_file_named_dash(
     assert code == 2
     _one_line_error(err, ["--out - (stdout): give --log"])
     assert list(tmp_path.iterdir()) == []
+
+
+def test_select_wrapper_out_that_is_no_regular_file_needs_a_log(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """`--out /dev/null` without `--log` made its default log /dev/null.jsonl (run as root,
+    a file in /dev); a FIFO's default log landed beside it."""
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"])]
+    # A process with a time bound: without the check it went on to train (and then to
+    # write into the FIFO, which nobody reads).
+    res = _process([*args, "--dev", str(d["gold"]), "--out", str(fifo)])
+    assert res.returncode == 2
+    _one_line_error(res.stderr.decode(), [f"--out {fifo} (not a regular file): give --log"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]

@@ -55,6 +55,14 @@ def _file(value: str | None) -> bool:
     return value is not None and os.path.isfile(value)
 
 
+def _special(path: str) -> bool:
+    """Whether `path` names something that is there but is not a regular file or a folder
+    (a device, a FIFO, a socket): written to in place, never a place to put files beside."""
+    import os
+
+    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
+
+
 def _check_outputs(
     outputs: list[tuple[str, str | None]], inputs: dict[str, str], force: bool
 ) -> None:
@@ -159,9 +167,11 @@ def wrapper_command(
     family = FAMILY[parser_kind]
     pool_set = _option_templates(pool, "--pool", family)
     base_set = _option_templates(base, "--base", family) if base else None
-    if out_path == "-" and log_path is None:
+    if log_path is None and (out_path == "-" or _special(out_path)):
+        # Its default log would be named after it: "-.jsonl", or /dev/null.jsonl in /dev.
+        what = "- (stdout)" if out_path == "-" else f"{out_path} (not a regular file)"
         raise click.UsageError(
-            "--out - (stdout): give --log, whose default is named after --out (OUT.jsonl)"
+            f"--out {what}: give --log, whose default is named after --out (OUT.jsonl)"
         )
     log_path = log_path or out_path + ".jsonl"
     # Fail before hours of work, not after: folders, and outputs that are inputs.
