@@ -169,9 +169,14 @@ def test_readme_lines_not_run_are_the_install_lines() -> None:
         for line in b.text.splitlines()
         if line.startswith(NOT_RUN)
     ]
-    assert skipped == ["pip install .", "pip install '.[spacy]'", "pip install '.[dynfs,plot]'"]
+    assert skipped == [
+        "pip install .",
+        "pip install '.[spacy]'",
+        "pip install '.[dynfs,plot]'",
+        "pip install '.[dask]'",
+    ]
     # The extras they name exist.
-    for extra in ("spacy", "dynfs", "plot"):
+    for extra in ("spacy", "dynfs", "plot", "dask"):
         assert re.search(rf"^{extra} = \[", (ROOT / "pyproject.toml").read_text(), re.M), extra
 
 
