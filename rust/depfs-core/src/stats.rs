@@ -16,7 +16,8 @@ pub struct TreebankStats {
     pub sentences: usize,
     pub words: usize,
     pub max_length: usize,
-    /// Full DEPREL value -> number of words carrying it (sorted by label).
+    /// Full DEPREL value -> number of words carrying it (sorted by label); `_` (no label)
+    /// is not a label and is left out.
     pub labels: BTreeMap<String, usize>,
     /// Sentences with at least one non-projective arc.
     pub nonprojective_sentences: usize,
@@ -70,6 +71,7 @@ pub fn treebank_stats(tb: &Treebank) -> TreebankStats {
     st.labels = label_counts
         .iter()
         .enumerate()
+        .skip(1) // id 0 is `_`: no label
         .filter(|(_, &c)| c > 0)
         .map(|(id, &c)| (tb.vocabs.deprel.str(id as u32).to_string(), c))
         .collect();
@@ -135,6 +137,9 @@ mod tests {
         sentence(&mut tb, &[(0, "root"), (0, "root"), (-1, "_")]);
         let st = treebank_stats(&tb);
         assert_eq!((st.roots, st.multiroot_sentences, st.arcs), (4, 1, 10));
+        // DEPREL `_` (a word without a head, or an unlabelled file) is no label.
+        assert!(!st.labels.contains_key("_"), "{:?}", st.labels);
+        assert_eq!(st.labels["root"], 4);
     }
 
     #[test]
