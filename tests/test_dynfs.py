@@ -416,7 +416,12 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         (["parse", str(tmp_path / "d.depfs"), str(dev), "--scores"], "--no-dynfs"),
         (
             ["parse", str(tmp_path / "d.depfs"), str(dev), "--no-dynfs", "--policy-threshold", "1"],
-            "knob",
+            "--policy-threshold: a knob of the dynamic parse, which --no-dynfs turns off",
+        ),
+        (
+            ["parse", str(tmp_path / "d.depfs"), str(dev), "--no-dynfs", "--label-margin", "1"]
+            + ["--prune-margin", "2"],
+            "--prune-margin and --label-margin: knobs of the dynamic parse",
         ),
         (["train", "--parser", "graph", "--folds", "3", *common, "--out", "x"], "of --dynfs"),
         (

@@ -909,9 +909,10 @@ def parse(
             flag = "--no-dynfs" if no_dynfs else given[0]
             raise click.UsageError(f"{flag}: {model} was not trained with --dynfs")
         if no_dynfs and given:
+            what = " and ".join(given)
             raise click.UsageError(
-                "--policy-threshold, --prune-margin, --label-margin and --no-label-dict are "
-                "the dynamic model's knobs (not --no-dynfs)"
+                f"{what}: {'knobs' if len(given) > 1 else 'a knob'} of the dynamic parse, "
+                "which --no-dynfs turns off (give one or the other)"
             )
         if no_label_dict and getattr(_model(model).model_, "dynfs_label_dict", None) is None:
             raise click.UsageError(f"--no-label-dict: {model}'s labeler stop has no dictionary")
