@@ -977,6 +977,10 @@ LIES = [
     (["train", "--dynfs", "--dev", "{gold}", "--decoder", "cle"], ["--dynfs --decoder cle"]),
     (["train", "--dynfs", "--dev", "{gold}", "--folds", "1000"], ["--folds 1000", "40 training"]),
     (["train", "--dynfs", "--dev", "{gold}", "--groups", "nosuch"], ["--groups nosuch", "no such"]),
+    # An empty value (an unset shell variable) was named as "--groups :".
+    (["train", "--dynfs", "--dev", "{gold}", "--groups", ""], ["--groups '': no such set"]),
+    # --scheduler without --out-dir was told "several inputs ... not -o" (no -o was given).
+    (["parse", "{ae}", "{gold}", "--scheduler", "local"], ["--scheduler: give --out-dir D"]),
     # A second-order groups file's sibling groups were left out of a first-order model.
     (
         ["train", "--dynfs", "--dev", "{gold}", "--groups", "dynfs2_en_ewt"],

@@ -532,8 +532,9 @@ def train(
             from .templates import template_sets
 
             if groups_path not in template_sets() and not os.path.isfile(groups_path):
+                named = f"--groups {groups_path}" if groups_path.strip() else "--groups ''"
                 raise click.UsageError(
-                    f"--groups {groups_path}: no such set or file (shipped groups: "
+                    f"{named}: no such set or file (shipped groups: "
                     "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque; or a file of `depfs select "
                     "groups`)"
                 )
@@ -942,7 +943,11 @@ def parse(
         raise click.UsageError("--chunk-sentences: chunks are spread over --scheduler")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
-            raise click.UsageError("several inputs (or --scheduler) write to --out-dir, not -o")
+            why = "several inputs" if len(inputs) > 1 else "--scheduler"
+            raise click.UsageError(
+                f"{why}: give --out-dir D (each input is written to D under its own name)"
+                + (", not -o" if output else "")
+            )
         if not inputs:
             raise click.UsageError(
                 "--out-dir and --scheduler take INPUTS files (stdin is parsed to stdout)"
