@@ -409,6 +409,21 @@ def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
     assert [[t.text for t in g] for g in read_groups(path)[1]] == [[t.text] for t in wide]
 
 
+def test_an_order_file_is_read_in_the_family_its_header_names(tmp_path: Path) -> None:
+    # An arc-eager wrapper's order, read without --family, failed on its first template
+    # ("bad arc address STACK_0"): its header says which parser made it.
+    path = tmp_path / "order.txt"
+    body = "form(STACK_0)\n# score 1 las 50.0\nupos(QUEUE_0)\n# score 2 las 60.0\n"
+    path.write_text("# depfs select wrapper --parser arc-eager --pool arc_eager\n" + body)
+    order, scores = read_order(path)
+    assert [t.text for t in order] == ["form(STACK_0)", "upos(QUEUE_0)"] and scores == [50, 60]
+    path.write_text("# depfs select wrapper --parser tagger --pool tagger\nform(i)\n")
+    assert [t.text for t in read_order(path)[0]] == ["form(i)"]
+    path.write_text("# a note\n" + body)  # no header: arc, as before
+    with pytest.raises(ValueError, match="STACK_0"):
+        read_order(path)
+
+
 TAG_POOL = "lower(i+1)\nsuffix:2(i)\nform(i)\nhasdigit(i-2)"
 
 

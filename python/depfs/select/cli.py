@@ -294,7 +294,8 @@ def wrapper_command(
 @click.option(
     "--family",
     type=click.Choice(["arc", "config", "token"]),
-    help="[default: a shipped order's own, else arc]",
+    help="[default: a shipped order's own, else the parser its header names "
+    "(--parser arc-eager: config, tagger: token), else arc]",
 )
 @click.option(
     "--out",

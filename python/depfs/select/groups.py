@@ -45,14 +45,27 @@ def order_text(
     return "\n".join(lines) + "\n"
 
 
+def _header_family(text: str) -> str | None:
+    """The template family of the parser a wrapper's order file names in its header."""
+    from .engine import FAMILY
+
+    for line in text.splitlines()[:3]:
+        words = line.split()
+        if words[:4] == ["#", "depfs", "select", "wrapper"] and "--parser" in words:
+            i = words.index("--parser") + 1
+            return FAMILY.get(words[i]) if i < len(words) else None
+    return None
+
+
 def read_order(
     path: str | os.PathLike[str], family: str | None = None
 ) -> tuple[TemplateSet, list[float]]:
     """Templates of an order file, or of a shipped order by its set name (``arc_eager_en_ewt``,
     in its own family), and the scores after each prefix (empty when the file has no score
     comments). A file of that name in the working directory wins over the set. `family`
-    defaults to the shipped set's, else ``"arc"``; one that differs from a shipped set's
-    raises ValueError.
+    defaults to the shipped set's, else to the parser named in the file's header (``#
+    depfs select wrapper --parser arc-eager ...`` gives ``"config"``), else ``"arc"``; one
+    that differs from a shipped set's raises ValueError.
 
     The scores are checked line by line (ValueError naming the file and line): each
     ``# score K METRIC VALUE`` follows the K-th template, with a finite VALUE; the scored
@@ -76,7 +89,7 @@ def read_order(
         raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
     else:
         text = Path(path).read_text(encoding="utf-8")
-    family = family or "arc"
+    family = family or _header_family(text) or "arc"
     try:
         order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
     except ValueError as e:
