@@ -97,6 +97,15 @@ def check_count(value: Any, name: str, minimum: int = 0) -> int:
     return n
 
 
+def as_float(value: numbers.Real) -> float:
+    """`value` as a float; an integer beyond a float's range is that infinity (float()
+    raises OverflowError, naming no argument)."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
 def check_number(
     value: Any, name: str, low: float = 0.0, high: float = float("inf"), finite: bool = True
 ) -> float:
@@ -104,10 +113,7 @@ def check_number(
     naming it."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise ValueError(f"{name} must be a number, got {value!r}")
-    try:
-        v = float(value)
-    except OverflowError:  # an integer beyond a float's range: that infinity
-        v = math.inf if value > 0 else -math.inf
+    v = as_float(value)
     if not low <= v <= high or (finite and math.isinf(v)):
         bound = f" between {low:g} and {high:g}" if high != float("inf") else f" >= {low:g}"
         bound = "" if low == -float("inf") and high == float("inf") else bound

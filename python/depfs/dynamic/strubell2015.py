@@ -211,10 +211,9 @@ def resolve_margin(presets: dict[str, float] | None, margin: float | str | None)
         return None
     if isinstance(margin, bool) or not isinstance(margin, numbers.Real):  # True is not 1.0
         raise ValueError(f"margin must be a number, 'accurate' or 'fast', got {margin!r}")
-    try:
-        value = float(margin)
-    except OverflowError:  # an integer beyond a float's range: that infinity
-        value = math.inf if margin > 0 else -math.inf
+    from ..base import as_float
+
+    value = as_float(margin)
     if not value >= 0:
         raise ValueError(f"margin must be a number ≥ 0, got {margin!r}")
     return value
