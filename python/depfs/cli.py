@@ -296,15 +296,14 @@ def _check_templates(value: str, option: str, family: str) -> None:
 
 
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
-    """A template option's value that looks like a file path (a slash, or a .txt name)
-    must be an existing file, not be read as template text."""
+    """A template option's value that names a folder is refused; one that looks like a
+    file path (a slash, or a .txt name) must be an existing file, not be read as template
+    text."""
     import os
 
     if value and "\n" not in value and os.path.isdir(value):
         raise click.UsageError(f"{option} {value}: a folder, not a template file")
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
-        if os.path.isdir(value):
-            raise click.UsageError(f"{option} {value}: a folder, not a template file")
         if not os.path.isfile(value):
             raise click.UsageError(f"{option} {value}: no such template file")
 
