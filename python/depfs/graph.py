@@ -72,6 +72,10 @@ class GraphParser(TrainableModel):
     meta-features and, with ``policy_lex`` (the default), the acquired parsing features of
     the arc (He et al. §5.4: group 1's hashed features, a lexical weight table). The policy
     and the stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
+    Without ``dynfs`` the DynFS settings (``groups``, ``folds``, ``dagger_iterations``,
+    ``dynfs_tolerance``, ``policy_lex``) are kept but not used, as scikit-learn's
+    estimators keep a parameter a grid sets for another setting (the CLI refuses them
+    without ``--dynfs``).
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
