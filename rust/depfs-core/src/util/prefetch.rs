@@ -66,12 +66,12 @@ pub fn huge_pages<T>(v: &mut Vec<T>) {
     let _ = v;
 }
 
-/// A vector of `n` values of `f(i)`, its allocation advised onto huge pages before it
-/// is filled ([`huge_pages`]). O(n).
-pub fn huge_vec<T>(n: usize, f: impl FnMut(usize) -> T) -> Vec<T> {
-    let mut v = Vec::with_capacity(n);
+/// A vector of `items`, its allocation advised onto huge pages before it is filled
+/// ([`huge_pages`]). O(n).
+pub fn huge_vec<T>(items: impl ExactSizeIterator<Item = T>) -> Vec<T> {
+    let mut v = Vec::with_capacity(items.len());
     huge_pages(&mut v);
-    v.extend((0..n).map(f));
+    v.extend(items);
     v
 }
 
@@ -137,7 +137,7 @@ mod tests {
         // the kernel then finds free huge pages depends on the machine's memory at the
         // time, so AnonHugePages is not asserted. A small one and an empty one are left
         // alone.
-        let v = huge_vec(9 << 18, |i| i as u32);
+        let v = huge_vec(0..9u32 << 18);
         assert!(v.iter().enumerate().all(|(i, &x)| x == i as u32));
         #[cfg(target_os = "linux")]
         {
@@ -150,8 +150,8 @@ mod tests {
                 );
             }
         }
-        assert_eq!(huge_vec(100, |_| 7u8), vec![7u8; 100]);
-        assert!(huge_vec(0, |_| 0f32).is_empty());
+        assert_eq!(huge_vec([7u8; 100].into_iter()), vec![7u8; 100]);
+        assert!(huge_vec(std::iter::empty::<f32>()).is_empty());
     }
 
     #[test]
