@@ -362,6 +362,13 @@ mod tests {
             (2, 2, 2, 1, 2)
         );
         assert!((sc.alltags() - 100.0 / 3.0).abs() < 1e-12);
+        // Each percentage reads its own count over all words.
+        let two_thirds = 200.0 / 3.0;
+        for (name, got) in
+            [("UPOS", sc.upos()), ("XPOS", sc.xpos()), ("UFeats", sc.ufeats()), ("Lemmas", sc.lemmas())]
+        {
+            assert!((got - two_thirds).abs() < 1e-12, "{name}: {got}");
+        }
     }
 
     #[test]
@@ -388,6 +395,8 @@ mod tests {
         assert_eq!(sc.uas(), 50.0);
         assert_eq!(sc.label_acc(), 75.0);
         assert!((sc.uas_nopunct() - 200.0 / 3.0).abs() < 1e-12);
+        assert!((sc.las_nopunct() - 200.0 / 3.0).abs() < 1e-12);
+        assert_eq!(sc.label_acc_nopunct(), 100.0);
 
         // Full labels: nsubj:pass vs nsubj is now wrong.
         let full = evaluate(&gold, &system, EvalOptions { full_labels: true }).unwrap();
