@@ -371,6 +371,17 @@ mod tests {
         }
     }
 
+    /// Lemmas: equal strings count, a gold `_` counts, a differing lemma does not; the
+    /// counts of right and wrong lemmas differ so that neither test can be inverted unseen.
+    #[test]
+    fn lemmas_count_matches_and_gold_underscores() {
+        let word = |form, lemma| WordStrs { lemma, ..w(form, "X", 0, "root") };
+        let gold = one(&[word("a", "a"), word("b", "b"), word("c", "c"), word("d", "_")], "s1");
+        let system = one(&[word("a", "a"), word("b", "b"), word("c", "x"), word("d", "_")], "s1");
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        assert_eq!(sc.lemma_correct, 3);
+    }
+
     #[test]
     fn hand_computed_scores_with_punct_and_subtypes() {
         let (gold, system) = gold_and_system();
