@@ -362,6 +362,24 @@ mod tests {
             (2, 2, 2, 1, 2)
         );
         assert!((sc.alltags() - 100.0 / 3.0).abs() < 1e-12);
+        // Each percentage reads its own count over all words.
+        let two_thirds = 200.0 / 3.0;
+        for (name, got) in
+            [("UPOS", sc.upos()), ("XPOS", sc.xpos()), ("UFeats", sc.ufeats()), ("Lemmas", sc.lemmas())]
+        {
+            assert!((got - two_thirds).abs() < 1e-12, "{name}: {got}");
+        }
+    }
+
+    /// Lemmas: equal strings count, a gold `_` counts, a differing lemma does not; the
+    /// counts of right and wrong lemmas differ so that neither test can be inverted unseen.
+    #[test]
+    fn lemmas_count_matches_and_gold_underscores() {
+        let word = |form, lemma| WordStrs { lemma, ..w(form, "X", 0, "root") };
+        let gold = one(&[word("a", "a"), word("b", "b"), word("c", "c"), word("d", "_")], "s1");
+        let system = one(&[word("a", "a"), word("b", "b"), word("c", "x"), word("d", "_")], "s1");
+        let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
+        assert_eq!(sc.lemma_correct, 3);
     }
 
     #[test]
@@ -388,6 +406,8 @@ mod tests {
         assert_eq!(sc.uas(), 50.0);
         assert_eq!(sc.label_acc(), 75.0);
         assert!((sc.uas_nopunct() - 200.0 / 3.0).abs() < 1e-12);
+        assert!((sc.las_nopunct() - 200.0 / 3.0).abs() < 1e-12);
+        assert_eq!(sc.label_acc_nopunct(), 100.0);
 
         // Full labels: nsubj:pass vs nsubj is now wrong.
         let full = evaluate(&gold, &system, EvalOptions { full_labels: true }).unwrap();

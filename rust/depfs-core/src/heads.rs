@@ -189,7 +189,31 @@ mod tests {
         })
     }
 
+    /// Reference for [`siblings`]: the child of m's head nearest to it strictly between
+    /// the two; words with no head in the sentence, or themselves as head, have none and
+    /// are no one's sibling.
+    fn siblings_brute(heads: &[i32]) -> Vec<Option<usize>> {
+        let n1 = heads.len() + 1;
+        let head = |m: usize| usize::try_from(heads[m - 1]).ok().filter(|&h| h < n1 && h != m);
+        let mut out = vec![None; n1];
+        for (m, sib) in out.iter_mut().enumerate().skip(1) {
+            if let Some(h) = head(m) {
+                let between = |c: &usize| head(*c) == Some(h);
+                *sib = if h < m { (h + 1..m).rev().find(between) } else { (m + 1..h).find(between) };
+            }
+        }
+        out
+    }
+
     proptest! {
+        /// Any heads, malformed ones included: unset (-1), past the last word, self-loops.
+        #[test]
+        fn siblings_match_the_definition_on_any_heads(
+            heads in (1usize..8).prop_flat_map(|n| proptest::collection::vec(-1i32..=n as i32 + 1, n))
+        ) {
+            prop_assert_eq!(siblings(&heads), siblings_brute(&heads));
+        }
+
         #[test]
         fn matches_the_definition_and_no_crossing(heads in random_tree()) {
             prop_assert_eq!(nonprojective_arcs(&heads), brute(&heads));
