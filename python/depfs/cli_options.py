@@ -52,6 +52,17 @@ decoder_option = click.option(
 seed_option = click.option("--seed", type=SEED, default=1, show_default=True)
 
 
+def out_option(what: str) -> Callable[[Any], Any]:
+    """A required --out (`out_path`) for `what`, a file or - for stdout."""
+    return click.option(
+        "--out",
+        "out_path",
+        required=True,
+        type=click.Path(dir_okay=False, allow_dash=True),
+        help=f"{what} to write (- for stdout).",
+    )
+
+
 def scheduler_address(ctx: click.Context, param: click.Parameter, value: str | None) -> Any:
     """--scheduler's callback: a blank address is refused (it was taken as no
     --scheduler, and the work ran locally without a word)."""

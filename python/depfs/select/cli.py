@@ -14,6 +14,7 @@ from ..cli_options import (
     count,
     decoder_option,
     order_option,
+    out_option,
     parser_option,
     progress,
     scheduler_address,
@@ -85,13 +86,7 @@ def _check_outputs(
 @click.option("--pool", required=True, help="Templates to order: set name, file or text.")
 @click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option(
-    "--out",
-    "out_path",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Order file to write (- for stdout).",
-)
+@out_option("Order file")
 @order_option
 @decoder_option
 @click.option("--base", help="Templates always present (graph order 2: the arc templates).")
@@ -297,13 +292,7 @@ def wrapper_command(
     help="[default: a shipped order's own, else the parser its header names "
     "(--parser arc-eager: config, tagger: token), else arc]",
 )
-@click.option(
-    "--out",
-    "out_path",
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="Groups file to write (- for stdout).",
-)
+@out_option("Groups file")
 @click.option("--force", is_flag=True, help="Allow an output path that is an input.")
 def groups_command(
     order_path: str,
