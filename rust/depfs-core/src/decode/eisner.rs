@@ -311,6 +311,26 @@ mod tests {
         assert_eq!(eisner(&s, 3, false).unwrap(), vec![-1, 0, 0]);
     }
 
+    #[test]
+    fn max_plus_keeps_the_first_arg_max() {
+        // Eleven entries: two chunks on the four lanes, then a tail of three. The maximum 3 is
+        // tied within lane 2 (indices 2 and 6), across lanes 2 and 3 (3 at 7) and in the tail
+        // (10): the first index, 2, wins.
+        let zeros = [0.0; 11];
+        let a = [0.0, 1.0, 3.0, 1.0, 0.0, 2.0, 3.0, 3.0, 3.0, 0.0, 3.0];
+        assert_eq!(max_plus(&a, &zeros), (3.0, 2));
+        assert_eq!(max_plus(&zeros, &a), (3.0, 2));
+        // A later lane holding the earlier index: lane 0 finds 3 at 4, lane 1 at 1.
+        let a = [0.0, 3.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0];
+        assert_eq!(max_plus(&a, &zeros), (3.0, 1));
+        // The sum decides, not either operand; all -inf (or empty) gives (-inf, 0).
+        let b = [0.0, -1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5];
+        assert_eq!(max_plus(&a, &b), (3.0, 4));
+        let ni = f64::NEG_INFINITY;
+        assert_eq!(max_plus(&[ni; 6], &a), (ni, 0));
+        assert_eq!(max_plus(&[], &a), (ni, 0));
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]

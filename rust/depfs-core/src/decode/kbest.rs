@@ -331,6 +331,21 @@ mod tests {
         assert!(matches!(eisner_kbest(&scores, n1, 0, false), Err(Error::InvalidArgument(_))));
     }
 
+    #[test]
+    fn a_reused_workspace_gives_what_a_fresh_one_gives() {
+        // Sentences longer and shorter than the one before: the items left by a longer
+        // sentence are reset and cut, those of a shorter one grown.
+        let mut ws = KBestWorkspace::new();
+        for (i, n1) in [6usize, 3, 5, 2, 6, 4].into_iter().enumerate() {
+            let scores: Vec<f64> = (0..n1 * n1).map(|x| ((x * 7 + i) % 5) as f64).collect();
+            for single_root in [true, false] {
+                let got = ws.decode(&scores, n1, 7, single_root).unwrap();
+                assert_eq!(got, eisner_kbest(&scores, n1, 7, single_root).unwrap());
+                check(&scores, n1, 7, single_root);
+            }
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
         #[test]
