@@ -56,14 +56,6 @@ def _file(value: str | None) -> bool:
     return value is not None and os.path.isfile(value)
 
 
-def _special(path: str) -> bool:
-    """Whether `path` names something that is there but is not a regular file or a folder
-    (a device, a FIFO, a socket): written to in place, never a place to put files beside."""
-    import os
-
-    return os.path.exists(path) and not os.path.isfile(path) and not os.path.isdir(path)
-
-
 def _check_outputs(
     outputs: list[tuple[str, str | None]], inputs: dict[str, str], force: bool
 ) -> None:
@@ -137,8 +129,7 @@ def wrapper_command(
     seed: int,
 ) -> None:
     """Order templates by forward selection on dev (a rerun with the same log resumes)."""
-    import os
-
+    from ..files import is_stream
     from .engine import FAMILY, PARSER_METRICS, close_dask, dask_executor
     from .groups import order_text
     from .plot import plot_curves
@@ -162,7 +153,7 @@ def wrapper_command(
     family = FAMILY[parser_kind]
     pool_set = _option_templates(pool, "--pool", family)
     base_set = _option_templates(base, "--base", family) if base else None
-    if log_path is None and (out_path == "-" or _special(out_path)):
+    if log_path is None and (out_path == "-" or is_stream(out_path)):
         # Its default log would be named after it: "-.jsonl", or /dev/null.jsonl in /dev.
         what = "- (stdout)" if out_path == "-" else f"{out_path} (not a regular file)"
         raise click.UsageError(
@@ -179,12 +170,12 @@ def wrapper_command(
     ]
     _check_outputs(outputs, inputs, force)
     for option, path in (("--train", train_path), ("--dev", dev_path)):
-        if not os.path.isfile(path):  # a pipe: read once, then gone for the next worker
+        if is_stream(path):  # a pipe: read once, then gone for the next worker
             raise click.UsageError(
                 f"{option} {path}: a pipe or device, not a file (each candidate's worker "
                 "reads it again: give a file)"
             )
-    if os.path.exists(log_path) and not os.path.isfile(log_path):
+    if is_stream(log_path):
         raise click.UsageError(
             f"--log {log_path}: a pipe or device, not a log file (a log is read, then "
             "appended to: give a file's path)"
