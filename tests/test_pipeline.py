@@ -8,6 +8,8 @@ import json
 import os
 import signal
 import sys
+import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -736,17 +738,52 @@ def test_cli_jackknife(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert res.exit_code == 2 and "--force" in res.output
 
 
-def test_overlapped_reads_and_writes_keep_the_batches_in_order(parser: ArcEagerParser):
+class _Watched:
+    """A parser whose parse records how many calls run at once, with which thread count,
+    and sleeps on the batches of `slow` sentences (so that a later batch ends first)."""
+
+    def __init__(self, parser: ArcEagerParser, slow: int) -> None:
+        self.parser, self.slow = parser, slow
+        self.running = self.most = 0
+        self.threads: list[int] = []
+        self.lock = threading.Lock()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.parser, name)
+
+    def parse(self, tb: Any, threads: int = 1, **kw: Any) -> Any:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+            self.threads.append(threads)
+        if len(tb) == self.slow:
+            time.sleep(0.3)
+        try:
+            return self.parser.parse(tb, threads=threads, **kw)
+        finally:
+            with self.lock:
+                self.running -= 1
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_overlapped_reads_and_writes_keep_the_batches_in_order(
+    parser: ArcEagerParser, threads: int
+) -> None:
     """parse_stream reads the next batch and writes the previous one in other threads
-    while it parses: the output is the batches' parses in input order, and a reading
-    error surfaces at its batch (after the batches before it were written)."""
+    while it parses, and with threads > 1 parses two batches at once, each on all the
+    threads: the output is the batches' parses in input order even when a later batch
+    is done first, and a reading error surfaces at its batch (after the batches before
+    it were written). Planted: writing in the order the parses end fails; so does
+    parsing one batch at a time, or each on one thread, at threads=2."""
     import io
 
     batches = [synthetic(n, seed=40 + n) for n in (1, 9, 2, 7, 3, 5)]
+    watched = _Watched(parser, slow=9)
     out = io.BytesIO()
-    done = depfs.pipeline.parse_stream(parser, iter(batches), out)
+    done = depfs.pipeline.parse_stream(watched, iter(batches), out, threads=threads)
     assert out.getvalue() == b"".join(parser.parse(b).to_bytes() for b in batches)
     assert done.sentences == sum(len(b) for b in batches)
+    assert watched.most == threads and set(watched.threads) == {threads}
 
     def failing() -> Any:
         yield from batches[:2]
@@ -754,8 +791,45 @@ def test_overlapped_reads_and_writes_keep_the_batches_in_order(parser: ArcEagerP
 
     out = io.BytesIO()
     with pytest.raises(ValueError, match="batch 3 is bad"):
-        depfs.pipeline.parse_stream(parser, failing(), out)
+        depfs.pipeline.parse_stream(watched, failing(), out, threads=threads)
     assert out.getvalue() == b"".join(parser.parse(b).to_bytes() for b in batches[:2])
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_only_the_parse_threads_warnings_are_the_parse_notes(
+    parser: ArcEagerParser, threads: int
+) -> None:
+    """A warning raised while a batch is parsed is a note of the parse (on_note, or the
+    notes returned), once per batch; a warning of another thread (the reader's, which
+    names its own file and line) goes where warnings went before, not into the notes.
+    Planted: every warning taken as a parse note fails."""
+    import io
+
+    class Warns(_Watched):
+        def parse(self, tb: Any, threads: int = 1, **kw: Any) -> Any:
+            warnings.warn(f"parse note {len(tb)}", stacklevel=1)
+            return super().parse(tb, threads=threads, **kw)
+
+    def reading() -> Any:
+        for i, n in enumerate((3, 4, 5, 6)):
+            if i == 2:
+                warnings.warn("reader note", stacklevel=1)
+            yield synthetic(n, seed=n)
+
+    for on_note in (None, []):
+        with warnings.catch_warnings(record=True) as outer:
+            warnings.simplefilter("always")
+            done = depfs.pipeline.parse_stream(
+                Warns(parser, slow=4),
+                reading(),
+                io.BytesIO(),
+                threads=threads,
+                on_note=None if on_note is None else on_note.append,
+            )
+        notes = done.notes if on_note is None else on_note
+        assert sorted(notes) == [f"parse note {n}" for n in (3, 4, 5, 6)]
+        assert [str(w.message) for w in outer] == ["reader note"]
+        assert on_note is None or done.notes == []
 
 
 def test_a_bad_model_is_reported_before_a_bad_input_and_each_alone(tmp_path: Path) -> None:

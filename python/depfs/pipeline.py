@@ -30,6 +30,7 @@ import gzip
 import io
 import itertools
 import os
+import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -284,6 +285,9 @@ PARSE_COLUMNS = ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
 #: most this many more than the first batch, whole batches, at least one.
 LOAD_AHEAD_SENTENCES = 20_000
 
+#: The name prefix of the threads that parse batches (their warnings are the parse's notes).
+PARSE_THREAD = "depfs-parse"
+
 
 class _ConlluStream:
     """The batches of a CoNLL-U file, the first one read already, and their reader."""
@@ -334,15 +338,20 @@ class Parsed:
 
 
 class _Overlapped:
-    """Reads the next batch and writes the previous one while the current one is
-    parsed: reading and writing CoNLL-U are Rust calls that release the GIL, so with
-    ``--threads 2`` they no longer leave a core idle between parses (on en_ewt they
-    cost about a fifth of the CPU of an arc-eager parse). One batch ahead and one behind:
-    memory stays bounded; one thread each way: the output keeps its order."""
+    """Reads the next batch and writes the previous one while batches are parsed:
+    reading and writing CoNLL-U and parsing are Rust calls that release the GIL. With
+    `threads` > 1, two batches are parsed at once, each on all the threads: the steps
+    of a batch's parse that run on one thread (the vocabulary's hashes, the copy with
+    the trees, the call itself) and the wait for its slowest sentences then overlap
+    the other batch's parallel work instead of leaving cores idle. Memory stays
+    bounded (two batches parsed, one read ahead, one being written); one
+    reading and one writing thread: the output keeps its order."""
 
-    def __init__(self, out: BinaryIO, on_batch: Callable[[int], None] | None) -> None:
+    def __init__(self, out: BinaryIO, on_batch: Callable[[int], None] | None, threads: int) -> None:
+        self.at_once = 1 if threads == 1 else 2
         self._reader = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-read")
         self._writer = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-write")
+        self._parser = cf.ThreadPoolExecutor(self.at_once, thread_name_prefix=PARSE_THREAD)
         self._written: cf.Future[None] | None = None
         self._out, self._on_batch = out, on_batch
 
@@ -355,6 +364,9 @@ class _Overlapped:
                 return
             ahead = self._reader.submit(next, it, None)
             yield tb
+
+    def parse(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
+        return self._parser.submit(fn, *args)
 
     def write(self, parsed: Any, text: Any = None) -> None:
         if self._written is not None:
@@ -373,8 +385,9 @@ class _Overlapped:
 
     def close(self) -> None:
         # The batches parsed before an error are written, as a serial loop would have,
-        # before the caller closes its output; a read under way is abandoned.
+        # before the caller closes its output; a read or parse under way is abandoned.
         self._writer.shutdown(wait=True)
+        self._parser.shutdown(wait=False, cancel_futures=True)
         self._reader.shutdown(wait=False, cancel_futures=True)
 
 
@@ -410,52 +423,94 @@ def parse_stream(
     margins in MISC), its parse is then written by copying the input around those two
     fields: the same bytes as ``to_bytes`` for less than half its CPU. A warning of the
     model's parse (long sentences parsed in chunks) goes to `on_note` as it is raised,
-    before the work it announces (else into the notes returned)."""
-    from .base import check_columns, tagged_note
+    before the work it announces (else into the notes returned). With `threads` > 1
+    (0: one per core), that many batches are parsed at once, as :class:`_Overlapped`
+    says: the output is the same bytes."""
+    from .base import check_columns, check_threads, tagged_note
     from .errors import MissingColumnsError
 
     done = Parsed(source, None)
     own = getattr(model, "tagger_", None)
-    io_ = _Overlapped(out, on_batch)
+    kw = {k: v for k, v in (knobs or {}).items() if v is not None}
+    if scores:
+        kw["scores"] = True
+    if own is not None:
+        kw["tag"] = False  # decided below, once per input
+    workers = check_threads(threads) or os.cpu_count() or 1
+
+    def work(tb: Any, threads: int, allow_missing_tags: bool, tagger: Any) -> Any:
+        """One batch tagged (with `tagger`) and parsed, on a parse thread."""
+        if tagger is not None:
+            tb = tagger.tag(tb, threads)
+            if not allow_missing_tags:
+                check_columns(model.model_, tb, False, tagger)
+        return model.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw)
+
+    def written(batch: tuple[cf.Future[Any], Any]) -> None:
+        """The oldest batch's parse, once done, handed to the writer."""
+        future, text = batch
+        try:
+            parsed = future.result()
+        except MissingColumnsError as e:
+            if input_format != "conllu" and tagger is None:
+                raise MissingColumnsError(_words_only(source, input_format, model)) from None
+            raise MissingColumnsError(f"{source}: {e}") from None
+        done.sentences += len(parsed)
+        done.words += parsed.n_words
+        io_.write(parsed, None if tagger is not None or scores else text)
+
+    io_ = _Overlapped(out, on_batch, workers)
+    parsing: collections.deque[tuple[cf.Future[Any], Any]] = collections.deque()
     try:
-        for i, item in enumerate(io_.read(batches)):
-            tb, text = item if isinstance(item, tuple) else (item, None)
-            if i == 0 and tagger is None and own is not None:
-                if own_tags is None and model.tagger_needed(tb):
-                    done.notes.append(tagged_note(own))
-                    tagger = own
-                elif own_tags:
-                    tagger = own
-            try:
-                if tagger is not None:
-                    tb = tagger.tag(tb, threads)
-                    if not allow_missing_tags:
-                        check_columns(model.model_, tb, False, tagger)
-                with warnings.catch_warnings(record=True) as notes:
-                    warnings.simplefilter("always")
-                    if on_note is not None:
-                        warnings.showwarning = lambda message, *_a, **_k: on_note(str(message))
-                    kw = {k: v for k, v in (knobs or {}).items() if v is not None}
-                    if scores:
-                        kw["scores"] = True
-                    if own is not None:
-                        kw["tag"] = False  # decided above, once per input
-                    parsed = model.parse(
-                        tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw
-                    )
-            except MissingColumnsError as e:
-                if input_format != "conllu" and tagger is None:
-                    raise MissingColumnsError(_words_only(source, input_format, model)) from None
-                raise MissingColumnsError(f"{source}: {e}") from None
-            allow_missing_tags = True
-            done.notes += [str(n.message) for n in notes]
-            done.sentences += len(parsed)
-            done.words += parsed.n_words
-            io_.write(parsed, None if tagger is not None or scores else text)
-        io_.finish()
+        with _parse_notes(on_note, done.notes):
+            reading = enumerate(io_.read(batches))
+            while True:
+                try:
+                    i, item = next(reading)
+                except StopIteration:
+                    break
+                except Exception:  # a reading error: the batches before it are written first
+                    while parsing:
+                        written(parsing.popleft())
+                    raise
+                tb, text = item if isinstance(item, tuple) else (item, None)
+                if i == 0 and tagger is None and own is not None:
+                    if own_tags is None and model.tagger_needed(tb):
+                        done.notes.append(tagged_note(own))
+                        tagger = own
+                    elif own_tags:
+                        tagger = own
+                # The input's columns are checked on the first batch only.
+                parsing.append((io_.parse(work, tb, workers, allow_missing_tags, tagger), text))
+                allow_missing_tags = True
+                if len(parsing) >= io_.at_once:
+                    written(parsing.popleft())
+            while parsing:
+                written(parsing.popleft())
+            io_.finish()
     finally:
         io_.close()
     return done
+
+
+@contextlib.contextmanager
+def _parse_notes(on_note: Callable[[str], None] | None, notes: list[str]) -> Iterator[None]:
+    """Warnings raised by the parse threads (long sentences parsed in chunks, ...) go to
+    `on_note` as they are raised, else into `notes`, each time; those of other threads
+    (the reader's name their own file and line) go where they went before.
+    (``catch_warnings`` is process-wide: one context here, none per batch.)"""
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        before = warnings.showwarning
+
+        def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+            if threading.current_thread().name.startswith(PARSE_THREAD):
+                (on_note or notes.append)(str(message))
+            else:
+                before(message, category, filename, lineno, *rest)
+
+        warnings.showwarning = show
+        yield
 
 
 def _words_only(source: str, input_format: str, model: Any) -> str:
