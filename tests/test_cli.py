@@ -309,8 +309,8 @@ def test_info_says_what_a_model_holds_and_how_it_was_trained(
     model = tmp_path / "m.depfs"
     args = ["train", "--parser", "arc-eager", "--templates", "nilsson_nugues", "--train", str(gold)]
     res = CliRunner().invoke(
-        main, [*args, "--dev", str(system), "--epochs", "3", "--out", str(model)]
-    )
+        main, [*args, "--dev", str(system), "--epochs", "3", "-o", str(model)]
+    )  # -o: --out's short form, as for parse
     assert res.exit_code == 0, res.output
     d = json.loads(CliRunner().invoke(main, ["info", str(model), "--json"]).output)
     assert (d["kind"], d["format_version"], d["templates"]) == ("arc-eager", 5, {"config": 17})

@@ -270,7 +270,7 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     assert Path(str(out) + ".jsonl").exists()
     res = runner.invoke(
-        main, ["select", "groups", str(out), "--k", "2", "--family", "config", "--out", str(groups)]
+        main, ["select", "groups", str(out), "--k", "2", "--family", "config", "-o", str(groups)]
     )
     assert res.exit_code == 0, res.output
     assert read_groups(groups, "config")[1][0][0] == order[0]

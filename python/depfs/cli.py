@@ -327,7 +327,14 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     type=click.Path(dir_okay=False),
     help="Dev file: UAS/LAS (tagger: tag accuracies) per epoch.",
 )
-@click.option("--out", "out_path", required=True, type=click.Path(dir_okay=False))
+@click.option(
+    "-o",
+    "--out",
+    "out_path",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The model file.",
+)
 @click.option(
     "--epochs",
     type=count(1),

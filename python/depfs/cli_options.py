@@ -55,6 +55,7 @@ seed_option = click.option("--seed", type=SEED, default=1, show_default=True)
 def out_option(what: str) -> Callable[[Any], Any]:
     """A required --out (`out_path`) for `what`, a file or - for stdout."""
     return click.option(
+        "-o",
         "--out",
         "out_path",
         required=True,
