@@ -424,8 +424,8 @@ def parse_stream(
     fields: the same bytes as ``to_bytes`` for less than half its CPU. A warning of the
     model's parse (long sentences parsed in chunks) goes to `on_note` as it is raised,
     before the work it announces (else into the notes returned). With `threads` > 1
-    (0: one per core), that many batches are parsed at once, as :class:`_Overlapped`
-    says: the output is the same bytes."""
+    (0: one per core), two batches are parsed at once, each on that many threads, as
+    :class:`_Overlapped` says: the output is the same bytes."""
     from .base import check_columns, check_threads, tagged_note
     from .errors import MissingColumnsError
 
