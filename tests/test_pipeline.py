@@ -783,7 +783,8 @@ def test_overlapped_reads_and_writes_keep_the_batches_in_order(
     done = depfs.pipeline.parse_stream(watched, iter(batches), out, threads=threads)
     assert out.getvalue() == b"".join(parser.parse(b).to_bytes() for b in batches)
     assert done.sentences == sum(len(b) for b in batches)
-    assert watched.most == threads and set(watched.threads) == {threads}
+    used = min(threads, os.cpu_count() or 1)  # capped at the cores
+    assert watched.most == used and set(watched.threads) == {used}
 
     def failing() -> Any:
         yield from batches[:2]
