@@ -248,6 +248,34 @@ mod tests {
         assert!(matches!(eisner2(&arc, &sib[..26], n1, false), Err(Error::InvalidArgument(_))));
     }
 
+    #[test]
+    fn polls_follow_the_cubic_work_and_a_stop_stops() {
+        // The decode counts (n1 - 1) n1 (n1 + 1) chart cells (6 per split, summed over the
+        // widths): at n1 = 257 that is just past one POLL_WORK block, so one poll.
+        let n1 = 257;
+        let arc: Vec<f64> = (0..n1 * n1).map(|i| ((i * 7919) % 13) as f64).collect();
+        let sib: Vec<f64> = (0..n1 * n1 * n1).map(|i| ((i * 104_729) % 5) as f64 - 2.0).collect();
+        let blocks = (n1 * n1 * n1 - n1) / super::super::POLL_WORK;
+        assert_eq!(blocks, 1);
+        let mut ws = Eisner2Workspace::new();
+        let mut polls = 0;
+        let got = ws.decode_polled(&arc, &sib, n1, true, &mut || {
+            polls += 1;
+            false
+        });
+        assert_eq!(polls, blocks);
+        assert_eq!(got.unwrap(), eisner2(&arc, &sib, n1, true).unwrap());
+        let mut polls = 0;
+        let err = ws
+            .decode_polled(&arc, &sib, n1, true, &mut || {
+                polls += 1;
+                true
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("eisner2: stopped"), "{err}");
+        assert_eq!(polls, 1);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]
