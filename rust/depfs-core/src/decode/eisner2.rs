@@ -284,6 +284,21 @@ mod tests {
         }
 
         #[test]
+        fn best_sibling_split_is_the_first_arg_max(
+            parts in (0usize..9)
+                .prop_flat_map(|len| (values(1, true), values(len, true), values(len, true), values(len, true))),
+            at in 0usize..50,
+        ) {
+            // The innermost split first, then r = offset + i: the earliest best wins ties.
+            let (innermost, row, col, sib) = parts;
+            let mut cands = vec![(innermost[0], at)];
+            cands.extend((0..row.len()).map(|i| (row[i] + col[i] + sib[i], at + 1 + i)));
+            let best = cands.iter().map(|c| c.0).fold(f64::NEG_INFINITY, f64::max);
+            let want = *cands.iter().find(|c| c.0 == best).unwrap();
+            prop_assert_eq!(best_sibling_split((innermost[0], at), &row, &col, &sib, at + 1), want);
+        }
+
+        #[test]
         fn matches_brute_force_real((n1, arc, sib) in case(false)) {
             check(&arc, &sib, n1, true);
             check(&arc, &sib, n1, false);
