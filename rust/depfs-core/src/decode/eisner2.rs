@@ -248,11 +248,54 @@ mod tests {
         assert!(matches!(eisner2(&arc, &sib[..26], n1, false), Err(Error::InvalidArgument(_))));
     }
 
+    #[test]
+    fn polls_follow_the_cubic_work_and_a_stop_stops() {
+        // The decode counts (n1 - 1) n1 (n1 + 1) chart cells (6 per split, summed over the
+        // widths): at n1 = 257 that is just past one POLL_WORK block, so one poll.
+        let n1 = 257;
+        let arc: Vec<f64> = (0..n1 * n1).map(|i| ((i * 7919) % 13) as f64).collect();
+        let sib: Vec<f64> = (0..n1 * n1 * n1).map(|i| ((i * 104_729) % 5) as f64 - 2.0).collect();
+        let blocks = (n1 * n1 * n1 - n1) / super::super::POLL_WORK;
+        assert_eq!(blocks, 1);
+        let mut ws = Eisner2Workspace::new();
+        let mut polls = 0;
+        let got = ws.decode_polled(&arc, &sib, n1, true, &mut || {
+            polls += 1;
+            false
+        });
+        assert_eq!(polls, blocks);
+        assert_eq!(got.unwrap(), eisner2(&arc, &sib, n1, true).unwrap());
+        let mut polls = 0;
+        let err = ws
+            .decode_polled(&arc, &sib, n1, true, &mut || {
+                polls += 1;
+                true
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("eisner2: stopped"), "{err}");
+        assert_eq!(polls, 1);
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(400))]
         #[test]
         fn matches_brute_force_ties((n1, arc, sib) in case(true), single_root in any::<bool>()) {
             check(&arc, &sib, n1, single_root);
+        }
+
+        #[test]
+        fn best_sibling_split_is_the_first_arg_max(
+            parts in (0usize..9)
+                .prop_flat_map(|len| (values(1, true), values(len, true), values(len, true), values(len, true))),
+            at in 0usize..50,
+        ) {
+            // The innermost split first, then r = offset + i: the earliest best wins ties.
+            let (innermost, row, col, sib) = parts;
+            let mut cands = vec![(innermost[0], at)];
+            cands.extend((0..row.len()).map(|i| (row[i] + col[i] + sib[i], at + 1 + i)));
+            let best = cands.iter().map(|c| c.0).fold(f64::NEG_INFINITY, f64::max);
+            let want = *cands.iter().find(|c| c.0 == best).unwrap();
+            prop_assert_eq!(best_sibling_split((innermost[0], at), &row, &col, &sib, at + 1), want);
         }
 
         #[test]
