@@ -285,8 +285,8 @@ PARSE_COLUMNS = ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
 #: most this many more than the first batch, whole batches, at least one.
 LOAD_AHEAD_SENTENCES = 20_000
 
-#: The name prefix of the threads that parse batches (their warnings are the parse's notes).
-PARSE_THREAD = "depfs-parse"
+#: Set while this thread parses a batch of a stream: its warnings are the parse's notes.
+_PARSING = threading.local()
 
 
 class _ConlluStream:
@@ -351,7 +351,7 @@ class _Overlapped:
         self.at_once = 1 if threads == 1 else 2
         self._reader = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-read")
         self._writer = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-write")
-        self._parser = cf.ThreadPoolExecutor(self.at_once, thread_name_prefix=PARSE_THREAD)
+        self._parser = cf.ThreadPoolExecutor(self.at_once)
         self._written: cf.Future[None] | None = None
         self._out, self._on_batch = out, on_batch
 
@@ -366,7 +366,16 @@ class _Overlapped:
             yield tb
 
     def parse(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
-        return self._parser.submit(fn, *args)
+        """`fn(*args)` on a parse thread; one batch at a time, on this thread (a serial
+        loop's: no hand-over between threads per batch)."""
+        if self.at_once > 1:
+            return self._parser.submit(fn, *args)
+        done: cf.Future[Any] = cf.Future()
+        try:
+            done.set_result(fn(*args))
+        except Exception as e:  # raised in its turn, as a parse thread's would be
+            done.set_exception(e)
+        return done
 
     def write(self, parsed: Any, text: Any = None) -> None:
         if self._written is not None:
@@ -439,12 +448,16 @@ def parse_stream(
     workers = check_threads(threads) or os.cpu_count() or 1
 
     def work(tb: Any, threads: int, allow_missing_tags: bool, tagger: Any) -> Any:
-        """One batch tagged (with `tagger`) and parsed, on a parse thread."""
-        if tagger is not None:
-            tb = tagger.tag(tb, threads)
-            if not allow_missing_tags:
-                check_columns(model.model_, tb, False, tagger)
-        return model.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw)
+        """One batch tagged (with `tagger`) and parsed."""
+        _PARSING.now = True
+        try:
+            if tagger is not None:
+                tb = tagger.tag(tb, threads)
+                if not allow_missing_tags:
+                    check_columns(model.model_, tb, False, tagger)
+            return model.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw)
+        finally:
+            _PARSING.now = False
 
     def written(batch: tuple[cf.Future[Any], Any]) -> None:
         """The oldest batch's parse, once done, handed to the writer."""
@@ -495,16 +508,16 @@ def parse_stream(
 
 @contextlib.contextmanager
 def _parse_notes(on_note: Callable[[str], None] | None, notes: list[str]) -> Iterator[None]:
-    """Warnings raised by the parse threads (long sentences parsed in chunks, ...) go to
-    `on_note` as they are raised, else into `notes`, each time; those of other threads
-    (the reader's name their own file and line) go where they went before.
+    """Warnings raised while a batch is parsed (long sentences parsed in chunks, ...) go
+    to `on_note` as they are raised, else into `notes`, each time; those of other threads
+    and times (the reader's name their own file and line) go where they went before.
     (``catch_warnings`` is process-wide: one context here, none per batch.)"""
     with warnings.catch_warnings():
         warnings.simplefilter("always")
         before = warnings.showwarning
 
         def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
-            if threading.current_thread().name.startswith(PARSE_THREAD):
+            if getattr(_PARSING, "now", False):
                 (on_note or notes.append)(str(message))
             else:
                 before(message, category, filename, lineno, *rest)
