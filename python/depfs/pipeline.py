@@ -351,7 +351,12 @@ class _Overlapped:
         self.at_once = 1 if threads == 1 else 2
         self._reader = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-read")
         self._writer = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-write")
-        self._parser = cf.ThreadPoolExecutor(self.at_once)
+        # One batch at a time parses on the calling thread: no pool.
+        self._parser = (
+            cf.ThreadPoolExecutor(self.at_once, thread_name_prefix="depfs-parse")
+            if self.at_once > 1
+            else None
+        )
         self._written: cf.Future[None] | None = None
         self._out, self._on_batch = out, on_batch
 
@@ -368,7 +373,7 @@ class _Overlapped:
     def parse(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
         """`fn(*args)` on a parse thread; one batch at a time, on this thread (a serial
         loop's: no hand-over between threads per batch)."""
-        if self.at_once > 1:
+        if self._parser is not None:
             return self._parser.submit(fn, *args)
         done: cf.Future[Any] = cf.Future()
         try:
@@ -396,7 +401,8 @@ class _Overlapped:
         # The batches parsed before an error are written, as a serial loop would have,
         # before the caller closes its output; a read or parse under way is abandoned.
         self._writer.shutdown(wait=True)
-        self._parser.shutdown(wait=False, cancel_futures=True)
+        if self._parser is not None:
+            self._parser.shutdown(wait=False, cancel_futures=True)
         self._reader.shutdown(wait=False, cancel_futures=True)
 
 
