@@ -26,7 +26,8 @@ def test_parsers_and_loader_are_top_level():
 
 def test_every_public_name_resolves_and_a_parse_runs_without_numpy(tmp_path):
     # The package's names are imported on first use: each must still resolve, to the
-    # object its module defines, and `depfs parse` must not pay for numpy at start-up.
+    # object its module defines, and `depfs parse` must not pay for numpy nor for the
+    # `depfs select` commands at start-up (those are imported when named).
     data = Path(__file__).parent / "data"
     out = tmp_path / "out.conllu"
     code = (
@@ -34,6 +35,9 @@ def test_every_public_name_resolves_and_a_parse_runs_without_numpy(tmp_path):
         f"args = ['parse', {str(data / 'arceager.depfs')!r}, {str(data / 'input.conllu')!r}]\n"
         f"depfs.cli.main(args + ['-o', {str(out)!r}], standalone_mode=False)\n"
         "assert 'numpy' not in sys.modules, 'numpy imported'\n"
+        "assert 'depfs.select.cli' not in sys.modules, 'select commands imported'\n"
+        "assert 'select' in depfs.cli.main.list_commands(None)\n"
+        "assert depfs.cli.main.get_command(None, 'select').name == 'select'\n"
         "import depfs, depfs.select, depfs.evaluate\n"
         "assert callable(depfs.evaluate) and depfs.evaluate.__module__ == 'depfs.evaluate'\n"
         "for name in depfs.__all__:\n"

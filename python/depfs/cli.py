@@ -221,7 +221,22 @@ def _one_line(err: click.ClickException) -> _Refused:
 
 class _Group(click.Group):
     """A group whose commands all get `handle_errors`, so commands added later
-    (in other modules) cannot forget it, and whose click errors are one line."""
+    (in other modules) cannot forget it, and whose click errors are one line. Its
+    subgroups in modules of their own are imported when named: `depfs parse` does not
+    pay for the import of `depfs select`'s commands at every start."""
+
+    LAZY = {"select": ("depfs.select.cli", "select")}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.LAZY and name not in self.commands:
+            import importlib
+
+            module, attr = self.LAZY[name]
+            self.add_command(getattr(importlib.import_module(module), attr))
+        return super().get_command(ctx, name)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
@@ -1638,14 +1653,6 @@ def stats_command(file: str, as_json: bool) -> None:
     for label, n in sorted(st.labels.items(), key=lambda kv: (-kv[1], kv[0])):
         click.echo(f"  {label:<24} {n}")
 
-
-def _add_subgroups() -> None:
-    from .select.cli import select
-
-    main.add_command(select)
-
-
-_add_subgroups()
 
 if __name__ == "__main__":
     main()
