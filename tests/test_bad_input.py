@@ -1255,6 +1255,24 @@ def test_a_model_from_a_pipe_is_refused_in_one_line(d: dict[str, Path], command:
     _one_line_error(got.stderr.decode(), ["/dev/stdin: a pipe or device, not a model file"])
 
 
+@pytest.mark.parametrize("command", ["parse", "tag"])
+def test_a_damaged_model_payload_is_refused_before_anything_is_written(
+    d: dict[str, Path], tmp_path: Path, command: str
+) -> None:
+    """`depfs parse` and `depfs tag` read a model's kind from its header alone before they
+    load it beside the input: a payload damaged past the header is still refused, by the
+    load, in one line, with no output."""
+    model = tmp_path / "damaged.depfs"
+    data = bytearray(d["tagger" if command == "tag" else "ae"].read_bytes())
+    data[-100] ^= 1
+    model.write_bytes(bytes(data))
+    out = tmp_path / "out.conllu"
+    got = _process([command, str(model), str(d["gold"]), "-o", str(out)])
+    assert got.returncode == 2
+    _one_line_error(got.stderr.decode(), [f"{model}: corrupted file: checksum mismatch"])
+    assert not out.exists()
+
+
 # ---------------------------------------------------------------- review 2: M1, M5, M6, M9
 
 

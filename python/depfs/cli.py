@@ -898,7 +898,7 @@ def parse(
     from .models import check_model_file
 
     check_model_file(model)
-    kind = model_kind(model)
+    kind = model_kind(model, checked=False)  # the load checks the rest of the file
     if kind == "tagger":
         raise click.UsageError(
             f"{model} is a tagger, not a parser: depfs tag {model} INPUT tags a file "

@@ -70,7 +70,7 @@ def _tagger(path: str) -> Any:
     from ._core import model_kind
     from .errors import ModelError
 
-    kind = model_kind(path)
+    kind = model_kind(path, checked=False)  # loaded below: checked then
     if kind == "tagger":
         return _model(path)
     inside = getattr(_model(path), "tagger_", None)

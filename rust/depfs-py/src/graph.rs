@@ -20,10 +20,12 @@ use pyo3::types::PyDict;
 use crate::errors::IntoPyResult;
 use crate::treebank::{parse_released, with_margins, PyTreebank};
 
-/// The kind of model a file holds ("graph", ...), after checking the container.
+/// The kind of model a file holds ("graph", ...), after checking the container; with
+/// `checked=False`, from its header alone (the rest is checked when it is loaded).
 #[pyfunction]
-fn model_kind(py: Python<'_>, path: PathBuf) -> PyResult<String> {
-    py.detach(|| container::peek_kind(&path)).py_err(py)
+#[pyo3(signature = (path, checked = true))]
+fn model_kind(py: Python<'_>, path: PathBuf, checked: bool) -> PyResult<String> {
+    py.detach(|| if checked { container::peek_kind(&path) } else { container::header_kind(&path) }).py_err(py)
 }
 
 /// The container version and kind of a model file, after checking the container.
