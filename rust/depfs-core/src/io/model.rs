@@ -231,8 +231,7 @@ pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
 /// of the file's bytes into the model (what `depfs parse` waits for before its first
 /// batch).
 pub fn load_model(path: &Path) -> Result<Loaded> {
-    let bytes = read_file(path)?;
-    decode(path, container_of(path, &bytes)?)
+    with_file_bytes(path, |bytes| decode(path, container_of(path, bytes)?))
 }
 
 /// [`load_model`] of a file's bytes held in memory; `path` names the file in messages.
@@ -414,6 +413,31 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::io(&path.display().to_string(), &e))
 }
 
+/// `f` of a model file's bytes, read through a read-only mapping of the file: its pages
+/// are the page cache's own, where a read copied them into fresh memory first, whose
+/// page faults and zeroing were most of a load (a 58 MB model: 30 ms to load against
+/// 77, medians of 12 fresh processes; `depfs parse` waits for it before its first
+/// batch). The bytes are checked (CRC) and copied out by `f` before the mapping ends.
+/// A file that cannot be mapped (a pipe, an empty file) is read instead.
+///
+/// A mapping sees the file as it is: depfs replaces files whole (a new file renamed
+/// over the old, `io::atomic`), which leaves a mapped one intact, but another program
+/// that cut the file short while it loads would stop this process (SIGBUS) where a read
+/// would have reported a truncated file.
+fn with_file_bytes<T>(path: &Path, f: impl FnOnce(&[u8]) -> Result<T>) -> Result<T> {
+    let io_err = |e: std::io::Error| Error::io(&path.display().to_string(), &e);
+    let file = std::fs::File::open(path).map_err(io_err)?;
+    let is_file = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
+    // SAFETY: the mapping is read-only and private, read only inside `f`, and dropped
+    // when `f` returns; see above for a file changed meanwhile by another program.
+    #[allow(unsafe_code)]
+    let mapped = is_file.then(|| unsafe { memmap2::MmapOptions::new().populate().map(&file) });
+    match mapped {
+        Some(Ok(map)) => f(&map),
+        _ => f(&read_file(path)?),
+    }
+}
+
 /// Four little-endian bytes from the front of `rest` (`what` names them if cut off).
 fn u32_at(path: &Path, rest: &mut &[u8], what: &str) -> Result<u32> {
     let b = take(path, rest, 4, what)?;
@@ -490,9 +514,7 @@ pub fn header_kind(path: &Path) -> Result<String> {
 
 /// The container version and kind of a model file (checksum checked).
 pub fn peek(path: &Path) -> Result<(u32, String)> {
-    let bytes = read_file(path)?;
-    let c = container_of(path, &bytes)?;
-    Ok((c.version, c.kind))
+    with_file_bytes(path, |bytes| container_of(path, bytes).map(|c| (c.version, c.kind)))
 }
 
 /// The payload of a container of kind `kind`, decoded as `T`.
@@ -610,6 +632,23 @@ mod tests {
         bytes[last] ^= 0x40;
         std::fs::write(&p, &bytes).unwrap();
         assert!(err_of(&p).contains("checksum mismatch"));
+    }
+
+    /// A file's bytes are the same mapped (a model) or read (an empty file, which cannot
+    /// be mapped); a missing file is an error naming it.
+    #[test]
+    fn file_bytes_mapped_or_read_are_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = saved(&dir);
+        let empty = dir.path().join("empty.depfs");
+        std::fs::write(&empty, b"").unwrap();
+        for path in [&p, &empty] {
+            let got = with_file_bytes(path, |b| Ok(b.to_vec())).unwrap();
+            assert_eq!(got, std::fs::read(path).unwrap());
+        }
+        assert!(load_model(&empty).err().unwrap().to_string().contains("empty.depfs"));
+        let missing = dir.path().join("none.depfs");
+        assert!(with_file_bytes(&missing, |_| Ok(())).unwrap_err().to_string().contains("none.depfs"));
     }
 
     /// The header's kind is read without the payload: a file whose payload is damaged
