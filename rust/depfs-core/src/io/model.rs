@@ -227,9 +227,9 @@ pub fn wrong_kind(path: &Path, got: &Model, want: &str) -> Error {
 
 /// Reads any model file this build knows: version 5 or 4, or a version-3 graph or
 /// arc-eager file (its `inputs` are then empty: the caller takes its templates').
-/// One read of the file and no copy of the payload: the weights are copied once, out
-/// of the file's bytes into the model (what `depfs parse` waits for before its first
-/// batch).
+/// The file's bytes are its page-cache pages, mapped ([`with_file_bytes`]), and the
+/// weights are copied once, out of them into the model (what `depfs parse` waits for
+/// before its first batch).
 pub fn load_model(path: &Path) -> Result<Loaded> {
     with_file_bytes(path, |bytes| decode(path, container_of(path, bytes)?))
 }
@@ -415,9 +415,9 @@ fn read_file(path: &Path) -> Result<Vec<u8>> {
 
 /// `f` of a model file's bytes, read through a read-only mapping of the file: its pages
 /// are the page cache's own, where a read copied them into fresh memory first, whose
-/// page faults and zeroing were most of a load (a 58 MB model: 30 ms to load against
-/// 77, medians of 12 fresh processes; `depfs parse` waits for it before its first
-/// batch). The bytes are checked (CRC) and copied out by `f` before the mapping ends.
+/// page faults and zeroing were most of a load (a 58 MB model: 24–30 ms to load
+/// against 60–78, medians of 12 fresh processes, two runs; `depfs parse` waits for it
+/// before its first batch). The bytes are checked (CRC) and copied out by `f` before the mapping ends.
 /// A file that cannot be mapped (a pipe, an empty file) is read instead.
 ///
 /// A mapping sees the file as it is: depfs replaces files whole (a new file renamed
@@ -428,8 +428,8 @@ fn with_file_bytes<T>(path: &Path, f: impl FnOnce(&[u8]) -> Result<T>) -> Result
     let io_err = |e: std::io::Error| Error::io(&path.display().to_string(), &e);
     let file = std::fs::File::open(path).map_err(io_err)?;
     let is_file = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
-    // SAFETY: the mapping is read-only and private, read only inside `f`, and dropped
-    // when `f` returns; see above for a file changed meanwhile by another program.
+    // SAFETY: the mapping is read-only, read only inside `f`, and dropped when `f`
+    // returns; see above for a file changed meanwhile by another program.
     #[allow(unsafe_code)]
     let mapped = is_file.then(|| unsafe { memmap2::MmapOptions::new().populate().map(&file) });
     match mapped {
