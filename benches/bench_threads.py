@@ -2,10 +2,17 @@
 read, parse and write), on en_ewt train repeated `--copies` times (default 5, 1.02M words).
 
 Runs the two commands in turn `--runs` times (pairing keeps the ratio meaningful while the
-shared machine's speed drifts), checks that both outputs are the same bytes, and prints
-each side's median wall time and the median of the paired ratios.
+shared machine's speed drifts; the order alternates round by round), checks that both
+outputs are the same bytes, and prints each side's median wall time and the median of the
+paired ratios.
 
-    python -m benches.bench_threads --model MODEL [--copies 5] [--runs 5]
+    python -m benches.bench_threads --model MODEL [--copies 5] [--runs 5] [--baseline DIR]
+
+With `--baseline DIR` (the `python/` folder of another build: its `depfs` package with its
+`_core` library), that build's two commands run in the same rounds, the four in a rotating
+order, and both builds' figures are printed, with this build's `--threads 2` time over the
+baseline's (median of the rounds' ratios): two builds compared in one window of a shared
+machine's drift.
 
 With `--parts`, instead prints the CPU seconds (this process, medians of `--runs`) of what
 `depfs parse` does besides parsing, on the same input: Python imports (`import depfs.cli`
@@ -33,9 +40,11 @@ from typing import Any
 from .bench_arceager import data_dir
 
 
-def timed(cmd: list[str]) -> float:
+def timed(cmd: list[str], pythonpath: str | None = None) -> float:
+    """Wall seconds of `cmd`, run with `pythonpath` first on PYTHONPATH if given."""
+    env = None if pythonpath is None else dict(os.environ, PYTHONPATH=pythonpath)
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True)
+    subprocess.run(cmd, check=True, env=env)
     return time.perf_counter() - t0
 
 
@@ -113,6 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--copies", type=int, default=5)
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--parts", action="store_true", help="CPU seconds of each part instead")
+    ap.add_argument("--baseline", metavar="DIR", help="another build's python/ folder, interleaved")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         big = Path(tmp) / "big.conllu"
@@ -132,21 +142,34 @@ def main(argv: list[str] | None = None) -> None:
             print(f"bound at --threads 2: {(start + p) / (start + rest / 2):.2f}x")
             return
         cmd = [sys.executable, "-m", "depfs", "parse", args.model, str(big)]
-        one, two, ratios = [], [], []
+        builds: dict[str, str | None] = {"this build": None}
+        if args.baseline:
+            builds["baseline"] = str(Path(args.baseline).resolve())
+        runs = [(b, t) for b in builds for t in (2, 1)]
+        times: dict[tuple[str, int], list[float]] = {run: [] for run in runs}
+        out = {run: f"{tmp}/{i}_{run[1]}.conllu" for i, run in enumerate(runs)}
         timed([*cmd, "-o", f"{tmp}/warm.conllu", "--threads", "1"])  # page cache, imports
-        for _ in range(args.runs):
-            two.append(timed([*cmd, "-o", f"{tmp}/t2.conllu", "--threads", "2"]))
-            one.append(timed([*cmd, "-o", f"{tmp}/t1.conllu", "--threads", "1"]))
-            ratios.append(one[-1] / two[-1])
-        same = Path(f"{tmp}/t1.conllu").read_bytes() == Path(f"{tmp}/t2.conllu").read_bytes()
+        for r in range(args.runs):
+            for b, t in runs[r % len(runs) :] + runs[: r % len(runs)]:
+                run_cmd = [*cmd, "-o", out[(b, t)], "--threads", str(t)]
+                times[(b, t)].append(timed(run_cmd, builds[b]))
+        first = Path(out[runs[0]]).read_bytes()
+        same = all(Path(o).read_bytes() == first for o in out.values())
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"{args.model}: {args.treebank} train x{args.copies}, {args.runs} paired runs")
     print(f"load average at the end: {load} (another job on the 2 cores distorts the ratio)")
-    print(f"--threads 1: median {statistics.median(one):.2f} s wall")
-    print(f"--threads 2: median {statistics.median(two):.2f} s wall")
-    print(
-        f"speed-up (median of paired ratios): {statistics.median(ratios):.2f}x; same bytes: {same}"
-    )
+    for b in builds:
+        one, two = times[(b, 1)], times[(b, 2)]
+        ratios = [a / c for a, c in zip(one, two, strict=True)]
+        who = f"{b}: " if args.baseline else ""
+        print(f"{who}--threads 1: median {statistics.median(one):.2f} s wall")
+        print(f"{who}--threads 2: median {statistics.median(two):.2f} s wall")
+        print(f"{who}speed-up (median of paired ratios): {statistics.median(ratios):.2f}x")
+    if args.baseline:
+        pairs = zip(times[("this build", 2)], times[("baseline", 2)], strict=True)
+        over = [a / c for a, c in pairs]
+        print(f"--threads 2, this build's time over the baseline's: {statistics.median(over):.3f}")
+    print(f"same bytes: {same}")
 
 
 if __name__ == "__main__":
