@@ -330,34 +330,35 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
         _variant: u32,
         tagger: ModelFile,
     }
-    let bytes = read_file(path)?;
-    let c = container_of(path, &bytes)?;
-    if c.version < 5 || c.kind == "tagger" {
-        return Ok(None);
-    }
-    match postcard::take_from_bytes::<Head>(c.payload) {
-        Ok((h, _)) if h.variant == WITH_TAGGER_VARIANT => {}
-        // Another model, or a payload that does not decode (reported by its loader).
-        _ => return Ok(None),
-    }
-    let (head, _) = postcard::take_from_bytes::<TaggerFirst>(c.payload)
-        .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
-    if !matches!(
-        head.tagger.model,
-        Model::Tagger(_)
-            | Model::TaggerDynamic(_)
-            | Model::TaggerLines(_)
-            | Model::TaggerBidi(_)
-            | Model::TaggerCased(_)
-            | Model::TaggerClusters(_)
-            | Model::TaggerRules(_)
-    ) {
-        return Err(model_err(
-            path,
-            format!("the tagger inside holds a {:?} model", head.tagger.model.kind()),
-        ));
-    }
-    Ok(Some(head.tagger))
+    with_file_bytes(path, |bytes| {
+        let c = container_of(path, bytes)?;
+        if c.version < 5 || c.kind == "tagger" {
+            return Ok(None);
+        }
+        match postcard::take_from_bytes::<Head>(c.payload) {
+            Ok((h, _)) if h.variant == WITH_TAGGER_VARIANT => {}
+            // Another model, or a payload that does not decode (reported by its loader).
+            _ => return Ok(None),
+        }
+        let (head, _) = postcard::take_from_bytes::<TaggerFirst>(c.payload)
+            .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
+        if !matches!(
+            head.tagger.model,
+            Model::Tagger(_)
+                | Model::TaggerDynamic(_)
+                | Model::TaggerLines(_)
+                | Model::TaggerBidi(_)
+                | Model::TaggerCased(_)
+                | Model::TaggerClusters(_)
+                | Model::TaggerRules(_)
+        ) {
+            return Err(model_err(
+                path,
+                format!("the tagger inside holds a {:?} model", head.tagger.model.kind()),
+            ));
+        }
+        Ok(Some(head.tagger))
+    })
 }
 
 fn model_err(path: &Path, msg: impl Into<String>) -> Error {
@@ -520,12 +521,13 @@ pub fn peek(path: &Path) -> Result<(u32, String)> {
 /// The payload of a container of kind `kind`, decoded as `T`.
 #[cfg(test)]
 fn load<T: DeserializeOwned>(path: &Path, kind: &str) -> Result<T> {
-    let bytes = read_file(path)?;
-    let c = container_of(path, &bytes)?;
-    if c.kind != kind {
-        return Err(model_err(path, format!("holds a {:?} model, expected {kind:?}", c.kind)));
-    }
-    postcard::from_bytes(c.payload).map_err(|e| model_err(path, format!("corrupted payload: {e}")))
+    with_file_bytes(path, |bytes| {
+        let c = container_of(path, bytes)?;
+        if c.kind != kind {
+            return Err(model_err(path, format!("holds a {:?} model, expected {kind:?}", c.kind)));
+        }
+        postcard::from_bytes(c.payload).map_err(|e| model_err(path, format!("corrupted payload: {e}")))
+    })
 }
 
 #[cfg(test)]
