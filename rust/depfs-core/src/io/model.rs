@@ -110,6 +110,20 @@ impl Model {
             | Model::TaggerRules(_) => "tagger",
         }
     }
+
+    /// Whether this is a tagger of any variant (a parser with a tagger inside is not).
+    pub fn is_tagger(&self) -> bool {
+        matches!(
+            self,
+            Model::Tagger(_)
+                | Model::TaggerDynamic(_)
+                | Model::TaggerLines(_)
+                | Model::TaggerBidi(_)
+                | Model::TaggerCased(_)
+                | Model::TaggerClusters(_)
+                | Model::TaggerRules(_)
+        )
+    }
 }
 
 /// A version-5 payload.
@@ -298,16 +312,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
     ) {
         return Err(model_err(path, format!("a {:?} model cannot hold a tagger", parser.kind())));
     }
-    if !matches!(
-        tagger.model,
-        Model::Tagger(_)
-            | Model::TaggerDynamic(_)
-            | Model::TaggerLines(_)
-            | Model::TaggerBidi(_)
-            | Model::TaggerCased(_)
-            | Model::TaggerClusters(_)
-            | Model::TaggerRules(_)
-    ) {
+    if !tagger.model.is_tagger() {
         return Err(model_err(path, format!("the tagger inside holds a {:?} model", tagger.model.kind())));
     }
     Ok((parser, Some(tagger)))
@@ -342,16 +347,7 @@ pub fn embedded_tagger(path: &Path) -> Result<Option<ModelFile>> {
         }
         let (head, _) = postcard::take_from_bytes::<TaggerFirst>(c.payload)
             .map_err(|e| model_err(path, format!("corrupted payload: {e}")))?;
-        if !matches!(
-            head.tagger.model,
-            Model::Tagger(_)
-                | Model::TaggerDynamic(_)
-                | Model::TaggerLines(_)
-                | Model::TaggerBidi(_)
-                | Model::TaggerCased(_)
-                | Model::TaggerClusters(_)
-                | Model::TaggerRules(_)
-        ) {
+        if !head.tagger.model.is_tagger() {
             return Err(model_err(
                 path,
                 format!("the tagger inside holds a {:?} model", head.tagger.model.kind()),
