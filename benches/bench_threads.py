@@ -4,7 +4,8 @@ read, parse and write), on en_ewt train repeated `--copies` times (default 5, 1.
 Runs the two commands in turn `--runs` times (pairing keeps the ratio meaningful while the
 shared machine's speed drifts; the order alternates round by round), checks that both
 outputs are the same bytes, and prints each side's median wall time and the median of the
-paired ratios.
+paired ratios. Every process runs with bytecode caches, as an installed depfs does
+(`bench_arceager.installed_env`).
 
     python -m benches.bench_threads --model MODEL [--copies 5] [--runs 5] [--baseline DIR]
 
@@ -37,14 +38,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .bench_arceager import data_dir
+from .bench_arceager import data_dir, installed_env
 
 
 def timed(cmd: list[str], pythonpath: str | None = None) -> float:
-    """Wall seconds of `cmd`, run with `pythonpath` first on PYTHONPATH if given."""
-    env = None if pythonpath is None else dict(os.environ, PYTHONPATH=pythonpath)
+    """Wall seconds of `cmd`, run with `pythonpath` first on PYTHONPATH if given, with
+    bytecode caches as an installed depfs has them (`installed_env`)."""
     t0 = time.perf_counter()
-    subprocess.run(cmd, check=True, env=env)
+    subprocess.run(cmd, check=True, env=installed_env(pythonpath))
     return time.perf_counter() - t0
 
 
@@ -65,7 +66,7 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
 
     def imports() -> float:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        subprocess.run([sys.executable, "-c", "import depfs.cli"], check=True)
+        subprocess.run([sys.executable, "-c", "import depfs.cli"], check=True, env=installed_env())
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         return (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
@@ -148,7 +149,8 @@ def main(argv: list[str] | None = None) -> None:
         runs = [(b, t) for b in builds for t in (2, 1)]
         times: dict[tuple[str, int], list[float]] = {run: [] for run in runs}
         out = {run: f"{tmp}/{i}_{run[1]}.conllu" for i, run in enumerate(runs)}
-        timed([*cmd, "-o", f"{tmp}/warm.conllu", "--threads", "1"])  # page cache, imports
+        for b in builds:  # page cache, imports, bytecode caches
+            timed([*cmd, "-o", f"{tmp}/warm.conllu", "--threads", "1"], builds[b])
         for r in range(args.runs):
             for b, t in runs[r % len(runs) :] + runs[: r % len(runs)]:
                 run_cmd = [*cmd, "-o", out[(b, t)], "--threads", str(t)]
