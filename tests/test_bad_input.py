@@ -1071,6 +1071,10 @@ UNCLEAR = [
     ),
     (["eval", "{gold}", "{roots}"], None, ["roots.conllu:2: several roots"], ["multiple_roots"]),
     (["parse", "{ae}", "{empty}"], None, ["empty.conllu:1: empty input"], []),
+    # Empty stdin and empty text gave exit 0 and no output, where an empty file is refused.
+    (["parse", "{ae}"], b"", ["<stdin>: empty input: no sentence found"], []),
+    (["parse", "{ae}", "--input", "horizontal", "{empty}"], None, ["empty input"], []),
+    (["parse", "{ae}", "--input", "conllu"], b"\n\n", ["<stdin>: empty input"], []),
     (["parse", "{ae}", "{tmp}/nope.conllu"], None, ["nope.conllu: No such file"], ["Errno", "'"]),
     (["parse", "{tmp}/nope.depfs", "{gold}"], None, ["nope.depfs: No such file"], ["Errno"]),
     (["info", "{tmp}/nope.depfs"], None, ["nope.depfs: No such file"], ["os error"]),

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 from depfs.cli import main
 from depfs.datasets import perturb, synthetic
+from small_models import AE_SET
 
 SENT = "# sent_id = s1\n1\tDogs\tdog\tNOUN\t_\t_\t2\tnsubj\t_\t_\n2\tbark\tbark\tVERB\t_\t_\t0\troot\t_\t_\n3\t.\t.\tPUNCT\t_\t_\t2\tpunct\t_\t_\n\n"  # noqa: E501
 
@@ -556,3 +557,75 @@ def test_templates_show_reads_a_file_in_its_own_family(tmp_path: Path):
     ]
     res = runner.invoke(main, ["templates", "show", "nosuch"])
     assert res.exit_code == 2 and "nosuch: no such template set or file" in res.output
+
+
+def test_a_group_without_a_command_shows_its_help_whole():
+    # It was squeezed onto one "depfs: error: Usage: ..." line.
+    for args in ([], ["templates"], ["select"]):
+        res = CliRunner().invoke(main, args, prog_name="depfs")
+        assert res.exit_code in (0, 2), res.output  # (click 8.1: 0; 8.2 on: 2)
+        assert "depfs: error" not in res.output, res.output
+        assert res.output.startswith("Usage: depfs") and "\nCommands:\n" in res.output
+
+
+def test_values_that_apply_to_no_model_are_still_checked_and_info_json_is_json(
+    tmp_path: Path,
+):
+    train = synthetic(20, seed=1)
+    for kw, needle in (
+        ({"update": "bogus"}, "update must be 'adagrad' or 'perceptron'"),
+        ({"train_margin": float("nan")}, "train_margin must be a positive number"),
+    ):
+        with pytest.raises(ValueError, match=needle):  # were trained and stored
+            depfs.ArcEagerParser(AE_SET, epochs=1, **kw).fit(train)
+    # A model whose training information holds a NaN (as such models were saved).
+    model = tmp_path / "m.depfs"
+    parser = depfs.ArcEagerParser(AE_SET, epochs=1).fit(train)
+    parser.train_margin = float("nan")  # after fit: only the stored information
+    parser.save(model)
+    res = CliRunner().invoke(main, ["info", str(model), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.output)["training"]["params"]["train_margin"] == "nan"
+
+
+def test_a_model_file_given_for_templates_is_named(tmp_path: Path):
+    # select groups / wrapper read order files with Python's own decoding error (no
+    # file, no line: "'utf-8' codec can't decode byte 0xb7 in position 33").
+    model = tmp_path / "m.depfs"
+    depfs.ArcEagerParser(AE_SET, epochs=1).fit(synthetic(20, seed=1)).save(model)
+    argvs = [
+        ["select", "groups", str(model), "--k", "2", "-o", str(tmp_path / "g")],
+        [
+            "select",
+            "wrapper",
+            "--pool",
+            str(model),
+            "--train",
+            str(model),
+            "--dev",
+            str(model),
+            "-o",
+            str(tmp_path / "o"),
+        ],
+        ["train", "--templates", str(model), "--train", str(model), "-o", str(tmp_path / "x")],
+    ]
+    for argv in argvs:
+        res = CliRunner().invoke(main, argv)
+        assert res.exit_code == 2 and res.output.count("\n") == 1, (argv, res.output)
+        assert f"{model}: a depfs model file, not a template file" in res.output, res.output
+
+
+def test_every_input_of_out_dir_is_checked_before_the_first_is_parsed(
+    tmp_path: Path, files: tuple[Path, Path]
+):
+    gold, _ = files
+    model = tmp_path / "m.depfs"
+    depfs.ArcEagerParser(AE_SET, epochs=1).fit(synthetic(20, seed=1)).save(model)
+    out = tmp_path / "out"
+    out.mkdir()
+    for bad in (tmp_path / "missing.conllu", tmp_path):
+        res = CliRunner().invoke(
+            main, ["parse", str(model), str(gold), str(bad), "--out-dir", str(out)]
+        )
+        assert res.exit_code == 2 and str(bad) in res.output, res.output
+        assert list(out.iterdir()) == []  # the first input's output was written before

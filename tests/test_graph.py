@@ -11,7 +11,9 @@ from pathlib import Path
 import depfs
 import numpy as np
 import pytest
+from click.testing import CliRunner
 from depfs import GraphParser, Treebank
+from depfs.cli import main
 from depfs.errors import ModelError, TemplateError
 from depfs.templates import parse_templates, template_set_text, template_sets
 from small_models import ARC, LAB, small_graph
@@ -239,3 +241,33 @@ def test_ud_small_model_learns_and_dictionary_keeps_gold():
     assert uas(test, p.parse(test)) > 0.6
     st = p.length_dict_stats(train)
     assert st["gold_pruned"] == 0
+
+
+def test_a_template_set_of_comments_alone_is_refused(tmp_path: Path):
+    # A labeler of no template trained, and labelled every word alike (`acl`), exit 0.
+    train = toy(30, 6)
+    for kw in ({"labeler_templates": "# none"}, {"order": 2, "sibling_templates": "\n# x\n"}):
+        name = next(iter(k for k in kw if k.endswith("templates")))
+        with pytest.raises(ValueError, match=f"{name}: the template set is empty"):
+            depfs.GraphParser(epochs=1, **kw).fit(train)
+    empty = tmp_path / "empty.txt"
+    empty.write_text("# no templates\n")
+    train_file = tmp_path / "train.conllu"
+    train.write(str(train_file))
+    for option in ("--labeler-templates", "--templates"):
+        res = CliRunner().invoke(
+            main,
+            [
+                "train",
+                "--parser",
+                "graph",
+                "--train",
+                str(train_file),
+                option,
+                str(empty),
+                "-o",
+                str(tmp_path / "m.depfs"),
+            ],
+        )
+        assert res.exit_code == 2 and "no template in it" in res.output, res.output
+        assert not (tmp_path / "m.depfs").exists()

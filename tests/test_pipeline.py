@@ -1161,3 +1161,71 @@ def test_input_whose_heads_have_several_roots_is_parsed(
     assert res.exit_code == 0 and res.stdout == expected, res.output
     res = CliRunner().invoke(main, ["parse", str(model)], input=zeros + "\n")
     assert res.exit_code == 0 and res.stdout == expected, res.output
+
+
+def half_tagged(gold: str, tagged: int) -> str:
+    """CoNLL-U `gold` with the tag columns of every sentence after the first `tagged`
+    blanked: a file tagged in part."""
+    sentences = gold.rstrip("\n").split("\n\n")
+    rest = [blank(s).rstrip("\n") for s in sentences[tagged:]]
+    return "\n\n".join(sentences[:tagged] + rest) + "\n\n"
+
+
+def test_input_tagged_in_part_is_refused_naming_the_first_untagged_sentence(
+    files: dict[str, Path], parser: ArcEagerParser, tmp_path: Path
+) -> None:
+    # 40 of 60 sentences tagged: UPOS is filled on most words, so the share of blanks
+    # alone let the last 20 be parsed untagged (exit 0, nothing said).
+    gold = files["gold"].read_text()
+    inp = tmp_path / "half.conllu"
+    inp.write_text(half_tagged(gold, 40))
+    assert "UPOS" in depfs.read_conllu(inp).filled_columns()
+    with pytest.raises(MissingColumnsError, match=r"sentence 41 \(and 19 more\) has no UPOS"):
+        parser.parse(depfs.read_conllu(inp))
+    out = tmp_path / "out.conllu"
+    args = ["parse", str(files["parser"]), str(inp), "-o", str(out)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "half.conllu: sentence 41" in res.output and "--allow-missing-tags" in res.output
+    assert not out.exists()  # nothing written
+    assert CliRunner().invoke(main, [*args, "--allow-missing-tags"]).exit_code == 0
+    # Batches after the first (of 1,000 sentences at least) are checked too: they were
+    # parsed however untagged. Batches of 7: the first untagged one, 1,001-1,007.
+    inp.write_text(half_tagged(synthetic_conllu(1020, seed=9), 1000))
+    out.unlink()
+    res = CliRunner().invoke(main, [*args, "--batch-size", "7"])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "sentences 1001-1007 of the input leaves" in res.output, res.output
+    assert not out.exists()
+    inp.write_text(half_tagged(synthetic_conllu(1020, seed=9), 1005))  # 5 of its 7 tagged
+    res = CliRunner().invoke(main, [*args, "--batch-size", "7"])
+    assert res.exit_code == 2 and "sentence 1006 (and 1 more) has no UPOS" in res.output
+
+
+def test_stdin_is_parsed_and_tagged_into_the_output_file(
+    files: dict[str, Path], tmp_path: Path
+) -> None:
+    # `-o FILE` with stdin went unheeded: the parse went to stdout, no file, exit 0.
+    data = files["gold"].read_bytes()
+    for cmd, model in (("parse", files["parser"]), ("tag", files["tagger"])):
+        out = tmp_path / f"{cmd}.conllu"
+        res = CliRunner().invoke(main, [cmd, str(model), "-o", str(out)], input=data)
+        assert res.exit_code == 0, res.output
+        assert res.stdout == "" and out.exists()
+        via_file = CliRunner().invoke(main, [cmd, str(model), str(files["gold"])])
+        assert out.read_text() == via_file.stdout
+    res = CliRunner().invoke(main, ["parse", str(files["parser"]), "-o", ""], input=data)
+    assert res.exit_code == 2 and "-o '': an empty path" in res.output, res.output
+
+
+def test_gzipped_stdin_is_read_as_a_gzipped_file_is(files: dict[str, Path]) -> None:
+    import gzip
+
+    data = files["gold"].read_bytes()
+    want = CliRunner().invoke(main, ["parse", str(files["parser"]), str(files["gold"])])
+    got = CliRunner().invoke(main, ["parse", str(files["parser"])], input=gzip.compress(data))
+    assert got.exit_code == 0 and got.stdout == want.stdout, got.output
+    cut = gzip.compress(data)[:-40]  # damaged: one line naming stdin, exit 2
+    res = CliRunner().invoke(main, ["tag", str(files["tagger"])], input=cut)
+    assert res.exit_code == 2 and "<stdin>: read error after line" in res.output, res.output
+    assert "damaged gzip data" in res.output and res.output.count("\n") == 1

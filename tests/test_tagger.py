@@ -465,3 +465,20 @@ def test_sets_that_read_the_backward_pass_get_the_default_pass() -> None:
     assert DEFAULT_BACKWARD and t.model_.backward_templates == default.model_.backward_templates
     assert t.model_.backward_templates
     assert Tagger(SMALL, epochs=1).fit(synthetic(40, seed=1)).model_.backward_templates is None
+
+
+def test_a_dev_set_without_trees_scores_the_tagger(tmp_path: Path) -> None:
+    # A tagger needs no tree: a dev file whose HEAD and DEPREL are `_` failed after the
+    # first epoch ("gold sentence 1 ...: word 1 has no HEAD"), the epoch lost.
+    text = blank(synthetic_conllu(30, seed=7), columns=(6, 7))
+    dev_file, train_file = tmp_path / "dev.conllu", tmp_path / "train.conllu"
+    dev_file.write_text(text)
+    train_file.write_text(synthetic_conllu(120, seed=0))
+    out = tmp_path / "t.depfs"
+    args = ["train", "--parser", "tagger", "--train", str(train_file), "--dev", str(dev_file)]
+    r = CliRunner().invoke(main, [*args, "--epochs", "2", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    last = depfs.model_info(str(out))["training"]["history"][-1]
+    assert last["dev_upos"] > 50 and last["dev_lemmas"] > 50, last
+    with pytest.raises(ValueError, match="has no HEAD"):  # trees are scored by default
+        depfs.evaluate(depfs.read_text(dev_file), depfs.read_text(dev_file))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from depfs.cli import main
 from depfs.datasets import synthetic
+from depfs.errors import FormatError
 from depfs.text import detect_format
 
 HAS_SPACY = importlib.util.find_spec("spacy") is not None
@@ -51,6 +53,13 @@ def vertical(tb: depfs.Treebank) -> str:
         ("# sent_id = 1\n1\tDogs\t_\t_\t_\t_\t0\troot\t_\t_\n\n", "conllu"),
         ("1\tbad\n", "conllu"),  # malformed CoNLL-U: its reader says what is wrong
         ("1-2\tdu\t_\n", "conllu"),
+        # A typo in the first ID, or spaces for tabs after CoNLL-U's comments: still
+        # CoNLL-U (its reader names the line), never words to parse.
+        ("1a\tDogs\t_\t_\t_\t_\t0\troot\t_\t_\n", "conllu"),
+        ("-1\tDogs\t_\t_\t_\t_\t0\troot\t_\t_\n", "conllu"),
+        ("# sent_id = 1\n# text = Dogs\n1 Dogs _ _ _ _ 0 root _ _\n", "conllu"),
+        ("#text=Dogs\n1 Dogs _ _ _ _ 0 root _ _\n", "conllu"),
+        ("a\tstray tab\n", "horizontal"),
         ("Dogs bark .\nCats sleep .\n", "horizontal"),
         ("# hashtags lead\nDogs bark .\n", "horizontal"),
         ("Dogs\nbark\n.\n\nCats\n", "vertical"),
@@ -61,6 +70,18 @@ def vertical(tb: depfs.Treebank) -> str:
 )
 def test_detect_format(text: str, expected: str):
     assert detect_format(text.splitlines(keepends=True)) == expected
+
+
+def test_a_model_file_given_as_input_is_named_as_one(tmp_path: Path, models: dict[str, Path]):
+    with pytest.raises(FormatError, match=r"m\.depfs: a depfs model file, not a treebank"):
+        detect_format(["DEPFSMDL\x05..."], "m.depfs")
+    model = str(models["forms"])
+    tagger = str(models["tagger"])
+    for argv in (["parse", model, model], ["stats", model], ["tag", tagger, model]):
+        r = CliRunner().invoke(main, argv)
+        assert r.exit_code == 2, (argv, r.output)
+        assert r.output.count("\n") == 1, (argv, r.output)
+        assert re.search(f"{re.escape(model)}(:1)?: a depfs model file, not a", r.output), argv
 
 
 def test_horizontal_and_vertical_give_the_words_with_sent_id_and_text(

@@ -347,7 +347,10 @@ class ArcEagerParser(TrainableModel):
         train = as_treebank(train, "train", prepared=True)
         dev = None if dev is None else as_treebank(dev, "dev")
         check_flag(self.dynamic, "dynamic")  # "no" is true
-        if self.dynamic and not (0 < self._train_margin() < float("inf")):
+        # Checked also when not used (dynamic=False): a NaN or a misspelt update is a
+        # mistake whatever the model, and would be stored in its training information.
+        margin = self._train_margin()
+        if (self.dynamic or self.train_margin is not None) and not (0 < margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         stages = self._stages()  # checked before training
         if self.cascade_bits is not None and not stages:

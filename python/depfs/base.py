@@ -555,24 +555,44 @@ def unfilled_columns(model: Any, treebank: _core.Treebank, tagger: Any = None) -
 
 
 def check_columns(
-    model: Any, treebank: _core.Treebank, allow_missing_tags: bool, tagger: Any = None
+    model: Any,
+    treebank: _core.Treebank,
+    allow_missing_tags: bool,
+    tagger: Any = None,
+    first_sentence: int = 0,
 ) -> None:
     """Raises MissingColumnsError when `treebank` leaves empty a column `model` needs
-    (`tagger`: the tagger that tagged it, named in the message)."""
+    (`tagger`: the tagger that tagged it, named in the message), or when a model that
+    reads UPOS is given sentences without one on any word among tagged ones (the column
+    is filled overall: a half-tagged file). `first_sentence`: the number of sentences
+    before `treebank` in its input (a batch of a stream), for the message."""
     if allow_missing_tags:
-        return
-    missing = unfilled_columns(model, treebank, tagger)
-    if not missing:
         return
     from .errors import MissingColumnsError
 
+    missing = unfilled_columns(model, treebank, tagger)
+    if not missing:
+        untagged = [] if "UPOS" not in model.input_columns else treebank.untagged_sentences()
+        if untagged and (tagger is None or "UPOS" not in tagger.columns_):
+            more = f" (and {len(untagged) - 1} more)" if len(untagged) > 1 else ""
+            raise MissingColumnsError(
+                f"sentence {first_sentence + untagged[0] + 1}{more} has no UPOS on any "
+                "word, and the model reads UPOS: a parse of it would be silently bad. "
+                "Tag the input first (depfs tag, or depfs parse --tagger TAGGER), or "
+                "allow it anyway (allow_missing_tags=True, --allow-missing-tags)"
+            )
+        return
+
+    where = "the input"
+    if first_sentence:  # a later batch of a stream
+        where = f"sentences {first_sentence + 1}-{first_sentence + len(treebank)} of the input"
     problem = (
-        f"the input leaves {', '.join(missing)} empty ('_' on most words), and the model "
+        f"{where} leaves {', '.join(missing)} empty ('_' on most words), and the model "
         f"was trained with {', '.join(model.input_columns)}: a parse would be silently bad. "
     )
     if tagger is not None:
         raise MissingColumnsError(
-            problem.replace("the input leaves", "the input, once tagged, leaves")
+            problem.replace(f"{where} leaves", f"{where}, once tagged, leaves")
             + f"The tagger predicts only {', '.join(tagger.columns_)}; use a tagger trained "
             "on data with those columns, or allow it anyway (--allow-missing-tags)"
         )

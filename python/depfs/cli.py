@@ -219,6 +219,12 @@ def _one_line(err: click.ClickException) -> _Refused:
     return _Refused(err.format_message())
 
 
+#: click's "no arguments given: here is the help" (click >= 8.2; earlier versions print
+#: it themselves): shown whole, as click shows it, not squeezed onto one error line.
+_NO_ARGS = getattr(click.exceptions, "NoArgsIsHelpError", None)
+_HELP_ERRORS: tuple[type[Exception], ...] = () if _NO_ARGS is None else (_NO_ARGS,)
+
+
 class _Group(click.Group):
     """A group whose commands all get `handle_errors`, so commands added later
     (in other modules) cannot forget it, and whose click errors are one line. Its
@@ -241,13 +247,15 @@ class _Group(click.Group):
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:
             return super().make_context(*args, **kwargs)
+        except _HELP_ERRORS:
+            raise
         except click.ClickException as err:
             raise _one_line(err) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return handle_errors(super().invoke)(ctx)
-        except _Refused:
+        except (_Refused, *_HELP_ERRORS):
             raise
         except click.ClickException as err:
             raise _one_line(err) from None
@@ -275,6 +283,8 @@ def _check_output(
     (writing it would destroy it) unless `force`. Records it for the line after Ctrl-C."""
     import os
 
+    if not output:
+        raise click.UsageError(f"{option} '': an empty path (give a file name, or - for stdout)")
     folder = os.path.dirname(os.path.realpath(output))
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise click.UsageError(f"{output}: {folder} is a file, not a folder")
@@ -305,9 +315,13 @@ def _check_templates(value: str, option: str, family: str) -> None:
     from .templates import parse_templates, resolve_templates
 
     try:
-        parse_templates(resolve_templates(value), family, max_atoms=1000)
+        parsed = parse_templates(resolve_templates(value), family, max_atoms=1000)
     except (DepfsError, ValueError, OSError) as e:
         raise click.UsageError(f"{option} {value.splitlines()[0]!r}: {e}") from None
+    if not parsed:
+        raise click.UsageError(
+            f"{option} {value.splitlines()[0]!r}: no template in it (only comments or blank lines)"
+        )
 
 
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
@@ -377,7 +391,7 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
 )
 @click.option(
     "--max-bits",
-    type=click.IntRange(4, 30),
+    type=click.IntRange(6, 30),
     default=18,
     show_default=True,
     help="Graph parser: largest weight block, 2**bits rows.",
@@ -463,7 +477,9 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "cluster). docs/usage.md: how to get one.",
 )
 @click.option(
-    "--force", is_flag=True, help="Allow an --out path that is --train, --dev or --tagger."
+    "--force",
+    is_flag=True,
+    help="Allow an --out path that is --train, --dev, --tagger or --clusters.",
 )
 @seed_option
 @click.pass_context
@@ -975,6 +991,11 @@ def parse(
             )
         if not os.path.isdir(out_dir):
             raise click.UsageError(f"--out-dir {out_dir}: no such folder")
+        for inp in inputs:  # all of them before the first is parsed and written
+            if not os.path.exists(inp):
+                raise click.UsageError(f"{inp}: no such file (nothing was parsed)")
+            if os.path.isdir(inp):
+                raise click.UsageError(f"{inp}: a folder, not an input file")
         from .pipeline import is_stream
 
         for inp in inputs:
@@ -1037,6 +1058,7 @@ def parse(
             input_format,
             tokenizer,
             batch_size,
+            output,
             threads=threads,
             allow_missing_tags=allow_missing_tags,
             scores=scores,
@@ -1075,20 +1097,30 @@ def _input_format(path: str, input_format: str | None, tokenizer: str | None) ->
 
 
 def _stdin(
-    model: Any, input_format: str | None, tokenizer: str | None, batch_size: int, **kw: Any
+    model: Any,
+    input_format: str | None,
+    tokenizer: str | None,
+    batch_size: int,
+    output: str | None,
+    **kw: Any,
 ) -> Any:
-    """Parses (or tags) stdin to stdout as it comes, `batch_size` sentences at a time: its
-    format given or detected (and said)."""
-    from .pipeline import detected_note, parse_stream, stream_batches
+    """Parses (or tags) stdin as it comes, `batch_size` sentences at a time, to `output`
+    (written atomically, as a file input's parse) or stdout (None): its format given or
+    detected (and said)."""
+    import contextlib
+
+    from .pipeline import _output_stream, detected_note, parse_stream, stream_batches
 
     batches, fmt = stream_batches(
         sys.stdin.buffer, input_format, tokenizer=tokenizer, batch_size=batch_size
     )
     if input_format is None and tokenizer is None and fmt != "conllu":
         click.echo(f"depfs: note: <stdin>: {detected_note(fmt)}", err=True)
-    return parse_stream(
-        model, batches, _stdout(), input_format=fmt, on_note=_note_now("<stdin>"), **kw
-    )
+    with contextlib.ExitStack() as stack:
+        out = _stdout() if output is None else stack.enter_context(_output_stream(output))
+        return parse_stream(
+            model, batches, out, input_format=fmt, on_note=_note_now("<stdin>"), **kw
+        )
 
 
 @main.command()
@@ -1170,7 +1202,13 @@ def tag(
         )
     else:
         done = _stdin(
-            tagger, input_format, tokenizer, batch_size, threads=threads, knobs={"margin": margin}
+            tagger,
+            input_format,
+            tokenizer,
+            batch_size,
+            output,
+            threads=threads,
+            knobs={"margin": margin},
         )
     for note in done.notes:  # as depfs parse says them
         click.echo(f"depfs: note: {note}", err=True)
@@ -1219,7 +1257,8 @@ def jackknife(
     """Write --train with UPOS, XPOS, FEATS and LEMMA predicted by jackknifing: fold k of
     --folds is tagged by a tagger trained on the other folds, so a parser trained on the
     output sees the tags it will see at parse time (Strubell et al. 2015: 10 folds).
-    Other columns and comments are kept byte for byte."""
+    Other columns and comments are kept as they are (the file is written with LF line
+    ends and without a byte-order mark)."""
     import gzip
     import os
 
@@ -1481,7 +1520,7 @@ def eval_command(gold: str, system: str, as_json: bool, full_labels: bool) -> No
             err=True,
         )
     if as_json:
-        click.echo(json.dumps(d))
+        _echo_json(d)
         return
 
     def cell(v: float | int | None, width: int) -> str:
@@ -1506,6 +1545,22 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 2**10:.1f} KiB"
 
 
+def _echo_json(d: Any) -> None:
+    """`d` as one line of standard JSON: a float that is not finite (a NaN a model's
+    training information may hold) becomes the string "nan", "inf" or "-inf"."""
+
+    def safe(x: Any) -> Any:
+        if isinstance(x, float) and not math.isfinite(x):
+            return str(x)
+        if isinstance(x, dict):
+            return {k: safe(v) for k, v in x.items()}
+        if isinstance(x, (list, tuple)):
+            return [safe(v) for v in x]
+        return x
+
+    click.echo(json.dumps(safe(d), allow_nan=False))
+
+
 @main.command("info")
 @click.argument("model", type=click.Path(dir_okay=False))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
@@ -1515,7 +1570,7 @@ def info_command(model: str, as_json: bool) -> None:
 
     d = model_info(model)
     if as_json:
-        click.echo(json.dumps(d))
+        _echo_json(d)
         return
     t = d["training"]
     click.echo(
@@ -1626,7 +1681,7 @@ def stats_command(file: str, as_json: bool) -> None:
 
     st = stats(_read_arg(file, multiple_roots=True))
     if as_json:
-        click.echo(json.dumps(st.as_dict()))
+        _echo_json(st.as_dict())
         return
     several = st.multiroot_sentences
     sentences = "sentence" if several == 1 else "sentences"

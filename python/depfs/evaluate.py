@@ -158,16 +158,20 @@ class Scores:
         return out
 
 
-def evaluate(gold: TreebankLike, system: TreebankLike, full_labels: bool = False) -> Scores:
+def evaluate(
+    gold: TreebankLike, system: TreebankLike, full_labels: bool = False, *, tags_only: bool = False
+) -> Scores:
     """Scores `system` against `gold` (both on the same words and the same sentences).
 
     LAS compares the universal part of DEPREL (before ``:``) unless `full_labels`.
     Multiword-token ranges and empty nodes are not scored; punctuation (gold UPOS
     ``PUNCT``) is left out of the ``*_nopunct`` scores. Raises
     `depfs.errors.AlignmentError` naming the first place where the words diverge, and
-    ValueError for a gold word without HEAD or DEPREL or a system word without HEAD.
+    ValueError for a gold word without HEAD or DEPREL or a system word without HEAD,
+    unless `tags_only`: only the tag columns are scored (the tree scores are 0), as a
+    tagger's dev set is, which may have no trees.
     """
-    counts = _core.evaluate_counts(as_treebank(gold), as_treebank(system), full_labels)
+    counts = _core.evaluate_counts(as_treebank(gold), as_treebank(system), full_labels, tags_only)
     return Scores(**counts)
 
 

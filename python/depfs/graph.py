@@ -141,16 +141,21 @@ class GraphParser(TrainableModel):
             )
         for name, minimum in (("max_bits", 6), ("min_bits", 6), ("max_atoms", 1)):
             check_count(getattr(self, name), name, minimum)  # (mira_c: checked by the core)
-        arc_text = self._arc_text()
-        if not any(
-            line.strip() and not line.lstrip().startswith("#") for line in arc_text.splitlines()
-        ):
-            raise ValueError("arc_templates: the template set is empty")
+        arc_text, sibling_text = self._arc_text(), self._sibling_text()
+        labeler_text = resolve_templates(self.labeler_templates)
+        sets = {"arc_templates": arc_text, "labeler_templates": labeler_text}
+        if self.order == 2:  # (first order reads no sibling template)
+            sets["sibling_templates"] = sibling_text
+        for name, text in sets.items():
+            if not any(
+                line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()
+            ):
+                raise ValueError(f"{name}: the template set is empty (only comments or blanks)")
         return _core.GraphTrainer(
             train,
             arc_text,
-            self._sibling_text(),
-            resolve_templates(self.labeler_templates),
+            sibling_text,
+            labeler_text,
             order=self.order,
             decoder=self.decoder,
             seed=self.random_state,

@@ -119,7 +119,7 @@ def detect_input(path: str) -> str:
                 head.append(line)
     except GZIP_ERRORS as e:
         raise FormatError(gzip_message(path, len(head), e)) from None
-    return detect_format(line.decode("utf-8", "replace") for line in head)
+    return detect_format((line.decode("utf-8", "replace") for line in head), path)
 
 
 def input_batches(
@@ -196,15 +196,17 @@ def stream_batches(
     batch_size: int = 5000,
 ) -> tuple[Iterator[Any], str]:
     """As :func:`input_batches`, from a binary stream (stdin) read as it comes: memory
-    holds one batch, not the whole input. The format is detected on the first lines."""
-    from .text import DETECT_LINES, FORMATS, detect_format, text_batches
+    holds one batch, not the whole input; gzip data is gunzipped. The format is detected
+    on the first lines."""
+    from .text import DETECT_LINES, FORMATS, detect_format, stream_lines, text_batches
 
-    head = list(itertools.islice(stream, DETECT_LINES))
-    lines = itertools.chain(head, stream)  # the lines read for detection, then the rest
+    rest = stream_lines(stream, name)
+    head = list(itertools.islice(rest, DETECT_LINES))
+    lines = itertools.chain(head, rest)  # the lines read for detection, then the rest
     if tokenizer is not None:
         fmt = "raw text"
     else:
-        fmt = input_format or detect_format(x.decode("utf-8", "replace") for x in head)
+        fmt = input_format or detect_format((x.decode("utf-8", "replace") for x in head), name)
         if fmt not in FORMATS:
             raise ValueError(f"unknown input format {fmt!r} (known: {', '.join(FORMATS)})")
     if fmt == "conllu":
@@ -421,6 +423,7 @@ def parse_stream(
     on_batch: Callable[[int], None] | None = None,
     own_tags: bool | None = None,
     on_note: Callable[[str], None] | None = None,
+    first_sentence: int = 0,
 ) -> Parsed:
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
     `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. `knobs` are the
@@ -430,9 +433,11 @@ def parse_stream(
     takes `knobs`). A parser with a tagger
     inside (``tagger_``) tags the input first when its first batch leaves the parser's
     tag columns empty (`own_tags`: when the caller has decided it already, for a chunk
-    of a file). The input's columns are checked on the first batch only (see
-    :data:`CHECK_SENTENCES`). `input_format` other than ``conllu`` (text with words
-    only) changes what the refusal of untagged input says. `on_batch` sees the words of
+    of a file). Every batch's columns are checked (:func:`depfs.base.check_columns`;
+    the first batch holds at least :data:`CHECK_SENTENCES` sentences; a message counts
+    `first_sentence` sentences before them, those of a file's earlier chunks).
+    `input_format` other than ``conllu`` (text with words only) changes what the
+    refusal of untagged input says. `on_batch` sees the words of
     each batch once written (a progress bar). A batch may come with its input text (a
     pair, see :func:`input_batches`): when only HEAD and DEPREL change (no tagger, no
     margins in MISC), its parse is then written by copying the input around those two
@@ -453,15 +458,16 @@ def parse_stream(
         kw["tag"] = False  # decided below, once per input
     workers = check_threads(threads) or os.cpu_count() or 1
 
-    def work(tb: Any, threads: int, allow_missing_tags: bool, tagger: Any) -> Any:
-        """One batch tagged (with `tagger`) and parsed."""
+    def work(tb: Any, threads: int, tagger: Any, first_sentence: int) -> Any:
+        """One batch tagged (with `tagger`), its columns checked (`first_sentence`: the
+        input's sentences before it, for the message) and parsed."""
         _PARSING.now = True
         try:
             if tagger is not None:
                 tb = tagger.tag(tb, threads)
-                if not allow_missing_tags:
-                    check_columns(model.model_, tb, False, tagger)
-            return model.parse(tb, threads=threads, allow_missing_tags=allow_missing_tags, **kw)
+            if not allow_missing_tags:
+                check_columns(model.model_, tb, False, tagger, first_sentence)
+            return model.parse(tb, threads=threads, allow_missing_tags=True, **kw)
         finally:
             _PARSING.now = False
 
@@ -479,6 +485,7 @@ def parse_stream(
         io_.write(parsed, None if tagger is not None or scores else text)
 
     io_ = _Overlapped(out, on_batch, workers)
+    read = first_sentence  # sentences read
     parsing: collections.deque[tuple[cf.Future[Any], Any]] = collections.deque()
     try:
         with _parse_notes(on_note, done.notes):
@@ -499,13 +506,17 @@ def parse_stream(
                         tagger = own
                     elif own_tags:
                         tagger = own
-                # The input's columns are checked on the first batch only.
-                parsing.append((io_.parse(work, tb, workers, allow_missing_tags, tagger), text))
-                allow_missing_tags = True
+                # Every batch's columns are checked: a file may be tagged in part.
+                parsing.append((io_.parse(work, tb, workers, tagger, read), text))
+                read += len(tb)
                 if len(parsing) >= io_.at_once:
                     written(parsing.popleft())
             while parsing:
                 written(parsing.popleft())
+            if read == 0:  # as a CoNLL-U file's reader says, for stdin and text too
+                from .errors import FormatError
+
+                raise FormatError(f"{source}: empty input: no sentence found")
             io_.finish()
     finally:
         io_.close()
@@ -626,13 +637,15 @@ def parse_file(
 @dataclass(frozen=True)
 class Chunk:
     """Whole sentences of a CoNLL-U file: bytes `start` to `end`, the first of them on
-    line `first_line`; chunk `index` 0 is the file's first `sentences` sentences."""
+    line `first_line` and the file's sentence `before` + 1; chunk `index` 0 is the
+    file's first `sentences` sentences."""
 
     index: int
     start: int
     end: int
     first_line: int
     sentences: int
+    before: int = 0
 
 
 def conllu_chunks(path: str, sentences: int) -> list[Chunk]:
@@ -643,13 +656,13 @@ def conllu_chunks(path: str, sentences: int) -> list[Chunk]:
     last one (:func:`sentence_groups`). A file of at most `sentences` sentences is one
     chunk."""
     chunks: list[Chunk] = []
-    start = 0
+    start = before = 0
     with open(path, "rb") as f:
         for _, nbytes, first_line, count in sentence_groups(f, sentences, sentences, keep=False):
-            chunks.append(Chunk(len(chunks), start, start + nbytes, first_line, count))
+            chunks.append(Chunk(len(chunks), start, start + nbytes, first_line, count, before))
             start += nbytes
+            before += count
     return chunks or [Chunk(0, 0, 0, 1, 0)]
-    return chunks
 
 
 def parse_chunk(
@@ -688,7 +701,14 @@ def parse_chunk(
         data = f.read(chunk.end - chunk.start)
     tb = _from_bytes_at(data, input_path, chunk.first_line)
     done = parse_stream(
-        model, [tb], out, allow_missing_tags=True, tagger=tagger, own_tags=own_tags, **kw
+        model,
+        [tb],
+        out,
+        allow_missing_tags=allow_missing_tags,
+        tagger=tagger,
+        own_tags=own_tags,
+        first_sentence=chunk.before,
+        **kw,
     )
     return done, out.getvalue()
 

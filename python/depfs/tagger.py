@@ -279,7 +279,7 @@ class Tagger(TrainableModel):
 
         presets = model.margin_presets
         margin = None if presets is None else presets["train"]
-        scores = evaluate(dev, model.tag(dev, 1, margin))
+        scores = evaluate(dev, model.tag(dev, 1, margin), tags_only=True)  # (no tree needed)
         row = {
             _DEV_KEYS[c]: getattr(scores, _DEV_KEYS[c][4:]) for c in model.columns if c in _DEV_KEYS
         }

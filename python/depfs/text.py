@@ -46,6 +46,14 @@ FORMATS = ("conllu", "horizontal", "vertical")
 DETECT_LINES = 200
 
 _CONLLU_ID = re.compile(r"[0-9]+([-.][0-9]+)?\t")
+_CONLLU_COMMENT = re.compile(r"#\s*(sent_id|text)\s*=")
+
+#: Tabs that make a line a CoNLL-U word line whatever its ID (a word line has 9; text
+#: given as words has none, or a stray one).
+CONLLU_TABS = 5
+
+#: The first bytes of a depfs model file (as text).
+MODEL_MAGIC = "DEPFSMDL"
 _SPACES = re.compile(r"[ \t]+")
 
 
@@ -61,23 +69,31 @@ class Word:
     misc: str = "_"
 
 
-def detect_format(lines: Iterable[str]) -> str:
-    """``"conllu"``, ``"horizontal"`` or ``"vertical"`` from the first lines of an input.
+def detect_format(lines: Iterable[str], name: str = "<input>") -> str:
+    """``"conllu"``, ``"horizontal"`` or ``"vertical"`` from the first lines of an input
+    (`name` names it in an error).
 
-    CoNLL-U: the first line that is not a ``#`` comment starts with a word ID and a tab
-    (a malformed CoNLL-U file is still read as CoNLL-U, whose reader says what is
-    wrong). Otherwise horizontal when a line holds a space between two tokens, else
-    vertical. Empty input is CoNLL-U (no sentences)."""
+    CoNLL-U when the first line that is not a ``#`` comment starts with a word ID and a
+    tab, or holds at least :data:`CONLLU_TABS` tabs, or follows a ``# sent_id =`` or
+    ``# text =`` comment: a malformed CoNLL-U file is still read as CoNLL-U, whose reader
+    says what is wrong (text with a typo in an ID, or with spaces for tabs, is not parsed
+    as words). Otherwise horizontal when a line holds a space between two tokens, else
+    vertical. Empty input is CoNLL-U (no sentences). A depfs model file is refused."""
     first = True
     has_space = False
+    conllu_comment = False
     for n, line in enumerate(lines):
         if n >= DETECT_LINES:
             break
         line = line.rstrip("\r\n")
         if n == 0:
+            if line.startswith(MODEL_MAGIC):
+                raise FormatError(f"{name}: a depfs model file, not a treebank or text")
             line = line.removeprefix("\ufeff")  # a byte-order mark is not text
-        if first and line.strip() and not line.startswith("#"):
-            if _CONLLU_ID.match(line):
+        if first and line.startswith("#"):
+            conllu_comment |= bool(_CONLLU_COMMENT.match(line))
+        elif first and line.strip():
+            if conllu_comment or _CONLLU_ID.match(line) or line.count("\t") >= CONLLU_TABS:
                 return "conllu"
             first = False
         if _SPACES.search(line.strip(" \t")):
@@ -193,6 +209,27 @@ def _open(path: str | os.PathLike[str]) -> BinaryIO:
     return f
 
 
+def stream_lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
+    """The lines of a binary stream read as it comes (stdin), gunzipped when it starts
+    with the gzip magic bytes (peeked: nothing is lost); damaged gzip data is an error
+    naming `name` and the line."""
+    if not hasattr(stream, "peek"):  # (a BytesIO: Python's own stdin has it)
+        stream = io.BufferedReader(stream)  # type: ignore[type-var]
+    if stream.peek(2)[:2] != b"\x1f\x8b":  # type: ignore[attr-defined]
+        return iter(stream)
+    return _gzip_lines(gzip.GzipFile(fileobj=stream, mode="rb"), name)
+
+
+def _gzip_lines(f: gzip.GzipFile, name: str) -> Iterator[bytes]:
+    n = 0  # the lines read before an error
+    try:
+        for line in f:
+            yield line
+            n += 1
+    except GZIP_ERRORS as e:
+        raise FormatError(gzip_message(name, n, e)) from None
+
+
 class _Gunzipped(gzip.GzipFile):
     """A gzip stream over an open file that closes the file with it."""
 
@@ -253,7 +290,7 @@ def text_to_treebank(
     if isinstance(tokenizer, str):
         tokenizer = SpacyTokenizer.from_spec(tokenizer)
     if format is None and tokenizer is None:
-        format = detect_format(io.TextIOWrapper(io.BytesIO(data), errors="replace"))
+        format = detect_format(io.TextIOWrapper(io.BytesIO(data), errors="replace"), name)
     if format == "conllu" and tokenizer is None:
         return _core.Treebank.from_bytes(data, name=name)
     if format not in FORMATS and tokenizer is None:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..files import write_text_atomic
-from ..templates import Template, TemplateSet
+from ..templates import Template, TemplateSet, resolve_templates
 
 _SCORE = re.compile(r"^#\s*score\s+(\d+)\s+(\w+)\s+(\S+)\s*$")
 _SCORE_LIKE = re.compile(r"^#\s*score\b")
@@ -88,7 +88,7 @@ def read_order(
         shipped = ", ".join(template_sets())
         raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
     else:
-        text = Path(path).read_text(encoding="utf-8")
+        text = resolve_templates(Path(path))  # (a file not UTF-8: named, with its line)
     family = family or _header_family(text) or "arc"
     try:
         order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
@@ -179,7 +179,7 @@ def groups_text(
 
 def read_groups(path: str | os.PathLike[str], family: str = "arc") -> dict[int, list[TemplateSet]]:
     """The groups of a groups file by order (1, and 2 if it has ``# order 2``)."""
-    return parse_groups(Path(path).read_text(encoding="utf-8"), str(path), family)
+    return parse_groups(resolve_templates(Path(path)), str(path), family)
 
 
 def parse_groups(

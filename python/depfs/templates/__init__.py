@@ -47,6 +47,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import overload
 
 from .. import _core
@@ -180,8 +181,8 @@ class TemplateSet(Sequence[Template]):
                 f"no template set or file {os.fspath(name_or_path)!r} "
                 f"(shipped: {', '.join(template_sets())})"
             )
-        with open(name_or_path, encoding="utf-8") as f:
-            return cls.parse(f.read(), family or "arc")
+        # (resolve_templates: a file that is not UTF-8 is named, with its line)
+        return cls.parse(resolve_templates(Path(name_or_path)), family or "arc")
 
     @property
     def family(self) -> str:
@@ -300,6 +301,8 @@ def resolve_templates(
             raise IsADirectoryError(f"{os.fspath(spec)}: a folder, not a template file")
         with open(spec, "rb") as f:
             data = f.read()
+        if data.startswith(b"DEPFSMDL"):
+            raise ValueError(f"{os.fspath(spec)}: a depfs model file, not a template file")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as e:

@@ -26,6 +26,9 @@ use crate::treebank::{Treebank, Vocab, NO_HEAD};
 pub struct EvalOptions {
     /// Compare whole DEPREL values (`nsubj:pass` ≠ `nsubj`) instead of the universal part.
     pub full_labels: bool,
+    /// Score the tag columns only: HEAD and DEPREL may be `_` on either side (a tagger's
+    /// dev set, a corpus without trees); the tree scores are then 0.
+    pub tags_only: bool,
 }
 
 /// Correct-word counts; percentages are derived from them.
@@ -239,18 +242,20 @@ pub fn evaluate(gold: &Treebank, system: &Treebank, opts: EvalOptions) -> Result
         // O(words of the sentence)
         for (i, (g, sys)) in gr.zip(sr).enumerate() {
             let g_head = gold.words.head[g];
-            if g_head == NO_HEAD {
+            let trees = !opts.tags_only; // (else the tree counts stay 0)
+            if trees && g_head == NO_HEAD {
                 return Err(lacks("gold", i, "HEAD"));
             }
-            if gold.words.deprel[g] == 0 {
+            if trees && gold.words.deprel[g] == 0 {
                 return Err(lacks("gold", i, "DEPREL"));
             }
-            if system.words.head[sys] == NO_HEAD {
+            if trees && system.words.head[sys] == NO_HEAD {
                 return Err(lacks("system", i, "HEAD (it is not a parse)"));
             }
-            let head_ok = g_head == system.words.head[sys];
-            let label_ok =
-                gold_label[gold.words.deprel[g] as usize] == system_label[system.words.deprel[sys] as usize];
+            let head_ok = trees && g_head == system.words.head[sys];
+            let label_ok = trees
+                && gold_label[gold.words.deprel[g] as usize]
+                    == system_label[system.words.deprel[sys] as usize];
             let is_punct = punct == Some(gold.words.upos[g]);
             sc.words += 1;
             sc.uas_correct += head_ok as usize;
@@ -410,7 +415,7 @@ mod tests {
         assert_eq!(sc.label_acc_nopunct(), 100.0);
 
         // Full labels: nsubj:pass vs nsubj is now wrong.
-        let full = evaluate(&gold, &system, EvalOptions { full_labels: true }).unwrap();
+        let full = evaluate(&gold, &system, EvalOptions { full_labels: true, ..Default::default() }).unwrap();
         assert_eq!((full.las_correct, full.label_correct), (1, 2));
         assert_eq!((full.las_correct_nopunct, full.label_correct_nopunct), (1, 2));
     }
@@ -470,7 +475,7 @@ mod tests {
         system.push_sentence(&[w("a", "X", 0, "root"), w("b", "X", 1, "dep:y")], vec![]);
         let sc = evaluate(&gold, &system, EvalOptions::default()).unwrap();
         assert_eq!((sc.uas_correct, sc.las_correct), (2, 2));
-        let full = evaluate(&gold, &system, EvalOptions { full_labels: true }).unwrap();
+        let full = evaluate(&gold, &system, EvalOptions { full_labels: true, ..Default::default() }).unwrap();
         assert_eq!(full.las_correct, 1);
     }
 
@@ -500,6 +505,12 @@ mod tests {
         let gold = one(&[w("a", "X", NO_HEAD, "root")], "s");
         let err = evaluate(&gold, &gold, EvalOptions::default()).unwrap_err();
         assert!(err.to_string().contains("word 1 (\"a\") has no HEAD"), "{err}");
+        // Tags only: no tree needed on either side, the tree scores 0.
+        let system = one(&[w("a", "Y", NO_HEAD, "_")], "s");
+        let tags = EvalOptions { tags_only: true, ..Default::default() };
+        let sc = evaluate(&gold, &system, tags).unwrap();
+        assert_eq!((sc.words, sc.upos_correct, sc.uas_correct, sc.label_correct), (1, 0, 0, 0));
+        assert_eq!(evaluate(&gold, &gold, tags).unwrap().upos_correct, 1);
     }
 
     #[test]

@@ -12,14 +12,15 @@ use crate::treebank::PyTreebank;
 
 /// Correct-word counts of `system` against `gold` (same words, FORM by FORM).
 #[pyfunction]
-#[pyo3(signature = (gold, system, full_labels = false))]
+#[pyo3(signature = (gold, system, full_labels = false, tags_only = false))]
 fn evaluate_counts<'py>(
     py: Python<'py>,
     gold: PyRef<'py, PyTreebank>,
     system: PyRef<'py, PyTreebank>,
     full_labels: bool,
+    tags_only: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let sc = evaluate(&gold.inner, &system.inner, EvalOptions { full_labels }).py_err(py)?;
+    let sc = evaluate(&gold.inner, &system.inner, EvalOptions { full_labels, tags_only }).py_err(py)?;
     let d = PyDict::new(py);
     d.set_item("words", sc.words)?;
     d.set_item("words_nopunct", sc.words_nopunct)?;

@@ -655,9 +655,13 @@ impl PyGraphTrainer {
         let update = match update {
             "perceptron" => Update::Perceptron,
             "mira" if mira_c > 0.0 => Update::Mira { c: mira_c },
+            "mira" => {
+                return Err(Error::InvalidArgument(format!("mira_c must be a number > 0, got {mira_c}")))
+                    .py_err(py)
+            }
             _ => {
                 return Err(Error::InvalidArgument(format!(
-                    "update must be \"perceptron\" or \"mira\" (with mira_c > 0), got {update:?}"
+                    "update must be \"perceptron\" or \"mira\", got {update:?}"
                 )))
                 .py_err(py)
             }

@@ -251,6 +251,11 @@ impl PyTreebank {
         depfs_core::io::model::filled_columns(&self.inner)
     }
 
+    /// The sentences (indices) none of whose words has a UPOS (`_` on every word).
+    fn untagged_sentences(&self) -> Vec<usize> {
+        depfs_core::io::model::untagged_sentences(&self.inner)
+    }
+
     /// The strings of a column's vocabulary, indexed by the ids of `Sentence.*_ids`
     /// (id 0 is `_`). Columns: form, lemma, upos, xpos, feats, deprel, deps, misc.
     fn vocab(&self, column: &str) -> PyResult<Vec<String>> {

@@ -483,6 +483,9 @@ impl<R: BufRead> Batches<R> {
                 self.eof = got == 0;
                 continue;
             }
+            if self.line_no == 0 && buf[pos..].starts_with(crate::io::model::MAGIC) {
+                return Err(Error::format(name, 1, "a depfs model file, not a CoNLL-U treebank"));
+            }
             // The complete lines of buf[pos..end] are checked as UTF-8 at once; the lines
             // before an invalid byte are read before the error is reported on its line.
             let (valid, bad) = match std::str::from_utf8(&buf[pos..end]) {
@@ -707,7 +710,7 @@ impl Reader<'_> {
             None => {
                 return Err(self.err(
                     line_no,
-                    format!("ID {id:?} is not an integer, a range `3-4` or an empty node `5.1`"),
+                    format!("ID {} is not an integer, a range `3-4` or an empty node `5.1`", shown(id)),
                 ))
             }
             Some(v) if v != expected => {
@@ -720,7 +723,9 @@ impl Reader<'_> {
             "_" => return Err(self.err(line_no, "HEAD is `_` (blank heads are not allowed here)")),
             h => match parse_index(h) {
                 Some(v) => v as i32,
-                None => return Err(self.err(line_no, format!("HEAD {h:?} is not a non-negative integer"))),
+                None => {
+                    return Err(self.err(line_no, format!("HEAD {} is not a non-negative integer", shown(h))))
+                }
             },
         };
         if !self.opts.allow_blank_heads && col(DEPREL) == "_" {
@@ -757,9 +762,13 @@ impl Reader<'_> {
     fn multiword_line(&mut self, first: &str, last: &str, line: &str, line_no: usize) -> Result<()> {
         let next = self.cur.n_words() + 1;
         let (Some(a), Some(b)) = (parse_index(first), parse_index(last)) else {
-            return Err(
-                self.err(line_no, format!("multiword token ID {first}-{last} is not a range of integers"))
-            );
+            return Err(self.err(
+                line_no,
+                format!(
+                    "multiword token ID {} is not a range of integers",
+                    shown(&format!("{first}-{last}"))
+                ),
+            ));
         };
         if a != next {
             return Err(self.err(
@@ -786,7 +795,10 @@ impl Reader<'_> {
     fn empty_node_line(&mut self, after: &str, minor: &str, line: &str, line_no: usize) -> Result<()> {
         let words = self.cur.n_words();
         let (Some(a), Some(m)) = (parse_index(after), parse_index(minor)) else {
-            return Err(self.err(line_no, format!("empty node ID {after}.{minor} is not of the form 5.1")));
+            return Err(self.err(
+                line_no,
+                format!("empty node ID {} is not of the form 5.1", shown(&format!("{after}.{minor}"))),
+            ));
         };
         if a != words {
             return Err(
@@ -1024,6 +1036,18 @@ pub fn write_path(tb: &Treebank, path: impl AsRef<Path>) -> Result<()> {
     })
 }
 
+/// A value from the input as an error message shows it: quoted, and cut after
+/// [`SHOWN_CHARS`] characters (a 1 MB field made a 1 MB message).
+fn shown(value: &str) -> String {
+    match value.char_indices().nth(SHOWN_CHARS) {
+        None => format!("{value:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &value[..cut], value.len()),
+    }
+}
+
+/// Characters of an input value a message shows.
+const SHOWN_CHARS: usize = 40;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1241,6 +1265,10 @@ mod tests {
         let (line, msg) = err_of(&sent(&["0", "-1"]), &opts());
         assert_eq!(line, 2);
         assert!(msg.contains("HEAD \"-1\" is not a non-negative integer"), "{msg}");
+        // A huge value is cut in the message (it was repeated whole: 1 MB).
+        let (_, msg) = err_of(&sent(&["0", &"9x".repeat(500_000)]), &opts());
+        assert!(msg.contains("HEAD \"9x9x9x") && msg.contains("… (1000000 bytes) is not"), "{msg}");
+        assert!(msg.len() < 200, "{}", msg.len());
         let (line, msg) = err_of(&sent(&["0", "3", "4", "2"]), &opts());
         assert_eq!(line, 2);
         assert!(msg.contains("cycle: words"), "{msg}");
@@ -1489,6 +1517,17 @@ mod tests {
         let mut tabs = [0; N_COLUMNS];
         let (lf, n) = scan_line(b, from, &mut tabs);
         (lf, tabs[..n.min(N_COLUMNS)].to_vec())
+    }
+
+    #[test]
+    fn a_model_file_is_refused_as_one() {
+        let mut model = crate::io::model::MAGIC.to_vec();
+        model.extend_from_slice(b"\x05\x00\x00\x00\x09\x00\x00\x00arc-eager\n1\tx");
+        let err = read_bytes(&model, "m.depfs", &ReadOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("m.depfs:1: a depfs model file, not a CoNLL-U treebank"), "{err}");
+        // Only at the start: a word spelt so further on is a word.
+        let tb = read_str("1\tDEPFSMDL\t_\t_\t_\t_\t0\troot\t_\t_\n\n", &ReadOptions::default());
+        assert_eq!(tb.unwrap().n_words(), 1);
     }
 
     #[test]

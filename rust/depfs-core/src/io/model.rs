@@ -22,7 +22,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
-const MAGIC: &[u8; 8] = b"DEPFSMDL";
+/// The first bytes of every model file (a CoNLL-U reader refuses a file that starts so).
+pub(crate) const MAGIC: &[u8; 8] = b"DEPFSMDL";
 /// The container version this build writes (5: training information beside the model;
 /// 4: one tagged [`Model`] with its input columns; 3: arc-eager label rows per arc
 /// direction; 2: 8-bit weights and template-free partial hashes).
@@ -212,6 +213,19 @@ pub fn filled_columns(tb: &Treebank) -> Vec<String> {
     .filter(|&(_, empty)| 2 * empty < w.form.len().max(1))
     .map(|(c, _)| c.to_string())
     .collect()
+}
+
+/// The sentences of `tb` (indices) none of whose words has a UPOS: untagged sentences,
+/// which the share of [`filled_columns`] misses when the rest of the input is tagged (in
+/// UD every word has a UPOS; `_` is none). O(words).
+pub fn untagged_sentences(tb: &Treebank) -> Vec<usize> {
+    // Id 0 is `_` in every vocabulary.
+    tb.sentences
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| m.len > 0 && tb.words.upos[m.range()].iter().all(|&u| u == 0))
+        .map(|(i, _)| i)
+        .collect()
 }
 
 /// The columns a model needs at parse time: read by its templates and filled in the
