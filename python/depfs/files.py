@@ -25,6 +25,10 @@ from typing import BinaryIO
 
 from . import _core
 
+#: The first bytes of every depfs model file (`io::model::MAGIC` in the core): a model
+#: given where text is read is named as one.
+MODEL_MAGIC = b"DEPFSMDL"
+
 
 class _AtomicStream(io.RawIOBase):
     """A binary stream over ``_core.AtomicFile`` (for ``gzip``, ``savefig`` and the

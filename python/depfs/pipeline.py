@@ -513,7 +513,7 @@ def parse_stream(
                     written(parsing.popleft())
             while parsing:
                 written(parsing.popleft())
-            if read == 0:  # as a CoNLL-U file's reader says, for stdin and text too
+            if read == first_sentence:  # as a CoNLL-U file's reader says, for stdin and text too
                 from .errors import FormatError
 
                 raise FormatError(f"{source}: empty input: no sentence found")

@@ -30,6 +30,7 @@ from typing import Any, BinaryIO
 
 from . import _core
 from .errors import FormatError
+from .files import MODEL_MAGIC
 
 __all__ = [
     "FORMATS",
@@ -47,14 +48,11 @@ DETECT_LINES = 200
 
 _CONLLU_ID = re.compile(r"[0-9]+([-.][0-9]+)?\t")
 _CONLLU_COMMENT = re.compile(r"#\s*(sent_id|text)\s*=")
+_SPACES = re.compile(r"[ \t]+")
 
 #: Tabs that make a line a CoNLL-U word line whatever its ID (a word line has 9; text
 #: given as words has none, or a stray one).
 CONLLU_TABS = 5
-
-#: The first bytes of a depfs model file (as text).
-MODEL_MAGIC = "DEPFSMDL"
-_SPACES = re.compile(r"[ \t]+")
 
 
 @dataclass
@@ -87,7 +85,7 @@ def detect_format(lines: Iterable[str], name: str = "<input>") -> str:
             break
         line = line.rstrip("\r\n")
         if n == 0:
-            if line.startswith(MODEL_MAGIC):
+            if line.startswith(MODEL_MAGIC.decode()):
                 raise FormatError(f"{name}: a depfs model file, not a treebank or text")
             line = line.removeprefix("\ufeff")  # a byte-order mark is not text
         if first and line.startswith("#"):

@@ -299,9 +299,11 @@ def resolve_templates(
     ):
         if os.path.isdir(spec):
             raise IsADirectoryError(f"{os.fspath(spec)}: a folder, not a template file")
+        from ..files import MODEL_MAGIC
+
         with open(spec, "rb") as f:
             data = f.read()
-        if data.startswith(b"DEPFSMDL"):
+        if data.startswith(MODEL_MAGIC):
             raise ValueError(f"{os.fspath(spec)}: a depfs model file, not a template file")
         try:
             return data.decode("utf-8")
