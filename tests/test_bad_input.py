@@ -1075,6 +1075,13 @@ UNCLEAR = [
     (["parse", "{ae}"], b"", ["<stdin>: empty input: no sentence found"], []),
     (["parse", "{ae}", "--input", "horizontal", "{empty}"], None, ["empty input"], []),
     (["parse", "{ae}", "--input", "conllu"], b"\n\n", ["<stdin>: empty input"], []),
+    # click's own word for a word given as a number: "not a valid integer range".
+    (
+        ["parse", "{ae}", "{gold}", "--batch-size", "x"],
+        None,
+        ["'x' is not a valid integer"],
+        ["range"],
+    ),
     (["parse", "{ae}", "{tmp}/nope.conllu"], None, ["nope.conllu: No such file"], ["Errno", "'"]),
     (["parse", "{tmp}/nope.depfs", "{gold}"], None, ["nope.depfs: No such file"], ["Errno"]),
     (["info", "{tmp}/nope.depfs"], None, ["nope.depfs: No such file"], ["os error"]),

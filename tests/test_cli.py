@@ -629,3 +629,12 @@ def test_every_input_of_out_dir_is_checked_before_the_first_is_parsed(
         )
         assert res.exit_code == 2 and str(bad) in res.output, res.output
         assert list(out.iterdir()) == []  # the first input's output was written before
+
+
+def test_out_dir_names_the_output_that_is_an_input(tmp_path: Path, files: tuple[Path, Path]):
+    gold, _ = files
+    model = tmp_path / "m.depfs"
+    depfs.ArcEagerParser(AE_SET, epochs=1).fit(synthetic(20, seed=1)).save(model)
+    res = CliRunner().invoke(main, ["parse", str(model), str(gold), "--out-dir", str(gold.parent)])
+    assert res.exit_code == 2, res.output
+    assert f"--out-dir: its output {gold} is the input: it would be overwritten" in res.output

@@ -295,9 +295,11 @@ def _check_output(
         raise click.UsageError(f"{output}: the folder {folder} is not writable")
     for what, path in others.items():
         if path and os.path.exists(output) and os.path.samefile(output, path) and not force:
-            raise click.UsageError(
-                f"{option} {output} is {what}: it would be overwritten (--force to do so)"
+            # (--out-dir names a folder: the output in it is the file that collides)
+            which = (
+                f"{option}: its output {output}" if option == "--out-dir" else f"{option} {output}"
             )
+            raise click.UsageError(f"{which} is {what}: it would be overwritten (--force to do so)")
     _OUTPUTS[output] = _identity(output)
 
 

@@ -6,11 +6,19 @@ from typing import Any, Callable
 
 import click
 
+
+class _IntRange(click.IntRange):
+    """click's IntRange, whose refusal of a word says "not a valid integer" (click's
+    own says "not a valid integer range")."""
+
+    name = "integer"
+
+
 #: A seed: any value of an unsigned 64-bit integer.
-SEED = click.IntRange(0, 2**64 - 1)
+SEED = _IntRange(0, 2**64 - 1)
 
 
-class _Count(click.IntRange):
+class _Count(_IntRange):
     def _describe_range(self) -> str:
         return f"x>={self.min}"  # the 64-bit bound is not worth a line of help
 
