@@ -636,6 +636,9 @@ def test_select_groups_takes_a_shipped_orders_family_and_refuses_what_it_cannot_
         (["arc_eager_en_ewt", "--family", "arc"], "is config, not arc"),
         (["arc_eager_pt_bosque"], "it scores 40 of its 104"),  # a partial order
         (["first_order_en_ewt", "--k2", "3"], "--k2 cuts a second order file"),
+        # The other kind in a place: a groups file whose training then failed.
+        (["second_order_en_ewt"], "an order of sibling templates: give it as SECOND_PATH"),
+        (["first_order_en_ewt", "first_order_en_ewt"], "this one has first-order templates"),
     ]:
         res = runner.invoke(main, ["select", "groups", *args, "--k", "2", "--out", str(out)])
         assert res.exit_code == 2 and message in res.output, res.output

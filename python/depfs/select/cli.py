@@ -304,10 +304,24 @@ def groups_command(
     if k2 is not None and second_path is None:
         raise click.UsageError("--k2 cuts a second order file (SECOND_PATH): none was given")
 
-    def cut(path: str, k: int) -> list[list[Any]]:
+    def cut(path: str, k: int, sibling: bool = False) -> list[list[Any]]:
+        """`path`'s order in `k` groups (`sibling`: the second, of sibling templates)."""
         order, scores = read_order(path, family)
         if not order:
             raise click.UsageError(f"{path}: the order has no template")
+        # A graph order is first-order (arc) or second-order (sibling) templates: the
+        # other kind in a place fails only in the training that reads the groups file.
+        orders = {t.order for t in order.templates} if order.family == "arc" else set()
+        if not sibling and 2 in orders:
+            raise click.UsageError(
+                f"{path}: an order of sibling templates: give it as SECOND_PATH, after an "
+                "order of first-order templates"
+            )
+        if sibling and 1 in orders:
+            raise click.UsageError(
+                f"{path}: SECOND_PATH is the order of sibling templates; this one has "
+                "first-order templates"
+            )
         if len(scores) != len(order):
             raise click.UsageError(
                 f"{path}: needs a '# score' line after each template (it scores "
@@ -330,7 +344,7 @@ def groups_command(
     }
     _check_outputs([("--out", None if out_path == "-" else out_path)], inputs, force)
     first = cut(order_path, k)
-    second = cut(second_path, k2 or k) if second_path else []
+    second = cut(second_path, k2 or k, sibling=True) if second_path else []
     if out_path == "-":  # stdout, as -o - everywhere in depfs
         click.echo(groups_text(first, second), nl=False)
     else:
