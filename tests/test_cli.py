@@ -638,3 +638,15 @@ def test_out_dir_names_the_output_that_is_an_input(tmp_path: Path, files: tuple[
     res = CliRunner().invoke(main, ["parse", str(model), str(gold), "--out-dir", str(gold.parent)])
     assert res.exit_code == 2, res.output
     assert f"--out-dir: its output {gold} is the input: it would be overwritten" in res.output
+
+
+def test_a_numpy_seed_saves_the_same_bytes_and_a_tagger_checks_its_margin(tmp_path: Path):
+    import numpy as np
+
+    train = synthetic(30, seed=1)
+    a, b = tmp_path / "a.depfs", tmp_path / "b.depfs"
+    depfs.ArcEagerParser(AE_SET, epochs=1, random_state=7).fit(train).save(a)
+    depfs.ArcEagerParser(AE_SET, epochs=1, random_state=np.int64(7)).fit(train).save(b)
+    assert a.read_bytes() == b.read_bytes()  # the seed was recorded as 'np.int64(7)'
+    with pytest.raises(ValueError, match="train_margin must be a positive number"):
+        depfs.Tagger(epochs=1, train_margin=-1.0).fit(train)

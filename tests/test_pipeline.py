@@ -1229,3 +1229,61 @@ def test_gzipped_stdin_is_read_as_a_gzipped_file_is(files: dict[str, Path]) -> N
     res = CliRunner().invoke(main, ["tag", str(files["tagger"])], input=cut)
     assert res.exit_code == 2 and "<stdin>: read error after line" in res.output, res.output
     assert "damaged gzip data" in res.output and res.output.count("\n") == 1
+
+
+def test_whether_input_is_refused_does_not_depend_on_the_batch_size(
+    files: dict[str, Path], parser: ArcEagerParser, tmp_path: Path
+) -> None:
+    # A tagged sentence whose second word has no LEMMA or FEATS (en_ewt's `goeswith`
+    # pairs): alone in a batch, "empty on most words" refused it as untagged.
+    text = files["gold"].read_text().rstrip("\n").split("\n\n")
+    lines = text[3].split("\n")
+    words = [i for i, line in enumerate(lines) if line.split("\t")[0].isdigit()]
+    for i in words[len(words) // 2 :]:
+        cols = lines[i].split("\t")
+        cols[2], cols[5] = "_", "_"
+        lines[i] = "\t".join(cols)
+    text[3] = "\n".join(lines)
+    inp = tmp_path / "in.conllu"
+    inp.write_text("\n\n".join(text) + "\n\n")
+    lemmas = ArcEagerParser("lemma(QUEUE_0)\nupos(STACK_0)\nform(QUEUE_0)", epochs=1)
+    lemmas.fit(synthetic(100, seed=1)).save(tmp_path / "lemma.depfs")
+    assert lemmas.model_.input_columns == ["FORM", "LEMMA", "UPOS"]
+    alone = depfs.read_conllu(inp)[3:4]
+    assert len(lemmas.parse(alone)) == 1
+    outs = []
+    for size in ("1", "2", "5000"):
+        res = CliRunner().invoke(
+            main, ["parse", str(tmp_path / "lemma.depfs"), str(inp), "--batch-size", size]
+        )
+        assert res.exit_code == 0, (size, res.output)
+        outs.append(res.stdout)
+    assert outs[0] == outs[1] == outs[2]
+    # A sentence wholly untagged is still refused alone.
+    untagged = depfs.Treebank.from_string(blank(text[3] + "\n\n"))
+    with pytest.raises(MissingColumnsError):
+        lemmas.parse(untagged)
+
+
+def test_parse_and_tag_of_a_path_take_several_roots_as_depfs_parse_does(
+    files: dict[str, Path], parser: ArcEagerParser, tagger: Tagger, tmp_path: Path
+) -> None:
+    lines = files["gold"].read_text().split("\n")
+    first = next(  # a word of the first sentence that is not its root: now a second root
+        i for i, line in enumerate(lines) if line.split("\t")[6:7] not in ([], ["0"])
+    )
+    cols = lines[first].split("\t")
+    cols[6] = "0"
+    lines[first] = "\t".join(cols)
+    multi = tmp_path / "multi.conllu"
+    multi.write_text("\n".join(lines))
+    with pytest.raises(depfs.errors.FormatError, match="several roots"):
+        depfs.read_conllu(multi)  # (as gold: one root a sentence)
+    want = CliRunner().invoke(main, ["parse", str(files["parser"]), str(multi)]).stdout
+    assert parser.parse(str(multi)).to_string() == want
+    assert len(tagger.tag(multi)) == 60
+    # A tagger where a parser is expected takes a parser's keywords, not any.
+    with pytest.raises(TypeError):
+        tagger.parse(depfs.read_conllu(files["gold"]), bogus=1)
+    with pytest.raises(ValueError, match="scores=True"):
+        tagger.parse(depfs.read_conllu(files["gold"]), scores=True)

@@ -885,3 +885,22 @@ def test_select_groups_cuts_the_second_order_into_k2_groups(tmp_path: Path) -> N
     assert res.exit_code == 0, res.output
     groups = read_groups(out)
     assert ([len(g) for g in groups[1]], [len(g) for g in groups[2]]) == ([1, 3], [1, 2, 1])
+
+
+def test_ctrl_c_before_any_candidate_says_no_log_was_made(
+    data: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    # It said "every finished candidate is in O.jsonl", a file that did not exist.
+    import depfs.select.wrapper
+
+    def interrupted(*args: object, **kw: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(depfs.select.wrapper, "forward_wrapper", interrupted)
+    pool, out = tmp_path / "pool.txt", tmp_path / "order.txt"
+    pool.write_text(POOL + "\n")
+    args = ["select", "wrapper", "--pool", str(pool), "--train", data[0], "--dev", data[1]]
+    res = CliRunner().invoke(main, [*args, "--out", str(out), "--workers", "1"])
+    assert res.exit_code == 130, res.output
+    assert f"no candidate had finished ({out}.jsonl was not made)" in res.output, res.output
+    assert not out.exists()

@@ -409,7 +409,7 @@ class ArcEagerParser(TrainableModel):
         presets; ``"accurate"`` is its default), ``float("inf")`` for every template.
         An ordinary model parses with every template unless given a number."""
         model = self._model()
-        treebank = as_treebank(treebank, "treebank")
+        treebank = as_treebank(treebank, "treebank", to_parse=True)
         check_flag(allow_missing_tags, "allow_missing_tags")
         check_flag(scores, "scores")
         threads = check_threads(threads)
@@ -539,7 +539,7 @@ class Ensemble:
     ) -> _core.Treebank:
         """A copy of `treebank` with HEAD and DEPREL from the members' weighted vote
         (untagged input: see :meth:`ArcEagerParser.parse`)."""
-        treebank = as_treebank(treebank, "treebank")
+        treebank = as_treebank(treebank, "treebank", to_parse=True)
         check_columns(self.model_, treebank, check_flag(allow_missing_tags, "allow_missing_tags"))
         return self.model_.parse(treebank, check_threads(threads))
 

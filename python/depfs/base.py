@@ -61,16 +61,18 @@ def at_most_cores(n: int, option: str) -> int:
     return cores
 
 
-def as_treebank(value: Any, name: str, prepared: bool = False) -> Any:
+def as_treebank(value: Any, name: str, prepared: bool = False, to_parse: bool = False) -> Any:
     """The treebank an API entry was given as `name`: a Treebank itself, a path read as
-    CoNLL-U (``prepared``: a prepared TrainingSet too); anything else a TypeError naming
-    the argument (not an AttributeError deep inside, or a str read as a sequence)."""
+    CoNLL-U (``prepared``: a prepared TrainingSet too; ``to_parse``: input to parse or
+    tag, whose HEAD may root several words, as ``depfs parse`` reads it); anything else a
+    TypeError naming the argument (not an AttributeError deep inside, or a str read as a
+    sequence)."""
     if prepared and isinstance(value, _core.TrainingSet):
         return value
     from .evaluate import as_treebank as read
 
     try:
-        return read(value)
+        return read(value, multiple_roots=to_parse)
     except TypeError:
         what = "a depfs.Treebank, a TrainingSet" if prepared else "a depfs.Treebank"
         hint = (
@@ -310,7 +312,7 @@ class TrainableModel:
         would be silently bad. With ``scores``, each word's margin (how far its head won;
         see :func:`depfs.margins`) goes to MISC as ``Margin=x``."""
         model = self._model()
-        treebank = as_treebank(treebank, "treebank")
+        treebank = as_treebank(treebank, "treebank", to_parse=True)
         check_flag(allow_missing_tags, "allow_missing_tags")
         check_flag(scores, "scores")
         threads = check_threads(threads)
@@ -372,6 +374,10 @@ class TrainableModel:
                 continue
             if isinstance(v, str) and "\n" in v:
                 v = f"<{len(v.splitlines())} lines of template text>"
+            elif isinstance(v, numbers.Integral) and not isinstance(v, bool):
+                v = int(v)  # a numpy integer: the same model as the int, the same bytes
+            elif isinstance(v, numbers.Real) and not isinstance(v, bool):
+                v = float(v)
             params[name] = v if isinstance(v, (str, int, float, bool, type(None))) else repr(v)
         info: dict[str, Any] = {
             "depfs": __version__,

@@ -408,7 +408,7 @@ class GraphParser(TrainableModel):
         into one tree (exact decoding is cubic), with a
         :class:`LongSentenceWarning`. Untagged input: see
         :meth:`TrainableModel.parse`."""
-        treebank = as_treebank(treebank, "treebank")
+        treebank = as_treebank(treebank, "treebank", to_parse=True)
         check_flag(allow_missing_tags, "allow_missing_tags")
         check_flag(scores, "scores")
         long = sum(1 for s in treebank if len(s) > _core.GRAPH_MAX_EXACT_WORDS)

@@ -201,8 +201,8 @@ class Tagger(TrainableModel):
         if upos_min_known is None:
             upos_min_known = self.min_known if backward is None else BACKWARD_UPOS_MIN_KNOWN
         check_flag(self.dynamic, "dynamic")  # "no" is true
-        margin = self._train_margin()
-        if self.dynamic and not (0 < margin < float("inf")):
+        margin = self._train_margin()  # (checked when not dynamic too, as the parser's)
+        if (self.dynamic or self.train_margin is not None) and not (0 < margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
         if self.stagewise and not self.dynamic:
             raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
@@ -343,12 +343,25 @@ class Tagger(TrainableModel):
         from .dynamic.strubell2015 import resolve_margin, warn_untrained_margin
 
         model = self._model()
-        treebank = as_treebank(treebank, "treebank")
+        treebank = as_treebank(treebank, "treebank", to_parse=True)
         threads = check_threads(threads)
         m = resolve_margin(model.margin_presets, margin)
         warn_untrained_margin(m, model.margin_presets, "the tags lose")
         return model.tag(treebank, threads, m)
 
-    def parse(self, treebank: _core.Treebank, threads: int = 1, **kw: Any) -> _core.Treebank:
-        """Same as :meth:`tag` (a tagger in a pipeline where parsers are expected)."""
-        return self.tag(treebank, threads, margin=kw.get("margin"))
+    def parse(
+        self,
+        treebank: _core.Treebank,
+        threads: int = 1,
+        *,
+        margin: float | str | None = None,
+        allow_missing_tags: bool = False,
+        scores: bool = False,
+    ) -> _core.Treebank:
+        """Same as :meth:`tag` (a tagger in a pipeline where parsers are expected):
+        ``allow_missing_tags`` is a parser's (a tagger reads words only); ``scores`` (a
+        parser's margins) is refused; any other keyword is a TypeError."""
+        check_flag(allow_missing_tags, "allow_missing_tags")
+        if check_flag(scores, "scores"):
+            raise ValueError("scores=True: margins of heads, a parser's; a tagger tags")
+        return self.tag(treebank, threads, margin=margin)

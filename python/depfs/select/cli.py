@@ -217,11 +217,14 @@ def wrapper_command(
                 on_step=on_step,
             )
     except KeyboardInterrupt:
-        click.echo(
-            f"depfs: interrupted; every finished candidate is in {log_path}: rerun the same "
-            f"command to resume ({out_path} not written)",
-            err=True,
+        import os
+
+        kept = (
+            f"every finished candidate is in {log_path}: rerun the same command to resume"
+            if os.path.exists(log_path)  # (none finished: no log was made)
+            else f"no candidate had finished ({log_path} was not made)"
         )
+        click.echo(f"depfs: interrupted; {kept} ({out_path} not written)", err=True)
         sys.exit(130)
     finally:
         if client is not None:

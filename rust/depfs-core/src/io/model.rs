@@ -184,9 +184,16 @@ pub fn input_columns(sets: &[&crate::templates::TemplateSet]) -> Vec<String> {
         .collect()
 }
 
-/// The columns of `tb` that carry values: not `_` on at least half of the words.
-/// FORM always does: in UD a FORM of `_` is the underscore itself, never a blank. So is a
-/// LEMMA `_` beside a FORM `_`; elsewhere LEMMA `_` is a blank. O(words).
+/// Below this many words a column is empty only when it is `_` on every word: in a
+/// sentence or two, "most words" is a few words (the two words of a `goeswith` pair,
+/// one without a lemma or features), so whether a batch is refused would depend on
+/// the batch size.
+pub const SHARE_WORDS: usize = 100;
+
+/// The columns of `tb` that carry values: not `_` on at least half of the words (on
+/// fewer than [`SHARE_WORDS`] words: on one word at least). FORM always does: in UD a
+/// FORM of `_` is the underscore itself, never a blank. So is a LEMMA `_` beside a FORM
+/// `_`; elsewhere LEMMA `_` is a blank. O(words).
 pub fn filled_columns(tb: &Treebank) -> Vec<String> {
     let w = &tb.words;
     let v = &tb.vocabs;
@@ -210,7 +217,10 @@ pub fn filled_columns(tb: &Treebank) -> Vec<String> {
         ("FEATS", blanks(&w.feats, &v.feats)),
     ]
     .into_iter()
-    .filter(|&(_, empty)| 2 * empty < w.form.len().max(1))
+    .filter(|&(_, empty)| {
+        let n = w.form.len();
+        2 * empty < n.max(1) || (n < SHARE_WORDS && empty < n)
+    })
     .map(|(c, _)| c.to_string())
     .collect()
 }
@@ -601,16 +611,26 @@ mod tests {
             vec![],
         );
         assert_eq!(filled_columns(&tb), ["FORM", "LEMMA", "UPOS"]);
-        // Blank lemmas of other words on half of them: LEMMA empty, FORM never.
+        // Blank lemmas of other words on half of them, over SHARE_WORDS words or more:
+        // LEMMA empty, FORM never.
         let mut half = Treebank::new();
-        half.push_sentence(
-            &[word("_", "_", 0), word("y", "y", 1), word("x", "_", 1), word("z", "_", 1)],
-            vec![],
-        );
+        for _ in 0..SHARE_WORDS / 4 {
+            half.push_sentence(
+                &[word("_", "_", 0), word("y", "y", 1), word("x", "_", 1), word("z", "_", 1)],
+                vec![],
+            );
+        }
         assert_eq!(filled_columns(&half), ["FORM", "UPOS"]);
         let needed = ["FORM".to_string(), "LEMMA".to_string()];
         assert_eq!(missing_columns(&half, &needed), ["LEMMA"]);
         assert!(missing_columns(&tb, &needed).is_empty());
+        // On fewer words, only a column blank on every word is empty: a sentence alone
+        // (a batch of one) is not refused for its words without a lemma.
+        let one = half.select(&[0]).unwrap();
+        assert_eq!(filled_columns(&one), ["FORM", "LEMMA", "UPOS"]);
+        let mut blank = Treebank::new();
+        blank.push_sentence(&[word("y", "_", 0), word("x", "_", 1)], vec![]);
+        assert_eq!(missing_columns(&blank, &needed), ["LEMMA"]);
     }
 
     #[test]
