@@ -5,8 +5,9 @@ Conventions (those of ufal.chu_liu_edmonds, SuPar and Stanza): ``scores[dep, hea
 ignored. Heads come back as an int64 array with ``heads[0] = -1``. float32 and float64 arrays,
 C- or F-ordered, are read as they are; every other real dtype (integers, float16), in an array
 or a nested list alike, is converted to float64, as ``numpy.asarray(x, float64)`` does (exact
-for integers up to 2**53); bool, complex, object and longdouble arrays are refused. NaN,
-``+inf``, wrong shapes or dtypes raise ``ValueError``; when the arcs that are not ``-inf`` admit
+for integers up to 2**53); bool, complex, object and longdouble arrays are refused. NaN or
+``+inf`` anywhere (the ignored cells too: a NaN is a bug upstream), wrong shapes or dtypes
+raise ``ValueError``; when the arcs that are not ``-inf`` admit
 no tree, :class:`depfs.errors.NoSpanningTreeError` (a ``ValueError``) is raised. Finite scores
 beyond ±1e300 (masks such as ``np.finfo(np.float64).min``) are decoded as ±1e300, so that
 chart sums never overflow to ``-inf``; a tree that needs masked arcs is then still found, as
