@@ -306,3 +306,24 @@ def test_empty_text_is_an_empty_treebank() -> None:
     # As Treebank.from_string(""): the empty string (or whitespace) holds no sentence.
     for text in ("", "  \n", b""):
         assert len(depfs.text_to_treebank(text)) == 0
+
+
+def test_text_arguments_are_checked_whatever_the_text(tmp_path: Path):
+    # Blank text skipped the checks (an empty Treebank back for format="bogus").
+    for text in ("", "Dogs bark ."):
+        with pytest.raises(ValueError, match="unknown input format 'bogus'"):
+            depfs.text_to_treebank(text, "bogus")
+        with pytest.raises(TypeError, match="tokenizer must be a SpacyTokenizer"):
+            depfs.text_to_treebank(text, tokenizer=3)
+        with pytest.raises(ValueError, match="tokenizer reads raw text"):
+            depfs.text_to_treebank(text, "horizontal", tokenizer="spacy:en")
+    with pytest.raises(depfs.errors.DepfsIOError, match="nope.txt: No such file"):
+        depfs.read_text(tmp_path / "nope.txt")  # as read_conllu says it
+
+
+def test_margins_and_jackknife_take_a_path(tmp_path: Path, gold: depfs.Treebank):
+    path = tmp_path / "g.conllu"
+    gold.write(str(path))
+    assert len(depfs.margins(path)) == gold.n_words
+    tagged = depfs.jackknife(path, folds=2, epochs=1)
+    assert len(tagged) == len(gold)

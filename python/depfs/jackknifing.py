@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from . import _core
-from .base import HistoryRow, as_int
+from .base import HistoryRow, as_int, as_treebank
 from .tagger import COLUMNS, Tagger
 
 __all__ = ["fold_bounds", "jackknife"]
@@ -41,7 +41,7 @@ def fold_bounds(n_sentences: int, folds: int) -> list[tuple[int, int]]:
 
 
 def jackknife(
-    treebank: _core.Treebank,
+    treebank: _core.Treebank | str | os.PathLike[str],
     folds: int = 10,
     *,
     templates: str | os.PathLike[str] | Sequence[str] | None = None,
@@ -51,11 +51,13 @@ def jackknife(
     threads: int = 1,
     on_epoch: Callable[[int, HistoryRow], None] | None = None,
 ) -> _core.Treebank:
-    """A copy of `treebank` whose UPOS, XPOS, FEATS and LEMMA come from taggers that never
-    saw the sentence: fold k (of `folds` contiguous blocks) is tagged by a
-    :class:`depfs.Tagger` (`templates`, `clusters`, `epochs`, `random_state`) trained on the other
-    folds. Columns the treebank leaves empty stay empty; other columns and comments are
-    kept byte for byte. `on_epoch(fold, row)` sees each tagger's epochs (fold from 1)."""
+    """A copy of `treebank` (or of the CoNLL-U file at that path) whose UPOS, XPOS, FEATS
+    and LEMMA come from taggers that never saw the sentence: fold k (of `folds`
+    contiguous blocks) is tagged by a :class:`depfs.Tagger` (`templates`, `clusters`,
+    `epochs`, `random_state`) trained on the other folds. Columns the treebank leaves
+    empty stay empty; other columns and comments are kept as they are. `on_epoch(fold,
+    row)` sees each tagger's epochs (fold from 1)."""
+    treebank = as_treebank(treebank, "treebank")  # a Treebank, or a path read as CoNLL-U
     bounds = fold_bounds(len(treebank), folds)
     wanted = [c for c in COLUMNS if c in set(treebank.filled_columns())]
     n = len(treebank)

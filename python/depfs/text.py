@@ -269,8 +269,13 @@ def read_text(
     (detected by :func:`detect_format`). ``tokenizer``: a :class:`SpacyTokenizer` (or
     ``"spacy:LANG"``) for raw text."""
     name = os.fspath(path)
-    with _open(path) as f:
-        data = f.read()
+    try:
+        with _open(path) as f:
+            data = f.read()
+    except OSError as e:  # as read_conllu says it: one line naming the file
+        from .errors import DepfsIOError
+
+        raise DepfsIOError(f"{name}: {e.strerror or e}") from None
     return text_to_treebank(data, format, name=name, tokenizer=tokenizer)
 
 
@@ -282,11 +287,20 @@ def text_to_treebank(
     tokenizer: Any = None,
 ) -> _core.Treebank:
     """:func:`read_text` on a string (or bytes) instead of a file; errors name `name`."""
+    # The arguments are checked whatever the text (blank text skipped them).
+    if format is not None and format not in FORMATS:
+        raise ValueError(f"unknown input format {format!r} (known: {', '.join(FORMATS)})")
+    if tokenizer is not None and format is not None:
+        raise ValueError(f"tokenizer reads raw text: leave out format={format!r}")
+    if isinstance(tokenizer, str):
+        tokenizer = SpacyTokenizer.from_spec(tokenizer)
+    elif tokenizer is not None and not isinstance(tokenizer, SpacyTokenizer):
+        raise TypeError(
+            f"tokenizer must be a SpacyTokenizer or 'spacy:LANG', got {type(tokenizer).__name__}"
+        )
     data = text.encode("utf-8") if isinstance(text, str) else text
     if not data.strip():
         return _core.Treebank.from_string("")  # as Treebank.from_string(""): no sentence
-    if isinstance(tokenizer, str):
-        tokenizer = SpacyTokenizer.from_spec(tokenizer)
     if format is None and tokenizer is None:
         format = detect_format(io.TextIOWrapper(io.BytesIO(data), errors="replace"), name)
     if format == "conllu" and tokenizer is None:

@@ -24,15 +24,18 @@ from . import _core
 from ._core import Sentence, Treebank, read_conllu
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
+    import os
+
     import numpy as np
     import numpy.typing as npt
 
 __all__ = ["Sentence", "Treebank", "margins", "read_conllu"]
 
 
-def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
+def margins(treebank: _core.Treebank | str | os.PathLike[str]) -> npt.NDArray[np.float32]:
     """Each word's ``Margin=`` from MISC (written by ``parse(..., scores=True)`` or
-    ``depfs parse --scores``), flat over the words; NaN where a word has none.
+    ``depfs parse --scores``; a Treebank or a CoNLL-U file's path), flat over the words;
+    NaN where a word has none.
 
     Graph parser, first order with Eisner: the best tree's score minus the best tree in
     which the word has another head (from arc max-marginals); with CLE or second order,
@@ -45,6 +48,9 @@ def margins(treebank: _core.Treebank) -> npt.NDArray[np.float32]:
     ``Margin=`` raises ValueError naming its sentence and word."""
     import numpy as np
 
+    from .base import as_treebank
+
+    treebank = as_treebank(treebank, "treebank", to_parse=True)  # (a path: a parse's file)
     out = np.full(treebank.n_words, np.nan, dtype=np.float32)
     i = 0
     for n, s in enumerate(treebank, 1):
