@@ -327,3 +327,13 @@ def test_margins_and_jackknife_take_a_path(tmp_path: Path, gold: depfs.Treebank)
     assert len(depfs.margins(path)) == gold.n_words
     tagged = depfs.jackknife(path, folds=2, epochs=1)
     assert len(tagged) == len(gold)
+
+
+def test_an_empty_token_list_and_a_model_of_another_kind_are_named(models: dict[str, Path]):
+    with pytest.raises(FormatError, match="sentence 2 has no token"):
+        depfs.tokens_to_treebank([["a"], []])
+    parser = depfs.load(models["forms"])  # an arc-eager model
+    with pytest.raises(TypeError, match=r"GraphParser.from_model needs a depfs._core.GraphModel"):
+        depfs.GraphParser.from_model(parser.model_)
+    with pytest.raises(TypeError, match="got str"):
+        depfs.Tagger.from_model("x")

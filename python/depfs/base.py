@@ -396,6 +396,12 @@ class TrainableModel:
     @classmethod
     def from_model(cls, model: Any) -> Any:
         """A fitted instance of this class around a Rust model of its kind."""
+        want = cls._core_model
+        if want is not None and not isinstance(model, want):  # (an AttributeError deep in)
+            raise TypeError(
+                f"{cls.__name__}.from_model needs a depfs._core.{want.__name__}, "
+                f"got {type(model).__name__}"
+            )
         parser = cls(**cls._params_of(model))
         parser.model_ = model
         return parser

@@ -326,6 +326,8 @@ def tokens_to_treebank(sentences: Iterable[Sequence[str]]) -> _core.Treebank:
         if isinstance(tokens, (str, bytes)) or not isinstance(tokens, Iterable):
             raise TypeError(f"sentence {i} must be a list of tokens, got {type(tokens).__name__}")
         tokens = list(tokens)
+        if not tokens:  # (the reader said "<string>:1: sentence without word lines")
+            raise FormatError(f"sentence {i} has no token")
         for t in tokens:
             if not isinstance(t, str):
                 raise TypeError(f"sentence {i}: token {t!r} is a {type(t).__name__}, not a str")
