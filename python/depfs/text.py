@@ -305,8 +305,6 @@ def text_to_treebank(
         format = detect_format(io.TextIOWrapper(io.BytesIO(data), errors="replace"), name)
     if format == "conllu" and tokenizer is None:
         return _core.Treebank.from_bytes(data, name=name)
-    if format not in FORMATS and tokenizer is None:
-        raise ValueError(f"unknown input format {format!r} (known: {', '.join(FORMATS)})")
     out = list(
         text_batches(
             io.BytesIO(data), format or "", name=name, tokenizer=tokenizer, batch_size=2**62
