@@ -1075,9 +1075,9 @@ UNCLEAR = [
     (["parse", "{ae}"], b"", ["<stdin>: empty input: no sentence found"], []),
     (["parse", "{ae}", "--input", "horizontal", "{empty}"], None, ["empty input"], []),
     (["parse", "{ae}", "--input", "conllu"], b"\n\n", ["<stdin>: empty input"], []),
-    # click's own word for a word given as a number: "not a valid integer range".
+    # click's own word for a word given as a seed: "not a valid integer range".
     (
-        ["parse", "{ae}", "{gold}", "--batch-size", "x"],
+        ["train", "--train", "{gold}", "-o", "{tmp}/m", "--seed", "x"],
         None,
         ["'x' is not a valid integer"],
         ["range"],

@@ -271,3 +271,16 @@ def test_a_template_set_of_comments_alone_is_refused(tmp_path: Path):
         )
         assert res.exit_code == 2 and "no template in it" in res.output, res.output
         assert not (tmp_path / "m.depfs").exists()
+
+
+def test_mira_c_and_max_bits_are_named_with_their_own_range(tmp_path: Path):
+    # "update must be perceptron or mira (with mira_c > 0), got mira" named the wrong
+    # value; --max-bits allowed 4 and 5 in its help, then refused them as "max_bits".
+    with pytest.raises(ValueError, match="mira_c must be a number > 0, got 0"):
+        depfs.GraphParser(epochs=1, update="mira", mira_c=0.0).fit(toy(10, 3))
+    train = tmp_path / "t.conllu"
+    toy(10, 3).write(str(train))
+    res = CliRunner().invoke(
+        main, ["train", "--parser", "graph", "--train", str(train), "--max-bits", "5", "-o", "m"]
+    )
+    assert res.exit_code == 2 and "--max-bits" in res.output and "6<=x<=30" in res.output
