@@ -112,18 +112,10 @@ impl Model {
         }
     }
 
-    /// Whether this is a tagger of any variant (a parser with a tagger inside is not).
+    /// Whether this is a tagger of any variant (a parser with a tagger inside is not):
+    /// the variants [`Model::kind`] names "tagger".
     pub fn is_tagger(&self) -> bool {
-        matches!(
-            self,
-            Model::Tagger(_)
-                | Model::TaggerDynamic(_)
-                | Model::TaggerLines(_)
-                | Model::TaggerBidi(_)
-                | Model::TaggerCased(_)
-                | Model::TaggerClusters(_)
-                | Model::TaggerRules(_)
-        )
+        !matches!(self, Model::WithTagger(_)) && self.kind() == "tagger"
     }
 }
 
