@@ -443,13 +443,19 @@ def _writing_into(pid: int, folder: Path) -> bool:
     return False
 
 
-def _start_writing(argv: list[str], folder: Path, **kw: Any) -> subprocess.Popen | None:
+def _start_writing(
+    argv: list[str], folder: Path, pre_input: bytes = b"", **kw: Any
+) -> subprocess.Popen | None:
     """Starts `argv` and returns it once it has a file of `folder` open for writing; None
     if it ended first. A shell running the tests in the background ignores SIGINT in
-    its children: the child gets its default handling back."""
+    its children: the child gets its default handling back. `pre_input`: written to its
+    stdin (a pipe) at once, which is left open."""
     proc = subprocess.Popen(
         argv, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL), **kw
     )
+    if pre_input:
+        proc.stdin.write(pre_input)  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
     deadline = time.monotonic() + GUARD
     while not _writing_into(proc.pid, folder):
         if proc.poll() is not None:
@@ -537,6 +543,215 @@ def test_an_interrupted_parse_writes_nothing_and_says_so(
     assert err == f"depfs: interrupted: {out} was not written (no file was made)\n"
     assert not out.exists()
     _no_temporaries(tmp_path)
+
+
+def _pipe_full(fd: int) -> None:
+    """Waits until the pipe read at `fd` holds a pipe's worth of bytes nobody reads: its
+    writer is then blocked in a write."""
+    import fcntl
+    import termios
+
+    deadline = time.monotonic() + GUARD
+    while True:
+        pending = bytearray(4)
+        fcntl.ioctl(fd, termios.FIONREAD, pending)
+        if int.from_bytes(pending, sys.byteorder) >= 60_000:
+            return
+        assert time.monotonic() < deadline, "the pipe never filled"
+        time.sleep(0.01)
+
+
+def _ends_on_sigterm(proc: subprocess.Popen) -> str:
+    """SIGTERM to `proc`, which must then end with exit 143 (not stay blocked in a read
+    or write of another thread); its stderr."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        pytest.fail("still running 20 s after SIGTERM")
+    err = proc.stderr.read() if proc.stderr else ""
+    assert proc.returncode == 143, err
+    return err.decode() if isinstance(err, bytes) else err
+
+
+def test_sigterm_ends_a_parse_blocked_on_a_full_stdout(d: dict[str, Path]) -> None:
+    """`depfs parse M big | (a reader that stops reading)`: SIGTERM ends it (exit 143,
+    its one line); the writing thread, blocked on the full pipe, used to keep the
+    process alive until the pipe's reader went away. Planted: waiting for the writer
+    after an interruption fails."""
+    argv = [sys.executable, "-m", "depfs", "parse", str(d["graph"]), str(d["big"])]
+    proc = subprocess.Popen(
+        [*argv, "--threads", "1", "--batch-size", "1"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        _pipe_full(proc.stdout.fileno())  # type: ignore[union-attr]
+        err = _ends_on_sigterm(proc)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert err.startswith("depfs: interrupted; stdout holds") and err.count("\n") == 1, err
+
+
+def test_sigterm_ends_a_parse_of_an_idle_stdin(d: dict[str, Path], tmp_path: Path) -> None:
+    """`(cat in; sleep) | depfs parse M -o OUT`: SIGTERM while stdin is idle ends it
+    (143, one line, no output made); the reading thread, blocked on stdin, used to keep
+    the interpreter from exiting, and a reader on sys.stdin's own buffer aborts it."""
+    out = tmp_path / "out.conllu"
+    argv = [sys.executable, "-m", "depfs", "parse", str(d["graph"]), "-o", str(out)]
+    proc = _start_writing(
+        [*argv, "--threads", "1", "--batch-size", "5"],
+        tmp_path,
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        pre_input=d["gold"].read_bytes() * 3,
+    )
+    assert proc is not None, "the parse ended early"
+    try:
+        time.sleep(0.3)  # the batches read are parsed: the reader waits on stdin
+        err = _ends_on_sigterm(proc)
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert err == f"depfs: interrupted: {out} was not written (no file was made)\n"
+    assert not out.exists()
+    _no_temporaries(tmp_path)
+
+
+def test_sigterm_ends_a_parse_into_a_fifo_nobody_reads(d: dict[str, Path], tmp_path: Path) -> None:
+    """`-o FIFO` whose reader stops reading: the first SIGTERM ends the parse (143, one
+    line). It used to be ignored, and a second one gave `internal error: RuntimeError:
+    Already borrowed` (exit 1): the output was dropped while a write held it."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # opened, never read
+    argv = [sys.executable, "-m", "depfs", "parse", str(d["graph"]), str(d["big"])]
+    proc = subprocess.Popen(
+        [*argv, "-o", str(fifo), "--threads", "1", "--batch-size", "1"], stderr=subprocess.PIPE
+    )
+    try:
+        _pipe_full(reader)
+        err = _ends_on_sigterm(proc)
+    finally:
+        proc.kill()
+        proc.wait()
+        os.close(reader)
+        proc.stderr.close()  # type: ignore[union-attr]
+    assert err == f"depfs: interrupted: {fifo} (written in place) may hold part of the output\n"
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_dev_stdout_is_stdout_written_through(d: dict[str, Path], tmp_path: Path) -> None:
+    """`-o /dev/stdout` (`/dev/fd/1`): to a pipe, the bytes of a parse to stdout (it was
+    "No such file or directory": the link's target `pipe:[…]` was taken for a path);
+    to a file the shell opened for appending (`>> log`), appended, not a new file
+    renamed over it (which lost the earlier lines)."""
+    plain = _process(["parse", str(d["ae"]), str(d["gold"])])
+    assert plain.returncode == 0 and plain.stdout
+    for name in ["/dev/stdout", "/dev/fd/1"]:
+        res = _process(["parse", str(d["ae"]), str(d["gold"]), "-o", name])
+        assert res.returncode == 0 and res.stderr == b"", res.stderr
+        assert res.stdout == plain.stdout, name
+        log = tmp_path / "log.txt"
+        log.write_bytes(b"earlier\n")
+        inode = log.stat().st_ino
+        with open(log, "ab") as append:
+            argv = [sys.executable, "-m", "depfs", "parse", str(d["ae"]), str(d["gold"])]
+            code = subprocess.run([*argv, "-o", name], stdout=append, timeout=GUARD).returncode
+        assert code == 0
+        assert log.read_bytes() == b"earlier\n" + plain.stdout, name
+        assert log.stat().st_ino == inode
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["log.txt"]
+
+
+def test_an_out_dir_output_that_is_a_folder_is_refused_before_any_work(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """`--out-dir D` where D/b.conllu is a folder: refused before a.conllu is parsed
+    and written (it was found only when b's turn came, after a was written)."""
+    out = tmp_path / "out"
+    (out / "b.conllu").mkdir(parents=True)
+    a, b = tmp_path / "a.conllu", tmp_path / "b.conllu"
+    a.write_bytes(d["gold"].read_bytes())
+    b.write_bytes(d["gold"].read_bytes())
+    code, _, err = _cli(["parse", str(d["ae"]), str(a), str(b), "--out-dir", str(out)])
+    assert code == 2 and "b.conllu: a folder, not an output file" in err, err
+    assert sorted(p.name for p in out.iterdir()) == ["b.conllu"]
+
+
+def test_the_temporary_pattern_of_an_output_is_its_own() -> None:
+    """The leftovers removed for output `a` are `.a.XXXXXX.tmp`, never the temporary
+    file of an output `a.b.conllu` in the same folder (`.a.b.conllu.XXXXXX.tmp`),
+    which a concurrent write may still be using."""
+    import fnmatch
+
+    pattern = depfs.files.temporary_pattern("/somewhere/a")
+    assert fnmatch.fnmatch(".a.Ab12Cd.tmp", pattern)
+    assert not fnmatch.fnmatch(".a.b.conllu.Ab12Cd.tmp", pattern)
+
+
+def test_a_remote_scheduler_gets_absolute_paths(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`depfs parse model in/a.conllu --out-dir out --scheduler ADDRESS`: a remote worker
+    opens the paths in its own folder, so they go to it absolute (relative ones made
+    a worker parse another file, or fail on a model it could not find, with exit 0 or a
+    wrong message); `--scheduler local` (workers in this folder) keeps them as given."""
+    import concurrent.futures as cf
+
+    import depfs.select.engine as engine
+
+    seen: list[tuple[Any, ...]] = []
+    real = depfs.pipeline.parse_files
+
+    def spy(model: str, pairs: Any, executor: Any, **kw: Any) -> Any:
+        seen.append((model, kw["tagger_path"], *[p for pair in pairs for p in pair]))
+        return real(model, pairs, executor, **kw)
+
+    monkeypatch.setattr(depfs.pipeline, "parse_files", spy)
+    monkeypatch.setattr(engine, "dask_executor", lambda *a: (cf.ThreadPoolExecutor(1), None))
+    monkeypatch.setattr(engine, "close_dask", lambda ex, client: ex.shutdown())
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "in" / "a.conllu").write_bytes(d["gold"].read_bytes())
+    (tmp_path / "m.depfs").write_bytes(d["ae"].read_bytes())
+    (tmp_path / "t.depfs").write_bytes(d["tagger"].read_bytes())
+    args = ["parse", "m.depfs", "in/a.conllu", "--out-dir", "out", "--tagger", "t.depfs"]
+    assert _cli([*args, "--scheduler", "tcp://127.0.0.1:8786"])[0] == 0
+    assert all(os.path.isabs(p) for p in seen[-1]), seen
+    assert seen[-1][2:] == (str(tmp_path / "in/a.conllu"), str(tmp_path / "out/a.conllu"))
+    assert (tmp_path / "out/a.conllu").exists()
+
+
+def test_dask_clusters_cut_short_close_quietly_at_exit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A LocalCluster interrupted while it started fails an assertion in Dask's own
+    close at exit, whose traceback followed depfs's one line: that close runs quietly."""
+    pytest.importorskip("distributed")
+    import atexit
+
+    import depfs.select.engine as engine
+    from distributed.deploy import spec
+
+    def failing() -> None:
+        raise AssertionError("Status.init")
+
+    registered: list[Any] = []
+    monkeypatch.setattr(spec, "close_clusters", failing)
+    monkeypatch.setattr(atexit, "unregister", lambda fn: registered.append(("off", fn)))
+    monkeypatch.setattr(atexit, "register", lambda fn: registered.append(("on", fn)))
+    engine._quiet_cluster_exit()
+    engine._quiet_cluster_exit()  # once is enough
+    assert [r[0] for r in registered] == ["off", "on"] and registered[0][1] is failing
+    registered[1][1]()  # no exception
+    spec.close_clusters()
 
 
 def _interrupt(

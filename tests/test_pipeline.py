@@ -27,6 +27,8 @@ from small_models import AE_SET, small_graph
 from test_tagger import SMALL, blank
 
 DATA = Path(__file__).resolve().parent / "data"
+#: Seconds a thread of a test may wait for another before the test fails.
+GUARD = 60
 
 
 @pytest.fixture(scope="module")
@@ -224,9 +226,12 @@ def test_a_killed_dask_workers_share_is_redone(tmp_path: Path) -> None:
 
 def _messy(sentences: int, seed: int) -> bytes:
     """CoNLL-U the reader accepts and the writer normalises: a BOM, CRLF line ends,
-    several blank lines between some sentences, no final blank line."""
+    several blank lines between some sentences, blank lines ending CR CR LF (the reader
+    strips every CR before an LF: a chunk cut that did not lost sentences), no final
+    blank line."""
     text = synthetic_conllu(sentences, seed=seed).replace("\n\n", "\n\n\n\n", 9)
-    return ("\ufeff" + text.replace("\n", "\r\n")).rstrip("\r\n").encode()
+    text = text.replace("\n", "\r\n").replace("\r\n\r\n# ", "\r\n\r\r\n# ", 12)
+    return ("\ufeff" + text).rstrip("\r\n").encode()
 
 
 def test_chunks_are_whole_sentences_with_their_comments(tmp_path: Path) -> None:
@@ -357,6 +362,106 @@ def test_a_file_in_chunks_is_the_whole_file_parse(
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["plain.conllu", "plain.conllu.gz", "untagged.conllu"]
     )
+
+
+def test_a_file_in_chunks_checks_what_a_local_parse_checks(
+    tmp_path: Path, parser: ArcEagerParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chunk is checked in the batches a whole-file parse reads (the column rule is a
+    vote per batch): a stretch of sentences with UPOS on their first word only, which
+    one batch of the local parse refuses, is refused by the chunked parse too, with the
+    same message (a chunk read as one batch outvoted it, and parsed it silently bad);
+    a BOM at a chunk's start is the line error the file's reader gives (a chunk read
+    as a file of its own took it for the file's BOM)."""
+    import concurrent.futures as cf
+
+    from depfs.pipeline import parse_file, parse_files
+
+    monkeypatch.setattr(depfs.pipeline, "CHECK_SENTENCES", 1)
+    model = tmp_path / "m.depfs"
+    parser.save(model)
+    sentences = synthetic_conllu(120, seed=8).rstrip("\n").split("\n\n")
+
+    def upos_on_first_word_only(sentence: str) -> str:
+        lines, first = [], True
+        for line in sentence.split("\n"):
+            cols = line.split("\t")
+            if len(cols) == 10 and cols[0].isdigit():
+                cols[3] = cols[3] if first else "_"
+                first = False
+            lines.append("\t".join(cols))
+        return "\n".join(lines)
+
+    # Batches of 20 (the first one too; ~200 words, above the rule for small input):
+    # sentences 81-100 are one; chunks of 60 sentences.
+    patched = [upos_on_first_word_only(x) if 80 <= i < 100 else x for i, x in enumerate(sentences)]
+    patchy = tmp_path / "patchy.conllu"
+    patchy.write_text("\n\n".join(patched) + "\n\n")
+    bom = tmp_path / "bom.conllu"
+    text = "\n\n".join(sentences[:60]) + "\n\n\ufeff" + "\n\n".join(sentences[60:]) + "\n\n"
+    bom.write_bytes(text.encode())
+    for inp, error in [(patchy, MissingColumnsError), (bom, depfs.errors.FormatError)]:
+        with pytest.raises(error) as whole:
+            parse_file(str(model), str(inp), str(tmp_path / "whole.out"), batch_size=20)
+        with pytest.raises(error) as chunked:
+            with cf.ThreadPoolExecutor(2) as pool:
+                parse_files(
+                    str(model),
+                    [(str(inp), str(tmp_path / "chunked.out"))],
+                    pool,
+                    batch_size=20,
+                    chunk_sentences=60,
+                )
+        assert str(chunked.value) == str(whole.value)
+        assert ("sentences 81-100" if inp == patchy else "bom.conllu:") in str(whole.value)
+    assert not (tmp_path / "whole.out").exists() and not (tmp_path / "chunked.out").exists()
+
+
+def test_streams_that_end_out_of_order_restore_the_warnings(parser: ArcEagerParser) -> None:
+    """Two streams in threads of one process (parse_files over a thread pool), the first
+    begun ending first: each parse's warnings are its own stream's notes, and once both
+    end, `warnings` is as it was (nested catch_warnings left out of order put the
+    other stream's hook and an "always" filter back for good)."""
+    import io
+
+    class Warns:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def __getattr__(self, attr: str) -> Any:
+            return getattr(parser, attr)
+
+        def parse(self, tb: Any, threads: int = 1, **kw: Any) -> Any:
+            warnings.warn(f"{self.name} {len(tb)}", stacklevel=1)
+            return parser.parse(tb, threads=threads, **kw)
+
+    go = {"a": threading.Event(), "b": threading.Event()}
+    begun = {"a": threading.Event(), "b": threading.Event()}
+
+    def batches(name: str) -> Any:
+        yield synthetic(3, seed=1)
+        begun[name].set()
+        go[name].wait(GUARD)
+        yield synthetic(4, seed=2)
+
+    show, filters = warnings.showwarning, warnings.filters[:]
+    done: dict[str, Any] = {}
+
+    def run(name: str) -> None:
+        done[name] = depfs.pipeline.parse_stream(Warns(name), batches(name), io.BytesIO())
+
+    a = threading.Thread(target=run, args=("a",))
+    a.start()
+    assert begun["a"].wait(GUARD)
+    b = threading.Thread(target=run, args=("b",))
+    b.start()
+    assert begun["b"].wait(GUARD)
+    go["a"].set()
+    a.join(GUARD)
+    go["b"].set()
+    b.join(GUARD)
+    assert sorted(done["a"].notes) == ["a 3", "a 4"] and sorted(done["b"].notes) == ["b 3", "b 4"]
+    assert warnings.showwarning is show and warnings.filters == filters
 
 
 def _dies_once(marker: str, fn: Any, *args: Any, **kw: Any) -> Any:

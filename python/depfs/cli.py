@@ -285,6 +285,8 @@ def _check_output(
 
     if not output:
         raise click.UsageError(f"{option} '': an empty path (give a file name, or - for stdout)")
+    if os.path.isdir(output):  # (-o's click type refuses it too; --out-dir's outputs here)
+        raise click.UsageError(f"{output}: a folder, not an output file")
     folder = os.path.dirname(os.path.realpath(output))
     if os.path.exists(folder) and not os.path.isdir(folder):
         raise click.UsageError(f"{output}: {folder} is a file, not a folder")
@@ -1113,9 +1115,15 @@ def _stdin(
 
     from .pipeline import _output_stream, detected_note, parse_stream, stream_batches
 
-    batches, fmt = stream_batches(
-        sys.stdin.buffer, input_format, tokenizer=tokenizer, batch_size=batch_size
-    )
+    # A reader of its own over fd 0, not sys.stdin's: after Ctrl-C or SIGTERM, the
+    # reading thread may stay blocked in it (stdin idle), and the interpreter's exit
+    # would wait for sys.stdin's lock to close it, then abort. (A stdin that is no
+    # file, as a test's, is read as it is.)
+    try:
+        stdin: Any = open(sys.stdin.fileno(), "rb", closefd=False)  # noqa: SIM115
+    except (OSError, ValueError):
+        stdin = sys.stdin.buffer
+    batches, fmt = stream_batches(stdin, input_format, tokenizer=tokenizer, batch_size=batch_size)
     if input_format is None and tokenizer is None and fmt != "conllu":
         click.echo(f"depfs: note: <stdin>: {detected_note(fmt)}", err=True)
     with contextlib.ExitStack() as stack:
@@ -1315,6 +1323,12 @@ def jackknife(
         click.echo(f"wrote {output} ({len(tagged)} sentences, {folds} folds)", err=True)
 
 
+def _absolute(path: str | None) -> Any:
+    import os
+
+    return None if path is None else os.path.abspath(path)
+
+
 def _parse_many(
     model: str,
     pairs: list[tuple[str, str]],
@@ -1335,6 +1349,7 @@ def _parse_many(
     when not CoNLL-U). The progress bar counts words: per batch here, per file or
     chunk from a cluster."""
     import concurrent.futures as cf
+    import os
 
     from .pipeline import CHUNK_SENTENCES, count_words, parse_files
     from .select.engine import close_dask, dask_executor
@@ -1356,6 +1371,10 @@ def _parse_many(
                     click.echo(f"depfs: note: {p.input}: {note}", err=True)
 
             if scheduler:
+                if scheduler != "local":
+                    # A remote worker opens paths in its own folder: give it this one's.
+                    model, tagger_path = _absolute(model), _absolute(tagger_path)
+                    pairs = [(os.path.abspath(i), os.path.abspath(o)) for i, o in pairs]
                 parse_files(
                     model,
                     pairs,

@@ -87,5 +87,7 @@ def is_stream(path: str) -> bool:
 
 
 def temporary_pattern(path: str | os.PathLike[str]) -> str:
-    """The glob pattern of the temporary files that writes of `path` use (in its folder)."""
-    return f".{glob.escape(Path(os.path.realpath(path)).name)}.*.tmp"
+    """The glob pattern of the temporary files that writes of `path` use (in its folder):
+    `.NAME.XXXXXX.tmp`, six random characters (`.NAME.*.tmp` would match those of an
+    output `NAME.more` too)."""
+    return f".{glob.escape(Path(os.path.realpath(path)).name)}.??????.tmp"

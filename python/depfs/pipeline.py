@@ -230,17 +230,18 @@ def sentence_groups(
 ) -> Iterator[tuple[list[bytes], int, int, int]]:
     """CoNLL-U lines in groups of whole sentences, `first` sentences then `size` each (the
     last group the rest), as the reader splits sentences: a line that is empty once its
-    line end (LF or CRLF) is stripped ends a sentence; a group starts at the first line of
-    a sentence, its comments included, and ends after the blank lines that follow its last
-    one. Yields (its lines if `keep`, else [], its bytes, its first line, its sentences).
-    O(lines)."""
+    line end (LF, and every CR before it) is stripped ends a sentence; a group starts at
+    the first line of a sentence, its comments included, and ends after the blank lines
+    that follow its last one. Yields (its lines if `keep`, else [], its bytes, its first
+    line, its sentences). O(lines)."""
     group: list[bytes] = []
     nbytes, first_line, count, line_no, inside, want = 0, 1, 0, 0, False, first
     for line in lines:
         line_no += 1
-        body = line.removesuffix(b"\n").removesuffix(b"\r")
+        # As the reader: every CR before the LF ends the line (`\r\r\n` too).
+        body = line.removesuffix(b"\n").rstrip(b"\r")
         if line_no == 1:
-            body = body.removeprefix(b"\xef\xbb\xbf")
+            body = body.removeprefix(_BOM)
         if not body:
             count += inside
             inside = False
@@ -261,6 +262,10 @@ def _from_bytes_at(data: bytes, name: str, first_line: int) -> Any:
     names its line in the whole input."""
     from .errors import FormatError
 
+    if first_line > 1 and data.startswith(_BOM):
+        # A BOM is the input's first bytes or a character of its line: as the file's
+        # reader, the line it starts is read after a line (an empty one, one line up).
+        data, first_line = b"\n" + data, first_line - 1
     try:
         return _core.Treebank.from_bytes(data, name=name, multiple_roots=INPUT_ROOTS)
     except FormatError as e:
@@ -268,6 +273,9 @@ def _from_bytes_at(data: bytes, name: str, first_line: int) -> Any:
         if not (sep and line.isdigit()):
             raise
         raise FormatError(f"{name}:{int(line) + first_line - 1}:{rest}") from None
+
+
+_BOM = b"\xef\xbb\xbf"
 
 
 #: Input to parse or tag may have several roots: its HEAD is overwritten, and some tools
@@ -287,7 +295,8 @@ PARSE_COLUMNS = ["FORM", "LEMMA", "UPOS", "XPOS", "FEATS"]
 #: most this many more than the first batch, whole batches, at least one.
 LOAD_AHEAD_SENTENCES = 20_000
 
-#: Set while this thread parses a batch of a stream: its warnings are the parse's notes.
+#: `sink` is set while this thread parses a batch of a stream: its warnings are that
+#: stream's notes (several streams may run at once, in threads of one process).
 _PARSING = threading.local()
 
 
@@ -339,6 +348,50 @@ class Parsed:
     notes: list[str] = field(default_factory=list)
 
 
+class _Daemon:
+    """One daemon thread running the calls submitted to it, in order, each giving a
+    future (as a one-thread executor). A daemon: a read or write blocked on a pipe
+    nobody reads or writes (stdin idle, stdout full) does not keep the process alive
+    after Ctrl-C or SIGTERM, where an executor's thread is joined at exit."""
+
+    def __init__(self, name: str) -> None:
+        import queue
+
+        self._calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> cf.Future[Any]:
+        future: cf.Future[Any] = cf.Future()
+        self._calls.put((future, fn, args))
+        return future
+
+    def _run(self) -> None:
+        while (call := self._calls.get()) is not None:
+            future, fn, args = call
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn(*args))
+            except BaseException as e:  # the caller's to raise, at its turn
+                future.set_exception(e)
+
+    def shutdown(self, wait: bool) -> None:
+        """Ends the thread once the calls before run (`wait`: waits for them); without
+        `wait`, calls not yet started are cancelled."""
+        if not wait:
+            while True:
+                try:
+                    call = self._calls.get_nowait()
+                except Exception:  # queue.Empty
+                    break
+                if call is not None:
+                    call[0].cancel()
+        self._calls.put(None)
+        if wait:
+            self._thread.join()
+
+
 class _Overlapped:
     """Reads the next batch and writes the previous one while batches are parsed:
     reading and writing CoNLL-U and parsing are Rust calls that release the GIL. With
@@ -351,8 +404,8 @@ class _Overlapped:
 
     def __init__(self, out: BinaryIO, on_batch: Callable[[int], None] | None, threads: int) -> None:
         self.at_once = 1 if threads == 1 else 2
-        self._reader = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-read")
-        self._writer = cf.ThreadPoolExecutor(1, thread_name_prefix="depfs-write")
+        self._reader = _Daemon("depfs-read")
+        self._writer = _Daemon("depfs-write")
         # One batch at a time parses on the calling thread: no pool.
         self._parser = (
             cf.ThreadPoolExecutor(self.at_once, thread_name_prefix="depfs-parse")
@@ -399,13 +452,15 @@ class _Overlapped:
             self._written.result()
         self._out.flush()
 
-    def close(self) -> None:
+    def close(self, interrupted: bool = False) -> None:
         # The batches parsed before an error are written, as a serial loop would have,
         # before the caller closes its output; a read or parse under way is abandoned.
-        self._writer.shutdown(wait=True)
+        # After Ctrl-C or SIGTERM nothing is waited for: a write may be blocked for
+        # good (a full pipe), and the output is dropped anyway.
+        self._writer.shutdown(wait=not interrupted)
         if self._parser is not None:
             self._parser.shutdown(wait=False, cancel_futures=True)
-        self._reader.shutdown(wait=False, cancel_futures=True)
+        self._reader.shutdown(wait=False)
 
 
 def parse_stream(
@@ -461,7 +516,7 @@ def parse_stream(
     def work(tb: Any, threads: int, tagger: Any, first_sentence: int) -> Any:
         """One batch tagged (with `tagger`), its columns checked (`first_sentence`: the
         input's sentences before it, for the message) and parsed."""
-        _PARSING.now = True
+        _PARSING.sink = on_note or done.notes.append
         try:
             if tagger is not None:
                 tb = tagger.tag(tb, threads)
@@ -469,7 +524,7 @@ def parse_stream(
                 check_columns(model.model_, tb, False, tagger, first_sentence)
             return model.parse(tb, threads=threads, allow_missing_tags=True, **kw)
         finally:
-            _PARSING.now = False
+            _PARSING.sink = None
 
     def written(batch: tuple[cf.Future[Any], Any]) -> None:
         """The oldest batch's parse, once done, handed to the writer."""
@@ -487,8 +542,9 @@ def parse_stream(
     io_ = _Overlapped(out, on_batch, workers)
     read = first_sentence  # sentences read
     parsing: collections.deque[tuple[cf.Future[Any], Any]] = collections.deque()
+    interrupted = False
     try:
-        with _parse_notes(on_note, done.notes):
+        with _parse_notes():
             reading = enumerate(io_.read(batches))
             while True:
                 try:
@@ -518,29 +574,52 @@ def parse_stream(
 
                 raise FormatError(f"{source}: empty input: no sentence found")
             io_.finish()
+    except KeyboardInterrupt:
+        interrupted = True
+        raise
     finally:
-        io_.close()
+        io_.close(interrupted)
     return done
 
 
+#: Streams running in this process, and what warnings did before the first one began.
+_NOTES_LOCK = threading.Lock()
+_NOTES_STATE: dict[str, Any] = {"streams": 0}
+
+
 @contextlib.contextmanager
-def _parse_notes(on_note: Callable[[str], None] | None, notes: list[str]) -> Iterator[None]:
-    """Warnings raised while a batch is parsed (long sentences parsed in chunks, ...) go
-    to `on_note` as they are raised, else into `notes`, each time; those of other threads
-    and times (the reader's name their own file and line) go where they went before.
-    (``catch_warnings`` is process-wide: one context here, none per batch.)"""
-    with warnings.catch_warnings():
-        warnings.simplefilter("always")
-        before = warnings.showwarning
+def _parse_notes() -> Iterator[None]:
+    """While a stream runs, a warning raised while one of its batches is parsed (long
+    sentences parsed in chunks, ...) goes to that stream's sink (``_PARSING.sink``),
+    each time; those of other threads and times (the reader's name their own file and
+    line) go where they went before. Warnings are process-wide: the first stream to
+    begin routes them, the last to end puts back what was there (streams in threads of
+    one process may end in any order)."""
+    with _NOTES_LOCK:
+        if _NOTES_STATE["streams"] == 0:
+            _NOTES_STATE["saved"] = (warnings.showwarning, warnings.filters[:])
+            before = warnings.showwarning
 
-        def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
-            if getattr(_PARSING, "now", False):
-                (on_note or notes.append)(str(message))
-            else:
-                before(message, category, filename, lineno, *rest)
+            def show(message: Any, category: Any, filename: str, lineno: int, *rest: Any) -> None:
+                sink = getattr(_PARSING, "sink", None)
+                if sink is not None:
+                    sink(str(message))
+                else:
+                    before(message, category, filename, lineno, *rest)
 
-        warnings.showwarning = show
+            warnings.simplefilter("always")
+            warnings.showwarning = show
+        _NOTES_STATE["streams"] += 1
+    try:
         yield
+    finally:
+        with _NOTES_LOCK:
+            _NOTES_STATE["streams"] -= 1
+            if _NOTES_STATE["streams"] == 0:
+                warnings.showwarning, filters = _NOTES_STATE.pop("saved")
+                warnings.filters[:] = filters
+                # (as catch_warnings does: the filters' cached verdicts are stale)
+                getattr(warnings, "_filters_mutated", lambda: None)()
 
 
 def _words_only(source: str, input_format: str, model: Any) -> str:
@@ -692,6 +771,7 @@ def parse_chunk(
         done = parse_stream(
             model, batches, out, allow_missing_tags=allow_missing_tags, tagger=tagger, **kw
         )
+        _check_cut(input_path, chunk, done.sentences)
         return done, out.getvalue()
     own_tags = None
     if tagger is None and getattr(model, "tagger_", None) is not None:
@@ -700,9 +780,10 @@ def parse_chunk(
         f.seek(chunk.start)
         data = f.read(chunk.end - chunk.start)
     tb = _from_bytes_at(data, input_path, chunk.first_line)
+    _check_cut(input_path, chunk, len(tb))
     done = parse_stream(
         model,
-        [tb],
+        _file_batches(tb, chunk.before, batch_size),
         out,
         allow_missing_tags=allow_missing_tags,
         tagger=tagger,
@@ -711,6 +792,30 @@ def parse_chunk(
         **kw,
     )
     return done, out.getvalue()
+
+
+def _check_cut(path: str, chunk: Chunk, read: int) -> None:
+    """A chunk holds the sentences it was cut with: else the cut and the reader split the
+    file differently, and sentences would be lost or parsed twice."""
+    if read != chunk.sentences:
+        raise RuntimeError(
+            f"{path}: chunk {chunk.index} (line {chunk.first_line} on) was cut with "
+            f"{chunk.sentences} sentences, and {read} were read"
+        )
+
+
+def _file_batches(tb: Any, before: int, batch_size: int) -> Iterator[Any]:
+    """`tb`, the file's sentences `before` + 1 on, cut where a whole-file read cuts its
+    batches (the first one :data:`CHECK_SENTENCES` or `batch_size` sentences, then
+    `batch_size` each): every batch's columns are checked as a local parse checks them."""
+    first = max(batch_size, CHECK_SENTENCES)
+    # The first cut after sentence `before`: O(1), then one slice per batch.
+    cut = first if before < first else first + ((before - first) // batch_size + 1) * batch_size
+    at, end = before, before + len(tb)
+    while at < end:
+        stop = min(cut, end)
+        yield tb[at - before : stop - before]
+        at, cut = stop, cut + batch_size
 
 
 def _first_sentences(path: str, sentences: int, batch_size: int) -> Iterator[_core.Treebank]:
@@ -801,8 +906,10 @@ def parse_files(
     chunk_sentences: int = CHUNK_SENTENCES,
 ) -> list[Parsed]:
     """Parses every (input, output) pair on `executor` (one thread per task: the
-    executor's workers are the parallelism), reported in completion order (`on_done`
-    per file, `on_words` per file or chunk parsed: a progress bar); with `tagger_path`,
+    executor's workers are the parallelism; they open the model and the files, so a
+    cluster whose workers run in other folders needs absolute paths), reported in
+    completion order (`on_done` per file, `on_words` per file or chunk parsed: a
+    progress bar); with `tagger_path`,
     tagged first (each worker loads the tagger once too); `scores`: each word's margin in
     MISC, as :func:`parse_stream`. A plain (not gzipped) CoNLL-U
     file of more than `chunk_sentences` sentences (at least its first batch,

@@ -586,6 +586,7 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         raise RuntimeError("--scheduler needs dask: pip install 'depfs[dask]'") from err
     if scheduler == "local":
         n = worker_count(workers)
+        _quiet_cluster_exit()
         # Quiet: a task's error reaches the caller as its exception (one 'depfs: error:'
         # line), and our own cluster's shutdown is no news; Dask's WARNING/ERROR log
         # lines with a traceback in them, from the workers and from this process, are not
@@ -597,13 +598,40 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
             dashboard_address=":0",
             silence_logs=logging.CRITICAL,
         )
-        client = Client(cluster)
+        try:
+            client = Client(cluster)
+        except BaseException:  # (Ctrl-C included) the cluster just started goes too
+            cluster.close()
+            raise
     else:
         try:  # an address nobody answers at fails in seconds, not after Dask's 30 s
             client = Client(scheduler, timeout="3s")
         except (OSError, TimeoutError, ValueError) as err:
             raise ValueError(f"--scheduler {scheduler}: {err}") from None
     return client.get_executor(pure=False), client
+
+
+def _quiet_cluster_exit() -> None:
+    """Dask closes the clusters left open when the process exits; one cut short while
+    it started (Ctrl-C, SIGTERM) fails an assertion there and prints a traceback after
+    the one line depfs says. Closed the same way here, the failure is not a user's:
+    the worker processes end with this one anyway."""
+    import atexit
+
+    from distributed.deploy import spec
+
+    close = getattr(spec, "close_clusters", None)
+    if close is None or getattr(close, "_depfs_quiet", False):
+        return
+
+    def close_quietly() -> None:
+        with contextlib.suppress(Exception):
+            close()
+
+    close_quietly._depfs_quiet = True  # type: ignore[attr-defined]
+    atexit.unregister(close)
+    atexit.register(close_quietly)
+    spec.close_clusters = close_quietly
 
 
 def close_dask(executor: cf.Executor, client: Any) -> None:

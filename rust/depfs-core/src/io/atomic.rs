@@ -67,7 +67,16 @@ impl AtomicFile {
     fn create_as(path: &Path, unnamed: bool) -> Result<Self> {
         let name = path.display().to_string();
         let io_err = |e: std::io::Error| Error::io(&name, &e);
-        let target = follow_symlinks(path).map_err(io_err)?;
+        let target = match follow_symlinks(path).map_err(io_err)? {
+            Resolved::Path(target) => target,
+            Resolved::Descriptor(file) => {
+                // `/dev/stdout`, `/dev/fd/N`: the process's own descriptor, written
+                // through (its offset and its append mode shared), never replaced.
+                let out = BufWriter::with_capacity(1 << 16, file);
+                let target = path.to_path_buf();
+                return Ok(AtomicFile { name, target, out, how: How::InPlace, written: 0, unstarted: 0 });
+            }
+        };
         let old = match std::fs::metadata(&target) {
             Ok(m) if m.is_dir() => return Err(io_err(std::io::Error::other("is a directory"))),
             Ok(m) if !m.is_file() => {
@@ -84,7 +93,11 @@ impl AtomicFile {
             Some(file) => (file, How::Unnamed { mode: old }),
             None => {
                 let prefix = hidden_prefix(&target);
-                let named = tempfile::Builder::new().prefix(&prefix).suffix(".tmp").tempfile_in(dir);
+                let named = tempfile::Builder::new()
+                    .prefix(&prefix)
+                    .suffix(".tmp")
+                    .rand_bytes(RAND_CHARS)
+                    .tempfile_in(dir);
                 let (file, tmp) = named.map_err(io_err)?.into_parts();
                 let mode = match old {
                     Some(m) => m,
@@ -95,6 +108,15 @@ impl AtomicFile {
         };
         let out = BufWriter::with_capacity(1 << 16, file);
         Ok(AtomicFile { name, target, out, how, written: 0, unstarted: 0 })
+    }
+
+    /// The named temporary file the bytes go to (the fallback), else `None`: a caller
+    /// that cannot drop the file while another thread writes to it removes this.
+    pub fn temp_path(&self) -> Option<&Path> {
+        match &self.how {
+            How::Named { tmp, .. } => Some(tmp),
+            _ => None,
+        }
     }
 
     /// The path's error for an I/O error while writing.
@@ -116,7 +138,7 @@ impl AtomicFile {
                 file.sync_all().map_err(io_err)?;
                 let prefix = hidden_prefix(&target);
                 let mut fresh = tempfile::Builder::new();
-                fresh.prefix(&prefix).suffix(".tmp");
+                fresh.prefix(&prefix).suffix(".tmp").rand_bytes(RAND_CHARS);
                 let named = fresh.make_in(folder(&target), |path| link_unnamed(&file, path));
                 named.map_err(io_err)?.into_temp_path()
             }
@@ -183,6 +205,10 @@ fn folder(target: &Path) -> &Path {
     }
 }
 
+/// The random characters of a hidden temporary name (`depfs.files.temporary_pattern`
+/// matches exactly six).
+const RAND_CHARS: usize = 6;
+
 /// The prefix of the hidden temporary names next to `target`: `.NAME.XXXXXX.tmp`.
 fn hidden_prefix(target: &Path) -> String {
     let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -226,11 +252,24 @@ fn link_unnamed(_file: &File, _fresh: &Path) -> std::io::Result<()> {
     Err(std::io::ErrorKind::Unsupported.into())
 }
 
+/// Where a path leads once its symlinks are followed.
+enum Resolved {
+    Path(PathBuf),
+    /// One of this process's open descriptors (`/proc/self/fd/N`), duplicated.
+    Descriptor(File),
+}
+
 /// `path` with symlinks followed (relative links resolve against the link's folder);
 /// a dangling link gives the path it points to. At most 40 links, as the kernel does.
-fn follow_symlinks(path: &Path) -> std::io::Result<std::path::PathBuf> {
+/// A link to one of this process's descriptors (`/dev/stdout` → `/proc/self/fd/1`)
+/// gives that descriptor: its "target" (`pipe:[…]`, or the file the shell opened
+/// for appending) is not a path to replace.
+fn follow_symlinks(path: &Path) -> std::io::Result<Resolved> {
     let mut p = path.to_path_buf();
     for _ in 0..40 {
+        if let Some(file) = own_descriptor(&p)? {
+            return Ok(Resolved::Descriptor(file));
+        }
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => {
                 let link = std::fs::read_link(&p)?;
@@ -239,10 +278,35 @@ fn follow_symlinks(path: &Path) -> std::io::Result<std::path::PathBuf> {
                     _ => link,
                 };
             }
-            _ => return Ok(p),
+            _ => return Ok(Resolved::Path(p)),
         }
     }
     Err(std::io::Error::other("too many levels of symbolic links"))
+}
+
+/// A duplicate of descriptor N when `p` is `N` in this process's `/proc/self/fd`
+/// (however named: `/dev/fd/N`, `/proc/PID/fd/N`); `None` for any other path.
+#[cfg(target_os = "linux")]
+fn own_descriptor(p: &Path) -> std::io::Result<Option<File>> {
+    use std::os::fd::{BorrowedFd, RawFd};
+    let Some(n) = p.file_name().and_then(|n| n.to_str()).and_then(|n| n.parse::<RawFd>().ok()) else {
+        return Ok(None);
+    };
+    let dir = p.parent().and_then(|d| d.canonicalize().ok());
+    let own = Path::new("/proc/self/fd").canonicalize().ok();
+    if n < 0 || dir.is_none() || dir != own || !p.exists() {
+        return Ok(None);
+    }
+    // SAFETY: descriptor `n` is open in this process (its /proc entry was just
+    // found); it is only duplicated here, never closed.
+    #[allow(unsafe_code)]
+    let fd = unsafe { BorrowedFd::borrow_raw(n) };
+    Ok(Some(File::from(fd.try_clone_to_owned()?)))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn own_descriptor(_p: &Path) -> std::io::Result<Option<File>> {
+    Ok(None)
 }
 
 /// A new file's mode as `open(2)` with 0666 gives it: 0666 less the umask, read from
@@ -270,6 +334,33 @@ fn new_file_permissions(file: &File) -> std::io::Result<std::fs::Permissions> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: the process's own descriptor is
+    /// written through (at its offset: after what was written to it before), not
+    /// replaced: the same file, nothing else in its folder. A link's "target" there
+    /// (`pipe:[…]`, or the file the shell opened) is no path to replace.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_descriptor_of_this_process_is_written_through() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        for folder in ["/dev/fd", "/proc/self/fd"] {
+            let dir = tempfile::tempdir().unwrap();
+            let p = dir.path().join("out.conllu");
+            let mut f = File::create(&p).unwrap();
+            f.write_all(b"before\n").unwrap();
+            let inode = std::fs::metadata(&p).unwrap().ino();
+            let via = PathBuf::from(format!("{folder}/{}", f.as_raw_fd()));
+            atomic_write(&via, |w| w.write_all(b"1\tA\n")).unwrap();
+            f.write_all(b"after\n").unwrap(); // the offset was shared
+            assert_eq!(std::fs::read(&p).unwrap(), b"before\n1\tA\nafter\n", "{folder}");
+            assert_eq!(std::fs::metadata(&p).unwrap().ino(), inode);
+            assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        }
+        // A number that is not an open descriptor is a path as any other: not found.
+        let closed = PathBuf::from("/proc/self/fd/999999");
+        assert!(AtomicFile::create(&closed).is_err());
+    }
 
     #[cfg(unix)]
     #[test]
