@@ -708,7 +708,7 @@ impl GraphModel {
                     return Err(e);
                 }
                 let heads = std::mem::take(&mut sc.sents[i].heads);
-                let n_lab = (heads.len().saturating_sub(1) * self.lab.len()) as u64;
+                let n_lab = self.labelled_words(&heads) * self.lab.len() as u64;
                 let (labels, used) = match label {
                     Some(stop) => self.label_stopped(tb, prep, s, &heads, stop, &mut sc.base),
                     None => (self.label(tb, prep, s, &heads, &mut sc.base), n_lab),

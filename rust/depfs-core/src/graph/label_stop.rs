@@ -217,9 +217,8 @@ impl<W: WeightTable> GraphModel<W> {
         sc: &mut Scratch,
     ) -> (Vec<u32>, u64) {
         let n_t = self.lab.len();
-        let words = heads.len().saturating_sub(1) as u64;
         if !stop.margin.is_finite() {
-            return (self.label(tb, prep, s, heads, sc), words * n_t as u64);
+            return (self.label(tb, prep, s, heads, sc), self.labelled_words(heads) * n_t as u64);
         }
         let w = &self.lab_w;
         self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
@@ -235,8 +234,17 @@ impl<W: WeightTable> GraphModel<W> {
         if stop.dict.is_some() {
             sc.upos.fill(&prep.upos, tb, s);
         }
+        // UD's root rule, as `label` applies it: an arc from ROOT takes `root` with no
+        // template; another arc never does (its score starts at −inf).
+        let root = self.root_label();
         for (m, &h) in heads.iter().enumerate().skip(1) {
+            if let (Some(r), 0) = (root, h) {
+                out[m] = r;
+                continue;
+            }
             let allowed = stop.dict.as_ref().and_then(|d| d.allowed(&sc.upos, h as usize, m));
+            // (a triple seen with `root` alone says nothing of this arc's label)
+            let allowed = allowed.filter(|ls| root.is_none() || *ls != [root.unwrap_or(0)]);
             if let Some(&[only]) = allowed {
                 out[m] = only;
                 continue;
@@ -253,6 +261,9 @@ impl<W: WeightTable> GraphModel<W> {
                     scores[..width].fill(f32::NEG_INFINITY);
                     ls.iter().for_each(|&l| scores[l as usize] = 0.0);
                 }
+            }
+            if let Some(r) = root {
+                scores[r as usize] = f32::NEG_INFINITY;
             }
             // Templates are added `every` at a time (one sum of their rows), the lead
             // checked after each piece but the last (no template is left to save).

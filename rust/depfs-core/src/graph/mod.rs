@@ -535,8 +535,28 @@ impl<W: WeightTable> GraphModel<W> {
         }
     }
 
+    /// The index of the label `root` among the labeler's classes, if it has one. UD's
+    /// rule, that a word takes `root` exactly when its head is ROOT, then holds for
+    /// every parse ([`Self::label`]): an arc from ROOT is labelled `root`, another arc
+    /// anything else. Training on UD never breaks it; the labeler alone, an argmax over
+    /// every label whatever the arc, did on small or mismatched models. O(L).
+    pub fn root_label(&self) -> Option<u32> {
+        self.labels.iter().position(|l| l == "root").map(|i| i as u32)
+    }
+
+    /// The words of `heads` whose label the labeler computes: all but those attached
+    /// to ROOT when the rule of [`Self::root_label`] gives theirs. O(n).
+    pub fn labelled_words(&self, heads: &[i32]) -> u64 {
+        let words = heads.iter().skip(1);
+        match self.root_label() {
+            Some(_) => words.filter(|&&h| h != 0).count() as u64,
+            None => words.count() as u64,
+        }
+    }
+
     /// The labeler stage: a label index (into `labels`) for every arc of `heads`
-    /// (heads[0] = -1; out[0] is unused). O(n · T_lab · L).
+    /// (heads[0] = -1; out[0] is unused), under UD's root rule ([`Self::root_label`]).
+    /// O(n · T_lab · L).
     pub fn label(
         &self,
         tb: &Treebank,
@@ -555,7 +575,12 @@ impl<W: WeightTable> GraphModel<W> {
         rows.clear();
         starts.clear();
         starts.push(0);
+        let root = self.root_label();
         for (m, &h) in heads.iter().enumerate().skip(1) {
+            if root.is_some() && h == 0 {
+                starts.push(rows.len()); // its label is `root`: no rows
+                continue;
+            }
             for t in 0..self.lab.len() {
                 self.lab.for_each(&sc.lab, t, h as usize, m, Second::default(), |f| {
                     rows.push(crate::weights::RowAt { start: w.row_start(t, f), template: t })
@@ -573,7 +598,14 @@ impl<W: WeightTable> GraphModel<W> {
             }
             sc.label_scores.fill(0.0);
             w.add_located_rows(&rows[starts[m - 1]..starts[m]], &mut sc.label_scores);
-            out[m] = score::argmax(&sc.label_scores) as u32;
+            out[m] = match root {
+                Some(r) if heads[m] == 0 => r,
+                Some(r) => {
+                    sc.label_scores[r as usize] = f32::NEG_INFINITY;
+                    score::argmax(&sc.label_scores) as u32
+                }
+                None => score::argmax(&sc.label_scores) as u32,
+            };
         }
         out
     }

@@ -1051,7 +1051,8 @@ fn reference_label(model: &GraphModel, sent: &ArcSent, h: usize, m: usize, stop:
 }
 
 /// [`reference_label`] among the labels `allowed` only (None: all): the others start at
-/// −inf; one label allowed is taken with no template.
+/// −inf; one label allowed is taken with no template. UD's root rule: an arc from ROOT
+/// takes `root` with no template, another arc any label but `root`.
 fn reference_label_among(
     model: &GraphModel,
     sent: &ArcSent,
@@ -1060,13 +1061,25 @@ fn reference_label_among(
     stop: &LabelStop,
     allowed: Option<&std::collections::BTreeSet<u32>>,
 ) -> (u32, u64) {
+    let root = model.root_label();
+    if let (Some(r), 0) = (root, h) {
+        return (r, 0);
+    }
+    let allowed = allowed.filter(|a| root.is_none() || a.iter().ne(root.iter()));
     if let Some(a) = allowed.filter(|a| a.len() == 1) {
         return (*a.first().unwrap(), 0);
     }
     let width = model.lab_w.width();
-    let mut scores: Vec<f32> = (0..width as u32)
-        .map(|l| if allowed.is_none_or(|a| a.contains(&l)) { 0.0 } else { f32::NEG_INFINITY })
-        .collect();
+    let mut scores: Vec<f32> =
+        (0..width as u32)
+            .map(|l| {
+                if allowed.is_none_or(|a| a.contains(&l)) && Some(l) != root {
+                    0.0
+                } else {
+                    f32::NEG_INFINITY
+                }
+            })
+            .collect();
     for (j, &t) in stop.order.iter().enumerate() {
         let t = t as usize;
         model.lab.for_each(sent, t, h, m, Second::default(), |f| model.lab_w.add_row(t, f, &mut scores));
@@ -1263,7 +1276,9 @@ fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_te
         // order (the same sums but for rounding: the toy's labels agree).
         assert_eq!(run.parsed.words.head, full.words.head);
         assert_eq!(run.parsed.words.deprel, full.words.deprel, "margin {margin}");
-        assert_eq!(run.stats.lab_full, tb.words.head.len() as u64 * 5);
+        // Every template, but none for a word attached to ROOT (its label is `root`).
+        assert!(model.root_label().is_some());
+        assert_eq!(run.stats.lab_full, (tb.words.head.len() - tb.len()) as u64 * 5);
         assert_eq!(run.stats.lab_evaluated, run.stats.lab_full);
     }
     // A finite margin saves templates; the counts follow.
