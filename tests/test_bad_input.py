@@ -19,6 +19,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -1129,6 +1130,24 @@ SILENT_CLI = [
         ["train", "--parser", "tagger", "--train", "{gold}", "--dev", "{untagged}"],
         ["--dev", "untagged.conllu", "UPOS, XPOS, FEATS, LEMMA empty"],
     ),
+    # Probe six: a mistyped set name was read as template text ("atom ... expected
+    # attr(address)"); `--train -` said "No such file"; a model as --clusters "not UTF-8".
+    (
+        ["train", "--parser", "arc-eager", "--templates", "arc_eagr", "--train", "{gold}"],
+        ["--templates arc_eagr", "no such shipped template set or file"],
+    ),
+    (["train", "--train", "-"], ["--train -", "not stdin"]),
+    # (it named arc_eager_en_ewt, the prefix-trained parser's order, not the cascade's)
+    (
+        ["train", "--parser", "arc-eager", "--dynamic", "--cascade", "default"]
+        + ["--clusters", "{clusters}", "--train", "{gold}"],
+        ["order (arc_eager_en_ewt_full15) reads no cluster"],
+    ),
+    (["train", "--train", "{gold}", "--dev", "-"], ["--dev -", "not stdin"]),
+    (
+        ["train", "--parser", "tagger", "--clusters", "{ae}", "--train", "{gold}"],
+        ["ae.depfs", "a depfs model file, not a word-cluster paths file"],
+    ),
 ]
 
 
@@ -1982,3 +2001,64 @@ def test_select_wrapper_out_that_is_no_regular_file_needs_a_log(
     assert res.returncode == 2
     _one_line_error(res.stderr.decode(), [f"--out {fifo} (not a regular file): give --log"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.fifo"]
+
+
+def test_untagged_training_sentences_beside_tagged_ones_are_skipped_with_a_note() -> None:
+    """A tagged treebank and its untagged copy joined (raw text added by mistake): the
+    sentences with no UPOS on any word are skipped with one note. Learning from both,
+    a parser read the tags yet recorded that it needed none (so untagged input was
+    parsed silently badly), and a tagger learned `_` as a tag and predicted it. A
+    treebank untagged throughout is not touched (a parser of words alone); jackknife
+    names the fold whose tagger had no tags to learn from."""
+    from test_tagger import blank
+
+    gold = synthetic_conllu(60, seed=21)
+    tagged = depfs.Treebank.from_string(gold)
+    mixed = depfs.Treebank.from_string(gold + blank(gold))
+    for model in (
+        depfs.ArcEagerParser(AE_SET, epochs=1),
+        small_graph(epochs=1),
+        depfs.Tagger(SMALL, epochs=1),
+    ):
+        with pytest.warns(depfs.base.SkippedSentencesWarning, match="60 of 120 .* no UPOS"):
+            model.fit(mixed)
+        assert model.train_info_["sentences"] == 60
+        if isinstance(model, depfs.Tagger):
+            out = model.tag(depfs.Treebank.from_string(blank(gold)))
+            assert "_" not in {u for s in out for u in s.upos}
+        else:
+            assert "UPOS" in model.model_.input_columns
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no note: nothing to skip
+        parser = depfs.ArcEagerParser(AE_SET, epochs=1).fit(depfs.Treebank.from_string(blank(gold)))
+    assert parser.model_.input_columns == ["FORM"]
+    # Tagged long sentences, then short ones untagged: the treebank has UPOS on most
+    # words, but the tagger of fold 1 would learn from the untagged fold 2 alone.
+    by_length = sorted(range(len(tagged)), key=lambda i: -len(tagged[i]))
+    long, short = tagged.select(by_length[:30]), tagged.select(by_length[30:])
+    halves = depfs.Treebank.from_string(long.to_string() + blank(short.to_string()))
+    assert "UPOS" in halves.filled_columns()
+    with pytest.raises(ValueError, match=r"without fold 1 \(sentences 1-30\) leaves UPOS empty"):
+        depfs.jackknife(halves, folds=2, epochs=1)
+
+
+def test_tagger_training_and_jackknife_take_several_roots(d: dict[str, Path], tmp_path: Path) -> None:
+    """A tagger never reads HEAD: its training file, its --dev and jackknife's input may
+    have several roots (`depfs tag` takes them); they were refused as a parser's are.
+    Jackknife keeps HEAD and DEPREL as they were."""
+    roots = tmp_path / "roots.conllu"
+    lines = d["gold"].read_text().splitlines()  # one more word of a sentence on ROOT:
+    k = next(i for i, line in enumerate(lines) if line[:1].isdigit() and "\t0\t" not in line)
+    cols = lines[k].split("\t")
+    cols[6], cols[7] = "0", "root"
+    lines[k] = "\t".join(cols)
+    roots.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "t.depfs"
+    args = ["train", "--parser", "tagger", "--train", str(roots), "--epochs", "1", "-o", str(out)]
+    assert _cli([*args, "--dev", str(roots)])[0] == 0 and out.exists()
+    jk = tmp_path / "jk.conllu"
+    code, _, err = _cli(["jackknife", "--train", str(roots), "--folds", "2", "-o", str(jk)])
+    assert code == 0, err
+    heads = [line.split("\t")[6:8] for line in jk.read_text().splitlines() if line[:1].isdigit()]
+    assert heads == [line.split("\t")[6:8] for line in lines if line[:1].isdigit()]
+    assert _cli(["train", "--parser", "arc-eager", "--train", str(roots), "-o", str(out)])[0] == 2

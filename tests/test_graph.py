@@ -306,3 +306,23 @@ def test_labels_keep_uds_root_rule(order: int, decoder: str) -> None:
         if (h == 0) != (label == "root")
     ]
     assert broken == []
+
+
+def test_sentences_with_several_roots_are_skipped_in_training_with_a_note() -> None:
+    """A gold tree with several roots is one no decode gives (each gives one root): the
+    graph parser skips it with a note, as the arc-eager parser does (it trained on it,
+    silently)."""
+    from depfs.base import SkippedSentencesWarning
+    from depfs.datasets import synthetic_conllu
+
+    sentences = synthetic_conllu(30, seed=5).rstrip("\n").split("\n\n")
+    lines = sentences[3].split("\n")
+    k = next(i for i, line in enumerate(lines) if line[:1].isdigit() and "\t0\t" not in line)
+    cols = lines[k].split("\t")
+    cols[6] = "0"
+    lines[k] = "\t".join(cols)
+    sentences[3] = "\n".join(lines)
+    tb = Treebank.from_string("\n\n".join(sentences) + "\n\n", multiple_roots=True)
+    with pytest.warns(SkippedSentencesWarning, match=r"1 of 30 .*several roots, first at sentence 4"):
+        parser = small_graph(epochs=1).fit(tb)
+    assert parser.train_info_["sentences"] == 29

@@ -337,3 +337,15 @@ def test_an_empty_token_list_and_a_model_of_another_kind_are_named(models: dict[
         depfs.GraphParser.from_model(parser.model_)
     with pytest.raises(TypeError, match="got str"):
         depfs.Tagger.from_model("x")
+
+
+@pytest.mark.parametrize("fmt", ["horizontal", "vertical"])
+def test_text_with_cr_line_ends_is_refused_as_conllu_is(fmt: str) -> None:
+    """Text whose lines end in CR alone (old Macs) is refused with the CoNLL-U reader's
+    line (it was read as one line: a token `.\\rA`, or the whole file one token)."""
+    from depfs.errors import FormatError
+    from depfs.text import text_to_treebank
+
+    with pytest.raises(FormatError, match=r"^old\.txt:1: CR line ends"):
+        text_to_treebank(b"The cat sat .\rA dog ran .\r", fmt, name="old.txt")
+    assert len(text_to_treebank(b"The cat sat .\r\nA dog ran .\r\n", "horizontal")) == 2

@@ -191,6 +191,8 @@ class TrainableModel:
         tag accuracy; ``keep="last"``: the last epoch; ``best_epoch_`` says which was
         kept). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
         train = as_treebank(train, "train", prepared=True)
+        if isinstance(train, _core.Treebank):
+            train = without_untagged(train)
         dev = None if dev is None else as_treebank(dev, "dev")
         epochs = as_int(self.epochs)
         if epochs is None or epochs < 1:
@@ -426,6 +428,28 @@ class TrainableModel:
 class SkippedSentencesWarning(UserWarning):
     """Training skipped training sentences it cannot use (the message says how many,
     why, and the first)."""
+
+
+def without_untagged(train: _core.Treebank) -> _core.Treebank:
+    """`train` without its sentences that have no UPOS on any word when others have
+    one (a tagged treebank and raw text joined by mistake), with a
+    :class:`SkippedSentencesWarning`. Learning from both, a parser reads the tags yet
+    would need none (a column is needed when most training words fill it) and parse
+    untagged text silently badly; a tagger would learn `_` as a tag. O(words)."""
+    untagged = train.untagged_sentences()
+    if not untagged or len(untagged) == len(train):
+        return train
+    skip = set(untagged)
+    sid = train[untagged[0]].sent_id
+    first = f"first at sentence {untagged[0] + 1}" + (f" (sent_id {sid})" if sid else "")
+    warnings.warn(
+        SkippedSentencesWarning(
+            f"{len(untagged)} of {len(train)} training sentences skipped: no UPOS on any "
+            f"word, where the others are tagged, {first}"
+        ),
+        stacklevel=4,
+    )
+    return train.select([i for i in range(len(train)) if i not in skip])
 
 
 def used_info(

@@ -339,6 +339,24 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     if value and "\n" not in value and ("/" in value or value.endswith(".txt")):
         if not os.path.isfile(value):
             raise click.UsageError(f"{option} {value}: no such template file")
+    import re
+
+    from .templates import template_sets
+
+    # A bare name is a set's or a file's (template text has `attr(address)`, or is
+    # `dir` / `dist` alone): a mistyped one was read as template text.
+    if value and re.fullmatch(r"[A-Za-z_][\w.-]*", value) and value not in ("dir", "dist"):
+        if value in template_sets() and os.path.isfile(value):
+            click.echo(
+                f"depfs: note: {option} {value}: the shipped set of that name (the file "
+                f"here is ./{value})",
+                err=True,
+            )
+        elif value not in template_sets() and not os.path.isfile(value):
+            raise click.UsageError(
+                f"{option} {value}: no such shipped template set or file "
+                "(depfs templates list shows the sets)"
+            )
 
 
 @main.command()
@@ -600,7 +618,11 @@ def train(
             "a parser's --tagger is a trained tagger, its cluster table inside)"
         )
     if clusters_path is not None and dynamic and arc_templates is None:
-        default = "arc_eager_en_ewt" if parser_kind == "arc-eager" else "tagger_en_ewt"
+        from .arceager import CASCADE_TEMPLATES
+
+        default = "tagger_en_ewt"
+        if parser_kind == "arc-eager":
+            default = CASCADE_TEMPLATES if cascade is not None else "arc_eager_en_ewt"
         raise click.UsageError(
             f"--clusters {clusters_path} --dynamic: the dynamic default order ({default}) "
             "reads no cluster: give --templates, an order with cluster(...) templates"
@@ -619,6 +641,9 @@ def train(
         _check_template_path(value, option)
         if value is not None:
             _check_templates(value, option, "token" if parser_kind == "tagger" else family)
+    for option, path in [*(("--train", p) for p in train_paths), ("--dev", dev_path)]:
+        if path == "-":  # (`-` is stdin for parse, tag, stats and eval)
+            raise click.UsageError(f"{option} -: training reads files, not stdin (give a file)")
     trains = {f"the --train file {p}": p for p in train_paths}
     if len(train_paths) == 1:
         trains = {"the --train file": train_paths[0]}
@@ -647,10 +672,13 @@ def train(
         from .pipeline import _tagger
 
         own_tagger = None if tagger_path is None else _tagger(tagger_path)
-        train_tb = read_conllu(train_paths[0])
+        # A tagger never reads HEAD: several roots are no reason to refuse its data.
+        roots = parser_kind == "tagger"
+        train_tb = read_conllu(train_paths[0], multiple_roots=roots)
         if len(train_paths) > 1:  # one treebank, the files' sentences in order
-            train_tb = Treebank.concat([train_tb, *(read_conllu(p) for p in train_paths[1:])])
-        dev_tb = read_conllu(dev_path) if dev_path else None
+            more = (read_conllu(p, multiple_roots=roots) for p in train_paths[1:])
+            train_tb = Treebank.concat([train_tb, *more])
+        dev_tb = read_conllu(dev_path, multiple_roots=roots) if dev_path else None
         if dynfs and folds > len(train_tb):  # refused before the full models are trained
             raise click.UsageError(
                 f"--folds {folds}: {len(train_tb)} training sentences (at most one fold each)"
@@ -1284,7 +1312,7 @@ def jackknife(
         if templates is not None and os.path.isfile(templates):
             others["the --templates file"] = templates
         _check_output(output, others, force)
-    treebank = read_conllu(train_path)
+    treebank = read_conllu(train_path, multiple_roots=True)  # (taggers never read HEAD)
     try:
         fold_bounds(len(treebank), folds)  # too many folds: refused before any training
     except ValueError as e:

@@ -228,7 +228,10 @@ class GraphParser(TrainableModel):
         bound = _core.GRAPH_MAX_EXACT_WORDS
 
         def why(s: int) -> str:
-            return f"longer than {bound} words" if len(train[s]) > bound else "no complete tree"
+            if len(train[s]) > bound:
+                return f"longer than {bound} words"
+            heads = train[s].heads
+            return "several roots" if sum(h == 0 for h in heads) > 1 else "no complete tree"
 
         return used_info(train, trainer.used_sentences, why=why)
 

@@ -67,7 +67,14 @@ def jackknife(
         rest = treebank.select([*range(start), *range(end, n)])
         tagger = Tagger(templates, epochs=epochs, random_state=random_state, clusters=clusters)
         report: Any = None if on_epoch is None else (lambda row, k=k: on_epoch(k, row))
-        tagger.fit(rest, on_epoch=report)
+        try:
+            tagger.fit(rest, on_epoch=report)
+        except ValueError as e:
+            if "UPOS" not in wanted:  # the whole treebank lacks it: as the tagger says
+                raise
+            # The treebank has tags, the other folds not: say which fold's tagger.
+            what = f"the training treebank without fold {k} (sentences {start + 1}-{end})"
+            raise ValueError(str(e).replace("the training treebank", what, 1)) from None
         lost = [c for c in wanted if c not in tagger.columns_]
         if lost:
             raise ValueError(

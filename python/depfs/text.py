@@ -111,17 +111,24 @@ def _decode(raw: bytes, name: str, line_no: int) -> str:
 
 
 def _lines(stream: Iterable[bytes], name: str) -> Iterator[tuple[int, str]]:
-    """(line number from 1, text without the line end); a BOM at the start is dropped."""
+    """(line number from 1, text without the line end); a BOM at the start is dropped.
+    A CR inside a line is refused, as the CoNLL-U reader refuses it: lines ended by CR
+    alone would be read as one line (words glued across them, `.\\rA`)."""
     n = 0
     try:
         for n, raw in enumerate(stream, 1):
             line = _decode(raw, name, n).rstrip("\r\n")
+            if "\r" in line:
+                raise FormatError(f"{name}:{n}: {CR_ONLY}")
             if n == 1 and line.startswith("\ufeff"):
                 line = line[1:]
             yield n, line
     except GZIP_ERRORS as e:
         raise FormatError(gzip_message(name, n, e)) from None
 
+
+#: The CoNLL-U reader's message for lines ended by CR alone (`io::conllu::CR_ONLY`).
+CR_ONLY = "CR line ends (a line ends in CR alone, as on old Macs): convert them to LF"
 
 #: What a damaged gzip stream raises while it is read.
 GZIP_ERRORS = (EOFError, gzip.BadGzipFile, zlib.error)

@@ -863,15 +863,21 @@ impl GraphTrainer {
     /// Sets up training on `train`: labels, length dictionary, block sizes from a count
     /// of the features of gold parts (one template at a time, O(T × words)).
     pub fn new(train: &Treebank, templates: GraphTemplates, config: GraphConfig) -> Result<GraphTrainer> {
-        // Trained on: sentences with a complete gold tree of at most MAX_EXACT_WORDS words.
-        // A longer one costs O(n³) time and O(n²) memory per decode (a 5,000-word sentence:
-        // minutes and gigabytes per epoch); parsing cuts it into chunks instead.
+        // Trained on: sentences with a complete single-rooted gold tree of at most
+        // MAX_EXACT_WORDS words. A longer one costs O(n³) time and O(n²) memory per decode
+        // (a 5,000-word sentence: minutes and gigabytes per epoch); parsing cuts it into
+        // chunks instead. One with several roots is a tree no decode gives (each gives one
+        // root): an update towards it is no lesson (the arc-eager parser skips it too).
+        let one_root = |s: usize| train.heads(s).iter().filter(|&&h| h == 0).count() == 1;
         let usable: Vec<usize> = (0..train.len())
-            .filter(|&s| train.sentences[s].len as usize <= MAX_EXACT_WORDS && gold_heads(train, s).is_some())
+            .filter(|&s| {
+                train.sentences[s].len as usize <= MAX_EXACT_WORDS && gold_heads(train, s).is_some() && one_root(s)
+            })
             .collect();
         if usable.is_empty() {
             return Err(Error::InvalidArgument(format!(
-                "no training sentence has a complete tree (HEAD column) of at most {MAX_EXACT_WORDS} words"
+                "no training sentence has a complete single-rooted tree (HEAD column) of at most \
+                 {MAX_EXACT_WORDS} words"
             )));
         }
         let mut labels: Vec<String> = usable

@@ -120,6 +120,11 @@ impl Clusters {
     /// Reads the paths file at `path` ([`Clusters::parse`]).
     pub fn from_file(path: &str) -> Result<Clusters> {
         let bytes = std::fs::read(path).map_err(|e| Error::io(path, &e))?;
+        if bytes.starts_with(crate::io::model::MAGIC) {
+            return Err(Error::InvalidArgument(format!(
+                "{path}: a depfs model file, not a word-cluster paths file"
+            )));
+        }
         let text = String::from_utf8(bytes).map_err(|e| {
             let line =
                 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
@@ -264,6 +269,16 @@ mod tests {
         assert_eq!(c.value("wolf", 4), none_value());
         assert_eq!(c.value("WOLF", 0), none_value());
         assert_ne!(none_value(), hash_str(""));
+    }
+
+    /// A model file given as the paths file is named as one (it was "line 1: not UTF-8").
+    #[test]
+    fn a_model_file_is_no_paths_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("tagger.depfs");
+        std::fs::write(&p, [crate::io::model::MAGIC.as_slice(), &[0xff, 0xfe, 1, 2]].concat()).unwrap();
+        let e = Clusters::from_file(p.to_str().unwrap()).err().unwrap().to_string();
+        assert!(e.ends_with("tagger.depfs: a depfs model file, not a word-cluster paths file"), "{e}");
     }
 
     /// Every bad line is refused with the file's name and the line's number.

@@ -993,7 +993,9 @@ impl TaggerTrainer {
             (0..N_COLUMNS).filter(|&c| filled.iter().any(|f| f == COLUMN_NAMES[c])).collect();
         if !active.contains(&UPOS) {
             return Err(Error::InvalidArgument(
-                "the training treebank leaves UPOS empty ('_'): there is nothing to learn tags from".into(),
+                "the training treebank leaves UPOS empty ('_'): the tagger learns UPOS first \
+                 (its other columns are predicted after it), so it needs UPOS in training"
+                    .into(),
             ));
         }
         let n = train.n_words();
