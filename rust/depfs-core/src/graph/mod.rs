@@ -871,7 +871,9 @@ impl GraphTrainer {
         let one_root = |s: usize| train.heads(s).iter().filter(|&&h| h == 0).count() == 1;
         let usable: Vec<usize> = (0..train.len())
             .filter(|&s| {
-                train.sentences[s].len as usize <= MAX_EXACT_WORDS && gold_heads(train, s).is_some() && one_root(s)
+                train.sentences[s].len as usize <= MAX_EXACT_WORDS
+                    && gold_heads(train, s).is_some()
+                    && one_root(s)
             })
             .collect();
         if usable.is_empty() {
