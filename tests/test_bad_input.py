@@ -2042,7 +2042,9 @@ def test_untagged_training_sentences_beside_tagged_ones_are_skipped_with_a_note(
         depfs.jackknife(halves, folds=2, epochs=1)
 
 
-def test_tagger_training_and_jackknife_take_several_roots(d: dict[str, Path], tmp_path: Path) -> None:
+def test_tagger_training_and_jackknife_take_several_roots(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
     """A tagger never reads HEAD: its training file, its --dev and jackknife's input may
     have several roots (`depfs tag` takes them); they were refused as a parser's are.
     Jackknife keeps HEAD and DEPREL as they were."""

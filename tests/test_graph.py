@@ -323,6 +323,7 @@ def test_sentences_with_several_roots_are_skipped_in_training_with_a_note() -> N
     lines[k] = "\t".join(cols)
     sentences[3] = "\n".join(lines)
     tb = Treebank.from_string("\n\n".join(sentences) + "\n\n", multiple_roots=True)
-    with pytest.warns(SkippedSentencesWarning, match=r"1 of 30 .*several roots, first at sentence 4"):
+    note = r"1 of 30 .*several roots, first at sentence 4"
+    with pytest.warns(SkippedSentencesWarning, match=note):
         parser = small_graph(epochs=1).fit(tb)
     assert parser.train_info_["sentences"] == 29
