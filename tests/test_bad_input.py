@@ -1137,6 +1137,12 @@ SILENT_CLI = [
         ["--templates arc_eagr", "no such shipped template set or file"],
     ),
     (["train", "--train", "-"], ["--train -", "not stdin"]),
+    # A parser's --tagger that untagged input could not use (probe six): the model was
+    # written, its tagger never ran (untagged --train), or every parse was refused.
+    (
+        ["train", "--parser", "arc-eager", "--tagger", "{tagger}", "--train", "{untagged}"],
+        ["--tagger", "t.depfs", "leaves the tag columns empty", "never run"],
+    ),
     # (it named arc_eager_en_ewt, the prefix-trained parser's order, not the cascade's)
     (
         ["train", "--parser", "arc-eager", "--dynamic", "--cascade", "default"]
@@ -1192,6 +1198,23 @@ SILENT_API = [
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 0.5, 1]), "whole numbers"),
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 2, 1]), "not a tree"),
     (lambda: decode.tree_score(np.zeros((3, 3)), [-1, 1, 0]), "not a tree"),
+]
+
+
+#: One non-projective sentence: the arc 3 -> 1 spans word 2, whose head 4 is outside it.
+NON_PROJECTIVE = "".join(
+    f"{i}\tw{i}\tw{i}\tX\t_\t_\t{h}\t{'root' if h == 0 else 'dep'}\t_\t_\n"
+    for i, h in [(1, 3), (2, 4), (3, 0), (4, 3)]
+) + "\n"
+
+SILENT_API += [
+    # Probe six: it said "no complete single-rooted tree" of a complete non-projective one.
+    (
+        lambda: depfs.ArcEagerParser(AE_SET, epochs=1, pseudo_projective=False).fit(
+            depfs.Treebank.from_string(NON_PROJECTIVE)
+        ),
+        "no training sentence has a complete single-rooted projective tree",
+    ),
 ]
 
 
@@ -2064,3 +2087,37 @@ def test_tagger_training_and_jackknife_take_several_roots(
     heads = [line.split("\t")[6:8] for line in jk.read_text().splitlines() if line[:1].isdigit()]
     assert heads == [line.split("\t")[6:8] for line in lines if line[:1].isdigit()]
     assert _cli(["train", "--parser", "arc-eager", "--train", str(roots), "-o", str(out)])[0] == 2
+
+
+def test_a_parsers_tagger_must_predict_what_the_parser_reads(d: dict[str, Path]) -> None:
+    """`ArcEagerParser(tagger=T).fit(train)` where the parser reads XPOS and T does not
+    predict it: refused before training (the model was written, and every parse of
+    untagged input refused)."""
+    from test_tagger import blank
+
+    gold = d["gold"].read_text()
+    no_xpos = depfs.Tagger(SMALL, epochs=1).fit(depfs.Treebank.from_string(blank(gold, (4,))))
+    assert "XPOS" not in no_xpos.columns_
+    reads_xpos = "xpos(STACK_0)\nupos(QUEUE_0)\nform(QUEUE_0)\n"
+    parser = depfs.ArcEagerParser(reads_xpos, epochs=1, tagger=no_xpos)
+    with pytest.raises(ValueError, match="tagger predicts only UPOS.*leave XPOS empty"):
+        parser.fit(depfs.Treebank.from_string(gold))
+    assert not hasattr(parser, "model_")
+
+
+def test_select_groups_refuses_an_arc_eager_order_as_the_sibling_order(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """SECOND_PATH must be an order of sibling templates: an arc-eager order there wrote
+    a groups file that only the training reading it refused."""
+    config = tmp_path / "ae_order.txt"
+    config.write_text(
+        "# depfs select wrapper --parser arc-eager --metric las\n"
+        "upos(STACK_0)\n# score 1 las 40\nform(QUEUE_0)\n# score 2 las 45\n"
+    )
+    out = tmp_path / "g.txt"
+    args = ["select", "groups", str(d["order"]), str(config), "--k", "2"]
+    code, _, err = _cli([*args, "--out", str(out)])
+    assert code == 2
+    _one_line_error(err, ["ae_order.txt", "SECOND_PATH", "arc-eager templates"])
+    assert not out.exists()

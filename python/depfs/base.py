@@ -213,6 +213,8 @@ class TrainableModel:
             if dev is not None:  # dev scores (and the epoch kept) are the pipeline's
                 dev = tagger.tag(dev)
         trainer = self._trainer(train)
+        if tagger is not None:
+            _check_tagger_fits(trainer.model().input_columns, tagger)
         if dev is not None:
             self._check_dev_columns(trainer, dev, tagger)
         self.train_info_: dict[str, Any] = self._used(train, trainer)
@@ -504,6 +506,28 @@ def _check_tagger(tagger: Any) -> None:
     if not isinstance(tagger, Tagger):
         raise TypeError(f"tagger must be a fitted depfs.Tagger, got {type(tagger).__name__}")
     tagger._model()  # a clear error when it is not fitted
+
+
+def _check_tagger_fits(needed: list[str], tagger: Any) -> None:
+    """Refuses, before training, a parser's `tagger` that untagged input could not
+    use: the parser (reading the columns `needed`) reads none it predicts (its training
+    data left them empty: the tagger would never run), or one it does not predict
+    (every untagged parse would be refused)."""
+    tags = [c for c in needed if c != "FORM"]
+    if not tags:
+        raise ValueError(
+            "tagger: the training treebank leaves the tag columns empty, so the parser reads "
+            "none and its tagger would never run: train on tagged data (depfs jackknife "
+            "gives tags like those the tagger predicts)"
+        )
+    lacking = [c for c in tags if c not in tagger.columns_]
+    if lacking:
+        raise ValueError(
+            f"tagger: the parser reads {', '.join(tags)}, and the tagger predicts only "
+            f"{', '.join(tagger.columns_)}: untagged input would leave {', '.join(lacking)} "
+            "empty, and every such parse be refused; give a tagger trained on data with "
+            "those columns"
+        )
 
 
 class Stagewise:

@@ -747,10 +747,12 @@ def train(
                 )
                 try:
                     parser.fit(train_tb, **kw)
-                except ValueError as e:  # fit's refusals of a dev set: named by its file
-                    if not str(e).startswith("dev: "):
-                        raise
-                    raise type(e)(f"--dev {dev_path}: {str(e).removeprefix('dev: ')}") from None
+                except ValueError as e:  # fit's refusals of a dev set or tagger: named
+                    for what, path in (("dev", dev_path), ("tagger", tagger_path)):
+                        if str(e).startswith(f"{what}: "):
+                            msg = str(e).removeprefix(f"{what}: ")
+                            raise type(e)(f"--{what} {path}: {msg}") from None
+                    raise
             parser.train_info_["file"] = files
     except ValueError as e:
         _name_training_file(e, " + ".join(train_paths))

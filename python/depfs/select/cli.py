@@ -320,10 +320,11 @@ def groups_command(
                 f"{path}: an order of sibling templates: give it as SECOND_PATH, after an "
                 "order of first-order templates"
             )
-        if sibling and 1 in orders:
+        if sibling and (1 in orders or order.family != "arc"):
+            kind = {"config": "arc-eager", "token": "tagger"}.get(order.family, order.family)
+            what = "first-order templates" if 1 in orders else f"{kind} templates"
             raise click.UsageError(
-                f"{path}: SECOND_PATH is the order of sibling templates; this one has "
-                "first-order templates"
+                f"{path}: SECOND_PATH is the order of sibling templates; this one has {what}"
             )
         if len(scores) != len(order):
             raise click.UsageError(

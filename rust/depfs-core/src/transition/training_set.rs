@@ -100,9 +100,16 @@ impl TrainingSet {
         let golds: Vec<Option<GoldTree>> = (0..tb.len()).map(|s| gold_tree(&tb, s, &label_ids)).collect();
         let usable: Vec<usize> = (0..tb.len()).filter(|&s| golds[s].is_some()).collect();
         if usable.is_empty() {
-            return Err(Error::InvalidArgument(
-                "no training sentence has a complete single-rooted tree".into(),
-            ));
+            return Err(Error::InvalidArgument(if pseudo_projective {
+                "no training sentence has a complete single-rooted tree".into()
+            } else {
+                // (the oracle rebuilds projective trees only: with pseudo-projective
+                // lifting off, a non-projective one is not learned from)
+                "no training sentence has a complete single-rooted projective tree \
+                 (pseudo_projective=False keeps non-projective trees as they are, and the \
+                 arc-eager oracle cannot rebuild them)"
+                    .into()
+            }));
         }
         let most = |f: fn(&(u64, u64)) -> u64| {
             (0..counts.len()).max_by_key(|&i| (f(&counts[i]), std::cmp::Reverse(i))).unwrap_or(0) as u32
