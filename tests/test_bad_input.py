@@ -1202,10 +1202,13 @@ SILENT_API = [
 
 
 #: One non-projective sentence: the arc 3 -> 1 spans word 2, whose head 4 is outside it.
-NON_PROJECTIVE = "".join(
-    f"{i}\tw{i}\tw{i}\tX\t_\t_\t{h}\t{'root' if h == 0 else 'dep'}\t_\t_\n"
-    for i, h in [(1, 3), (2, 4), (3, 0), (4, 3)]
-) + "\n"
+NON_PROJECTIVE = (
+    "".join(
+        f"{i}\tw{i}\tw{i}\tX\t_\t_\t{h}\t{'root' if h == 0 else 'dep'}\t_\t_\n"
+        for i, h in [(1, 3), (2, 4), (3, 0), (4, 3)]
+    )
+    + "\n"
+)
 
 SILENT_API += [
     # Probe six: it said "no complete single-rooted tree" of a complete non-projective one.
