@@ -114,13 +114,18 @@ def test_templates_need_a_table_and_a_table_needs_templates(tmp_path: Path) -> N
     assert prepared.clusters == (2 * N_WORDS, 2 * N_WORDS)
     p = ArcEagerParser(CLASS_ONLY, epochs=1).fit(prepared)
     assert p.model_.clusters == (2 * N_WORDS, 2 * N_WORDS)
-    with pytest.raises(ValueError, match="carries its own cluster table"):
-        ArcEagerParser(CLASS_ONLY, epochs=1, clusters=table).fit(prepared)
+    for prepared_set in (prepared, TrainingSet(train)):  # (it said "carries" of either)
+        with pytest.raises(ValueError, match="table is given to it .*not to the parser"):
+            ArcEagerParser(CLASS_ONLY, epochs=1, clusters=table).fit(prepared_set)
     with pytest.raises(ValueError, match="no cluster table"):
         ArcEagerParser(CLASS_ONLY, epochs=1).fit(TrainingSet(train))
     # The default templates with a table read it.
     default = ArcEagerParser(epochs=1, clusters=table).fit(train)
     assert any("cluster" in t for t in default.templates_)
+    # ... and so do they with a set that carries one (it was left unread, silently).
+    on_set = ArcEagerParser(epochs=1).fit(prepared)
+    assert on_set.templates_ == default.templates_
+    assert on_set.model_.clusters == (2 * N_WORDS, 2 * N_WORDS)
     assert not any("cluster" in t for t in ArcEagerParser(epochs=1).fit(train).templates_)
 
 

@@ -297,7 +297,15 @@ class ArcEagerParser(TrainableModel):
                     for k in stages
                 ],
             )
-        trainer = self._core_trainer(train, self._template_text(), self.dynamic)
+        text = self._template_text()
+        if (
+            self.templates is None
+            and not self.dynamic
+            and isinstance(train, TrainingSet)
+            and train.clusters is not None
+        ):  # a set with a table: the default that reads it, as clusters= gives
+            text = resolve_templates(CLUSTER_TEMPLATES)
+        trainer = self._core_trainer(train, text, self.dynamic)
         return Stagewise(trainer, self.epochs) if self.stagewise else trainer
 
     def _train_margin(self) -> float:

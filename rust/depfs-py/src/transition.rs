@@ -332,7 +332,8 @@ impl PyArcEagerTrainer {
         };
         let inner = match train {
             TrainInput::Prepared(_) if clusters.is_some() => return Err(PyValueError::new_err(
-                "a prepared TrainingSet carries its own cluster table: TrainingSet(treebank, clusters=PATH)",
+                "a prepared TrainingSet's cluster table is given to it (TrainingSet(treebank, \
+                 clusters=PATH)), not to the parser: one table for every model trained on the set",
             )),
             TrainInput::Prepared(set) => {
                 let set = Arc::clone(&set.inner);
