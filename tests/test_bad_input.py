@@ -1143,6 +1143,10 @@ SILENT_CLI = [
         ["train", "--parser", "arc-eager", "--tagger", "{tagger}", "--train", "{untagged}"],
         ["--tagger", "t.depfs", "leaves the tag columns empty", "never run"],
     ),
+    (
+        ["train", "--dynfs", "--folds", "10000", "--train", "{gold}", "--dev", "{gold}"],
+        ["--folds 10000: needs at least 10000 training sentences", "has "],
+    ),
     # (it named arc_eager_en_ewt, the prefix-trained parser's order, not the cascade's)
     (
         ["train", "--parser", "arc-eager", "--dynamic", "--cascade", "default"]

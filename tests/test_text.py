@@ -280,6 +280,15 @@ def test_a_raw_text_line_longer_than_spacy_takes_is_cut_at_whitespace(
         pytest.raises(depfs.errors.FormatError, match=r"long\.txt:2: \[E088\]"),
     ):
         depfs.read_text(raw, tokenizer=tokenizer)
+    tokenizer.nlp.max_length = 300
+    # A word longer than a piece is cut inside it, and the note says so (it said only
+    # "at whitespace").
+    raw.write_text("w" * 150 + "\n")
+    with pytest.warns(UserWarning, match="a word longer than that is cut inside it"):
+        assert [len(f) for s in depfs.read_text(raw, tokenizer=tokenizer) for f in s.forms] == [
+            100,
+            50,
+        ]
 
 
 @needs_spacy

@@ -680,8 +680,10 @@ def train(
             train_tb = Treebank.concat([train_tb, *more])
         dev_tb = read_conllu(dev_path, multiple_roots=roots) if dev_path else None
         if dynfs and folds > len(train_tb):  # refused before the full models are trained
+            n = len(train_tb)
             raise click.UsageError(
-                f"--folds {folds}: {len(train_tb)} training sentences (at most one fold each)"
+                f"--folds {folds}: needs at least {folds} training sentences (one a fold), "
+                f"and the training data has {n} sentence{'s' if n != 1 else ''}"
             )
         parser: TrainableModel
         if parser_kind == "tagger":

@@ -388,10 +388,13 @@ class SpacyTokenizer:
                     yield first, " ".join(para)
                     para, size = [], 0
                 pieces = _cut(line, self.MAX_PARAGRAPH)
+                # A piece with no whitespace was cut inside a word (none to cut at).
+                inside = any(not _SPACE.search(p) for p in pieces[:-1])
                 warnings.warn(
                     f"{name}:{n}: a line of {len(line):,} characters is cut at whitespace into "
                     f"{len(pieces)} pieces of at most {self.MAX_PARAGRAPH:,}: a sentence may be "
-                    "cut where they meet",
+                    "cut where they meet"
+                    + ("; a word longer than that is cut inside it" if inside else ""),
                     stacklevel=2,
                 )
                 yield from ((n, piece) for piece in pieces)
@@ -427,6 +430,7 @@ class SpacyTokenizer:
 
 #: The last whitespace of a text (O(length): ``\S*`` stops at the next whitespace).
 _LAST_SPACE = re.compile(r"\s\S*\Z")
+_SPACE = re.compile(r"\s")
 
 
 def _cut(line: str, limit: int) -> list[str]:

@@ -331,10 +331,12 @@ impl PyArcEagerTrainer {
             ..TrainOptions::default()
         };
         let inner = match train {
-            TrainInput::Prepared(_) if clusters.is_some() => return Err(PyValueError::new_err(
-                "a prepared TrainingSet's cluster table is given to it (TrainingSet(treebank, \
+            TrainInput::Prepared(_) if clusters.is_some() => {
+                return Err(PyValueError::new_err(
+                    "a prepared TrainingSet's cluster table is given to it (TrainingSet(treebank, \
                  clusters=PATH)), not to the parser: one table for every model trained on the set",
-            )),
+                ))
+            }
             TrainInput::Prepared(set) => {
                 let set = Arc::clone(&set.inner);
                 py.detach(|| ArcEagerParser::compile_set(&text).and_then(|t| Trainer::on(t, &set, &opts)))
