@@ -147,7 +147,9 @@ def wrapper_command(
         )
     if metric is not None and metric not in PARSER_METRICS[parser_kind]:
         raise click.UsageError(
-            f"--metric {metric}: the {parser_kind} is scored by "
+            f"--metric {metric}: the {parser_kind}"
+            + ("" if parser_kind == "tagger" else " parser")
+            + " is scored by "
             + " or ".join(PARSER_METRICS[parser_kind])
         )
     family = FAMILY[parser_kind]
