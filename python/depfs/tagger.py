@@ -288,7 +288,14 @@ class Tagger(TrainableModel):
 
     @classmethod
     def _dev_label(cls, row: HistoryRow) -> str:
-        shown = [f"{k[4:].upper()} {v:.2f}" for k, v in row.items() if k in _DEV_KEYS.values()]
+        # The names `depfs eval` and `depfs info` print.
+        names = {
+            "dev_upos": "UPOS",
+            "dev_xpos": "XPOS",
+            "dev_ufeats": "UFeats",
+            "dev_lemmas": "Lemmas",
+        }
+        shown = [f"{names[k]} {v:.2f}" for k, v in row.items() if k in names]
         return "tagger dev " + " ".join(shown)
 
     def fit(self, train: Any, dev: _core.Treebank | None = None, **kwargs: Any) -> Tagger:
