@@ -334,6 +334,13 @@ def test_info_says_what_a_model_holds_and_how_it_was_trained(
         depfs.model_info(old)["training"] == {}
         and "not recorded" in CliRunner().invoke(main, ["info", str(old)]).output
     )
+    # The labels of the treebank; pseudo-projective parsing's own (`r↑h`) said apart
+    # (they were counted as the treebank's: 17 where it has 16).
+    lifted = Path(__file__).parent / "data" / "arceager.depfs"
+    d = depfs.model_info(lifted)
+    assert (d["labels"], d["lifted_labels"]) == (17, 1)
+    text = CliRunner().invoke(main, ["info", str(lifted)]).output
+    assert "labels:        16 (and 1 lifted one of pseudo-projective parsing" in text
 
 
 def test_graph_labeler_and_sibling_templates_are_settable(files: tuple[Path, Path], tmp_path: Path):

@@ -1633,7 +1633,16 @@ def info_command(model: str, as_json: bool) -> None:
     click.echo(f"  needs columns: {', '.join(d['input_columns']) or '-'}")
     click.echo("  templates:     " + ", ".join(f"{n} {k}" for k, n in d["templates"].items()))
     if d["labels"] is not None:
-        click.echo(f"  labels:        {d['labels']}")
+        lifted = d.get("lifted_labels") or 0
+        click.echo(
+            f"  labels:        {d['labels'] - lifted}"
+            + (
+                f" (and {lifted} lifted {'one' if lifted == 1 else 'ones'} of pseudo-projective "
+                "parsing, never written)"
+                if lifted
+                else ""
+            )
+        )
     if d.get("margin_presets"):
         p = d["margin_presets"]
         what = (

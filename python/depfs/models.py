@@ -81,6 +81,9 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
         "input_columns": list(m.input_columns),
         "templates": templates,
         "labels": len(labels) if labels is not None else None,
+        # Of those, the labels of arcs lifted by pseudo-projective parsing (`dep↑head`):
+        # the parser's own, never written (a parse lowers them back).
+        "lifted_labels": sum("↑" in x for x in labels) if labels is not None else None,
         "training": json.loads(m.info) if m.info else {},
         "tagger": None if tagger is None else _tagger_info(tagger._model()),
         # A prefix-margin model's margins (Strubell et al. 2015): train, accurate, fast.
