@@ -233,3 +233,14 @@ def test_resolve_templates_accepts_sets_and_lists():
     ).fit(_toy())
     assert parser.model_.arc_templates == [t.text for t in arc]
     assert parser.model_.labeler_templates == [t.text for t in lab]
+
+
+def test_a_template_file_with_a_bom_reads_as_without(tmp_path) -> None:
+    """A template file saved with a BOM (Windows editors) is read past it, as a CoNLL-U
+    file is (it was `unknown attribute "\\ufeffupos"`)."""
+    plain, bom = tmp_path / "plain.txt", tmp_path / "bom.txt"
+    plain.write_text("upos(STACK_0)\nform(QUEUE_0)\n")
+    bom.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    assert resolve_templates(str(bom)) == resolve_templates(str(plain))
+    loaded = [TemplateSet.load(str(p), family="config").text for p in (bom, plain)]
+    assert loaded[0] == loaded[1]

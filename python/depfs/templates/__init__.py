@@ -306,7 +306,7 @@ def resolve_templates(
         if data.startswith(MODEL_MAGIC):
             raise ValueError(f"{os.fspath(spec)}: a depfs model file, not a template file")
         try:
-            return data.decode("utf-8")
+            return data.decode("utf-8").removeprefix("\ufeff")  # a BOM, as CoNLL-U's
         except UnicodeDecodeError as e:
             line = data.count(b"\n", 0, e.start) + 1
             raise ValueError(f"{os.fspath(spec)}:{line}: not UTF-8 text") from None

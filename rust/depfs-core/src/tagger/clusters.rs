@@ -130,7 +130,8 @@ impl Clusters {
                 1 + e.as_bytes()[..e.utf8_error().valid_up_to()].iter().filter(|&&b| b == b'\n').count();
             Error::format(path, line, "not UTF-8")
         })?;
-        Clusters::parse(&text, path)
+        // A BOM is read past, as the CoNLL-U reader does.
+        Clusters::parse(text.strip_prefix('\u{feff}').unwrap_or(&text), path)
     }
 
     /// The table as stored in a model file.
@@ -269,6 +270,16 @@ mod tests {
         assert_eq!(c.value("wolf", 4), none_value());
         assert_eq!(c.value("WOLF", 0), none_value());
         assert_ne!(none_value(), hash_str(""));
+    }
+
+    /// A BOM at the start is read past (it was "bad bit path \u{feff}0110").
+    #[test]
+    fn a_bom_is_read_past() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("c.paths");
+        std::fs::write(&p, format!("\u{feff}{FILE}")).unwrap();
+        let c = Clusters::from_file(p.to_str().unwrap()).unwrap();
+        assert_eq!(c.path("dog"), Some("0110"));
     }
 
     /// A model file given as the paths file is named as one (it was "line 1: not UTF-8").
