@@ -30,6 +30,7 @@ import gzip
 import io
 import itertools
 import os
+import queue
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -42,6 +43,9 @@ from .files import is_stream
 #: Sentences of a streamed input on which its columns are checked: one short sentence
 #: may lack FEATS, a thousand tell whether the input was tagged.
 CHECK_SENTENCES = 1000
+
+#: The UTF-8 byte-order mark: read past at the start of an input, an error elsewhere.
+_BOM = b"\xef\xbb\xbf"
 
 #: Sentences per chunk of a CoNLL-U file spread over a cluster (:func:`parse_files`):
 #: a larger file is split into chunks of this many whole sentences.
@@ -275,9 +279,6 @@ def _from_bytes_at(data: bytes, name: str, first_line: int) -> Any:
         raise FormatError(f"{name}:{int(line) + first_line - 1}:{rest}") from None
 
 
-_BOM = b"\xef\xbb\xbf"
-
-
 #: Input to parse or tag may have several roots: its HEAD is overwritten, and some tools
 #: blank a file by setting every HEAD to 0 (heads out of range or in a cycle are refused).
 INPUT_ROOTS = True
@@ -355,8 +356,6 @@ class _Daemon:
     after Ctrl-C or SIGTERM, where an executor's thread is joined at exit."""
 
     def __init__(self, name: str) -> None:
-        import queue
-
         self._calls: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
@@ -383,7 +382,7 @@ class _Daemon:
             while True:
                 try:
                     call = self._calls.get_nowait()
-                except Exception:  # queue.Empty
+                except queue.Empty:
                     break
                 if call is not None:
                     call[0].cancel()
