@@ -2133,3 +2133,46 @@ def test_select_groups_refuses_an_arc_eager_order_as_the_sibling_order(
     assert code == 2
     _one_line_error(err, ["ae_order.txt", "SECOND_PATH", "arc-eager templates"])
     assert not out.exists()
+
+
+@pytest.mark.parametrize("command", ["parse", "tag"])
+def test_stdout_cut_short_under_python_u_is_an_error(
+    d: dict[str, Path], tmp_path: Path, command: str
+) -> None:
+    """Under `python -u` (PYTHONUNBUFFERED) stdout's binary layer is the raw file: at a
+    file-size limit (or a full disk) a write took part of its bytes and the rest was
+    dropped, exit 0, the output cut mid-line. Now: exit 2, `stdout: File too large`."""
+    import resource
+
+    model = d["ae"] if command == "parse" else d["tagger"]
+    out = tmp_path / "out.conllu"
+    with open(out, "wb") as f:
+        res = subprocess.run(
+            [sys.executable, "-m", "depfs", command, str(model), str(d["big"])],
+            stdout=f,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (20_000, 20_000)),
+            timeout=GUARD,
+            check=False,
+        )
+    assert res.returncode == 2, res.stderr
+    _one_line_error(res.stderr.decode(), ["stdout: File too large"])
+
+
+def test_training_prepares_its_data_where_ctrl_c_is_taken_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A trainer is built (the data prepared: ~15 s for a tagger on twice en_ewt train,
+    in one Rust call) in the helper thread the epochs run in: on the main thread, Ctrl-C
+    and SIGTERM waited until the call returned."""
+    seen: list[bool] = []
+    real = depfs.Tagger._trainer
+
+    def watched(self: Any, train: Any) -> Any:
+        seen.append(threading.current_thread() is threading.main_thread())
+        return real(self, train)
+
+    monkeypatch.setattr(depfs.Tagger, "_trainer", watched)
+    depfs.Tagger(SMALL, epochs=1).fit(synthetic(20, seed=3))
+    assert seen == [False]

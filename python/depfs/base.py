@@ -212,7 +212,9 @@ class TrainableModel:
             _check_tagger(tagger)
             if dev is not None:  # dev scores (and the epoch kept) are the pipeline's
                 dev = tagger.tag(dev)
-        trainer = self._trainer(train)
+        # (in a helper thread, as the epochs: preparing the data takes seconds on a large
+        # treebank, a tagger's the longest, and Ctrl-C must not wait for it)
+        trainer = interruptible(lambda: self._trainer(train))
         if tagger is not None:
             _check_tagger_fits(trainer.model().input_columns, tagger)
         if dev is not None:

@@ -153,7 +153,29 @@ def _note_now(source: str) -> Callable[[str], None]:
 def _stdout() -> Any:
     """stdout as a parse's or tagging's stream (said after Ctrl-C: it holds whole sentences)."""
     _STREAMING_STDOUT[0] = True
-    return sys.stdout.buffer
+    return _WholeWrites(sys.stdout.buffer)
+
+
+class _WholeWrites:
+    """A binary stream whose `write` writes all of its bytes or raises. Under `python -u`
+    (PYTHONUNBUFFERED) stdout's binary layer is the raw file, whose write may take
+    part of the bytes on a full disk or at a file-size limit and say so in its return:
+    the rest was dropped, the output cut short with exit 0."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def write(self, data: bytes) -> int:
+        view = memoryview(data).cast("B")
+        while view:
+            n = self.out.write(view)
+            if not n:  # (a blocking descriptor never writes nothing without an error)
+                raise OSError(errno.EIO, "stdout: a write took no bytes")
+            view = view[n:]
+        return len(data)
+
+    def flush(self) -> None:
+        self.out.flush()
 
 
 def _interrupted_line() -> str:
@@ -1343,8 +1365,9 @@ def jackknife(
             raise
     data = tagged.to_bytes()
     if output == "-":
-        sys.stdout.buffer.write(data)
-        sys.stdout.buffer.flush()
+        out = _WholeWrites(sys.stdout.buffer)
+        out.write(data)
+        out.flush()
     else:
         with atomic_stream(output) as f:
             if output.endswith(".gz"):
