@@ -2176,3 +2176,43 @@ def test_training_prepares_its_data_where_ctrl_c_is_taken_at_once(
     monkeypatch.setattr(depfs.Tagger, "_trainer", watched)
     depfs.Tagger(SMALL, epochs=1).fit(synthetic(20, seed=3))
     assert seen == [False]
+
+
+def test_a_protected_output_is_refused_before_the_work(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As `cp` and `>`: an output whose mode forbids writing it is refused up front
+    (`--force` replaces it), and so is another user's file in a sticky folder (its
+    rename failed with "Operation not permitted" after the whole parse); both were
+    replaced, or failed late, before. (Seen as another user: root may write anything,
+    so the process's user and its access are what they would be for user 65534.)"""
+    out = tmp_path / "r.conllu"
+    out.write_text("precious\n")
+    out.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(os, "geteuid", lambda: 65534)
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, mode: (
+            mode & os.W_OK == 0 and real_access(p, mode)
+            if os.fspath(p) == str(out)
+            else real_access(p, mode)
+        ),
+    )
+    args = ["parse", str(d["ae"]), str(d["gold"]), "-o", str(out)]
+    code, _, err = _cli(args)
+    assert code == 2 and out.read_text() == "precious\n"
+    _one_line_error(err, ["r.conllu: the file is read-only", "--force"])
+    code, _, err = _cli([*args, "--force"])
+    assert code == 0 and out.read_bytes() == _parsed(d), err
+    monkeypatch.setattr(os, "access", real_access)
+    sticky = tmp_path / "sticky"
+    sticky.mkdir()
+    sticky.chmod(0o1777)
+    theirs = sticky / "theirs.conllu"
+    theirs.write_text("theirs\n")
+    args[-1] = str(theirs)
+    code, _, err = _cli(args)
+    assert code == 2 and theirs.read_text() == "theirs\n"
+    _one_line_error(err, ["theirs.conllu: another user's file in a sticky folder"])

@@ -317,6 +317,20 @@ def _check_output(
     in_place = os.path.exists(output) and not os.path.isfile(output)  # a device, a FIFO
     if not in_place and not os.access(folder, os.W_OK | os.X_OK):
         raise click.UsageError(f"{output}: the folder {folder} is not writable")
+    if os.path.isfile(output) and not force:
+        # As `cp` and the shell's `>`: a file its mode protects is not replaced (root
+        # may, as theirs may); found now, not after the work.
+        if not os.access(output, os.W_OK):
+            raise click.UsageError(
+                f"{output}: the file is read-only (its mode): --force to replace it"
+            )
+        st, dir_st = os.stat(output), os.stat(folder)
+        me = os.geteuid()
+        if dir_st.st_mode & 0o1000 and me not in (0, st.st_uid, dir_st.st_uid):
+            raise click.UsageError(
+                f"{output}: another user's file in a sticky folder ({folder}): it cannot be "
+                "replaced; write another name"
+            )
     for what, path in others.items():
         if path and os.path.exists(output) and os.path.samefile(output, path) and not force:
             # (--out-dir names a folder: the output in it is the file that collides)
@@ -523,7 +537,7 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
 @click.option(
     "--force",
     is_flag=True,
-    help="Allow an --out path that is --train, --dev, --tagger or --clusters.",
+    help="Allow an --out path that is --train, --dev, --tagger or --clusters, or read-only.",
 )
 @seed_option
 @click.pass_context
@@ -840,7 +854,9 @@ def train(
     is_flag=True,
     help="Parse input that lacks tag columns the model was trained on (a poor parse).",
 )
-@click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
+@click.option(
+    "--force", is_flag=True, help="Allow an output path that is the model, the input or read-only."
+)
 @click.option(
     "--batch-size",
     type=count(1),
@@ -1197,7 +1213,9 @@ def _stdin(
     help="Output file; - or none: stdout.",
 )
 @click.option("--threads", type=Threads(), default=0, show_default=True, help="0 = all cores.")
-@click.option("--force", is_flag=True, help="Allow an output path that is the model or the input.")
+@click.option(
+    "--force", is_flag=True, help="Allow an output path that is the model, the input or read-only."
+)
 @click.option(
     "--batch-size",
     type=count(1),
@@ -1305,7 +1323,7 @@ def tag(
 )
 @click.option("--epochs", type=count(1), default=10, show_default=True)
 @click.option("--threads", type=Threads(), default=1, show_default=True, help="0 = all cores.")
-@click.option("--force", is_flag=True, help="Allow an output path that is the input.")
+@click.option("--force", is_flag=True, help="Allow an output path that is the input or read-only.")
 @seed_option
 def jackknife(
     train_path: str,

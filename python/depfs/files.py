@@ -90,4 +90,6 @@ def temporary_pattern(path: str | os.PathLike[str]) -> str:
     """The glob pattern of the temporary files that writes of `path` use (in its folder):
     `.NAME.XXXXXX.tmp`, six random characters (`.NAME.*.tmp` would match those of an
     output `NAME.more` too)."""
-    return f".{glob.escape(Path(os.path.realpath(path)).name)}.??????.tmp"
+    # The name cut as the writer cuts it (`io::atomic::HIDDEN_NAME_BYTES`: 200 bytes).
+    name = Path(os.path.realpath(path)).name.encode("utf-8", "surrogateescape")[:200]
+    return f".{glob.escape(name.decode('utf-8', 'ignore'))}.??????.tmp"

@@ -103,7 +103,7 @@ def _check_outputs(
     "--log", "log_path", type=click.Path(dir_okay=False), help="JSONL log [default: OUT.jsonl]."
 )
 @click.option("--plot", "plot_path", type=click.Path(dir_okay=False), help="Selection curve PNG.")
-@click.option("--force", is_flag=True, help="Allow an output path that is an input.")
+@click.option("--force", is_flag=True, help="Allow an output path that is an input or read-only.")
 @seed_option
 def wrapper_command(
     parser_kind: str,
@@ -289,7 +289,7 @@ def wrapper_command(
     "(--parser arc-eager: config, tagger: token), else arc]",
 )
 @out_option("Groups file")
-@click.option("--force", is_flag=True, help="Allow an output path that is an input.")
+@click.option("--force", is_flag=True, help="Allow an output path that is an input or read-only.")
 def groups_command(
     order_path: str,
     second_path: str | None,

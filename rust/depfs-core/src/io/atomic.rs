@@ -40,6 +40,8 @@ pub struct AtomicFile {
     /// Bytes written, and the first of those whose writeback is not started yet.
     written: u64,
     unstarted: u64,
+    /// The replaced file's owner and group, given to the new one where permitted.
+    owner: Option<(u32, u32)>,
 }
 
 /// Bytes of a regular file handed to the kernel at a time before their writeback is
@@ -74,7 +76,8 @@ impl AtomicFile {
                 // through (its offset and its append mode shared), never replaced.
                 let out = BufWriter::with_capacity(1 << 16, file);
                 let target = path.to_path_buf();
-                return Ok(AtomicFile { name, target, out, how: How::InPlace, written: 0, unstarted: 0 });
+                let how = How::InPlace;
+                return Ok(AtomicFile { name, target, out, how, written: 0, unstarted: 0, owner: None });
             }
         };
         let old = match std::fs::metadata(&target) {
@@ -82,11 +85,13 @@ impl AtomicFile {
             Ok(m) if !m.is_file() => {
                 let file = std::fs::OpenOptions::new().write(true).open(&target).map_err(io_err)?;
                 let out = BufWriter::with_capacity(1 << 16, file);
-                return Ok(AtomicFile { name, target, out, how: How::InPlace, written: 0, unstarted: 0 });
+                let how = How::InPlace;
+                return Ok(AtomicFile { name, target, out, how, written: 0, unstarted: 0, owner: None });
             }
             Ok(m) => Some(m.permissions()),
             Err(_) => None,
         };
+        let owner = std::fs::metadata(&target).ok().and_then(|m| owner_of(&m));
         let dir = folder(&target);
         let unnamed = if unnamed { unnamed_file(dir).map_err(io_err)? } else { None };
         let (file, how) = match unnamed {
@@ -107,7 +112,7 @@ impl AtomicFile {
             }
         };
         let out = BufWriter::with_capacity(1 << 16, file);
-        Ok(AtomicFile { name, target, out, how, written: 0, unstarted: 0 })
+        Ok(AtomicFile { name, target, out, how, written: 0, unstarted: 0, owner })
     }
 
     /// The named temporary file the bytes go to (the fallback), else `None`: a caller
@@ -126,14 +131,14 @@ impl AtomicFile {
 
     /// Flushes, syncs and puts the bytes under the path (for a device: flushes).
     pub fn commit(self) -> Result<()> {
-        let AtomicFile { name, target, out, how, .. } = self;
+        let AtomicFile { name, target, out, how, owner, .. } = self;
         let io_err = |e: std::io::Error| Error::io(&name, &e);
         let file = out.into_inner().map_err(|e| io_err(e.into_error()))?;
         let tmp = match how {
             How::InPlace => return Ok(()),
             How::Unnamed { mode } => {
                 if let Some(mode) = mode {
-                    file.set_permissions(mode).map_err(io_err)?;
+                    file.set_permissions(keep_owner(&file, owner, mode)).map_err(io_err)?;
                 }
                 file.sync_all().map_err(io_err)?;
                 let prefix = hidden_prefix(&target);
@@ -143,7 +148,7 @@ impl AtomicFile {
                 named.map_err(io_err)?.into_temp_path()
             }
             How::Named { tmp, mode } => {
-                file.set_permissions(mode).map_err(io_err)?;
+                file.set_permissions(keep_owner(&file, owner, mode)).map_err(io_err)?;
                 file.sync_all().map_err(io_err)?;
                 tmp
             }
@@ -183,6 +188,38 @@ impl Write for AtomicFile {
     }
 }
 
+/// A file's owner and group.
+#[cfg(unix)]
+fn owner_of(m: &std::fs::Metadata) -> Option<(u32, u32)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.uid(), m.gid()))
+}
+
+#[cfg(not(unix))]
+fn owner_of(_m: &std::fs::Metadata) -> Option<(u32, u32)> {
+    None
+}
+
+/// Gives the new `file` the replaced file's `owner` where permitted (root rewriting a
+/// user's output left it root's, unreadable to its owner at mode 0600), and returns
+/// `mode` to set: without the setuid and setgid bits when the owner could not be kept
+/// (another user's setuid file must not become one of ours).
+#[cfg(unix)]
+fn keep_owner(file: &File, owner: Option<(u32, u32)>, mode: std::fs::Permissions) -> std::fs::Permissions {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let Some((uid, gid)) = owner else { return mode };
+    let _ = std::os::unix::fs::fchown(file, Some(uid), Some(gid)); // only root gives files away
+    match file.metadata() {
+        Ok(m) if (m.uid(), m.gid()) == (uid, gid) => mode,
+        _ => std::fs::Permissions::from_mode(mode.mode() & !0o6000),
+    }
+}
+
+#[cfg(not(unix))]
+fn keep_owner(_file: &File, _owner: Option<(u32, u32)>, mode: std::fs::Permissions) -> std::fs::Permissions {
+    mode
+}
+
 /// Starts writing `len` bytes of `file` from `at` to the disk, without waiting.
 #[cfg(target_os = "linux")]
 fn start_writeback(file: &File, at: u64, len: u64) {
@@ -209,10 +246,21 @@ fn folder(target: &Path) -> &Path {
 /// matches exactly six).
 const RAND_CHARS: usize = 6;
 
-/// The prefix of the hidden temporary names next to `target`: `.NAME.XXXXXX.tmp`.
+/// Bytes of the target's name kept in a hidden temporary name: the name is 12 bytes
+/// longer (`.`, `.XXXXXX.tmp`), and a name of up to 255 bytes is legal
+/// (`depfs.files.temporary_pattern` cuts it the same).
+const HIDDEN_NAME_BYTES: usize = 200;
+
+/// The prefix of the hidden temporary names next to `target`: `.NAME.XXXXXX.tmp`, NAME
+/// cut to [`HIDDEN_NAME_BYTES`] (at a character's start): a legal 250-byte name failed
+/// at the commit, after all the work, with "File name too long".
 fn hidden_prefix(target: &Path) -> String {
     let file_name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    format!(".{file_name}.")
+    let mut cut = file_name.len().min(HIDDEN_NAME_BYTES);
+    while !file_name.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!(".{}.", &file_name[..cut])
 }
 
 /// An unnamed file in `dir`, open for writing (Linux `O_TMPFILE`, created 0666 less
@@ -334,6 +382,50 @@ fn new_file_permissions(file: &File) -> std::io::Result<std::fs::Permissions> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A replaced file keeps its owner and group where the writer may give them (root:
+    /// it made the file root's); a writer that may not drops the old setuid bit.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_replaced_file_keeps_its_owner() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("users.conllu");
+        std::fs::write(&p, b"mine").unwrap();
+        let root = std::fs::metadata("/proc/self").unwrap().uid() == 0;
+        let (uid, gid) = if root { (65534, 65534) } else { (std::fs::metadata(&p).unwrap().uid(), 0) };
+        if root {
+            std::os::unix::fs::chown(&p, Some(uid), Some(gid)).unwrap();
+        }
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o4640)).unwrap();
+        for unnamed in [true, false] {
+            let mut f = AtomicFile::create_as(&p, unnamed).unwrap();
+            f.write_all(b"new").unwrap();
+            f.commit().unwrap();
+            let m = std::fs::metadata(&p).unwrap();
+            assert_eq!(std::fs::read(&p).unwrap(), b"new");
+            if root {
+                assert_eq!((m.uid(), m.gid(), m.permissions().mode() & 0o7777), (uid, gid, 0o4640));
+            }
+        }
+    }
+
+    /// A legal name of 250 bytes (its hidden temporary name would be 262) is written,
+    /// and so is one whose cut falls inside a character.
+    #[test]
+    fn a_long_name_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["m".repeat(250), format!("{}{}", "m".repeat(199), "é".repeat(20))] {
+            let p = dir.path().join(&name);
+            for unnamed in [true, false] {
+                let mut f = AtomicFile::create_as(&p, unnamed).unwrap();
+                f.write_all(b"1\tA\n").unwrap();
+                f.commit().unwrap();
+                assert_eq!(std::fs::read(&p).unwrap(), b"1\tA\n");
+            }
+        }
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    }
 
     /// `/dev/stdout`, `/dev/fd/N`, `/proc/self/fd/N`: the process's own descriptor is
     /// written through (at its offset: after what was written to it before), not

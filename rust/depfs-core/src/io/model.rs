@@ -441,6 +441,17 @@ fn with_file_bytes<T>(path: &Path, f: impl FnOnce(&[u8]) -> Result<T>) -> Result
     let io_err = |e: std::io::Error| Error::io(&path.display().to_string(), &e);
     let file = std::fs::File::open(path).map_err(io_err)?;
     let is_file = file.metadata().is_ok_and(|m| m.is_file() && m.len() > 0);
+    // The magic bytes first: a large file that is no model (a treebank given as MODEL,
+    // a 10 GB file) is refused at once, not after mapping and reading it all.
+    #[cfg(unix)]
+    if is_file {
+        use std::os::unix::fs::FileExt;
+        let mut head = [0u8; MAGIC.len()];
+        let n = file.read_at(&mut head, 0).map_err(io_err)?;
+        if !MAGIC.starts_with(&head[..n]) {
+            return Err(model_err(path, "not a depfs model file (bad magic bytes)"));
+        }
+    }
     // SAFETY: the mapping is read-only, read only inside `f`, and dropped when `f`
     // returns; see above for a file changed meanwhile by another program.
     #[allow(unsafe_code)]
