@@ -2216,3 +2216,23 @@ def test_a_protected_output_is_refused_before_the_work(
     code, _, err = _cli(args)
     assert code == 2 and theirs.read_text() == "theirs\n"
     _one_line_error(err, ["theirs.conllu: another user's file in a sticky folder"])
+
+
+def test_a_full_disk_under_the_selection_log_names_the_log(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write error of `select wrapper`'s log (a full disk, a quota) names the log: it
+    said `stdout: No space left on device` (an error naming no file was taken for
+    stdout's)."""
+    import errno as errno_
+
+    def full(fd: int) -> None:
+        raise OSError(errno_.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    log = tmp_path / "w.jsonl"
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"])]
+    args += ["--dev", str(d["gold"]), "--out", str(tmp_path / "o.txt"), "--log", str(log)]
+    code, _, err = _cli([*args, "--workers", "1", "--epochs", "1"])
+    assert code == 2
+    _one_line_error(err, [f"{log}: No space left on device"])

@@ -357,6 +357,8 @@ def _check_templates(value: str, option: str, family: str) -> None:
     try:
         parsed = parse_templates(resolve_templates(value), family, max_atoms=1000)
     except (DepfsError, ValueError, OSError) as e:
+        if isinstance(e, OSError) and e.strerror:  # not "[Errno 13] ...: 'x'"
+            raise click.UsageError(f"{option} {value}: {e.strerror}") from None
         raise click.UsageError(f"{option} {value.splitlines()[0]!r}: {e}") from None
     if not parsed:
         raise click.UsageError(

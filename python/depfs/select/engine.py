@@ -418,10 +418,15 @@ class Log:
         if self.data is not None:
             d["data"] = self.data
         line = json.dumps(d, sort_keys=True) + "\n"
-        with open(self.path, "a", encoding="utf-8") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:  # a full disk, a quota: named by the log (it said "stdout")
+            if e.filename is None:
+                e.filename = os.fspath(self.path)
+            raise
 
 
 # ---------------------------------------------------------------------------------------
