@@ -2236,3 +2236,25 @@ def test_a_full_disk_under_the_selection_log_names_the_log(
     code, _, err = _cli([*args, "--workers", "1", "--epochs", "1"])
     assert code == 2
     _one_line_error(err, [f"{log}: No space left on device"])
+
+
+@pytest.mark.parametrize("command", ["stats", "parse", "eval"])
+def test_an_input_without_line_ends_is_refused_in_bounded_memory(
+    d: dict[str, Path], tmp_path: Path, command: str
+) -> None:
+    """A file of zeros (a sparse file; `/dev/zero`; a gzip of zeros) has no line end:
+    each command grew its memory without bound (24 GB in 79 s for `parse /dev/zero`)
+    in calls Ctrl-C did not stop. Now one line at the cap, naming the file and line."""
+    from depfs.text import MAX_LINE_BYTES
+
+    zeros = tmp_path / "zeros"
+    with open(zeros, "wb") as f:
+        f.truncate(MAX_LINE_BYTES + (2 << 20))
+    args = {
+        "stats": ["stats", str(zeros)],
+        "parse": ["parse", str(d["ae"]), str(zeros), "-o", str(tmp_path / "o.conllu")],
+        "eval": ["eval", str(zeros), str(d["gold"])],
+    }[command]
+    code, _, err = _cli(args)
+    assert code == 2
+    _one_line_error(err, [f"{zeros}:1: a line of more than 64 MiB with no line end"])

@@ -114,12 +114,12 @@ def detect_input(path: str) -> str:
     """The format of a file: see :func:`depfs.text.detect_format` (stdin, and any
     :func:`is_stream` path: :func:`stream_batches`, which detects on what it reads)."""
     from .errors import FormatError
-    from .text import DETECT_LINES, GZIP_ERRORS, _open, detect_format, gzip_message
+    from .text import DETECT_LINES, GZIP_ERRORS, _open, bounded_lines, detect_format, gzip_message
 
     head: list[bytes] = []
     try:
         with _open(path) as f:
-            for line in itertools.islice(f, DETECT_LINES):
+            for line in itertools.islice(bounded_lines(f, path), DETECT_LINES):
                 head.append(line)
     except GZIP_ERRORS as e:
         raise FormatError(gzip_message(path, len(head), e)) from None

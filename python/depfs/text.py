@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
 import os
 import re
 import warnings
@@ -115,6 +116,8 @@ def _lines(stream: Iterable[bytes], name: str) -> Iterator[tuple[int, str]]:
     A CR inside a line is refused, as the CoNLL-U reader refuses it: lines ended by CR
     alone would be read as one line (words glued across them, `.\\rA`)."""
     n = 0
+    if hasattr(stream, "readline"):  # a file: its lines read with a bound
+        stream = bounded_lines(stream, name)
     try:
         for n, raw in enumerate(stream, 1):
             line = _decode(raw, name, n).rstrip("\r\n")
@@ -214,6 +217,28 @@ def _open(path: str | os.PathLike[str]) -> BinaryIO:
     return f
 
 
+#: The longest line read (as the CoNLL-U reader's `io::conllu::MAX_LINE_BYTES`): an
+#: input without line ends (`/dev/zero`, a sparse file, a gzip of zeros) grew memory
+#: without bound.
+MAX_LINE_BYTES = 64 << 20
+
+
+def bounded_lines(f: Any, name: str, first: int = 1) -> Iterator[bytes]:
+    """The lines of a binary file object (`readline`), each refused once it passes
+    :data:`MAX_LINE_BYTES` without a line end, naming `name` and the line (counted
+    from `first`). O(bytes)."""
+    for n in itertools.count(first):
+        line = f.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES:
+            raise FormatError(
+                f"{name}:{n}: a line of more than {MAX_LINE_BYTES >> 20} MiB with no line end: "
+                "not CoNLL-U or text"
+            )
+        yield line
+
+
 def stream_lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     """The lines of a binary stream read as it comes (stdin), gunzipped when it starts
     with the gzip magic bytes (peeked: nothing is lost); damaged gzip data is an error
@@ -221,14 +246,14 @@ def stream_lines(stream: BinaryIO, name: str) -> Iterator[bytes]:
     if not hasattr(stream, "peek"):  # (a BytesIO: Python's own stdin has it)
         stream = io.BufferedReader(stream)  # type: ignore[type-var]
     if stream.peek(2)[:2] != b"\x1f\x8b":  # type: ignore[attr-defined]
-        return iter(stream)
+        return bounded_lines(stream, name)
     return _gzip_lines(gzip.GzipFile(fileobj=stream, mode="rb"), name)
 
 
 def _gzip_lines(f: gzip.GzipFile, name: str) -> Iterator[bytes]:
     n = 0  # the lines read before an error
     try:
-        for line in f:
+        for line in bounded_lines(f, name):
             yield line
             n += 1
     except GZIP_ERRORS as e:

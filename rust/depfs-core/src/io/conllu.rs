@@ -169,6 +169,11 @@ const MISC: usize = 9;
 /// Bytes read from the source at a time.
 const BLOCK: usize = 1 << 17;
 
+/// The longest line read: a CoNLL-U line is a word's ten columns. A source without
+/// line ends (`/dev/zero`, a sparse file, a gzip of zeros) grew the buffer without
+/// bound, gigabytes in seconds, in a call that Ctrl-C does not stop; it is refused here.
+pub const MAX_LINE_BYTES: usize = 64 << 20;
+
 const BOM: &[u8] = "\u{feff}".as_bytes();
 
 /// Why a file whose lines end in CR alone reads as one long line.
@@ -458,13 +463,16 @@ impl<R: BufRead> Batches<R> {
             text,
             walk: Walk::default(),
         };
-        // buf[..pos] is read (and, with the text kept, buf[..text.end] is the text).
-        let mut pos = 0;
+        // buf[..pos] is read (and, with the text kept, buf[..text.end] is the text);
+        // buf[pos..searched] holds no line end (a long line is searched once, not once
+        // a block: O(line), where it was O(line² / block)).
+        let (mut pos, mut searched) = (0, 0);
         while r.tb.len() < n {
             let end = if self.eof {
                 buf.len()
             } else {
-                memchr::memrchr(b'\n', &buf[pos..]).map_or(pos, |k| pos + k + 1)
+                let from = searched.max(pos);
+                memchr::memrchr(b'\n', &buf[from..]).map_or(pos, |k| from + k + 1)
             };
             if pos == end {
                 if self.eof {
@@ -476,6 +484,14 @@ impl<R: BufRead> Batches<R> {
                 let kept = r.text.as_ref().map_or(0, |t| t.end);
                 buf.drain(kept..pos);
                 pos = kept;
+                if buf.len() - pos > MAX_LINE_BYTES {
+                    let msg = format!(
+                        "a line of more than {} MiB with no line end: not CoNLL-U",
+                        MAX_LINE_BYTES >> 20
+                    );
+                    return Err(Error::format(name, self.line_no + 1, msg));
+                }
+                searched = buf.len();
                 let got = fill(&mut self.source, &mut buf).map_err(|e| Error::Io {
                     file: name.to_string(),
                     msg: format!("read error after line {}: {e}", self.line_no),
@@ -496,6 +512,7 @@ impl<R: BufRead> Batches<R> {
                     (std::str::from_utf8(&buf[pos..pos + cut]).unwrap_or_default(), Some(pos + ok))
                 }
             };
+            searched = 0;
             let read = r.lines(valid, pos, n, &mut self.line_no)?;
             let all_valid_read = read == valid.len();
             if let Some(t) = &mut r.text {
@@ -1528,6 +1545,20 @@ mod tests {
         // Only at the start: a word spelt so further on is a word.
         let tb = read_str("1\tDEPFSMDL\t_\t_\t_\t_\t0\troot\t_\t_\n\n", &ReadOptions::default());
         assert_eq!(tb.unwrap().n_words(), 1);
+    }
+
+    /// A source without line ends is refused once a line passes the cap, naming the
+    /// line; it grew the buffer without bound. O(cap).
+    #[test]
+    fn a_line_without_end_is_refused_at_the_cap() {
+        let zeros = std::io::repeat(0).take((MAX_LINE_BYTES + 3 * BLOCK) as u64);
+        let source = std::io::BufReader::new(zeros);
+        let err = read(source, "zero", &ReadOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("zero:1: a line of more than 64 MiB"), "{err}");
+        let text =
+            format!("{}\n{}", "1\ta\ta\tX\t_\t_\t0\troot\t_\t_\n", "x".repeat(MAX_LINE_BYTES + 2 * BLOCK));
+        let err = read(text.as_bytes(), "t", &ReadOptions::default()).unwrap_err().to_string();
+        assert!(err.contains("t:3: a line of more than 64 MiB"), "{err}");
     }
 
     #[test]
