@@ -1392,3 +1392,67 @@ def test_parse_and_tag_of_a_path_take_several_roots_as_depfs_parse_does(
         tagger.parse(depfs.read_conllu(files["gold"]), bogus=1)
     with pytest.raises(ValueError, match="scores=True"):
         tagger.parse(depfs.read_conllu(files["gold"]), scores=True)
+
+
+def test_one_command_parses_with_one_model(
+    tmp_path: Path, parser: ArcEagerParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model file replaced while files are parsed (a training writing it): each file
+    and chunk loaded the model again, and one run wrote files, even one file, parsed in
+    part by each model (exit 0). Now the change is refused, naming the file; in a new
+    command the new model is used (the process's copy replaced, not kept beside)."""
+    import concurrent.futures as cf
+
+    from depfs.errors import ModelError
+    from depfs.pipeline import parse_files
+
+    model, other = tmp_path / "m.depfs", tmp_path / "other.depfs"
+    parser.save(model)
+    small_graph(epochs=1).fit(synthetic(30, seed=2)).save(other)
+    pairs = []
+    for name in "abc":
+        (tmp_path / f"{name}.conllu").write_text(synthetic_conllu(20, seed=ord(name)))
+        pairs.append((str(tmp_path / f"{name}.conllu"), str(tmp_path / f"{name}.out")))
+
+    class ReplacesAfterFirst:
+        def __init__(self) -> None:
+            self.inner, self.submitted = cf.ThreadPoolExecutor(1), 0
+
+        def submit(self, fn: Any, *args: Any, **kw: Any) -> Any:
+            self.submitted += 1
+            if self.submitted == 2:
+                self.inner.submit(lambda: None).result()  # the first one done
+                os.replace(other, model)  # as `depfs train --out` does
+            return self.inner.submit(fn, *args, **kw)
+
+    with pytest.raises(ModelError, match="m.depfs: the model file changed while this"):
+        parse_files(str(model), pairs, ReplacesAfterFirst())
+    done = parse_files(str(model), pairs, cf.ThreadPoolExecutor(1))  # a new command
+    assert [p.sentences for p in done] == [20, 20, 20]
+    assert isinstance(depfs.pipeline._MODELS[str(model)][1], depfs.GraphParser)
+
+
+def test_depfs_parse_out_dir_parses_with_one_model(
+    tmp_path: Path, parser: ArcEagerParser, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`depfs parse M a b --out-dir D` with M replaced after `a` is written: refused at
+    `b` (it parsed `b` with the new model, exit 0)."""
+    model, other = tmp_path / "m.depfs", tmp_path / "other.depfs"
+    parser.save(model)
+    small_graph(epochs=1).fit(synthetic(30, seed=2)).save(other)
+    for name in "ab":
+        (tmp_path / f"{name}.conllu").write_text(synthetic_conllu(20, seed=ord(name)))
+    real = depfs.pipeline.parse_file
+
+    def then_replaced(*args: Any, **kw: Any) -> Any:
+        done = real(*args, **kw)
+        if other.exists():
+            os.replace(other, model)
+        return done
+
+    monkeypatch.setattr(depfs.pipeline, "parse_file", then_replaced)
+    (tmp_path / "out").mkdir()
+    args = ["parse", str(model), str(tmp_path / "a.conllu"), str(tmp_path / "b.conllu")]
+    res = CliRunner().invoke(main, [*args, "--out-dir", str(tmp_path / "out")])
+    assert res.exit_code == 2 and "the model file changed while this command ran" in res.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.conllu"]

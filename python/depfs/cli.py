@@ -1466,8 +1466,9 @@ def _parse_many(
                     chunk_sentences=chunk_sentences or CHUNK_SENTENCES,
                 )
             else:
-                from .pipeline import parse_file
+                from .pipeline import model_stamps, parse_file
 
+                stamps = model_stamps(model, tagger_path)  # one model for every file
                 for inp, out in pairs:
                     done(
                         parse_file(
@@ -1483,6 +1484,7 @@ def _parse_many(
                             input_format=input_format,
                             tokenizer=tokenizer,
                             on_batch=bar.update,
+                            stamps=stamps,
                         )
                     )
     finally:

@@ -55,29 +55,61 @@ CHUNK_SENTENCES = 20_000
 #: outputs of a file in memory while an earlier one is still being parsed).
 CHUNKS_IN_FLIGHT = 16
 
-_MODELS: dict[tuple[str, float], Any] = {}
+#: Models loaded in this process: path -> (its file's stamp, the model).
+_MODELS: dict[str, tuple[tuple[int, int], Any]] = {}
 
 
-def _model(path: str) -> Any:
-    """The model at `path`, loaded once per process (and again if the file changes)."""
+def model_stamps(*paths: str | None) -> dict[str, tuple[int, int]]:
+    """:func:`model_stamp` of each path given (None: none)."""
+    return {p: model_stamp(p) for p in paths if p is not None}
+
+
+def model_stamp(path: str) -> tuple[int, int]:
+    """What says a model file is the one a command began with: its modification time
+    (whole seconds: the same seen through any mount of a shared disk) and size."""
+    st = os.stat(path)
+    return (int(st.st_mtime), st.st_size)
+
+
+def _model(path: str, stamps: Mapping[str, Any] | None = None) -> Any:
+    """The model at `path`, loaded once per process and kept while its file stays the
+    same (a file replaced, a new training, is loaded again, in the old one's place).
+    With `stamps` (path -> :func:`model_stamp` when the command began), a file changed
+    since is refused: one command's outputs come from one model (a training replacing
+    it mid-run gave a file parsed in part by each)."""
+    from .errors import ModelError
     from .models import load
 
-    key = (os.path.abspath(path), os.path.getmtime(path))
-    if key not in _MODELS:
-        _MODELS[key] = load(path)
-    return _MODELS[key]
+    key, want = os.path.abspath(path), (stamps or {}).get(path)
+
+    def check(now: tuple[int, int]) -> None:
+        if want is not None and now != tuple(want):
+            raise ModelError(
+                f"{path}: the model file changed while this command ran (replaced by a "
+                "training?): its outputs would come from two models; run the command again"
+            )
+
+    now = model_stamp(path)
+    check(now)
+    cached = _MODELS.get(key)
+    if cached is not None and cached[0] == now:
+        return cached[1]
+    model = load(path)
+    check(model_stamp(path))  # (replaced while it loaded)
+    _MODELS[key] = (now, model)
+    return model
 
 
-def _tagger(path: str) -> Any:
-    """The tagger at `path` (loaded once per process): a tagger model file, or a parser's
-    with a tagger inside; another model is refused."""
+def _tagger(path: str, stamps: Mapping[str, Any] | None = None) -> Any:
+    """The tagger at `path` (loaded once per process, as :func:`_model`): a tagger model
+    file, or a parser's with a tagger inside; another model is refused."""
     from ._core import model_kind
     from .errors import ModelError
 
     kind = model_kind(path, checked=False)  # loaded below: checked then
     if kind == "tagger":
-        return _model(path)
-    inside = getattr(_model(path), "tagger_", None)
+        return _model(path, stamps)
+    inside = getattr(_model(path, stamps), "tagger_", None)
     if inside is None:
         raise ModelError(
             f"{path}: not a tagger model (it holds a model of kind {kind!r} with no tagger inside)"
@@ -650,19 +682,21 @@ def parse_file(
     tokenizer: str | None = None,
     on_batch: Callable[[int], None] | None = None,
     on_note: Callable[[str], None] | None = None,
+    stamps: Mapping[str, Any] | None = None,
 ) -> Parsed:
     """Parses `input_path` (gzipped or not) with the model at `model_path` into
     `output_path` (gzip when it ends in .gz; written atomically), or into the binary
     stream `out`; with `tagger_path`, each batch is first tagged by that tagger. With
     `tag_only`, only tags, with the tagger at `model_path` (a parser's own included).
     `input_format`, `tokenizer`: as :func:`input_batches` (a format detected that is
-    not CoNLL-U is said in the notes); `on_batch`, `on_note`: as :func:`parse_stream`."""
+    not CoNLL-U is said in the notes); `on_batch`, `on_note`: as :func:`parse_stream`;
+    `stamps`: the model files as the command began (:func:`_model`)."""
     # The model loads (without the GIL) while the first batch is read: neither waits
     # for the other at start-up. A bad model is reported before a bad input, as when
     # the two were serial.
     keep_text = not tag_only and tagger_path is None and not scores
     with cf.ThreadPoolExecutor(1) as pool:
-        loading = pool.submit(_tagger if tag_only else _model, model_path)
+        loading = pool.submit(_tagger if tag_only else _model, model_path, stamps)
         try:
             batches, fmt = input_batches(
                 input_path,
@@ -685,7 +719,7 @@ def parse_file(
     # the parser's own), the later batches need only what the parse reads.
     if keep_text and isinstance(batches, _ConlluStream) and getattr(model, "tagger_", None) is None:
         batches.reader.read_columns(PARSE_COLUMNS)
-    tagger = None if tagger_path is None else _tagger(tagger_path)
+    tagger = None if tagger_path is None else _tagger(tagger_path, stamps)
     with contextlib.ExitStack() as stack:
         sink: Any = out
         if sink is None:
@@ -753,6 +787,7 @@ def parse_chunk(
     scores: bool = False,
     knobs: Mapping[str, Any] | None = None,
     tagger_path: str | None = None,
+    stamps: Mapping[str, Any] | None = None,
 ) -> tuple[Parsed, bytes]:
     """Parses one chunk of a CoNLL-U file (:func:`conllu_chunks`) on one thread: what
     it did and the output bytes, those of its sentences in a whole-file parse. Chunk 0
@@ -761,8 +796,8 @@ def parse_chunk(
     errors named by their line in the file, and tagged by a tagger inside when the
     file's first batch says so."""
 
-    model = _model(model_path)
-    tagger = None if tagger_path is None else _tagger(tagger_path)
+    model = _model(model_path, stamps)
+    tagger = None if tagger_path is None else _tagger(tagger_path, stamps)
     out = io.BytesIO()
     kw: dict[str, Any] = dict(knobs=knobs, source=input_path, scores=scores)
     if chunk.index == 0:
@@ -919,6 +954,8 @@ def parse_files(
         scores=scores,
         knobs=knobs,
         tagger_path=tagger_path,
+        # One model for every file and chunk: a file replaced meanwhile is refused.
+        stamps=model_stamps(model_path, tagger_path),
     )
     size = max(chunk_sentences, batch_size, CHECK_SENTENCES)
     files: dict[cf.Future, str] = {}
