@@ -1097,9 +1097,9 @@ def test_batches_read_while_the_model_loads_keep_their_order_and_errors(
     ahead: list[int] = []
     real_model, real_read_while = depfs.pipeline._model, depfs.pipeline._ConlluStream.read_while
 
-    def loading(path: str) -> Any:
+    def loading(path: str, stamps: Any = None) -> Any:
         assert ready.wait(30)  # the model "loads" until the reading ahead is done
-        return real_model(path)
+        return real_model(path, stamps)
 
     def read_while(self: Any, going: Any) -> None:
         real_read_while(self, going)
