@@ -183,6 +183,20 @@ def test_stats_text_and_json(files: tuple[Path, Path]):
     assert {"mean_length", "max_length", "labels", "nonprojective_sentence_share"} <= set(d)
     text = CliRunner().invoke(main, ["stats", str(gold)]).output
     assert "sentences" in text and "non-projective arcs" in text and "nsubj" in text
+    assert "n/a" not in text
+    # A file without HEAD has no arcs to be projective or not (it said "0 (0.00%)").
+    blank = gold.parent / "blank_heads.conllu"
+    blank.write_text(
+        "\n".join(
+            "\t".join(c if i not in (6, 7) else "_" for i, c in enumerate(line.split("\t")))
+            if line[:1].isdigit()
+            else line
+            for line in gold.read_text().splitlines()
+        )
+        + "\n"
+    )
+    text = CliRunner().invoke(main, ["stats", str(blank)]).output
+    assert "non-projective arcs        n/a (no word has a HEAD)" in text
 
 
 def test_version_and_help():

@@ -1778,6 +1778,10 @@ def info_command(model: str, as_json: bool) -> None:
         )
 
 
+#: What `depfs stats` says of projectivity when no word has a HEAD (it said 0, 0.00%).
+_NO_ARCS = "n/a (no word has a HEAD)"
+
+
 @main.command("stats")
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of text.")
@@ -1799,11 +1803,15 @@ def stats_command(file: str, as_json: bool) -> None:
         ("max length", f"{st.max_length}"),
         (
             "non-projective sentences",
-            f"{st.nonprojective_sentences} ({100 * st.nonprojective_sentence_share:.2f}%)",
+            f"{st.nonprojective_sentences} ({100 * st.nonprojective_sentence_share:.2f}%)"
+            if st.arcs
+            else _NO_ARCS,
         ),
         (
             "non-projective arcs",
-            f"{st.nonprojective_arcs} ({100 * st.nonprojective_arc_share:.2f}%)",
+            f"{st.nonprojective_arcs} ({100 * st.nonprojective_arc_share:.2f}%)"
+            if st.arcs
+            else _NO_ARCS,
         ),
         ("multiword tokens", f"{st.multiword_tokens}"),
         ("empty nodes", f"{st.empty_nodes}"),
