@@ -335,7 +335,11 @@ WRITE_REFUSALS = [
     (["train", "--train", "{gold}", "--out", "{tmp}/no/m.depfs"], ["no", "does not exist"], []),
     (["parse", "{ae}", "{gold}", "-o", "{tmp}/no/out.conllu"], ["does not exist"], []),
     (["parse", "{ae}", "{gold}", "--out-dir", "{tmp}/no"], ["--out-dir", "no such folder"], []),
-    (["parse", "{ae}", "{gold}", "{gold}", "--out-dir", "{dir}"], ["same file name"], []),
+    (
+        ["parse", "{ae}", "{gold}", "{gold}", "--out-dir", "{dir}"],
+        ["gold.conllu and", "gold.conllu have the same file name", "collide in"],
+        [],
+    ),
     (
         ["parse", "{ae}", "{gold}", "--tagger", "{tagger}", "-o", "{tagger}"],
         ["-o", "is the --tagger model"],

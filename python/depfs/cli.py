@@ -1084,10 +1084,14 @@ def parse(
         for inp, out in pairs:
             others = {"the model": model, "the input": inp, "the --tagger model": tagger_path}
             _check_output(out, others, force, option="--out-dir")
-        if len({o for _, o in pairs}) < len(pairs):
-            raise click.UsageError(
-                "two inputs have the same file name: their outputs would collide"
-            )
+        seen: dict[str, str] = {}
+        for inp, out in pairs:
+            if out in seen:
+                raise click.UsageError(
+                    f"{seen[out]} and {inp} have the same file name: their outputs would "
+                    f"collide in {out}"
+                )
+            seen[out] = inp
         _parse_many(
             model,
             pairs,
