@@ -2262,3 +2262,20 @@ def test_an_input_without_line_ends_is_refused_in_bounded_memory(
     code, _, err = _cli(args)
     assert code == 2
     _one_line_error(err, [f"{zeros}:1: a line of more than 64 MiB with no line end"])
+
+
+def test_template_files_may_be_pipes(d: dict[str, Path], tmp_path: Path) -> None:
+    """`--templates <(depfs templates show x)` (a pipe, read once) trains as the file
+    would, and `templates show PIPE` prints it: both said "no such template file" (and
+    a pipe read twice, once to check and once to train, gives nothing the second
+    time)."""
+    text = "upos(STACK_0)\nform(QUEUE_0)\n"
+    code, out, err = _cli(["templates", "show", str(_through_fifo(tmp_path, text.encode()))])
+    assert code == 0 and out == text, err
+    (tmp_path / "in.fifo").unlink()
+    model = tmp_path / "m.depfs"
+    args = ["train", "--parser", "arc-eager", "--train", str(d["gold"]), "--epochs", "1"]
+    fifo = _through_fifo(tmp_path, text.encode())
+    code, _, err = _cli([*args, "--templates", str(fifo), "--out", str(model)])
+    assert code == 0, err
+    assert depfs.load(model).templates_ == ["upos(STACK_0)", "form(QUEUE_0)"]

@@ -366,6 +366,30 @@ def _check_templates(value: str, option: str, family: str) -> None:
         )
 
 
+def _template_pipe(value: Any, option: str = "--templates") -> Any:
+    """A template option's value, with a pipe or device (`<(depfs templates show x)`,
+    `/dev/stdin`) read once into its text: the value is read again later (checked
+    before the work, then trained), and a pipe gives its bytes once. Other values as
+    given. Large or endless input is refused (:data:`depfs.text.MAX_LINE_BYTES`)."""
+    import os
+
+    from .files import is_stream
+    from .text import MAX_LINE_BYTES
+
+    if not isinstance(value, str) or "\n" in value or not value or not os.path.exists(value):
+        return value
+    if not is_stream(value):
+        return value
+    with open(value, "rb") as f:
+        data = f.read(MAX_LINE_BYTES + 1)
+    if len(data) > MAX_LINE_BYTES:
+        raise click.UsageError(f"{option} {value}: more than {MAX_LINE_BYTES >> 20} MiB")
+    try:
+        return data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError:
+        raise click.UsageError(f"{option} {value}: not UTF-8 text") from None
+
+
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
     """A template option's value that names a folder is refused; one that looks like a
     file path (a slash, or a .txt name) must be an existing file, not be read as template
@@ -669,6 +693,9 @@ def train(
         raise click.UsageError("--decoder cle is first-order only (order 2 decodes with Eisner2)")
     if sibling_templates is not None and order != 2:
         raise click.UsageError("--sibling-templates: second-order graph parser only (--order 2)")
+    arc_templates = _template_pipe(arc_templates, "--templates")
+    labeler_templates = _template_pipe(labeler_templates, "--labeler-templates")
+    sibling_templates = _template_pipe(sibling_templates, "--sibling-templates")
     for option, value, family in (
         ("--templates", arc_templates, "config" if parser_kind == "arc-eager" else "arc"),
         ("--labeler-templates", labeler_templates, "arc"),
@@ -1354,6 +1381,7 @@ def jackknife(
     from .files import atomic_stream
     from .jackknifing import fold_bounds, jackknife
 
+    templates = _template_pipe(templates)
     if templates is not None:
         _check_template_path(templates)
         _check_templates(templates, "--templates", "token")
@@ -1532,14 +1560,18 @@ def templates_show(name: str, canonical: bool) -> None:
     from .errors import DepfsError
     from .templates import FAMILIES, parse_templates, resolve_templates, template_sets
 
+    piped = _template_pipe(name, "NAME")  # (the same value unless NAME is a pipe)
     try:
-        shipped = name in template_sets()
-        if not shipped and os.path.isdir(name):
-            raise ValueError(f"{name}: a folder, not a template file")
-        if not shipped and not os.path.isfile(name):
-            known = ", ".join(template_sets())
-            raise ValueError(f"{name}: no such template set or file (sets: {known})")
-        text = resolve_templates(name)
+        if piped is not name:
+            shipped, text = False, piped
+        else:
+            shipped = name in template_sets()
+            if not shipped and os.path.isdir(name):
+                raise ValueError(f"{name}: a folder, not a template file")
+            if not shipped and not os.path.isfile(name):
+                known = ", ".join(template_sets())
+                raise ValueError(f"{name}: no such template set or file (sets: {known})")
+            text = resolve_templates(name)
         if shipped:
             families = [_core.template_set_text(name)[0]]
         else:  # a file: the first family its templates parse in (else it is refused)

@@ -38,8 +38,9 @@ def _option_templates(value: str, option: str, family: str) -> TemplateSet:
     """`_templates` of an option's value: a path that is no file (or a folder) is refused
     as such, not read as template text, and a template that does not parse is named
     with the option (as `depfs train --templates` does)."""
-    from ..cli import _check_template_path
+    from ..cli import _check_template_path, _template_pipe
 
+    value = _template_pipe(value, option)
     _check_template_path(value, option)
     try:
         return _templates(value, family)
