@@ -27,6 +27,7 @@ from .base import (
     check_number,
     check_threads,
     used_info,
+    without_untagged,
 )
 from .templates import resolve_templates
 
@@ -249,6 +250,8 @@ class GraphParser(TrainableModel):
         """:meth:`TrainableModel.fit`; with ``dynfs``, then the policy by DAgger (needs
         ``dev``; ``report`` sees a line per step, ``threads`` parse the folds and dev)."""
         train = as_treebank(train, "train", prepared=True)
+        if isinstance(train, _core.Treebank):  # (DynFS's folds are cut from it too)
+            train = without_untagged(train)
         dev = None if dev is None else as_treebank(dev, "dev")
         check_flag(self.dynfs, "dynfs")  # "no" is true
         if self.dynfs and self.decoder == "cle":
