@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -2282,3 +2283,88 @@ def test_template_files_may_be_pipes(d: dict[str, Path], tmp_path: Path) -> None
     code, _, err = _cli([*args, "--templates", str(fifo), "--out", str(model)])
     assert code == 0, err
     assert depfs.load(model).templates_ == ["upos(STACK_0)", "form(QUEUE_0)"]
+
+
+# ---------------------------------------------------------------- memory limits
+def _limited(
+    code: str, extra_mib: int, *, before_import: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """`code` run in a fresh Python whose address space is limited (`ulimit -v`, as a
+    cluster's `h_vmem` sets it) to what it uses plus `extra_mib` MiB: set by `limit()`
+    in `code`, or with `before_import`, before `import depfs` as a shell's would be."""
+    prelude = (
+        "import resource\n"
+        "def limit():\n"
+        "    status = open('/proc/self/status').read().split('VmSize:')[1]\n"
+        f"    soft = (int(status.split()[0]) << 10) + ({extra_mib} << 20)\n"
+        "    resource.setrlimit(resource.RLIMIT_AS, (soft, resource.RLIM_INFINITY))\n"
+    )
+    prelude += "limit()\nimport depfs\n" if before_import else "import depfs\n"
+    return subprocess.run(
+        [sys.executable, "-c", prelude + code], capture_output=True, text=True, timeout=60
+    )
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and RLIMIT_AS")
+@pytest.mark.parametrize("extra_mib", [32, 96], ids=["read", "mapped"])
+def test_a_model_too_large_for_a_memory_limit_is_an_error_not_an_abort(
+    tmp_path: Path, extra_mib: int
+) -> None:
+    """Under an address-space limit too small for a model, loading the en_ewt arc-eager
+    model aborted the process (`memory allocation of N bytes failed`, exit 134). Now a
+    ModelError naming the file, before any copy. A 64 MiB payload of zeros (without the
+    limit, a model of another kind; the build before read it so under the limit too, or
+    said `out of memory` only when it could not map it): under +32 MiB the file is not
+    even mapped (it is read, and that buffer is refused), under +96 MiB it is mapped and
+    the room for its weights is refused."""
+    import zlib
+
+    n = 64 << 20
+    kind = b"arc-eager"
+    crc = 0
+    zeros = bytes(1 << 20)
+    for _ in range(n >> 20):
+        crc = zlib.crc32(zeros, crc)
+    model = tmp_path / "big.depfs"
+    with open(model, "wb") as f:
+        f.write(b"DEPFSMDL" + (5).to_bytes(4, "little") + len(kind).to_bytes(4, "little") + kind)
+        f.write(n.to_bytes(8, "little") + crc.to_bytes(4, "little"))
+        f.truncate(f.tell() + n)  # sparse: no 64 MiB written
+    with pytest.raises(depfs.errors.ModelError, match='payload holds "graph"'):
+        depfs.load(model)
+    load = f"depfs.load({str(model)!r})"
+    code = f"limit()\ntry:\n    {load}\nexcept depfs.errors.ModelError as e:\n    print(e)\n"
+    run = _limited(code, extra_mib)
+    assert run.returncode == 0, run.stderr[-500:]
+    # (the payload, or the whole file when it is read)
+    want = re.escape(f"{model}: not enough memory to load it ") + r"\(6[45] MiB\)"
+    want += re.escape(": is a memory limit set (ulimit -v)?")
+    assert re.fullmatch(want, run.stdout.strip()), run.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and RLIMIT_AS")
+def test_threads_under_a_memory_limit_leave_room_for_the_work() -> None:
+    """glibc gives each thread that allocates its own arena, 64 MiB of address space
+    reserved at once: a streamed parse (loader, reader, writer and parse threads)
+    aborted under `ulimit -v` of up to ~700 MiB while using ~200 MiB. Under a limit,
+    `import depfs` keeps two arenas (`depfs._limits`): eight threads that allocate
+    leave a 150 MiB buffer room under a limit of +300 MiB (without the cap, their
+    arenas take the room: MemoryError)."""
+    code = (
+        "import threading\n"
+        "threading.stack_size(1 << 18)\n"
+        "go, done = threading.Barrier(9, timeout=20), threading.Barrier(9, timeout=20)\n"
+        "def work():\n"
+        "    x = bytearray(1 << 16)  # a malloc in this thread: its arena\n"
+        "    go.wait(); done.wait()\n"
+        "threads = [threading.Thread(target=work) for _ in range(8)]\n"
+        "for t in threads: t.start()\n"
+        "go.wait()\n"
+        "try:\n"
+        "    buf = bytearray(150 << 20)\n"
+        "finally:\n"
+        "    done.wait()\n"
+        "print('ok', len(buf) >> 20)\n"
+    )
+    run = _limited(code, 300, before_import=True)
+    assert run.returncode == 0 and run.stdout.strip() == "ok 150", run.stderr[-500:]

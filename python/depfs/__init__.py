@@ -9,10 +9,14 @@ from typing import TYPE_CHECKING
 
 from ._core import __version__
 from ._lazy import attach
+from ._limits import fewer_arenas_under_a_limit
 
 # Not lazy: the function `evaluate` shares its name with its module, which would shadow
 # it once any import of `depfs.evaluate` set the package's attribute (and it is cheap).
 from .evaluate import Scores, Stats, evaluate, stats
+
+# Before depfs starts any thread (the model's loader, the reader, the parse's).
+fewer_arenas_under_a_limit()
 
 # name -> the module that defines it (a submodule's own name: the submodule itself)
 _LAZY = {

@@ -271,6 +271,9 @@ pub fn load_model_bytes(path: &Path, bytes: &[u8]) -> Result<Loaded> {
 
 /// The payload of a checked container.
 fn decode(path: &Path, c: Container<'_>) -> Result<Loaded> {
+    // The weights are copied out of the payload, most of its size: a process without
+    // room for them is told so here rather than aborted in the middle of the copy.
+    room_for(path, c.payload.len(), &mut Vec::new())?;
     let decode_err = |e: postcard::Error| model_err(path, format!("corrupted payload: {e}"));
     if c.version >= 4 {
         let f: ModelFile = if c.version >= 5 {
@@ -423,7 +426,27 @@ fn take<'a>(path: &Path, rest: &mut &'a [u8], n: usize, what: &str) -> Result<&'
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| Error::io(&path.display().to_string(), &e))
+    use std::io::Read;
+    let io_err = |e: std::io::Error| Error::io(&path.display().to_string(), &e);
+    let mut file = std::fs::File::open(path).map_err(io_err)?;
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = Vec::new();
+    room_for(path, size, &mut bytes)?;
+    file.read_to_end(&mut bytes).map_err(io_err)?;
+    Ok(bytes)
+}
+
+/// Reserves `n` bytes in `v`, or says that the process has no room for the model: under
+/// a memory limit (`ulimit -v`, a cluster's `h_vmem`) an allocation that fails would
+/// abort the process instead. O(1).
+fn room_for(path: &Path, n: usize, v: &mut Vec<u8>) -> Result<()> {
+    v.try_reserve_exact(n).map_err(|_| {
+        let mib = n.div_ceil(1 << 20);
+        model_err(
+            path,
+            format!("not enough memory to load it ({mib} MiB): is a memory limit set (ulimit -v)?"),
+        )
+    })
 }
 
 /// `f` of a model file's bytes, read through a read-only mapping of the file: its pages
