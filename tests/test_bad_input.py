@@ -2368,3 +2368,31 @@ def test_threads_under_a_memory_limit_leave_room_for_the_work() -> None:
     )
     run = _limited(code, 300, before_import=True)
     assert run.returncode == 0 and run.stdout.strip() == "ok 150", run.stderr[-500:]
+
+
+@pytest.mark.parametrize("hard", [False, True], ids=["soft", "hard"])
+def test_a_local_cluster_under_a_low_open_files_limit(
+    d: dict[str, Path], tmp_path: Path, hard: bool
+) -> None:
+    """`--scheduler local` under `ulimit -n 16` printed `Too many open files` tracebacks
+    by the million and never started (32: `internal error: Nanny failed to start`).
+    A low soft limit is raised (the cluster starts, the same bytes as a local parse);
+    a hard limit below what a cluster needs is one line, at once."""
+    pytest.importorskip("distributed")
+    import resource
+
+    def low() -> None:
+        _, top = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (16, 16 if hard else top))
+
+    out = tmp_path / "out"
+    out.mkdir()
+    args = ["parse", str(d["ae"]), str(d["gold"]), "--out-dir", str(out), "--scheduler", "local"]
+    res = _process([*args, "--workers", "1"], timeout=60, preexec_fn=low)
+    if hard:
+        assert res.returncode == 2
+        _one_line_error(res.stderr.decode(), ["--scheduler local", "256 open files", "16"])
+        assert list(out.iterdir()) == []
+    else:
+        assert res.returncode == 0 and res.stderr == b""
+        assert (out / "gold.conllu").read_bytes() == _parsed(d)

@@ -591,6 +591,7 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         raise RuntimeError("--scheduler needs dask: pip install 'depfs[dask]'") from err
     if scheduler == "local":
         n = worker_count(workers)
+        _open_files_for_a_cluster()
         _quiet_cluster_exit()
         # Quiet: a task's error reaches the caller as its exception (one 'depfs: error:'
         # line), and our own cluster's shutdown is no news; Dask's WARNING/ERROR log
@@ -614,6 +615,32 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         except (OSError, TimeoutError, ValueError) as err:
             raise ValueError(f"--scheduler {scheduler}: {err}") from None
     return client.get_executor(pure=False), client
+
+
+#: Open files a LocalCluster's processes need at least (sockets between the scheduler,
+#: the nannies and the workers, the files Python opens): under `ulimit -n 16` it printed
+#: `Too many open files` tracebacks by the million and never started; under 32 its
+#: nanny failed to start. Linux's usual soft limit is 1,024; macOS's 256.
+CLUSTER_OPEN_FILES = 256
+
+
+def _open_files_for_a_cluster() -> None:
+    """Raises the soft limit on open files to :data:`CLUSTER_OPEN_FILES` if it is lower
+    (as far as the hard limit allows: any process may, and the cluster's processes
+    inherit it), or refuses when the hard limit is lower."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = CLUSTER_OPEN_FILES
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return
+    if hard != resource.RLIM_INFINITY and hard < need:
+        raise ValueError(
+            f"--scheduler local: a local cluster needs at least {need} open files and this "
+            f"process may open {hard} (ulimit -Hn): raise that limit, or parse without "
+            "--scheduler"
+        )
+    resource.setrlimit(resource.RLIMIT_NOFILE, (need, hard))
 
 
 def _quiet_cluster_exit() -> None:
