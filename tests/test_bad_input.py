@@ -1782,6 +1782,57 @@ WRONG_TYPES = [
     (lambda d: _dynfs().parse(_gold(d), label_margin="x"), ValueError, "label_margin must"),
     (lambda d: _dynfs().parse(_gold(d), dynfs="no"), TypeError, "dynfs must be True or False"),
     (lambda d: _dynfs().parse(_gold(d), label_dict="no"), TypeError, "label_dict must be True"),
+    # Probe 8: arguments unchecked (an unnamed OverflowError or TypeError of the core,
+    # "no" taken as true, '3' read as 3.0) or checked after hours of training.
+    (lambda d: small_graph(order=-1).fit(_gold(d)), ValueError, "order must be 1 or 2, got -1"),
+    (lambda d: small_graph(order=None).fit(_gold(d)), ValueError, "order must be 1 or 2"),
+    (lambda d: small_graph(order=True).fit(_gold(d)), ValueError, "order must be 1 or 2"),
+    (lambda d: small_graph(decoder=None).fit(_gold(d)), ValueError, "decoder must be 'eisner'"),
+    (lambda d: small_graph(prune=0).fit(_gold(d)), TypeError, "prune must be True or False"),
+    (lambda d: small_graph(max_bits=10**30).fit(_gold(d)), ValueError, "max_bits must be an"),
+    (lambda d: small_graph(max_atoms=99).fit(_gold(d)), ValueError, "max_atoms must be an"),
+    (lambda d: small_graph().fit(_gold(d), threads="x"), TypeError, "threads must be"),
+    (
+        lambda d: small_graph(dynfs=True).fit(_gold(d), _gold(d), threads=-1),
+        ValueError,
+        "threads must be >= 0",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, explore_from=10**30).fit(_gold(d)),
+        ValueError,
+        "explore_from must be an integer <=",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, explore_p=None).fit(_gold(d)),
+        ValueError,
+        "explore_p must be a number",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, pseudo_projective=0).fit(_gold(d)),
+        TypeError,
+        "pseudo_projective must be True or False",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, full_sum="3").fit(_gold(d)),
+        ValueError,
+        "full_sum must be a number",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, train_margin="3").fit(_gold(d)),
+        ValueError,
+        "train_margin must be a number",
+    ),
+    (
+        lambda d: depfs.ArcEagerParser(AE_SET, dynamic=True, stagewise="no").fit(_gold(d)),
+        TypeError,
+        "stagewise must be True or False",
+    ),
+    (
+        lambda d: depfs.Tagger(SMALL, dynamic=True, stagewise="no").fit(_gold(d)),
+        TypeError,
+        "stagewise must be True or False",
+    ),
+    (lambda d: depfs.Tagger(SMALL, min_known=None).fit(_gold(d)), ValueError, "min_known must"),
 ]
 
 
@@ -2396,3 +2447,105 @@ def test_a_local_cluster_under_a_low_open_files_limit(
     else:
         assert res.returncode == 0 and res.stderr == b""
         assert (out / "gold.conllu").read_bytes() == _parsed(d)
+
+
+# ---------------------------------------------------------------- probe 8: the API's objects
+def test_a_loaded_model_keeps_its_settings_and_refits_with_them(tmp_path: Path) -> None:
+    """A loaded model said the constructor's defaults for everything its weights do not
+    decide (and a graph model for its templates too), so `fit` on it trained another
+    model: other templates, epochs, seed and table size. Now its settings are those it
+    was trained with, and a refit on the same data parses as the original does."""
+    train = synthetic(60, seed=3)
+    test = synthetic(20, seed=4)
+    wide = "#! max_atoms = 4\nupos(h) & upos(m) & form(m) & form(h) & dir\nupos(m) & dir\n"
+    g = small_graph(arc_templates=wide, max_bits=9, epochs=2, random_state=7).fit(train)
+    t = depfs.Tagger(SMALL, epochs=1, min_known=5, random_state=4).fit(train)
+    a = depfs.ArcEagerParser(AE_SET, epochs=2, random_state=5, explore_p=0.5).fit(train)
+    for model, settings in (
+        (g, {"max_bits": 9, "epochs": 2, "random_state": 7}),
+        (t, {"min_known": 5, "epochs": 1, "random_state": 4}),
+        (a, {"epochs": 2, "random_state": 5, "explore_p": 0.5}),
+    ):
+        model.save(tmp_path / "m.depfs")
+        loaded = depfs.load(tmp_path / "m.depfs")
+        assert {k: getattr(loaded, k) for k in settings} == settings
+        loaded.fit(train)
+        if isinstance(model, depfs.Tagger):
+            assert loaded.tag(test).to_string() == model.tag(test).to_string()
+        else:
+            assert loaded.parse(test).to_string() == model.parse(test).to_string()
+
+
+def test_a_refit_keeps_nothing_of_the_fit_before(d: dict[str, Path]) -> None:
+    """A refit without a tagger kept the earlier fit's: saved with the new model, and
+    tagging untagged input with it. Each learned attribute (`name_`) is now the new fit's."""
+    train = synthetic(40, seed=1)
+    tagger = depfs.Tagger(SMALL, epochs=1).fit(train)
+    p = depfs.ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(train)
+    assert p.tagger_ is tagger
+    p.earlier_fit_ = "a learned attribute of another fit"
+    p.tagger = None
+    p.fit(train)
+    assert p.tagger_ is None and not hasattr(p, "earlier_fit_")
+
+
+@pytest.mark.parametrize("stop", [ValueError, KeyboardInterrupt])
+def test_a_fit_that_raises_leaves_the_model_as_it_was(stop: type[BaseException]) -> None:
+    """A refit cut short (an error, Ctrl-C) kept the old model beside the new fit's
+    history and training information, and `save` wrote both. Now nothing changes."""
+    train = synthetic(40, seed=1)
+    p = depfs.ArcEagerParser(AE_SET, epochs=2).fit(train, synthetic(10, seed=2))
+    before = {k: v for k, v in vars(p).items() if k.endswith("_")}
+
+    def fail(row: Any) -> None:
+        raise stop("stopped")
+
+    p.epochs = 3
+    with pytest.raises(stop):
+        p.fit(train[:20], on_epoch=fail)
+    after = {k: v for k, v in vars(p).items() if k.endswith("_")}
+    assert after.keys() == before.keys()
+    assert all(after[k] is before[k] for k in before)
+
+
+def test_a_numpy_flag_is_a_flag_and_recorded_as_one() -> None:
+    """`np.True_` for a flag trained, but its model recorded the string 'np.True_'."""
+    p = depfs.ArcEagerParser(AE_SET, epochs=1, pseudo_projective=np.True_).fit(synthetic(20))
+    assert p.training_info()["params"]["pseudo_projective"] is True
+
+
+def test_small_api_inconsistencies_of_probe_8(d: dict[str, Path], tmp_path: Path) -> None:
+    """`filled_columns` named columns in upper case and `vocab` took lower case only; a
+    missing template file or a misspelt set name was parsed as a template ("expected
+    attr(address), dir or dist"); a non-Tagger assigned as `tagger_` failed at parse
+    time with an AttributeError; `tree_score`'s range was one too wide."""
+    gold = _gold(d)
+    assert "UPOS" in gold.filled_columns() and gold.vocab("UPOS") == gold.vocab("upos")
+    for spec in (str(tmp_path / "typo.txt"), "arc_eager_en_ewtt"):
+        with pytest.raises(FileNotFoundError, match="no such template file or shipped set"):
+            depfs.ArcEagerParser(spec).fit(gold)
+    p = depfs.load(d["ae"])
+    p.tagger_ = p.model_
+    untagged = depfs.tokens_to_treebank([["a", "b"]])
+    with pytest.raises(TypeError, match="tagger must be a fitted depfs.Tagger"):
+        p.parse(untagged)
+    with pytest.raises(ValueError, match=r"heads\[1\] = 4 is not a position in 0\.\.3"):
+        decode.tree_score(np.zeros((4, 4)), [-1, 4, 0, 0])
+
+
+def test_more_api_inconsistencies_of_probe_8(d: dict[str, Path]) -> None:
+    """A Tagger given a list of four Template objects read it as one set per column
+    (TypeError: 'Template' object is not iterable); `Template.parse` of two lines said
+    "nested parentheses", of `max_atoms=-1` raised OverflowError; `perturb` refused a
+    path, which every other entry takes."""
+    from depfs.datasets import perturb
+    from depfs.templates import Template
+
+    four = [Template.parse(x, "token") for x in SMALL.splitlines()[:4]]
+    tagger = depfs.Tagger(four, epochs=1).fit(synthetic(20))
+    assert tagger.model_.templates("UPOS") == [t.text for t in four]
+    with pytest.raises(ValueError, match="one template per call, got 2 lines"):
+        Template.parse("upos(h)\nupos(m)")
+    with pytest.raises(ValueError, match="max_atoms must be an integer >= 1"):
+        Template.parse("upos(h)", max_atoms=-1)
+    assert perturb(d["gold"], seed=1).to_string() == perturb(_gold(d), seed=1).to_string()

@@ -65,15 +65,17 @@ from . import _core
 from .base import (
     Stagewise,
     TrainableModel,
+    all_or_nothing,
     as_int,
     as_treebank,
     check_columns,
     check_count,
     check_flag,
+    check_real,
     check_threads,
     used_info,
 )
-from .templates import resolve_templates
+from .templates import model_text, resolve_templates
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
     import numpy as np
@@ -253,8 +255,11 @@ class ArcEagerParser(TrainableModel):
         bits: tuple[int, int] | None = None,
     ) -> Any:
         move_bits, label_bits = (20, 15) if bits is None else bits
-        # (explore_p, l2 and full_sum are checked by the core, with their names)
+        # (the ranges of explore_p, l2 and full_sum are checked by the core, with their names)
         check_count(self.explore_from, "explore_from")
+        check_flag(self.pseudo_projective, "pseudo_projective")
+        for name in ("explore_p", "l2", "full_sum"):
+            check_real(getattr(self, name), name)
         check_count(self.min_lifted_label_count, "min_lifted_label_count")
         # A cascade stage (bits given) that reads no clusters trains without the table; a
         # prepared TrainingSet carries its own (the trainer refuses another).
@@ -283,6 +288,7 @@ class ArcEagerParser(TrainableModel):
         )
 
     def _trainer(self, train: _core.Treebank | TrainingSet) -> Any:
+        check_flag(self.stagewise, "stagewise")  # "no" is true
         if self.stagewise and not self.dynamic:
             raise ValueError("stagewise=True is a prefix-margin baseline: it needs dynamic=True")
         stages = self._stages()
@@ -325,7 +331,7 @@ class ArcEagerParser(TrainableModel):
         presets = model.margin_presets
         cascade = model.cascade
         return {
-            "templates": "\n".join(model.templates),
+            "templates": model_text(model.templates),
             "pseudo_projective": model.pseudo_projective,
             "dynamic": presets is not None,
             **({"train_margin": presets["train"]} if presets and cascade is None else {}),
@@ -343,6 +349,7 @@ class ArcEagerParser(TrainableModel):
         scores = evaluate(dev, model.parse(dev, 1, False, margin))
         return {"dev_uas": scores.uas, "dev_las": scores.las}
 
+    @all_or_nothing
     def fit(
         self,
         train: _core.Treebank | TrainingSet,
@@ -357,6 +364,8 @@ class ArcEagerParser(TrainableModel):
         check_flag(self.dynamic, "dynamic")  # "no" is true
         # Checked also when not used (dynamic=False): a NaN or a misspelt update is a
         # mistake whatever the model, and would be stored in its training information.
+        if self.train_margin is not None:
+            check_real(self.train_margin, "train_margin")
         margin = self._train_margin()
         if (self.dynamic or self.train_margin is not None) and not (0 < margin < float("inf")):
             raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")

@@ -11,6 +11,7 @@ a loaded model; the epoch loop, dev scoring, progress bar and callback live here
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import math
@@ -83,19 +84,30 @@ def as_treebank(value: Any, name: str, prepared: bool = False, to_parse: bool = 
         ) from None
 
 
+def _numpy_bool(value: Any) -> bool:
+    return (
+        type(value).__module__ == "numpy"
+        and getattr(getattr(value, "dtype", None), "kind", "") == "b"
+    )
+
+
 def check_flag(value: Any, name: str) -> bool:
-    """A True/False argument (not "no", which is true)."""
+    """A True/False argument (a numpy bool too; not "no", which is true), as a bool."""
+    if _numpy_bool(value):
+        return bool(value)
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, got {value!r}")
     return value
 
 
-def check_count(value: Any, name: str, minimum: int = 0) -> int:
-    """An integer argument >= `minimum`, checked where it is read: a ValueError naming it
-    (not an OverflowError of the core, or a TypeError of iterating over it)."""
+def check_count(value: Any, name: str, minimum: int = 0, maximum: int = 2**32 - 1) -> int:
+    """An integer argument in `minimum`..`maximum`, checked where it is read: a ValueError
+    naming it (not an OverflowError of the core, or a TypeError of iterating over it)."""
     n = as_int(value)
     if n is None or n < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if n > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {value!r}")
     return n
 
 
@@ -125,12 +137,52 @@ def check_number(
     return v
 
 
+def check_real(value: Any, name: str) -> None:
+    """A number argument whose range is checked elsewhere (a string such as '3' was
+    read as 3.0 and recorded as the string): a ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+
+
 def check_seed(seed: int) -> int:
     """A random_state the core can use: an integer in 0..2**64-1 (numpy's too), as an int."""
     value = as_int(seed)
     if value is None or not 0 <= value < 2**64:
         raise ValueError(f"random_state must be an integer in 0..2**64-1, got {seed!r}")
     return value
+
+
+def _learned(model: Any) -> dict[str, Any]:
+    """`model`'s learned attributes (``name_``, the scikit-learn convention)."""
+    return {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
+
+
+def all_or_nothing(fit: Callable[..., Any]) -> Callable[..., Any]:
+    """Wraps a ``fit``: the learned attributes after it are this fit's alone (a refit kept
+    an earlier fit's tagger, saved it and tagged with it, and an earlier DynFS policy's
+    summary), and a fit that raises (Ctrl-C included) leaves them as they were (a refit
+    cut short kept the old model beside the new fit's history and training information,
+    and ``save`` wrote both). A subclass's ``fit`` calling its parent's is one fit."""
+
+    @functools.wraps(fit)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if getattr(self, "_fitting", False):
+            return fit(self, *args, **kwargs)
+        before = _learned(self)
+        for name in before:
+            delattr(self, name)
+        self._fitting = True
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            for name in _learned(self):
+                delattr(self, name)
+            vars(self).update(before)
+            raise
+        finally:
+            del self._fitting
+
+    return wrapper
 
 
 class TrainableModel:
@@ -177,6 +229,7 @@ class TrainableModel:
 
     # ---------- training ----------
 
+    @all_or_nothing
     def fit(
         self,
         train: _core.Treebank | _core.TrainingSet,
@@ -246,8 +299,7 @@ class TrainableModel:
             self.model_, self.best_epoch_ = best[2], best[1]
         else:
             self.model_, self.best_epoch_ = trainer.model(), len(self.history_)
-        if tagger is not None:
-            self.tagger_ = tagger
+        self.tagger_ = tagger
         self._fitted(trainer)
         return self
 
@@ -331,6 +383,7 @@ class TrainableModel:
         ``tagger_`` predicts (the rule of ``parse(tag=None)``)."""
         if self.tagger_ is None:
             return False
+        _check_tagger(self.tagger_)  # (assigned by hand: an AttributeError deep in)
         return needs_tagger(self._model().input_columns, self.tagger_.columns_, treebank)
 
     def _tag_first(
@@ -380,6 +433,8 @@ class TrainableModel:
                 continue
             if isinstance(v, str) and "\n" in v:
                 v = f"<{len(v.splitlines())} lines of template text>"
+            elif _numpy_bool(v):
+                v = bool(v)  # as True is recorded (it was 'np.True_')
             elif isinstance(v, numbers.Integral) and not isinstance(v, bool):
                 v = int(v)  # a numpy integer: the same model as the int, the same bytes
             elif isinstance(v, numbers.Real) and not isinstance(v, bool):
@@ -408,9 +463,43 @@ class TrainableModel:
                 f"{cls.__name__}.from_model needs a depfs._core.{want.__name__}, "
                 f"got {type(model).__name__}"
             )
-        parser = cls(**cls._params_of(model))
+        parser = cls(**{**cls._recorded_params(model), **cls._params_of(model)})
         parser.model_ = model
         return parser
+
+    @classmethod
+    def _recorded_params(cls, model: Any) -> dict[str, Any]:
+        """The constructor arguments recorded in a loaded model's training information
+        (``depfs info``), so that a loaded model's settings are those it was trained with
+        and ``fit`` on it trains with them too (they were the defaults: another template
+        set, seed, table size and number of epochs). Only what the record holds as
+        itself: a number, flag or None, or a string where the argument takes one (not
+        the note that replaces inline template text, nor the repr of another object);
+        what the model's weights decide (its templates) is read off the model instead."""
+        try:
+            recorded = json.loads(getattr(model, "info", "") or "{}").get("params", {})
+        except (ValueError, AttributeError):
+            return {}
+        if not isinstance(recorded, dict):
+            return {}
+        params = {}
+        for name, p in inspect.signature(cls.__init__).parameters.items():
+            if name in ("self", "tagger") or name not in recorded:
+                continue
+            value, default = recorded[name], p.default
+            if value is None or isinstance(value, bool):
+                ok = default is None or isinstance(default, bool)
+            elif isinstance(value, (int, float)):
+                ok = default is None or (
+                    isinstance(default, (int, float)) and not isinstance(default, bool)
+                )
+            elif isinstance(value, str):
+                ok = isinstance(default, str) and not value.startswith("<")
+            else:
+                ok = False
+            if ok:
+                params[name] = value
+        return params
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:

@@ -259,8 +259,12 @@ def perturb(
 
     Each non-root word gets a different head outside its own subtree with probability
     `head_rate` (trees stay trees with one root) and, independently, a different label
-    from the treebank's inventory with probability `label_rate`.
+    from the treebank's inventory with probability `label_rate`. `treebank` may be a
+    path, as everywhere in the API.
     """
+    from .base import as_treebank
+
+    treebank = as_treebank(treebank, "treebank")
     return _core.perturb_treebank(treebank, head_rate, label_rate, seed)
 
 

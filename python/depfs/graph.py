@@ -20,6 +20,8 @@ from .base import (
     HistoryRow,
     SkippedSentencesWarning,
     TrainableModel,
+    all_or_nothing,
+    as_int,
     as_treebank,
     check_columns,
     check_count,
@@ -29,7 +31,7 @@ from .base import (
     used_info,
     without_untagged,
 )
-from .templates import resolve_templates
+from .templates import model_text, resolve_templates
 
 if TYPE_CHECKING:  # numpy is imported where it is used: not by a parse
     import numpy as np
@@ -136,12 +138,19 @@ class GraphParser(TrainableModel):
             raise TypeError(
                 "GraphParser trains on a Treebank (TrainingSet is for arc-eager models)"
             )
+        self._check_order_and_decoder()
         if self.order == 2 and self.decoder == "cle":
             raise ValueError(
                 "decoder='cle' is first-order only (order 2 decodes with projective Eisner2)"
             )
-        for name, minimum in (("max_bits", 6), ("min_bits", 6), ("max_atoms", 1)):
-            check_count(getattr(self, name), name, minimum)  # (mira_c: checked by the core)
+        for name, low, high in (
+            ("max_bits", 6, 30),
+            ("min_bits", 6, 30),
+            ("max_atoms", 1, _core.TEMPLATE_MAX_ATOMS_BOUND),
+        ):
+            check_count(getattr(self, name), name, low, high)  # (mira_c: checked by the core)
+        for name in ("prune", "cost_augmented"):
+            check_flag(getattr(self, name), name)
         arc_text, sibling_text = self._arc_text(), self._sibling_text()
         labeler_text = resolve_templates(self.labeler_templates)
         sets = {"arc_templates": arc_text, "labeler_templates": labeler_text}
@@ -179,6 +188,12 @@ class GraphParser(TrainableModel):
         if self.groups is not None:
             return self.groups
         return DEFAULT_GROUPS_2 if self.order == 2 else DEFAULT_GROUPS
+
+    def _check_order_and_decoder(self) -> None:
+        if isinstance(self.order, bool) or as_int(self.order) not in (1, 2):
+            raise ValueError(f"order must be 1 or 2, got {self.order!r}")
+        if self.decoder not in ("eisner", "cle"):
+            raise ValueError(f"decoder must be 'eisner' or 'cle', got {self.decoder!r}")
 
     def _arc_text(self) -> str:
         """The arc templates: with dynfs, the groups' one after the other."""
@@ -236,6 +251,7 @@ class GraphParser(TrainableModel):
 
         return used_info(train, trainer.used_sentences, why=why)
 
+    @all_or_nothing
     def fit(  # type: ignore[override]
         self,
         train: _core.Treebank | _core.TrainingSet,
@@ -254,6 +270,8 @@ class GraphParser(TrainableModel):
             train = without_untagged(train)
         dev = None if dev is None else as_treebank(dev, "dev")
         check_flag(self.dynfs, "dynfs")  # "no" is true
+        self._check_order_and_decoder()
+        threads = check_threads(threads)  # (read by DynFS, after the full model's training)
         if self.dynfs and self.decoder == "cle":
             raise ValueError(
                 "dynfs=True, decoder='cle': DynFS ends with a projective Eisner round (He et "
@@ -382,7 +400,14 @@ class GraphParser(TrainableModel):
 
     @staticmethod
     def _params_of(model: _core.GraphModel) -> dict[str, Any]:
-        return {"order": model.order, "decoder": model.decoder, "dynfs": model.dynfs is not None}
+        return {
+            "order": model.order,
+            "decoder": model.decoder,
+            "dynfs": model.dynfs is not None,
+            "arc_templates": model_text(model.arc_templates),
+            "sibling_templates": model_text(model.sibling_templates),
+            "labeler_templates": model_text(model.labeler_templates),
+        }
 
     def parse(
         self,

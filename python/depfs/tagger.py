@@ -37,13 +37,15 @@ from .base import (
     HistoryRow,
     Stagewise,
     TrainableModel,
+    all_or_nothing,
     as_treebank,
     check_count,
     check_flag,
+    check_real,
     check_threads,
     missing_columns,
 )
-from .templates import resolve_templates
+from .templates import Template, model_text, resolve_templates
 
 COLUMNS = ("UPOS", "XPOS", "FEATS", "LEMMA")
 # The default templates: one shipped set per column, in COLUMNS order, reading the tags of
@@ -177,7 +179,8 @@ class Tagger(TrainableModel):
         t = self.templates
         if t is None:
             t = "tagger_en_ewt" if self.dynamic else self._default_sets()
-        if isinstance(t, (list, tuple)):
+        # A list of Template objects is one set (a list of 4 was read as a set per column).
+        if isinstance(t, (list, tuple)) and not any(isinstance(x, Template) for x in t):
             if len(t) != len(COLUMNS):
                 raise ValueError(
                     f"templates: one set for every column, or {len(COLUMNS)} "
@@ -192,10 +195,14 @@ class Tagger(TrainableModel):
     def _trainer(self, train: Any) -> Any:
         if not isinstance(train, _core.Treebank):
             raise TypeError(f"a tagger trains on a Treebank, got {type(train).__name__}")
-        for name in ("min_known", "upos_min_known"):
-            value = getattr(self, name)
-            if value is not None:
-                check_count(value, name, 1)
+        check_count(self.min_known, "min_known", 1)
+        if self.upos_min_known is not None:
+            check_count(self.upos_min_known, "upos_min_known", 1)
+        check_flag(self.stagewise, "stagewise")  # "no" is true
+        for name in ("l2", "full_sum"):
+            check_real(getattr(self, name), name)
+        if self.train_margin is not None:
+            check_real(self.train_margin, "train_margin")
         backward = self._backward_text()
         upos_min_known = self.upos_min_known
         if upos_min_known is None:
@@ -259,7 +266,7 @@ class Tagger(TrainableModel):
 
     @staticmethod
     def _params_of(model: _core.TaggerModel) -> dict[str, Any]:
-        sets = ["\n".join(model.templates(c)) for c in model.columns]
+        sets = [model_text(model.templates(c)) for c in model.columns]
         presets = model.margin_presets
         backward = model.backward_templates
         return {
@@ -298,6 +305,7 @@ class Tagger(TrainableModel):
         shown = [f"{names[k]} {v:.2f}" for k, v in row.items() if k in names]
         return "tagger dev " + " ".join(shown)
 
+    @all_or_nothing
     def fit(self, train: Any, dev: _core.Treebank | None = None, **kwargs: Any) -> Tagger:
         """As :meth:`TrainableModel.fit`; a dynamic tagger then sweeps margins on ``dev``
         (``margin_curve_``) and keeps the ``accurate`` and ``fast`` presets chosen there

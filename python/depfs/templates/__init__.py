@@ -105,6 +105,12 @@ class Template:
     def parse(cls, text: str, family: str = "arc", *, max_atoms: int | None = None) -> Template:
         """Parses one template. ``max_atoms`` bounds its word atoms (default: the language's
         bound, 8; template files default to 3)."""
+        if "\n" in text:
+            raise ValueError(f"one template per call, got {len(text.splitlines())} lines")
+        if max_atoms is not None:
+            from ..base import check_count
+
+            check_count(max_atoms, "max_atoms", 1, _core.TEMPLATE_MAX_ATOMS_BOUND)
         return cls._from_core(_core.parse_template(text, _check_family(family), max_atoms), family)
 
     @classmethod
@@ -269,6 +275,14 @@ class TemplateSet(Sequence[Template]):
         return f"<TemplateSet {self._family}, {len(self)} templates, cost {self.cost:.1f}>"
 
 
+def model_text(templates: Iterable[str]) -> str:
+    """Template file text of a model's templates (as the model lists them), which may be
+    wider than the default bound on word atoms (a set's ``#! max_atoms`` allowed them):
+    its first line allows the language's bound, so the text trains again as it is."""
+    lines = [f"#! max_atoms = {_core.TEMPLATE_MAX_ATOMS_BOUND}", *templates]
+    return "".join(line + "\n" for line in lines)
+
+
 def parse_templates(text: str, family: str = "arc", max_atoms: int = 3) -> list[Template]:
     """Parses template text (one per line); repeated templates keep their first occurrence."""
     return [Template._from_core(t, family) for t in _core.parse_templates(text, family, max_atoms)]
@@ -282,6 +296,20 @@ def template_sets() -> list[str]:
 def template_set_text(name: str) -> str:
     """The file text of a shipped template set."""
     return _core.template_set_text(name)[1]
+
+
+def _may_be_a_template(line: str) -> bool:
+    """Whether one line of text can be template text: a template has an atom
+    ``attr(address)`` or is made of ``dir`` and ``dist`` (or the line is a comment). A
+    misspelt set name or a missing file's path is neither: it was parsed as a template
+    ("expected attr(address), dir or dist")."""
+    text = line.strip()
+    return (
+        not text
+        or text.startswith("#")
+        or "(" in text
+        or all(part.strip() in ("dir", "dist") for part in text.split("&"))
+    )
 
 
 def resolve_templates(
@@ -313,6 +341,11 @@ def resolve_templates(
     if isinstance(spec, str):
         if "\n" not in spec and os.path.isdir(spec):
             raise IsADirectoryError(f"{spec}: a folder, not a template file")
+        if "\n" not in spec and not _may_be_a_template(spec):
+            raise FileNotFoundError(
+                f"{spec}: no such template file or shipped set (the sets: "
+                f"{', '.join(template_sets())})"
+            )
         return spec
     templates = spec if isinstance(spec, TemplateSet) else TemplateSet(spec, family)
     if family is not None and templates.family != family:

@@ -249,7 +249,7 @@ fn decode_tree_score(scores: &Bound<'_, PyAny>, heads: Vec<i64>) -> PyResult<f64
     }
     // heads[0] is ROOT's (-1 by convention, not scored); every word's head must be a position.
     if let Some((d, h)) = heads.iter().enumerate().skip(1).find(|(_, &h)| h < 0 || h as usize >= s.n1) {
-        return Err(PyValueError::new_err(format!("heads[{d}] = {h} is not a position in 0..{}", s.n1)));
+        return Err(PyValueError::new_err(format!("heads[{d}] = {h} is not a position in 0..{}", s.n1 - 1)));
     }
     let heads: Vec<i32> = heads.iter().map(|&h| i32::try_from(h).unwrap_or(-1)).collect();
     Ok(decode::tree_score(&s.values, &heads))

@@ -269,7 +269,8 @@ impl PyTreebank {
 
 fn vocab_of<'a>(tb: &'a Treebank, column: &str) -> PyResult<&'a Vocab> {
     let v = &tb.vocabs;
-    Ok(match column {
+    // Either spelling: `filled_columns` names columns as CoNLL-U does (upper case).
+    Ok(match column.to_ascii_lowercase().as_str() {
         "form" => &v.form,
         "lemma" => &v.lemma,
         "upos" => &v.upos,
