@@ -2549,3 +2549,5 @@ def test_more_api_inconsistencies_of_probe_8(d: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match="max_atoms must be an integer >= 1"):
         Template.parse("upos(h)", max_atoms=-1)
     assert perturb(d["gold"], seed=1).to_string() == perturb(_gold(d), seed=1).to_string()
+    with pytest.raises(TypeError, match="from_bytes takes bytes: give text to"):
+        depfs.Treebank.from_bytes(d["gold"].read_text())  # ("Can't extract 'str' to 'Vec'")

@@ -154,11 +154,16 @@ impl PyTreebank {
     #[pyo3(signature = (data, *, name = "<bytes>", multiple_roots = false, allow_blank_heads = true))]
     fn from_bytes(
         py: Python<'_>,
-        data: Vec<u8>,
+        data: &Bound<'_, PyAny>,
         name: &str,
         multiple_roots: bool,
         allow_blank_heads: bool,
     ) -> PyResult<PyTreebank> {
+        // (pyo3's own message for a str was "Can't extract 'str' to 'Vec'")
+        if data.is_instance_of::<PyString>() {
+            return Err(PyTypeError::new_err("from_bytes takes bytes: give text to Treebank.from_string"));
+        }
+        let data: Vec<u8> = data.extract()?;
         let opts = options(multiple_roots, allow_blank_heads);
         let name = name.to_string();
         let inner = py.detach(move || conllu::read_bytes(&data, &name, &opts)).py_err(py)?;
