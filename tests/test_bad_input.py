@@ -2549,5 +2549,10 @@ def test_more_api_inconsistencies_of_probe_8(d: dict[str, Path]) -> None:
     with pytest.raises(ValueError, match="max_atoms must be an integer >= 1"):
         Template.parse("upos(h)", max_atoms=-1)
     assert perturb(d["gold"], seed=1).to_string() == perturb(_gold(d), seed=1).to_string()
+    masked = np.ma.masked_array(np.zeros((3, 3)), mask=np.eye(3, dtype=bool))
+    with pytest.raises(
+        TypeError, match=r"masked array's mask would be ignored: give scores\.filled"
+    ):
+        decode.cle(masked)  # (the masked arcs were scored as they were)
     with pytest.raises(TypeError, match="from_bytes takes bytes: give text to"):
         depfs.Treebank.from_bytes(d["gold"].read_text())  # ("Can't extract 'str' to 'Vec'")

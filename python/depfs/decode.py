@@ -47,7 +47,13 @@ __all__ = [
 def _array(x: Any) -> Any:
     """An ndarray as it is (the core converts integer and float16 dtypes to float64 and
     refuses the rest); anything else through ``numpy.asarray``, so a list follows the same
-    rule as the array it makes."""
+    rule as the array it makes. A masked array is refused: its mask would be dropped and
+    the masked arcs scored as they are."""
+    if isinstance(x, np.ma.MaskedArray):
+        raise TypeError(
+            "a masked array's mask would be ignored: give scores.filled(-np.inf), whose "
+            "masked arcs are then never chosen"
+        )
     return x if isinstance(x, np.ndarray) else np.asarray(x)
 
 
