@@ -95,7 +95,8 @@ def handle_errors(fn: F) -> F:
                     f"depfs: note: {message}", err=True
                 )
                 return fn(*args, **kwargs)
-        except BrokenPipeError:  # `depfs parse ... | head`: the reader is done, not an error
+        except BrokenPipeError:  # `depfs parse ... | head`: stdout's reader is done (stderr's
+            # going is not an error either: `_SurvivingStderr`)
             _quiet_stdout()
             sys.exit(0)
         except (DepfsError, OSError, ValueError, OverflowError) as err:
@@ -218,6 +219,46 @@ def _interrupted_line() -> str:
     return "depfs: interrupted: " + "; ".join(said)
 
 
+class _SurvivingStderr:
+    """sys.stderr for a command: once its reader is gone (`2>&1 | head -1`, a `tee` that
+    died), what the command says there is dropped and the work goes on. A note or an
+    epoch line that raised BrokenPipeError ended `train`, `parse` and `select` with exit
+    0 before they wrote their output. Its descriptor then points at /dev/null, so the
+    interpreter's last flush has nowhere to fail."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream, self.gone = stream, False
+
+    def write(self, text: str) -> int:
+        if not self.gone:
+            try:
+                return int(self._stream.write(text))
+            except BrokenPipeError:
+                self._lost()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        import os
+
+        self.gone = True
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):  # (a stream without a descriptor)
+            pass
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _quiet_stdout() -> None:
     """After a broken pipe: point stdout at /dev/null so the interpreter's final flush
     does not print a second error."""
@@ -292,6 +333,8 @@ def main(debug: bool) -> None:
     _DEBUG = debug
     _OUTPUTS.clear()
     _STREAMING_STDOUT[0] = False
+    if not isinstance(sys.stderr, _SurvivingStderr):
+        sys.stderr = _SurvivingStderr(sys.stderr)  # type: ignore[assignment]
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)

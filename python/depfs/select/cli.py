@@ -219,16 +219,20 @@ def wrapper_command(
                 on_result=on_result,
                 on_step=on_step,
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as err:
         import os
+
+        from ..cli import EXIT_INTERRUPTED, EXIT_TERMINATED, _Terminated
 
         kept = (
             f"every finished candidate is in {log_path}: rerun the same command to resume"
             if os.path.exists(log_path)  # (none finished: no log was made)
             else f"no candidate had finished ({log_path} was not made)"
         )
-        click.echo(f"depfs: interrupted; {kept} ({out_path} not written)", err=True)
-        sys.exit(130)
+        unwritten = "nothing written to stdout" if out_path == "-" else f"{out_path} not written"
+        click.echo(f"depfs: interrupted; {kept} ({unwritten})", err=True)
+        # (SIGTERM is an interruption too, with its own status: it was 130 here)
+        sys.exit(EXIT_TERMINATED if isinstance(err, _Terminated) else EXIT_INTERRUPTED)
     finally:
         if client is not None:
             close_dask(executor, client)

@@ -45,6 +45,40 @@ PARSER_METRICS = {
 FAMILY = {"arc-eager": "config", "graph": "arc", "tagger": "token"}
 
 
+@contextlib.contextmanager
+def children_deaf_to_ctrl_c() -> Iterator[None]:
+    """Processes started inside are born ignoring SIGINT. A terminal's Ctrl-C goes to its
+    whole foreground group, and a pool's worker interrupted mid-import or mid-task printed
+    tracebacks, or a Rust panic (numpy's capsule import cut short); this process takes
+    the interrupt and stops its workers. Only an ignored signal stays so across exec (a
+    blocked one does not: multiprocessing's spawn clears the mask), and Python keeps it
+    ignored. A Ctrl-C in that moment (a pool's fork and exec, milliseconds) is lost.
+    Only in the main thread (where Python sets handlers); elsewhere as before."""
+    import signal
+    import threading
+
+    handler = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or handler is None:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, handler)
+
+
+def dask_setup(worker: Any) -> None:
+    """Dask's preload hook (``preload=["depfs.select.engine"]``): a LocalCluster's worker
+    ignores SIGINT once started, for the reason of :func:`children_deaf_to_ctrl_c` (a
+    Ctrl-C printed each worker's `KeyboardInterrupt` traceback); `close_dask` stops it."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _exit_with_parent(parent: int) -> None:
     """Pool-worker initializer: a watcher thread ends this worker once its parent is gone.
 
@@ -491,10 +525,16 @@ class Engine:
         if self._own is not None:
             # Python 3.14 has terminate_workers(); before it, the pool's own process table.
             workers = list((getattr(self._own, "_processes", None) or {}).values())
+            manager = getattr(self._own, "_executor_manager_thread", None)
             self._own.shutdown(wait=False, cancel_futures=True)
             for w in workers:
                 if w.is_alive():
                     w.terminate()
+            # Its manager thread ends once the workers are gone. Left running, the
+            # interpreter's exit met it half-closed ("Exception ignored ... Bad file
+            # descriptor"), or a second SIGINT landed in the exit's join of it.
+            if manager is not None:
+                manager.join(timeout=5)
             self._own = None
         self.log.unlock()
 
@@ -519,7 +559,9 @@ class Engine:
         pending: dict[cf.Future[Result], Candidate] = {}
 
         def submit(c: Candidate) -> None:
-            pending[self._pool().submit(evaluate_candidate, c, self.train, self.dev)] = c
+            with children_deaf_to_ctrl_c():  # (a submit may start the pool's workers)
+                fut = self._pool().submit(evaluate_candidate, c, self.train, self.dev)
+            pending[fut] = c
 
         for c in todo:
             submit(c)
@@ -603,6 +645,7 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
             processes=True,
             dashboard_address=":0",
             silence_logs=logging.CRITICAL,
+            preload=[__name__],  # its workers ignore Ctrl-C: `dask_setup`
         )
         try:
             client = Client(cluster)
