@@ -2589,7 +2589,7 @@ def test_an_interrupted_search_says_one_line_with_its_status(
     workers printed their KeyboardInterrupt tracebacks under the one line (a Dask
     LocalCluster's in 7 of 8 tries, ~60 lines; a local pool's now and then, once a Rust
     panic). Its workers now ignore SIGINT (born so, or so once started), and the search
-    stops them. SIGTERM exited 130 where the docs say 143."""
+    stops them. SIGTERM exited 130 where the docs say 143. (Step lines come before.)"""
     if "cluster" in how:
         pytest.importorskip("distributed")
     import signal
@@ -2615,4 +2615,130 @@ def test_an_interrupted_search_says_one_line_with_its_status(
         os.killpg(p.pid, signal.SIGINT)
     err = p.communicate(timeout=GUARD)[1].decode()
     assert p.returncode == (143 if how == "sigterm" else 130)
-    assert len(err.splitlines()) == 1 and err.startswith("depfs: interrupted; "), err
+    said = [line for line in err.splitlines() if not line.startswith("  step ")]
+    assert len(said) == 1 and said[0].startswith("depfs: interrupted; "), err
+
+
+@pytest.mark.parametrize("force", [False, True])
+def test_a_read_only_log_is_named_as_one_appended_to(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, force: bool
+) -> None:
+    """A read-only `--log` was told "--force to replace it", and `--force` then failed
+    with "Permission denied": a log is appended to, never replaced. (Seen as another
+    user: root may write anything, so the access is what user 65534's would be.)"""
+    log = tmp_path / "l.jsonl"
+    log.write_text("")
+    log.chmod(0o444)
+    real_access = os.access
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, mode: (
+            mode & os.W_OK == 0 and real_access(p, mode)
+            if os.fspath(p) == str(log)
+            else real_access(p, mode)
+        ),
+    )
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"]), "--dev"]
+    args += [str(d["gold"]), "-o", str(tmp_path / "o.txt"), "--log", str(log), "--workers", "1"]
+    code, _, err = _cli([*args, "--force"] if force else args)
+    assert code == 2
+    _one_line_error(err, ["l.jsonl: the file cannot be written", "--log is appended to"])
+    assert "--force" not in err
+
+
+def test_a_file_of_one_unfinished_line_is_not_emptied_as_a_log(tmp_path: Path) -> None:
+    """A file of one line starting with `{` (not JSON, no newline) given as `--log` was
+    taken for a log whose last line a kill cut off, and emptied. It is now refused and
+    left as it is."""
+    from depfs.select.engine import Log
+
+    mine = tmp_path / "notes.json"
+    mine.write_text('{"key": "x", "note": "my own json, no newline')
+    with pytest.raises(ValueError, match="notes.json:1: one unfinished line and no whole one"):
+        Log(mine)
+    assert mine.read_text() == '{"key": "x", "note": "my own json, no newline'
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(
+    ("term", "columns", "drawn"), [("xterm", 100, True), ("dumb", 100, False), ("xterm", 30, False)]
+)
+def test_progress_lines_go_above_a_bar_that_fits_the_terminal(
+    monkeypatch: pytest.MonkeyPatch, term: str, columns: int, drawn: bool
+) -> None:
+    """On a terminal, an epoch line or note was written onto the bar's row (and wrapped);
+    `TERM=dumb` got the bar's escape codes; a terminal narrower than the bar's line
+    flooded (each redraw of the wrapped line added rows). A line now clears the bar's
+    row first; a dumb or narrow terminal gets lines and no bar."""
+    from depfs.cli_options import above_bar, progress
+
+    screen = _Terminal()
+    monkeypatch.setattr(sys, "stderr", screen)
+    monkeypatch.setenv("TERM", term)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    with progress(4, "training") as bar:
+        bar.update(1)
+        above_bar(bar, "  epoch 1: train accuracy 90.00")
+    text = screen.getvalue()
+    assert ("training" in text) == drawn
+    if drawn:  # the bar's row blanked, then the line, then the bar again
+        before = text.split("  epoch 1")[0]
+        assert before.endswith("\r") and before.rstrip("\r").endswith(" " * 20)
+    else:
+        assert text == "  epoch 1: train accuracy 90.00\n"
+
+
+def test_a_search_off_a_terminal_says_each_step(d: dict[str, Path], tmp_path: Path) -> None:
+    """`select wrapper ... 2> log` said nothing until its last line: an hour's search
+    under nohup gave no sign of life. Each step is now a line."""
+    out = tmp_path / "o.txt"
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"]), "--dev"]
+    code, _, err = _cli([*args, str(d["gold"]), "-o", str(out), "--workers", "1"])
+    assert code == 0, err
+    steps = [line for line in err.splitlines() if line.startswith("  step ")]
+    assert len(steps) == 2 and steps[0].startswith("  step 1: ") and "(dev " in steps[0]
+
+
+def test_dask_workers_that_keep_dying_are_one_line_not_an_internal_error(
+    d: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dask's KilledWorker (a task's workers died, out of memory or killed) was shown as
+    `depfs: internal error: KilledWorker: ...`, exit 1, as if depfs had a bug."""
+
+    class KilledWorker(Exception):  # (Dask's, by name: distributed is optional)
+        pass
+
+    def dies(*_a: Any, **_k: Any) -> Any:
+        raise KilledWorker("Attempted to run task 'parse_chunk-1' on 4 different workers")
+
+    monkeypatch.setattr(depfs.pipeline, "parse_files", dies)
+    args = ["parse", str(d["ae"]), str(d["gold"]), "--out-dir", str(tmp_path)]
+    code, _, err = _cli([*args, "--scheduler", "local"])
+    assert code == 2
+    _one_line_error(err, ["Dask workers kept dying (out of memory? killed?)", "parse_chunk-1"])
+
+
+def test_a_log_removed_mid_run_is_not_shared_by_two_runs(tmp_path: Path) -> None:
+    """A run held its log by a lock on the file it opened, yet opened the path again for
+    each line: with the log removed mid-run it wrote a new, unlocked file, which a
+    second run then shared (92 duplicate lines in the probe). Lines now go through the
+    locked file."""
+    from depfs.select.engine import Candidate, Log, Result
+    from depfs.templates import TemplateSet
+
+    log = tmp_path / "l.jsonl"
+    a = Log(log)
+    a.lock()
+    log.unlink()  # removed while run A holds it
+    b = Log(log)
+    b.lock()  # run B: a new log at the path
+    r = Result("k", 1.0, 1.0, 1.0, cpu_seconds=0.0, seed=1, start=0.0, end=0.0)
+    a.add(Candidate("arc-eager", tuple(TemplateSet.parse("upos(QUEUE_0)", "config"))), r)
+    assert log.read_text() == ""  # A's line is not in B's log
+    a.unlock()
+    b.unlock()

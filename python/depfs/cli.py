@@ -15,6 +15,7 @@ import click
 from . import __version__
 from .cli_options import (
     MarginType,
+    above_bar,
     count,
     decoder_option,
     input_option,
@@ -109,6 +110,10 @@ def handle_errors(fn: F) -> F:
         except Exception as err:
             if _DEBUG:
                 raise
+            if type(err).__name__ == "KilledWorker":  # Dask's: not a bug of depfs
+                from .errors import WorkersLostError
+
+                _fail(WorkersLostError(f"Dask workers kept dying (out of memory? killed?): {err}"))
             message = " ".join(str(err).split())
             click.echo(
                 f"depfs: internal error: {type(err).__name__}: {message} "
@@ -341,11 +346,16 @@ def main(debug: bool) -> None:
 
 
 def _check_output(
-    output: str, others: dict[str, str | None], force: bool, option: str = "-o"
+    output: str,
+    others: dict[str, str | None],
+    force: bool,
+    option: str = "-o",
+    appended: bool = False,
 ) -> None:
     """Refuses, before any work, an output whose folder does not exist or cannot be
     written (the temporary file goes there), and one that is the model or an input file
-    (writing it would destroy it) unless `force`. Records it for the line after Ctrl-C."""
+    (writing it would destroy it) unless `force`; an `appended` one (a search's log)
+    that cannot be written. Records it for the line after Ctrl-C."""
     import os
 
     if not output:
@@ -360,7 +370,13 @@ def _check_output(
     in_place = os.path.exists(output) and not os.path.isfile(output)  # a device, a FIFO
     if not in_place and not os.access(folder, os.W_OK | os.X_OK):
         raise click.UsageError(f"{output}: the folder {folder} is not writable")
-    if os.path.isfile(output) and not force:
+    if appended and os.path.isfile(output) and not os.access(output, os.W_OK):
+        # (--force cannot help: a log is appended to, never replaced)
+        raise click.UsageError(
+            f"{output}: the file cannot be written (its mode), and {option} is appended "
+            f"to: make it writable, or give another {option}"
+        )
+    if os.path.isfile(output) and not force and not appended:
         # As `cp` and the shell's `>`: a file its mode protects is not replaced (root
         # may, as theirs may); found now, not after the work.
         if not os.access(output, os.W_OK):
@@ -838,10 +854,10 @@ def train(
                 dev = ""
                 if parser._dev_key in row:
                     dev = " " + parser._dev_label(row).split(" ", 1)[1]
-                click.echo(
+                above_bar(
+                    bar,
                     f"  epoch {int(row['epoch'])}: train accuracy"
                     f" {100 * row['train_accuracy']:.2f} ({row['seconds']:.1f}s){dev}",
-                    err=True,
                 )
 
             import warnings
@@ -849,11 +865,11 @@ def train(
             files = " + ".join(train_paths)
             kw: dict[str, Any] = {"dev": dev_tb, "keep": keep, "on_epoch": report}
             if isinstance(parser, GraphParser) and dynfs:
-                kw["report"] = lambda line: click.echo(line, err=True)
+                kw["report"] = lambda line: above_bar(bar, line)
             with warnings.catch_warnings():  # a note (sentences skipped) is one line
                 warnings.simplefilter("always")
-                warnings.showwarning = lambda message, *_a, **_k: click.echo(
-                    f"depfs: note: {files}: {message}", err=True
+                warnings.showwarning = lambda message, *_a, **_k: above_bar(
+                    bar, f"depfs: note: {files}: {message}"
                 )
                 try:
                     parser.fit(train_tb, **kw)

@@ -114,11 +114,35 @@ tokenizer_option = click.option(
 )
 
 
+#: The narrowest terminal that gets a progress bar.
+MIN_BAR_COLUMNS = 60
+
+
 def progress(length: int, label: str, **kw: Any) -> Any:
-    """A progress bar on stderr, drawn only when stderr is a terminal (a log or a pipe
-    gets no bar lines, so an error after the work started is still one line)."""
+    """A progress bar on stderr, drawn only when stderr is a terminal that can draw it (a
+    log or a pipe gets no bar lines, so an error after the work started is still one
+    line; `TERM=dumb` got its escape codes), as wide as the terminal (a fixed width
+    wrapped on a narrow one)."""
+    import os
+    import shutil
     import sys
 
+    # A terminal narrower than a label and a short bar gets none: each redraw of a
+    # wrapped line added rows (254 rows for 36 updates at 10 columns).
+    shown = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+    shown = shown and shutil.get_terminal_size().columns >= MIN_BAR_COLUMNS
     return click.progressbar(
-        length=length, label=label, file=sys.stderr, hidden=not sys.stderr.isatty(), **kw
+        length=length, label=label, file=sys.stderr, hidden=not shown, width=0, **kw
     )
+
+
+def above_bar(bar: Any, line: str) -> None:
+    """`line` on stderr above a progress bar: the bar's row is cleared first (a line
+    written after the bar's last frame began on it, and wrapped), then the bar is drawn
+    again below it."""
+    shown = not bar.hidden
+    if shown:  # (spaces over the bar's widest frame, as click clears its own)
+        click.echo("\r" + " " * (getattr(bar, "max_width", None) or 0) + "\r", nl=False, err=True)
+    click.echo(line, err=True)
+    if shown:
+        bar.render_progress()

@@ -51,6 +51,11 @@ def optional_import(module: str, package: str, extra: str, what: str) -> Any:
         ) from None
 
 
+class WorkersLostError(DepfsError, RuntimeError):
+    """The worker processes of a pool or a Dask cluster kept dying on a task (out of
+    memory, killed): not a bug of depfs, and not of the task's input."""
+
+
 class MissingColumnsError(DepfsError, ValueError):
     """Input that lacks columns the model reads (e.g. untagged text for a model trained
     on tags): parsing it would give a silently bad parse."""
@@ -66,4 +71,5 @@ __all__ = [
     "MissingExtraError",
     "NoSpanningTreeError",
     "MissingColumnsError",
+    "WorkersLostError",
 ]

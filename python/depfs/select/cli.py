@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from ..cli_options import (
+    above_bar,
     count,
     decoder_option,
     order_option,
@@ -71,7 +72,7 @@ def _check_outputs(
         same = [o for o, q in given if o != option and os.path.realpath(q) == os.path.realpath(p)]
         if same:
             raise click.UsageError(f"{option} {p} is also {same[0]}: give each output its own path")
-        _check_output(p, inputs, force, option)
+        _check_output(p, inputs, force, option, appended=option == "--log")
 
 
 @select.command("wrapper")
@@ -196,6 +197,8 @@ def wrapper_command(
             def on_step(step: Any) -> None:
                 state["k"] += 1
                 bar.label = f"wrapper: {state['k']} templates, dev {step.score:.2f}"
+                # A line a step: a search of an hour said nothing in a log (`2> log`).
+                above_bar(bar, f"  step {state['k']}: {step.template.text} (dev {step.score:.2f})")
 
             result = forward_wrapper(
                 pool_set,

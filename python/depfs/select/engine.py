@@ -192,8 +192,29 @@ def _training_set(path: str, max_length: int | None) -> Any:
     return _CACHE[key]
 
 
-def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
-    """Trains `cand` on `train` and scores `dev`. Deterministic for a candidate.
+def _same_data(path: str, expected: str | None) -> None:
+    """Once per worker process and file: refuses a file that is no longer the data the
+    search's log is bound to (`expected`, :func:`data_fingerprint`). A worker reads the
+    files itself; one started after the file changed (a pool restarted after a worker
+    died, a Dask worker restarted) scored its candidates on other data, logged under the
+    old data's name, and a resume reused them. O(bytes), once."""
+    if expected is None or ("checked", path) in _CACHE:
+        return
+    now = data_fingerprint(path)
+    if now != expected:
+        raise ValueError(
+            f"{path} changed during the search (its log's data: {expected}; now {now}): "
+            "put it back and rerun to resume, or search the new data with another --log"
+        )
+    _CACHE[("checked", path)] = True
+
+
+def evaluate_candidate(
+    cand: Candidate, train: str, dev: str, data: dict[str, str] | None = None
+) -> Result:
+    """Trains `cand` on `train` and scores `dev`. Deterministic for a candidate. With
+    `data` (the log's ``{"train": ..., "dev": ...}`` fingerprints), the files are first
+    checked to be that data.
 
     Template evaluations per word: for the graph parser, the arc-template
     evaluations of scoring dev with the length dictionary (sibling templates for
@@ -205,6 +226,8 @@ def evaluate_candidate(cand: Candidate, train: str, dev: str) -> Result:
     from ..graph import GraphParser
 
     start, cpu0 = time.time(), time.process_time()
+    _same_data(train, (data or {}).get("train"))
+    _same_data(dev, (data or {}).get("dev"))
     dev_tb = _treebank(dev, None)
 
     def text(ts: tuple[Template, ...]) -> str:
@@ -327,6 +350,13 @@ class Log:
             whole = json.loads(torn)
         except ValueError:
             whole = None
+        if whole is None and torn.startswith(b"{") and not any(r.strip() for r in lines):
+            # Nothing but one unfinished line: not surely a log (a file of one's own
+            # starting with "{" was emptied), so it is left as it is.
+            raise ValueError(
+                f"{self.path}:{n}: one unfinished line and no whole one: not a log to resume "
+                "(if it is one, cut short by a kill, remove it to start afresh)"
+            )
         if whole is not None or not torn.startswith(b"{"):
             # A whole line without its newline (or a file that is not a log): read as a
             # line, which refuses what is not a log line.
@@ -453,10 +483,17 @@ class Log:
             d["data"] = self.data
         line = json.dumps(d, sort_keys=True) + "\n"
         try:
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+            if self._lock is not None:
+                # Through the locked file: opening the path again wrote to whatever was
+                # there now (the log removed mid-run: a new file another run could take).
+                self._lock.write(line.encode("utf-8"))
+                self._lock.flush()
+                os.fsync(self._lock.fileno())
+            else:
+                with open(self.path, "a", encoding="utf-8") as f:
+                    f.write(line)
+                    f.flush()
+                    os.fsync(f.fileno())
         except OSError as e:  # a full disk, a quota: named by the log (it said "stdout")
             if e.filename is None:
                 e.filename = os.fspath(self.path)
@@ -496,7 +533,8 @@ class Engine:
             if not Path(p).is_file():
                 raise FileNotFoundError(f"{p}: no such file")
         self.train, self.dev = str(Path(self.train).resolve()), str(Path(self.dev).resolve())
-        self.log.bind({"train": data_fingerprint(self.train), "dev": data_fingerprint(self.dev)})
+        self._data = {"train": data_fingerprint(self.train), "dev": data_fingerprint(self.dev)}
+        self.log.bind(self._data)
         self.log.lock()
         self._own: cf.ProcessPoolExecutor | None = None
 
@@ -560,7 +598,7 @@ class Engine:
 
         def submit(c: Candidate) -> None:
             with children_deaf_to_ctrl_c():  # (a submit may start the pool's workers)
-                fut = self._pool().submit(evaluate_candidate, c, self.train, self.dev)
+                fut = self._pool().submit(evaluate_candidate, c, self.train, self.dev, self._data)
             pending[fut] = c
 
         for c in todo:
@@ -579,7 +617,12 @@ class Engine:
                             raise  # the candidate itself failed: the same again every time
                         tries[c] += 1
                         if tries[c] > self.retries:
-                            raise RuntimeError(f"candidate failed {tries[c]} times: {err}") from err
+                            from ..errors import WorkersLostError
+
+                            raise WorkersLostError(
+                                f"candidate failed {tries[c]} times: its worker died each "
+                                f"time (out of memory? killed?): {err}"
+                            ) from err
                         if isinstance(err, BrokenProcessPool) and self._own is not None:
                             # A dead worker breaks the whole pool: start a new one and
                             # resubmit everything still pending.
