@@ -61,8 +61,8 @@ def children_deaf_to_ctrl_c() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread() or handler is None:
         yield
         return
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
+    try:  # (set inside: a Ctrl-C taken right after it still restores the handler)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         yield
     finally:
         signal.signal(signal.SIGINT, handler)
