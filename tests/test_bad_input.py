@@ -1833,6 +1833,8 @@ WRONG_TYPES = [
         "stagewise must be True or False",
     ),
     (lambda d: depfs.Tagger(SMALL, min_known=None).fit(_gold(d)), ValueError, "min_known must"),
+    (lambda d: small_graph(prefix_groups="01").fit(_gold(d)), ValueError, "prefix_groups must"),
+    (lambda d: small_graph(prefix_groups=[[1.5]]).fit(_gold(d)), ValueError, "prefix_groups"),
 ]
 
 

@@ -176,9 +176,7 @@ class GraphParser(TrainableModel):
             update=self.update,
             mira_c=self.mira_c,
             cost_augmented=self.cost_augmented,
-            prefix_groups=None
-            if self.prefix_groups is None
-            else [list(map(int, g)) for g in self.prefix_groups],
+            prefix_groups=None if self.prefix_groups is None else self._prefix_groups(),
         )
 
     def _groups(self) -> str | os.PathLike[str]:
@@ -188,6 +186,19 @@ class GraphParser(TrainableModel):
         if self.groups is not None:
             return self.groups
         return DEFAULT_GROUPS_2 if self.order == 2 else DEFAULT_GROUPS
+
+    def _prefix_groups(self) -> list[list[int]]:
+        """``prefix_groups`` as lists of arc-template indices, checked: int() read "01" as
+        the groups 0 and 1 and [[1.5]] as [[1]] (then "arc template 2 is in no group")."""
+        given = self.prefix_groups
+        ok = isinstance(given, (list, tuple)) and all(
+            isinstance(g, (list, tuple))
+            and all(not isinstance(i, bool) and as_int(i) is not None for i in g)
+            for g in given
+        )
+        if not ok:
+            raise ValueError(f"prefix_groups must be lists of arc-template indices, got {given!r}")
+        return [[int(i) for i in g] for g in given]
 
     def _check_order_and_decoder(self) -> None:
         if isinstance(self.order, bool) or as_int(self.order) not in (1, 2):
