@@ -2744,3 +2744,28 @@ def test_a_log_removed_mid_run_is_not_shared_by_two_runs(tmp_path: Path) -> None
     assert log.read_text() == ""  # A's line is not in B's log
     a.unlock()
     b.unlock()
+
+
+def test_models_and_treebanks_pickle(d: dict[str, Path]) -> None:
+    """Models and treebanks refused `pickle` and `copy.deepcopy` (`cannot pickle
+    'depfs._core.ArcEagerModel'`), which multiprocessing and joblib need. A model now
+    pickles as its model file's bytes beside its attributes (a parser's tagger too), a
+    treebank as its CoNLL-U bytes; each parses, tags and writes as the original."""
+    import copy
+    import pickle
+
+    gold = _gold(d)
+    tagger = depfs.Tagger(SMALL, epochs=1).fit(gold)
+    with_tagger = depfs.ArcEagerParser(AE_SET, epochs=1, tagger=tagger).fit(gold)
+    models = [with_tagger, depfs.load(d["graph"]), tagger, _dynfs()]
+    for m in models:
+        for twin in (pickle.loads(pickle.dumps(m)), copy.deepcopy(m)):
+            assert type(twin) is type(m) and twin.training_info() == m.training_info()
+            if isinstance(m, depfs.Tagger):
+                assert twin.tag(gold).to_string() == m.tag(gold).to_string()
+            else:
+                assert twin.parse(gold).to_string() == m.parse(gold).to_string()
+    assert isinstance(pickle.loads(pickle.dumps(with_tagger)).tagger_, depfs.Tagger)
+    roots = depfs.read_conllu(d["roots"], multiple_roots=True)  # (several roots read back)
+    for tb in (gold, gold[3:9], roots):
+        assert pickle.loads(pickle.dumps(tb)).to_string() == tb.to_string()

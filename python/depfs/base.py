@@ -403,6 +403,33 @@ class TrainableModel:
             raise ValueError(f"tag=True: this {type(self).__name__} has no tagger_")
         return self.tagger_.tag(treebank, threads), self.tagger_
 
+    def __getstate__(self) -> dict[str, Any]:
+        """A model pickles (multiprocessing, joblib, ``copy.deepcopy``) as its attributes
+        with ``model_`` as the bytes of its model file: the Rust model does not pickle.
+        Its ``tagger_`` pickles the same way, as a Tagger of its own. O(model size)."""
+        import tempfile
+
+        state = dict(vars(self))
+        model = state.pop("model_", None)
+        if model is not None:
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "model.depfs"
+                model.save(path, None)
+                state["_model_file"] = path.read_bytes()
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        import tempfile
+
+        state = dict(state)
+        data = state.pop("_model_file", None)
+        vars(self).update(state)
+        if data is not None:
+            with tempfile.TemporaryDirectory() as folder:
+                path = Path(folder) / "model.depfs"
+                path.write_bytes(data)
+                _, self.model_, _ = _core.load_model(path, self.kind)
+
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically (format-versioned, checksummed), with what
         training did (:meth:`training_info`; a loaded model keeps its file's)."""

@@ -194,6 +194,21 @@ impl PyTreebank {
         Ok(PyBytes::new(py, &bytes))
     }
 
+    /// Pickles (multiprocessing, joblib, `copy.deepcopy`) as its CoNLL-U bytes, read back
+    /// by [`Self::from_pickle`]. A treebank read in part is refused, as by `to_bytes`.
+    fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let data = self.to_bytes(py)?;
+        Ok((py.get_type::<PyTreebank>().getattr("_from_pickle")?, (data,)))
+    }
+
+    /// A pickled treebank: what any treebank may hold is accepted (several roots, `_` heads).
+    #[staticmethod]
+    fn _from_pickle(py: Python<'_>, data: Vec<u8>) -> PyResult<PyTreebank> {
+        let opts = options(true, true);
+        let inner = py.detach(move || conllu::read_bytes(&data, "<pickle>", &opts)).py_err(py)?;
+        Ok(PyTreebank::new(inner))
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }
