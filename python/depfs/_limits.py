@@ -10,7 +10,6 @@ a limit nothing changes: more arenas mean less waiting on malloc's locks."""
 
 from __future__ import annotations
 
-import resource
 import sys
 
 #: glibc's `mallopt` parameter for the number of arenas (`M_ARENA_MAX` in malloc.h).
@@ -23,6 +22,10 @@ LIMITED_ARENAS = 2
 def memory_limit() -> int | None:
     """The smaller of the process's address-space and data limits in bytes (the soft
     ones, which are enforced), or None when neither is set."""
+    try:
+        import resource  # (POSIX only: elsewhere no limit of this kind)
+    except ImportError:
+        return None
     limits = [resource.getrlimit(r)[0] for r in (resource.RLIMIT_AS, resource.RLIMIT_DATA)]
     finite = [x for x in limits if x != resource.RLIM_INFINITY]
     return min(finite) if finite else None

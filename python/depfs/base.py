@@ -152,6 +152,12 @@ def check_seed(seed: int) -> int:
     return value
 
 
+#: Constructor arguments that default to None and take a file or set name, recorded as
+#: the string given: a loaded model restores them too (a DynFS model refitted with the
+#: shipped groups instead of its own, a parser or tagger without its cluster file).
+_RECORDED_PATHS = ("groups", "clusters")
+
+
 def _learned(model: Any) -> dict[str, Any]:
     """`model`'s learned attributes (``name_``, the scikit-learn convention)."""
     return {k: v for k, v in vars(model).items() if k.endswith("_") and not k.startswith("_")}
@@ -162,23 +168,28 @@ def all_or_nothing(fit: Callable[..., Any]) -> Callable[..., Any]:
     an earlier fit's tagger, saved it and tagged with it, and an earlier DynFS policy's
     summary), and a fit that raises (Ctrl-C included) leaves them as they were (a refit
     cut short kept the old model beside the new fit's history and training information,
-    and ``save`` wrote both). A subclass's ``fit`` calling its parent's is one fit."""
+    and ``save`` wrote both). The earlier fit's attributes stay until the fit ends (a
+    parse in another thread meanwhile uses the old model); those it did not set again
+    are then removed (:meth:`TrainableModel.__setattr__` notes what it sets). A
+    subclass's ``fit`` calling its parent's is one fit."""
 
     @functools.wraps(fit)
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if getattr(self, "_fitting", False):
+        if "_fitting" in vars(self):
             return fit(self, *args, **kwargs)
         before = _learned(self)
-        for name in before:
-            delattr(self, name)
-        self._fitting = True
+        self._fitting = set()
         try:
-            return fit(self, *args, **kwargs)
+            result = fit(self, *args, **kwargs)
         except BaseException:
-            for name in _learned(self):
+            for name in _learned(self).keys() - before.keys():
                 delattr(self, name)
             vars(self).update(before)
             raise
+        else:
+            for name in before.keys() - self._fitting:
+                delattr(self, name)
+            return result
         finally:
             del self._fitting
 
@@ -187,6 +198,13 @@ def all_or_nothing(fit: Callable[..., Any]) -> Callable[..., Any]:
 
 class TrainableModel:
     """Base of the parsers: the epoch loop, dev scores, history, model files."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # During a fit, which learned attributes it sets (see `all_or_nothing`).
+        fitting = self.__dict__.get("_fitting")
+        if fitting is not None and name.endswith("_") and not name.startswith("_"):
+            fitting.add(name)
+        object.__setattr__(self, name, value)
 
     kind: ClassVar[str] = ""
     """The model-file kind this class reads and writes."""
@@ -410,6 +428,7 @@ class TrainableModel:
         import tempfile
 
         state = dict(vars(self))
+        state.pop("_fitting", None)
         model = state.pop("model_", None)
         if model is not None:
             with tempfile.TemporaryDirectory() as folder:
@@ -458,6 +477,8 @@ class TrainableModel:
             v = getattr(self, name, None)
             if name in ("self", "tagger"):  # the tagger's own information is kept with it
                 continue
+            if isinstance(v, os.PathLike):
+                v = os.fspath(v)  # (its repr, "PosixPath(...)", named no file)
             if isinstance(v, str) and "\n" in v:
                 v = f"<{len(v.splitlines())} lines of template text>"
             elif _numpy_bool(v):
@@ -521,7 +542,9 @@ class TrainableModel:
                     isinstance(default, (int, float)) and not isinstance(default, bool)
                 )
             elif isinstance(value, str):
-                ok = isinstance(default, str) and not value.startswith("<")
+                ok = not value.startswith("<") and (
+                    isinstance(default, str) or name in _RECORDED_PATHS
+                )
             else:
                 ok = False
             if ok:
@@ -541,7 +564,9 @@ class TrainableModel:
         if tagger is not None:
             from .tagger import Tagger
 
-            parser.tagger_ = Tagger.from_model(tagger)
+            # The constructor's argument too: a refit of the loaded parser keeps its
+            # tagger (it dropped it, and saved the file without it).
+            parser.tagger = parser.tagger_ = Tagger.from_model(tagger)
         return parser
 
 

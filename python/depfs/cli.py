@@ -338,7 +338,8 @@ def main(debug: bool) -> None:
     _DEBUG = debug
     _OUTPUTS.clear()
     _STREAMING_STDOUT[0] = False
-    if not isinstance(sys.stderr, _SurvivingStderr):
+    # (None: `2>&-`, no stderr at all; Python's own dropping of what goes there stays)
+    if sys.stderr is not None and not isinstance(sys.stderr, _SurvivingStderr):
         sys.stderr = _SurvivingStderr(sys.stderr)  # type: ignore[assignment]
     import signal
 

@@ -124,16 +124,42 @@ def progress(length: int, label: str, **kw: Any) -> Any:
     line; `TERM=dumb` got its escape codes), as wide as the terminal (a fixed width
     wrapped on a narrow one)."""
     import os
-    import shutil
     import sys
 
     # A terminal narrower than a label and a short bar gets none: each redraw of a
-    # wrapped line added rows (254 rows for 36 updates at 10 columns).
+    # wrapped line added rows (254 rows for 36 updates at 10 columns). Its width is
+    # stderr's own (shutil's and click's are stdout's, 80 when it goes to a file).
     shown = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
-    shown = shown and shutil.get_terminal_size().columns >= MIN_BAR_COLUMNS
+    columns = _stderr_columns()
+    shown = shown and columns >= MIN_BAR_COLUMNS
     return click.progressbar(
-        length=length, label=label, file=sys.stderr, hidden=not shown, width=0, **kw
+        length=length,
+        label=label,
+        file=sys.stderr,
+        hidden=not shown,
+        width=max(10, columns - BAR_CLUTTER),
+        **kw,
     )
+
+
+#: Room a bar's line keeps for its label, percentage and time left.
+BAR_CLUTTER = 55
+
+
+def _stderr_columns() -> int:
+    """The width of the terminal stderr is on (``COLUMNS`` first, as shutil's rule), 0
+    when it is none."""
+    import os
+    import sys
+
+    try:
+        return int(os.environ.get("COLUMNS", "")) or 0
+    except ValueError:
+        pass
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def above_bar(bar: Any, line: str) -> None:

@@ -146,7 +146,7 @@ class GraphParser(TrainableModel):
         for name, low, high in (
             ("max_bits", 6, 30),
             ("min_bits", 6, 30),
-            ("max_atoms", 1, _core.TEMPLATE_MAX_ATOMS_BOUND),
+            ("max_atoms", 1, 2**32 - 1),  # (above the language's bound: that bound)
         ):
             check_count(getattr(self, name), name, low, high)  # (mira_c: checked by the core)
         for name in ("prune", "cost_augmented"):

@@ -161,11 +161,14 @@ class Result:
 # ---------------------------------------------------------------------------------------
 # Worker side: treebanks read once per process.
 
-_CACHE: dict[tuple[str, str, int | None], Any] = {}
+#: Keyed by path and, in a search, by the data's fingerprint: a worker that serves
+#: several searches (a remote Dask cluster) reads a changed file again, where it scored
+#: a new search on the old data kept here, under the new data's name.
+_CACHE: dict[tuple[Any, ...], Any] = {}
 
 
-def _treebank(path: str, max_length: int | None) -> Any:
-    key = ("treebank", path, max_length)
+def _treebank(path: str, max_length: int | None, data: str | None = None) -> Any:
+    key = ("treebank", path, max_length, data)
     if key not in _CACHE:
         from ..treebank import read_conllu
 
@@ -183,12 +186,12 @@ def _treebank(path: str, max_length: int | None) -> Any:
     return _CACHE[key]
 
 
-def _training_set(path: str, max_length: int | None) -> Any:
-    key = ("training_set", path, max_length)
+def _training_set(path: str, max_length: int | None, data: str | None = None) -> Any:
+    key = ("training_set", path, max_length, data)
     if key not in _CACHE:
         from ..arceager import TrainingSet
 
-        _CACHE[key] = TrainingSet(_treebank(path, max_length))
+        _CACHE[key] = TrainingSet(_treebank(path, max_length, data))
     return _CACHE[key]
 
 
@@ -198,7 +201,7 @@ def _same_data(path: str, expected: str | None) -> None:
     files itself; one started after the file changed (a pool restarted after a worker
     died, a Dask worker restarted) scored its candidates on other data, logged under the
     old data's name, and a resume reused them. O(bytes), once."""
-    if expected is None or ("checked", path) in _CACHE:
+    if expected is None or ("checked", path, expected) in _CACHE:
         return
     now = data_fingerprint(path)
     if now != expected:
@@ -206,7 +209,7 @@ def _same_data(path: str, expected: str | None) -> None:
             f"{path} changed during the search (its log's data: {expected}; now {now}): "
             "put it back and rerun to resume, or search the new data with another --log"
         )
-    _CACHE[("checked", path)] = True
+    _CACHE[("checked", path, expected)] = True
 
 
 def evaluate_candidate(
@@ -226,9 +229,10 @@ def evaluate_candidate(
     from ..graph import GraphParser
 
     start, cpu0 = time.time(), time.process_time()
-    _same_data(train, (data or {}).get("train"))
-    _same_data(dev, (data or {}).get("dev"))
-    dev_tb = _treebank(dev, None)
+    train_data, dev_data = (data or {}).get("train"), (data or {}).get("dev")
+    _same_data(train, train_data)
+    _same_data(dev, dev_data)
+    dev_tb = _treebank(dev, None, dev_data)
 
     def text(ts: tuple[Template, ...]) -> str:
         return TemplateSet(ts, ts[0].family if ts else None).text  # keeps a max_atoms line
@@ -239,7 +243,7 @@ def evaluate_candidate(
         from ..tagger import Tagger
 
         tagger = Tagger(full, epochs=cand.epochs, random_state=cand.seed)
-        tagger.fit(_treebank(train, cand.max_length))
+        tagger.fit(_treebank(train, cand.max_length, train_data))
         # Every template (margin inf), counted.
         tagged, counts = tagger.model_.tag_counted(dev_tb, float("inf"), 1)
         s = evaluate(dev_tb, tagged)
@@ -258,7 +262,7 @@ def evaluate_candidate(
         )
     if cand.parser == "arc-eager":
         model: Any = ArcEagerParser(full, epochs=cand.epochs, random_state=cand.seed)
-        model.fit(_training_set(train, cand.max_length))
+        model.fit(_training_set(train, cand.max_length, train_data))
         parsed = model.parse(dev_tb, threads=1)
         decisions = len(model.trajectories(dev_tb, beta=0.0, random_state=0).sentence)
         words = sum(len(s) for s in dev_tb)
@@ -271,7 +275,7 @@ def evaluate_candidate(
         model = GraphParser(
             order=cand.order, decoder=cand.decoder, epochs=cand.epochs, random_state=cand.seed, **kw
         )
-        model.fit(_treebank(train, cand.max_length))
+        model.fit(_treebank(train, cand.max_length, train_data))
         parsed = model.parse(dev_tb, threads=1)
         # Arc templates with the length dictionary (order 2: the sibling ones not counted).
         counts = model._model().template_evaluations(dev_tb)
@@ -466,7 +470,10 @@ class Log:
         if self._lock is not None:
             if self._created and self.path is not None:
                 with contextlib.suppress(OSError):
-                    if self.path.stat().st_size == 0:
+                    here, held = self.path.stat(), os.fstat(self._lock.fileno())
+                    # (this run's file: another run's new log at the path is left alone)
+                    same = (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+                    if same and here.st_size == 0:
                         self.path.unlink()
             self._lock.close()
             self._lock = None
@@ -486,6 +493,11 @@ class Log:
             if self._lock is not None:
                 # Through the locked file: opening the path again wrote to whatever was
                 # there now (the log removed mid-run: a new file another run could take).
+                if os.fstat(self._lock.fileno()).st_nlink == 0:
+                    raise ValueError(
+                        f"{self.path}: the log was removed during the run, and the results "
+                        "would go with it: rerun to start afresh"
+                    )
                 self._lock.write(line.encode("utf-8"))
                 self._lock.flush()
                 os.fsync(self._lock.fileno())

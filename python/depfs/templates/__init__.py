@@ -105,12 +105,12 @@ class Template:
     def parse(cls, text: str, family: str = "arc", *, max_atoms: int | None = None) -> Template:
         """Parses one template. ``max_atoms`` bounds its word atoms (default: the language's
         bound, 8; template files default to 3)."""
-        if "\n" in text:
+        if len(text.splitlines()) > 1:  # (a line with its line end is one template)
             raise ValueError(f"one template per call, got {len(text.splitlines())} lines")
         if max_atoms is not None:
             from ..base import check_count
 
-            check_count(max_atoms, "max_atoms", 1, _core.TEMPLATE_MAX_ATOMS_BOUND)
+            check_count(max_atoms, "max_atoms", 1)  # (an OverflowError of the core, unnamed)
         return cls._from_core(_core.parse_template(text, _check_family(family), max_atoms), family)
 
     @classmethod
@@ -299,17 +299,20 @@ def template_set_text(name: str) -> str:
 
 
 def _may_be_a_template(line: str) -> bool:
-    """Whether one line of text can be template text: a template has an atom
-    ``attr(address)`` or is made of ``dir`` and ``dist`` (or the line is a comment). A
-    misspelt set name or a missing file's path is neither: it was parsed as a template
+    """Whether one line of text can be template text: it has an atom ``attr(address)``,
+    is a comment, or parses as a template of some family (``dir & sdist``). A misspelt
+    set name or a missing file's path is none of these: it was parsed as a template
     ("expected attr(address), dir or dist")."""
     text = line.strip()
-    return (
-        not text
-        or text.startswith("#")
-        or "(" in text
-        or all(part.strip() in ("dir", "dist") for part in text.split("&"))
-    )
+    if not text or text.startswith("#") or "(" in text:
+        return True
+    for family in FAMILIES:
+        try:
+            _core.parse_templates(text, family, _core.TEMPLATE_MAX_ATOMS_BOUND)
+            return True
+        except ValueError:
+            continue
+    return False
 
 
 def resolve_templates(
