@@ -2873,3 +2873,17 @@ def test_a_parse_during_a_refit_uses_the_model_before_it() -> None:
     done.set()
     t.join()
     assert errors == []
+
+
+def test_a_tagger_with_wide_templates_loads(tmp_path: Path) -> None:
+    """A tagger whose backward pass read a template of 4 word atoms (its set's
+    `#! max_atoms = 4` allowed it) trained and saved a file that could not be loaded
+    ("inconsistent tagger: ... 4 word atoms, the limit is 3"). A saved model's
+    templates are read with the language's bound: they were checked when it trained."""
+    wide = "#! max_atoms = 4\nlower(i-1) & lower(i) & lower(i+1) & lower(i+2)\nlower(i)\n"
+    train = synthetic(40, seed=1)
+    tagger = depfs.Tagger(SMALL, epochs=1, backward=wide).fit(train)
+    tagger.save(tmp_path / "t.depfs")
+    loaded = depfs.load(tmp_path / "t.depfs")
+    assert loaded.tag(train).to_string() == tagger.tag(train).to_string()
+    loaded.fit(train)  # (its backward text, as the model holds it, trains again)

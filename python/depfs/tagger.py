@@ -273,7 +273,7 @@ class Tagger(TrainableModel):
             "cased": model.cased,
             "rules": model.rules,
             "templates": sets[0] if len(set(sets)) == 1 else sets,
-            "backward": None if backward is None else "\n".join(backward),
+            "backward": None if backward is None else model_text(backward),
             "backward_xpos": model.backward_column == "XPOS",
             "dynamic": presets is not None,
             **({"train_margin": presets["train"]} if presets else {}),

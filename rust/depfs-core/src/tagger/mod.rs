@@ -34,7 +34,7 @@ use crate::io::model::{
 };
 use crate::templates::attrs::NONE_VALUE;
 use crate::templates::hash::{combine, hash_str};
-use crate::templates::{Family, TemplateSet, DEFAULT_MAX_ATOMS};
+use crate::templates::{Family, TemplateSet, MAX_ATOMS_BOUND};
 use crate::transition::local::StoredWeights;
 use crate::transition::prefix_margin::{MarginPresets, PrefixStep};
 use crate::treebank::Words;
@@ -1679,7 +1679,9 @@ impl StoredColumn {
         if c >= N_COLUMNS {
             return Err(Error::InvalidArgument(format!("no column {c}")));
         }
-        let set = TemplateSet::parse(&self.templates, Family::Token, DEFAULT_MAX_ATOMS)?;
+        // The language's bound, not the default: these templates were checked when the
+        // model trained (a set's `#! max_atoms` allowed wider ones; such a file did not load).
+        let set = TemplateSet::parse(&self.templates, Family::Token, MAX_ATOMS_BOUND)?;
         let weights = self.weights.table(set.len(), 1)?;
         let mut cm = ColumnModel::new(c, set, self.classes, weights, lines, slots)?;
         cm.whole_lines = whole_lines(&cm.weights);

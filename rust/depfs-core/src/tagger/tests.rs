@@ -1,4 +1,5 @@
 use super::*;
+use crate::templates::DEFAULT_MAX_ATOMS;
 
 /// The output's lemmas, made in reused buffers ([`LemmaBuf`]), are those [`apply_script`]
 /// makes afresh: scripts that keep or lower-case the form, forms known only lower-cased
