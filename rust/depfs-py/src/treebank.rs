@@ -195,7 +195,7 @@ impl PyTreebank {
     }
 
     /// Pickles (multiprocessing, joblib, `copy.deepcopy`) as its CoNLL-U bytes, read back
-    /// by [`Self::from_pickle`]. A treebank read in part is refused, as by `to_bytes`.
+    /// by `_from_pickle`. A treebank read in part is refused, as by `to_bytes`.
     fn __reduce__<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
         let data = self.to_bytes(py)?;
         Ok((py.get_type::<PyTreebank>().getattr("_from_pickle")?, (data,)))
