@@ -138,8 +138,7 @@ class GraphParser(TrainableModel):
             raise TypeError(
                 "GraphParser trains on a Treebank (TrainingSet is for arc-eager models)"
             )
-        self._check_order_and_decoder()
-        if self.order == 2 and self.decoder == "cle":
+        if self.order == 2 and self.decoder == "cle":  # (order and decoder: checked in fit)
             raise ValueError(
                 "decoder='cle' is first-order only (order 2 decodes with projective Eisner2)"
             )
