@@ -13,7 +13,9 @@ first k templates of the rounds' model on every arc, one CLE decode; first order
 second order: the policy that never locks (every group, but sibling parts only where the
 dictionary leaves both arcs, no margin pruning); with a prune margin (chosen on dev), the
 dev threshold without it and at other margins; with a labeler stop (chosen on dev), the
-full labeler and other label margins; with a label dictionary (chosen on dev), the stop
+full labeler and other label margins; with a prefix-trained labeler for the stop (kept on
+dev), the stop on the full model's labeler weights, its margin chosen on dev by the same
+rule, parsed in turn with it; with a label dictionary (chosen on dev), the stop
 without it; the policy's lexical features (He et al. §5.4) are said in the header (compare
 a meta-feature policy with --also). Columns: speed-up,
 cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
@@ -37,6 +39,7 @@ from typing import Any
 
 import depfs
 from depfs import evaluate
+from depfs.dynamic.he2013 import choose_label_stop
 
 from .bench_arceager import data_dir
 
@@ -109,7 +112,7 @@ def main() -> None:
     margin = model.dynfs_prune_margin
     label = model.dynfs_label_stop
     label_margin = None if label is None else label[1]
-    label_gain = dict_gain = None
+    label_gain = dict_gain = prefix_gain = None
     n_arc = len(model.arc_templates)
     groups = [g for g in all_groups if g[0] < n_arc]
     sib_groups = [g for g in all_groups if g[0] >= n_arc]
@@ -202,6 +205,20 @@ def main() -> None:
         _, gain, _ = timed(dyn(), test, args.reps, dyn(label_margin=float("inf")))
         print(f"  the labeler's stop against the full labeler, paired: {gain:.3f}x")
         label_gain = gain
+    if model.dynfs_label_prefix_trained:  # the stop's prefix-trained labeler, against the
+        # stop on the full model's labeler weights, chosen on dev by the same rule
+        own, own_margin, _, _ = choose_label_stop(model, train, dev)
+        own_parse = lambda tb: own.run_dynfs(tb)[:2]  # noqa: E731
+        add(
+            f"DynFS (dev), the stop on the full labeler's weights (margin {own_margin})",
+            own_parse,
+            "label_own",
+        )
+        _, gain, _ = timed(dyn(), test, args.reps, own_parse)
+        print(
+            f"  the prefix-trained labeler against the full labeler's weights, paired: {gain:.3f}x"
+        )
+        prefix_gain = gain
     if model.dynfs_label_dict is not None:  # the label dictionary chosen on dev, against none
         add("DynFS (dev), no label dictionary", dyn(label_dict=[]), "label_dict")
         _, gain, _ = timed(dyn(), test, args.reps, dyn(label_dict=[]))
@@ -238,6 +255,8 @@ def main() -> None:
         "label_stop_gain": label_gain,
         "label_dict": model.dynfs_label_dict is not None,
         "label_dict_gain": dict_gain,
+        "label_prefix_trained": bool(model.dynfs_label_prefix_trained),
+        "label_prefix_gain": prefix_gain,
         "also_gains": also_gains,
         "policy_lexical": model.dynfs_lex is not None,
         "prune": prune,

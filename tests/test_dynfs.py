@@ -17,6 +17,7 @@ from depfs.dynamic.he2013 import (
     choose_label_stop,
     fewer_rounds,
     fit_policy,
+    label_order,
     load_groups,
     merge_rounds,
 )
@@ -353,6 +354,61 @@ def test_label_dictionary_is_tried_on_dev_round_trips_and_is_a_knob(
         dynfs.parse(dev, dynfs=False, label_dict=False)
     with pytest.raises(ValueError, match="label dictionary"):
         dynfs.model_.with_dynfs(groups, weights, threshold, **kw, label_dict=[(1, 2, True, [])])
+
+
+def test_a_prefix_trained_labeler_is_the_stops_candidate_round_trips_and_is_checked(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    train, dev = data
+    own = dynfs.model_
+    order, _, every = label_order(own, train)
+    # The labeler of another model of the same labeler templates, every prefix trained.
+    pre = small(arc_templates=ARC, label_prefix=(order, every, 5.0, 13.0)).fit(train).model_
+    groups, weights, threshold = own.dynfs
+    kw = dict(prune_margin=own.dynfs_prune_margin, label_stop=(order, 0.5, [1.0] * len(order), 1))
+    with_pre = own.with_dynfs(groups, weights, threshold, **kw, label_weights=pre)
+    alone = own.with_dynfs(groups, weights, threshold, **kw)
+    assert with_pre.dynfs_label_prefix_trained is True
+    assert alone.dynfs_label_prefix_trained is False
+    out, st, _, _ = with_pre.run_dynfs(dev)
+    out_own, _, _, _ = alone.run_dynfs(dev)
+    # Labels only: the same trees, other labels, and the override is the stored stop.
+    assert [list(x.heads) for x in out] == [list(x.heads) for x in out_own]
+    assert [list(x.deprels) for x in out] != [list(x.deprels) for x in out_own]
+    assert alone.run_dynfs(dev, label_weights=pre)[0].to_string() == out.to_string()
+    assert with_pre.run_dynfs(dev, label_weights=own)[0].to_string() == out_own.to_string()
+    # Stored and read back; an infinite margin is still the full model's own labeler.
+    labeled = depfs.GraphParser.__new__(depfs.GraphParser)
+    labeled.__dict__.update(dynfs.__dict__)
+    labeled.model_ = with_pre
+    labeled.save(tmp_path / "p.depfs")
+    back = depfs.load(tmp_path / "p.depfs")
+    assert back.model_.dynfs_label_prefix_trained is True
+    assert back.model_.dynfs_label_stop == with_pre.dynfs_label_stop
+    assert back.parse(dev).to_string() == out.to_string()
+    assert back.parse(dev, label_margin=float("inf")).to_string() == (
+        dynfs.parse(dev, label_margin=float("inf")).to_string()
+    )
+    info = depfs.models.model_info(tmp_path / "p.depfs")["dynfs"]
+    assert info["label_prefix_trained"] is True
+    # Chosen on dev beside the model's own labeler: never more templates at a tolerance.
+    both = choose_label_stop(own, train, dev, tolerance=1.0, prefix_labeler=pre)
+    one = choose_label_stop(own, train, dev, tolerance=1.0)
+    assert both[3] <= one[3] and one[0].dynfs_label_prefix_trained in (None, False)
+    r = dynfs.dynfs_result_
+    assert r.label_prefix_trained == bool(own.dynfs_label_prefix_trained)
+    # A labeler of other templates or labels is refused, as are malformed settings.
+    other = small(arc_templates=ARC, labeler_templates="upos(m)\n").fit(train).model_
+    with pytest.raises(ValueError, match="label_weights"):
+        own.with_dynfs(groups, weights, threshold, **kw, label_weights=other)
+    with pytest.raises(ValueError, match="label_weights"):
+        own.run_dynfs(dev, label_margin=1.0, label_weights=other)
+    for bad in ("abc", (order, every, 5.0), (order, "2", 5.0, 13.0), (order, every, "5", 13.0)):
+        with pytest.raises(ValueError, match="label_prefix"):
+            small(arc_templates=ARC, label_prefix=bad).fit(train)
+    for bad in ((order[:-1], every, 5.0, 13.0), (order, 0, 5.0, 13.0), (order, every, -1.0, 13.0)):
+        with pytest.raises(ValueError, match="label prefix"):
+            small(arc_templates=ARC, label_prefix=bad).fit(train)
 
 
 def test_fit_policy_separates_lock_from_add() -> None:
@@ -898,6 +954,52 @@ def test_label_stop_orders_by_spread_and_keeps_the_cheapest_within(
     assert (order, every, stop_margin) == ([1, 2, 0], 1, margin)
     assert kept.made["label_dict"] == [(1, 2, True, [0])]
     assert all(c["label_order"] == [1, 2, 0] and c["label_every"] == 1 for c in model.calls)
+
+
+def test_label_stop_keeps_the_prefix_trained_labeler_when_it_is_cheaper_within(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """choose_label_stop with a prefix-trained labeler: its margins in units of its own
+    spreads, in the stop's order (the model's), and kept with its weights when cheaper
+    within the tolerance of the model's full labeler (planted, each failed: the prefix
+    labeler not tried; the model's unit for it; the model's labeler kept with its margin)."""
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(
+        sys.modules["depfs.evaluate"], "evaluate", lambda _g, parsed: SimpleNamespace(las=parsed)
+    )
+    monkeypatch.setattr(
+        depfs._core.GraphModel, "label_tail_scales", staticmethod(lambda order, spreads: [1.0] * 3)
+    )
+    unit = float(np.sqrt(1 + 9 + 4))
+    prefix = _Choices({}, None)
+    prefix.label_spreads = lambda _train: [3.0, 9.0, 6.0]  # type: ignore[method-assign]
+
+    def key(m, kw):  # type: ignore[no-untyped-def]
+        pre = kw["label_weights"] is prefix
+        return (
+            round(kw["label_margin"] / (3 * unit if pre else unit), 2),
+            bool(kw["label_dict"]),
+            pre,
+        )
+
+    table = {
+        (float("inf"), False, False): (85.0, 1.0),  # the full labeler
+        (1.0, True, False): (84.85, 0.4),  # the model's labeler, within
+        (0.3, True, True): (84.81, 0.25),  # the prefix-trained one, within and cheaper: kept
+        (0.25, True, True): (84.5, 0.2),  # cheaper, not within
+    }
+    model = _Choices(table, key)
+    kept, margin, las, cost = choose_label_stop(model, None, None, prefix_labeler=prefix)
+    assert (margin / (3 * unit), las, cost) == (pytest.approx(0.3), 84.81, 25.0)
+    assert kept.made["label_weights"] is prefix
+    order, stop_margin, _scale, _every = kept.made["label_stop"]  # type: ignore[misc]
+    assert order == [1, 2, 0] and stop_margin == margin
+    assert all(c["label_order"] == [1, 2, 0] for c in model.calls)
+    # Without it, the model's own labeler (weights None: its own).
+    kept, margin, las, _ = choose_label_stop(model, None, None)
+    assert (margin / unit, las, kept.made["label_weights"]) == (pytest.approx(1.0), 84.85, None)
 
 
 def test_dynfs_options_are_checked_first_and_reach_dagger(

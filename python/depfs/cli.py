@@ -1816,6 +1816,8 @@ def info_command(model: str, as_json: bool) -> None:
         prune = f", prune margin {prune:g}" if prune is not None else ""
         if dy.get("label_margin") is not None:
             prune += f", label margin {dy['label_margin']:g}"
+            if dy.get("label_prefix_trained"):
+                prune += " on a prefix-trained labeler"
         if dy.get("label_dict") is not None:
             prune += f" with a label dictionary of {dy['label_dict']:,} entries"
         lex = " (lexical features: group 1's)" if dy.get("policy_lexical") else ""

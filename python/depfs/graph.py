@@ -27,6 +27,7 @@ from .base import (
     check_count,
     check_flag,
     check_number,
+    check_real,
     check_threads,
     used_info,
     without_untagged,
@@ -71,7 +72,11 @@ class GraphParser(TrainableModel):
     the fewest templates computed on ``dev`` within ``dynfs_tolerance`` UAS of the full
     model (``dynfs_result_``); last, the labeler's prefix-margin stop, its margin the one
     computing the fewest labeler templates within ``dynfs_tolerance`` LAS of the full
-    labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``). The policy sees the
+    labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``), on the full model's
+    labeler or on the rounds' model's, trained with ``label_prefix`` (a labeler template
+    order, the interval the stop checks it at, a training margin and a whole-sum step:
+    every prefix of the order trained as a labeler of its own, Strubell et al. 2015
+    Algorithm 2), whichever computes fewer templates. The policy sees the
     meta-features and, with ``policy_lex`` (the default), the acquired parsing features of
     the arc (He et al. §5.4: group 1's hashed features, a lexical weight table). The policy
     and the stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
@@ -109,7 +114,9 @@ class GraphParser(TrainableModel):
         dynfs_tolerance: float = 0.2,
         prefix_groups: Sequence[Sequence[int]] | None = None,
         policy_lex: bool = True,
+        label_prefix: tuple[Sequence[int], int, float, float] | None = None,
     ) -> None:
+        self.label_prefix = label_prefix
         self.tagger = tagger
         self.policy_lex = policy_lex
         self.dynfs = dynfs
@@ -176,6 +183,7 @@ class GraphParser(TrainableModel):
             mira_c=self.mira_c,
             cost_augmented=self.cost_augmented,
             prefix_groups=None if self.prefix_groups is None else self._prefix_groups(),
+            label_prefix=None if self.label_prefix is None else self._label_prefix(),
         )
 
     def _groups(self) -> str | os.PathLike[str]:
@@ -198,6 +206,28 @@ class GraphParser(TrainableModel):
         if not ok:
             raise ValueError(f"prefix_groups must be lists of arc-template indices, got {given!r}")
         return [[int(i) for i in g] for g in given]
+
+    def _label_prefix(self) -> tuple[list[int], int, float, float]:
+        """``label_prefix`` as (template order, every, margin, full step), checked here
+        for its shape and by the core for its values."""
+        given = self.label_prefix
+        ok = (
+            isinstance(given, (list, tuple))
+            and len(given) == 4
+            and isinstance(given[0], (list, tuple))
+            and all(not isinstance(i, bool) and as_int(i) is not None for i in given[0])
+            and not isinstance(given[1], bool)
+            and as_int(given[1]) is not None
+        )
+        if not ok:
+            raise ValueError(
+                "label_prefix must be (labeler template order, every, margin, full step), "
+                f"got {given!r}"
+            )
+        order, every, margin, full = given
+        check_real(margin, "label_prefix margin")
+        check_real(full, "label_prefix full step")
+        return [int(i) for i in order], int(every), float(margin), float(full)
 
     def _check_order_and_decoder(self) -> None:
         if isinstance(self.order, bool) or as_int(self.order) not in (1, 2):
@@ -318,9 +348,11 @@ class GraphParser(TrainableModel):
         order: the rounds' model is first-order; a fold parser is a second-order model
         with a rounds' model of its own, both trained on the other folds."""
         from .dynamic.he2013 import (
+            LABEL_PREFIX,
             choose_label_stop,
             choose_prune_margin,
             fewer_rounds,
+            label_order,
             train_policy,
         )
 
@@ -336,8 +368,10 @@ class GraphParser(TrainableModel):
             sibling_templates=self._sibling_text(),
         )
 
-        def prefix_parser(tb: _core.Treebank, dev: _core.Treebank | None = None) -> Any:
-            first = {**params, "prefix_groups": groups}
+        def prefix_parser(
+            tb: _core.Treebank, dev: _core.Treebank | None = None, label_prefix: Any = None
+        ) -> Any:
+            first = {**params, "prefix_groups": groups, "label_prefix": label_prefix}
             if sib_groups:  # the rounds of a second-order model: first order, Eisner last
                 first.update(order=1, decoder="eisner")
             return GraphParser(**first).fit(tb, dev)._model()
@@ -350,8 +384,13 @@ class GraphParser(TrainableModel):
             zeros = [0.0] * _core.dynfs_n_features(len(all_groups))
             return full.with_dynfs(all_groups, zeros, 0.0, rounds)
 
+        # Its labeler is the stop's candidate: every prefix of the stop's order trained.
+        label_prefix = None
+        if LABEL_PREFIX is not None:
+            order, _, every = label_order(self.model_, train)
+            label_prefix = (order, every, *LABEL_PREFIX)
         say(f"prefix-trained model of the rounds on {len(train)} sentences")
-        rounds = prefix_parser(train, dev)
+        rounds = prefix_parser(train, dev, label_prefix)
         all_groups = groups + sib_groups
         self.dynfs_result_ = train_policy(
             rounds,
@@ -393,8 +432,10 @@ class GraphParser(TrainableModel):
             tolerance=self.dynfs_tolerance,
             threads=threads,
             report=report,
+            prefix_labeler=None if label_prefix is None else rounds,
         )
         r.label_dict = self.model_.dynfs_label_dict is not None
+        r.label_prefix_trained = bool(self.model_.dynfs_label_prefix_trained)
 
     @classmethod
     def _init_names(cls) -> list[str]:

@@ -81,7 +81,10 @@ fn use_model(path: &Path, loaded: Loaded) {
         | Model::GraphDynfsPruned(_)
         | Model::GraphDynfsLabeled(_)
         | Model::GraphDynfsLabelDict(_)
-        | Model::GraphDynfsLex(_) => GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1)),
+        | Model::GraphDynfsLex(_)
+        | Model::GraphDynfsLabelWeights(_) => {
+            GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1))
+        }
         Model::ArcEager(_)
         | Model::ArcEagerDynamic(_)
         | Model::ArcEagerCascade(_)

@@ -11,7 +11,7 @@ use depfs_core::graph::{
 };
 use depfs_core::io::model as container;
 use depfs_core::templates::{Family, TemplateSet};
-use depfs_core::weights::TemplateCounts;
+use depfs_core::weights::{QuantizedWeights, TemplateCounts};
 use depfs_core::{Error, Treebank};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -152,6 +152,19 @@ impl PyGraphModel {
         Ok(out)
     }
 
+    /// The labeler weights of `model` for a stop of this model, checked against this
+    /// model's labeler (same templates and labels).
+    fn stop_weights_of(&self, py: Python<'_>, model: &PyGraphModel) -> PyResult<Arc<QuantizedWeights>> {
+        let (a, b) = (&self.inner, &model.inner);
+        if a.templates.lab != b.templates.lab || a.labels != b.labels {
+            return Err(Error::InvalidArgument(
+                "label_weights: that model has other labeler templates or labels than this one".into(),
+            ))
+            .py_err(py);
+        }
+        Ok(Arc::new(b.lab_w.clone()))
+    }
+
     /// A label dictionary from Python entries (None or empty: none), checked against
     /// this model's labels.
     fn dict_of(&self, py: Python<'_>, entries: Option<Vec<DictEntry>>) -> PyResult<Option<LabelDict>> {
@@ -240,6 +253,13 @@ impl PyGraphModel {
         Some((l.order.clone(), l.margin, l.scale.clone(), l.every))
     }
 
+    /// Whether the DynFS labeler's stop adds a prefix-trained labeler's weights
+    /// ([`LabelStop::weights`]); None without a stop.
+    #[getter]
+    fn dynfs_label_prefix_trained(&self) -> Option<bool> {
+        Some(self.inner.dynfs.as_ref()?.label.as_ref()?.weights.is_some())
+    }
+
     /// The DynFS labeler's dictionary as entries (head UPOS hash, modifier UPOS hash,
     /// head before modifier, label indices), or None ([`LabelStop::dict`]).
     #[getter]
@@ -283,8 +303,10 @@ impl PyGraphModel {
     /// `label_stop`: (labeler template order, margin), see [`Dynfs::label`] (None: the
     /// full labeler); `label_dict`: its dictionary's entries ([`LabelStop::dict`]; None
     /// or empty: none); `lex`: the policy's lexical weights (float32, [`LEX_SIZE`];
-    /// [`Dynfs::lex`]; None: this model's own, if any; empty: none).
-    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None, lex = None))]
+    /// [`Dynfs::lex`]; None: this model's own, if any; empty: none); `label_weights`: a
+    /// model (same labeler templates and labels) whose labeler the stop adds, trained
+    /// with `label_prefix` ([`LabelStop::weights`]; None: this model's own labeler).
+    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None, lex = None, label_weights = None))]
     #[allow(clippy::too_many_arguments)]
     fn with_dynfs(
         &self,
@@ -297,8 +319,10 @@ impl PyGraphModel {
         label_stop: Option<(Vec<u32>, f32, Vec<f32>, u32)>,
         label_dict: Option<Vec<DictEntry>>,
         lex: Option<PyReadonlyArray1<'_, f32>>,
+        label_weights: Option<PyRef<'_, PyGraphModel>>,
     ) -> PyResult<PyGraphModel> {
         let dict = self.dict_of(py, label_dict)?;
+        let stop_w = label_weights.map(|m| self.stop_weights_of(py, &m)).transpose()?;
         let lex = lex_of(lex, self.inner.dynfs.as_ref())?;
         let arc_w = match prefix {
             // The model's own rounds' weights, if it has any (a new policy or groups for it).
@@ -313,8 +337,14 @@ impl PyGraphModel {
                 .py_err(py)
             }
         };
-        let label =
-            label_stop.map(|(order, margin, scale, every)| LabelStop { order, margin, scale, every, dict });
+        let label = label_stop.map(|(order, margin, scale, every)| LabelStop {
+            order,
+            margin,
+            scale,
+            every,
+            dict,
+            weights: stop_w,
+        });
         let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label, lex };
         self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
@@ -335,8 +365,10 @@ impl PyGraphModel {
     /// so do `label_margin` (inf: the full labeler), `label_order` (the model's own
     /// order, else the labeler's file order), `label_scale` (else all 1) and `label_every`
     /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]), and
-    /// `label_dict` (entries; empty: none; else the model's own, if any).
-    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None, lex = None))]
+    /// `label_dict` (entries; empty: none; else the model's own, if any) and
+    /// `label_weights` (a model whose labeler the stop adds, as in `with_dynfs`; else the
+    /// model's own stop's weights, if any, else its labeler).
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None, lex = None, label_weights = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
         &self,
@@ -355,6 +387,7 @@ impl PyGraphModel {
         label_every: Option<u32>,
         label_dict: Option<Vec<DictEntry>>,
         lex: Option<PyReadonlyArray1<'_, f32>>,
+        label_weights: Option<PyRef<'_, PyGraphModel>>,
     ) -> PyResult<(PyTreebank, Bound<'py, PyDict>, Bound<'py, PyArray2<f32>>, Bound<'py, PyArray1<u8>>)> {
         let own = self.inner.dynfs.as_ref();
         let groups = match groups.or_else(|| own.map(|d| d.groups.clone())) {
@@ -390,6 +423,10 @@ impl PyGraphModel {
                 dict: match label_dict {
                     Some(entries) => self.dict_of(py, Some(entries))?,
                     None => own_label.and_then(|l| l.dict.clone()),
+                },
+                weights: match &label_weights {
+                    Some(m) => Some(self.stop_weights_of(py, m)?),
+                    None => own_label.and_then(|l| l.weights.clone()),
                 },
             }),
             _ => None,
@@ -619,7 +656,7 @@ impl PyGraphTrainer {
     #[new]
     #[pyo3(signature = (train, arc_templates, sibling_templates, labeler_templates, *, order = 1, decoder = "eisner",
                         seed = 1, min_bits = 6, max_bits = 18, prune = true, max_atoms = 3, update = "mira", mira_c = 1.0, cost_augmented = true,
-                        prefix_groups = None))]
+                        prefix_groups = None, label_prefix = None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
@@ -638,6 +675,7 @@ impl PyGraphTrainer {
         mira_c: f32,
         cost_augmented: bool,
         prefix_groups: Option<Vec<Vec<u32>>>,
+        label_prefix: Option<(Vec<u32>, usize, f32, f32)>,
     ) -> PyResult<PyGraphTrainer> {
         let set = |text: &str| TemplateSet::parse(text, Family::Arc, max_atoms);
         let templates = GraphTemplates {
@@ -683,6 +721,9 @@ impl PyGraphTrainer {
                 let mut t = GraphTrainer::new(&tb, templates, config)?;
                 if let Some(g) = prefix_groups {
                     t.set_prefix_groups(g)?;
+                }
+                if let Some((order, every, margin, full)) = label_prefix {
+                    t.set_label_prefix(order, every, margin, full)?;
                 }
                 Ok(t)
             })

@@ -408,6 +408,17 @@ impl GraphModel {
         spec.check(self.arc.len(), self.sib.len())?;
         if let Some(l) = &spec.label {
             l.check_labels(self.lab.len(), self.labels.len().max(1))?;
+            if let Some(w) = &l.weights {
+                let same = w.width() == self.lab_w.width()
+                    && (0..self.lab.len()).all(|t| w.rows(t) == self.lab_w.rows(t));
+                if !same {
+                    return Err(Error::InvalidArgument(
+                        "dynfs: the stop's labeler weights have other block sizes or labels than the \
+                         model's (trained on other data?)"
+                            .into(),
+                    ));
+                }
+            }
         }
         if let Some(w) = &spec.arc_w {
             if (0..self.arc.len()).any(|t| w.rows(t) != self.arc_w.rows(t)) {

@@ -9,11 +9,16 @@
 //! scores most ([`GraphModel::label_spreads`]), so that a prefix's sum is near the full
 //! one, and the margin is chosen on dev with a LAS tolerance
 //! (`depfs.dynamic.he2013.choose_label_stop`). An infinite margin is the full labeler.
+//!
+//! The stop may instead add the rows of a labeler of its own whose every prefix of that
+//! order was trained as a labeler (Strubell et al.'s Algorithm 2, perceptron steps:
+//! [`super::GraphTrainer::set_label_prefix`]; [`LabelStop::weights`]): the full model's
+//! weights are trained only as a sum, so a short prefix of them is a poor labeler.
 
 use super::{GraphModel, Prepared, Scratch};
 use crate::templates::arc::Second;
 use crate::templates::attrs::SentAttrs;
-use crate::weights::{RowAt, WeightTable};
+use crate::weights::{QuantizedWeights, RowAt, WeightTable};
 use crate::{Error, Result, Treebank};
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -122,6 +127,12 @@ pub struct LabelStop {
     /// every label). Stored in its own model-file variant; not in the stop rule's bytes.
     #[serde(skip)]
     pub dict: Option<LabelDict>,
+    /// The labeler weights the stop adds (same templates, block sizes and labels as the
+    /// model's labeler): a prefix-trained labeler ([`super::GraphTrainer::set_label_prefix`]).
+    /// None: the model's own labeler. An infinite margin is always the model's own full
+    /// labeler. Stored in its own model-file variant. Shared, as [`super::Dynfs::arc_w`].
+    #[serde(skip)]
+    pub weights: Option<std::sync::Arc<QuantizedWeights>>,
 }
 
 /// Per position k of `order`, the root of the sum of the squared spreads of the templates
@@ -138,6 +149,14 @@ impl LabelStop {
     /// An error unless `order` is a permutation of 0..n_lab and the margin is ≥ 0.
     pub fn check(&self, n_lab: usize) -> Result<()> {
         let bad = |m: String| Err(Error::InvalidArgument(format!("label stop: {m}")));
+        if let Some(w) = &self.weights {
+            if w.n_templates() != n_lab {
+                return bad(format!(
+                    "its weights have {} blocks for {n_lab} labeler templates",
+                    w.n_templates()
+                ));
+            }
+        }
         let mut seen = vec![false; n_lab];
         for &t in &self.order {
             match seen.get_mut(t as usize) {
@@ -216,11 +235,29 @@ impl<W: WeightTable> GraphModel<W> {
         stop: &LabelStop,
         sc: &mut Scratch,
     ) -> (Vec<u32>, u64) {
-        let n_t = self.lab.len();
         if !stop.margin.is_finite() {
-            return (self.label(tb, prep, s, heads, sc), self.labelled_words(heads) * n_t as u64);
+            let n_t = self.lab.len() as u64;
+            return (self.label(tb, prep, s, heads, sc), self.labelled_words(heads) * n_t);
         }
-        let w = &self.lab_w;
+        match &stop.weights {
+            Some(w) => self.label_stopped_with(&**w, tb, prep, s, heads, stop, sc),
+            None => self.label_stopped_with(&self.lab_w, tb, prep, s, heads, stop, sc),
+        }
+    }
+
+    /// [`Self::label_stopped`] adding the rows of `w`, a finite margin.
+    #[allow(clippy::too_many_arguments)]
+    fn label_stopped_with<V: WeightTable>(
+        &self,
+        w: &V,
+        tb: &Treebank,
+        prep: &Prepared,
+        s: usize,
+        heads: &[i32],
+        stop: &LabelStop,
+        sc: &mut Scratch,
+    ) -> (Vec<u32>, u64) {
+        let n_t = self.lab.len();
         self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
         // Scores padded to whole lanes with −inf, which never leads nor comes near.
         let width = w.width();
@@ -357,7 +394,9 @@ mod tests {
     #[test]
     fn check_wants_a_permutation_and_a_margin() {
         let ok = |order: Vec<u32>, margin: f32| {
-            LabelStop { order, margin, scale: vec![1.0; 3], every: 1, dict: None }.check(3).is_ok()
+            LabelStop { order, margin, scale: vec![1.0; 3], every: 1, dict: None, weights: None }
+                .check(3)
+                .is_ok()
         };
         assert!(ok(vec![2, 0, 1], 1.5));
         assert!(ok(vec![0, 1, 2], f32::INFINITY));
@@ -372,6 +411,7 @@ mod tests {
             scale,
             every,
             dict: None,
+            weights: None,
         };
         assert!(stop(vec![1.0, 0.5, 0.0], 2).check(3).is_ok());
         assert!(stop(vec![1.0, 0.5, 0.0], 0).check(3).is_err());

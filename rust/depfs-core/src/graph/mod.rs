@@ -724,6 +724,24 @@ pub struct GraphTrainer {
     /// Prefix training: the arc template groups whose every prefix is trained as a
     /// parser of its own (see [`GraphTrainer::set_prefix_groups`]).
     prefix: Option<Vec<Vec<usize>>>,
+    /// Prefix training of the labeler (see [`GraphTrainer::set_label_prefix`]).
+    label_prefix: Option<LabelPrefix>,
+}
+
+/// The labeler's prefix objective: Strubell et al. (2015), §4.4, on each gold arc's label.
+#[derive(Debug, Clone)]
+struct LabelPrefix {
+    /// The labeler's templates in the order the stop adds them.
+    order: Vec<usize>,
+    /// Prefixes end after every `every`-th template of the order (and at its end).
+    every: usize,
+    /// A prefix whose gold label leads the best other by less is updated; the first
+    /// that leads by this much ends the word's updates (i* of Algorithm 2).
+    margin: f32,
+    /// The whole sum's ordinary step is this size (Strubell et al.'s "full" term: the
+    /// prefixes' steps pile up on the early templates; the sum the stop falls back on
+    /// needs as strong a lesson).
+    full: f32,
 }
 
 impl Scratch {
@@ -733,6 +751,48 @@ impl Scratch {
             self.batch.resize_with(n, OpenSentence::default);
         }
         &mut self.batch[..n]
+    }
+}
+
+/// The prefix steps of one gold arc h → d labelled `want` ([`GraphTrainer::set_label_prefix`]).
+#[allow(clippy::too_many_arguments)]
+fn label_prefix_steps(
+    m: &mut GraphModel<Weights>,
+    sent: &ArcSent,
+    lp: &LabelPrefix,
+    h: usize,
+    d: usize,
+    want: usize,
+    root: Option<u32>,
+    scores: &mut [f32],
+) {
+    scores.fill(0.0);
+    let mut feats: Vec<(usize, u64)> = Vec::new();
+    let n_t = lp.order.len();
+    let mut j = 0;
+    while j < n_t {
+        let end = (j + lp.every).min(n_t);
+        let start = feats.len();
+        for &t in &lp.order[j..end] {
+            m.lab.for_each(sent, t, h, d, Second::default(), |f| feats.push((t, f)));
+        }
+        for &(t, f) in &feats[start..] {
+            m.lab_w.add_row(t, f, scores);
+        }
+        let other = (0..scores.len())
+            .filter(|&l| l != want && Some(l as u32) != root)
+            .max_by(|&a, &b| scores[a].total_cmp(&scores[b]).then(b.cmp(&a)));
+        let Some(other) = other else { return };
+        if scores[want] - scores[other] >= lp.margin {
+            return;
+        }
+        for &(t, f) in &feats {
+            m.lab_w.update(t, f, want, 1.0);
+            m.lab_w.update(t, f, other, -1.0);
+        }
+        // The scores go on from the weights as they were (the next prefix's sum is
+        // this one's plus its templates), as Algorithm 2 computes every prefix first.
+        j = end;
     }
 }
 
@@ -948,6 +1008,7 @@ impl GraphTrainer {
             rng: Rng::new(config.seed),
             epoch: 0,
             prefix: None,
+            label_prefix: None,
         })
     }
 
@@ -974,6 +1035,45 @@ impl GraphTrainer {
         }
         .check(self.model.arc.len(), 0)?;
         self.prefix = Some(groups.into_iter().map(|g| g.into_iter().map(|t| t as usize).collect()).collect());
+        Ok(())
+    }
+
+    /// Trains the labeler's every prefix as a labeler of its own: Strubell et al. (2015),
+    /// §4.4 (Algorithm 2, perceptron steps), for the DynFS labeler's stop
+    /// ([`super::label_stop`]), which adds the templates in `order` and checks the lead
+    /// after every `every`-th. For each gold arc, the prefixes are added in turn until
+    /// the gold label leads every other by `margin`; each prefix before that takes a
+    /// perceptron step (+1 gold, −1 the best other label) on its templates, so template
+    /// j is stepped once per violating prefix that holds it. The whole sum is then
+    /// trained as the ordinary labeler is (a step when its best is wrong), since a word
+    /// no prefix settles takes the whole sum's label. As the stop parses: an arc from
+    /// ROOT is not trained (it takes `root`), and `root` never competes for another.
+    /// O(T_lab · L) per word and prefix.
+    pub fn set_label_prefix(&mut self, order: Vec<u32>, every: usize, margin: f32, full: f32) -> Result<()> {
+        let n = self.model.lab.len();
+        let mut seen = vec![false; n];
+        for &t in &order {
+            match seen.get_mut(t as usize) {
+                Some(s) if !*s => *s = true,
+                _ => {
+                    return Err(Error::InvalidArgument(format!(
+                        "label prefix: the order must be a permutation of 0..{n}"
+                    )))
+                }
+            }
+        }
+        if order.len() != n
+            || every == 0
+            || margin.is_nan()
+            || margin < 0.0
+            || !(full.is_finite() && full >= 0.0)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "label prefix: need a permutation of 0..{n}, every >= 1 and a margin >= 0"
+            )));
+        }
+        self.label_prefix =
+            Some(LabelPrefix { order: order.into_iter().map(|t| t as usize).collect(), every, margin, full });
         Ok(())
     }
 
@@ -1020,8 +1120,15 @@ impl GraphTrainer {
             m.lab.prepare(&self.prep.lab, &self.train, s, &mut sc.lab);
             sc.label_scores.resize(m.lab_w.width(), 0.0);
             let rels = self.train.deprels(s);
+            let root = m.root_label();
             for d in 1..gold.len() {
                 let h = gold[d] as usize;
+                if let Some(lp) = &self.label_prefix {
+                    if !(h == 0 && root.is_some()) {
+                        let want = self.label_of[rels[d - 1] as usize] as usize;
+                        label_prefix_steps(m, &sc.lab, lp, h, d, want, root, &mut sc.label_scores);
+                    }
+                }
                 score::label_scores(
                     &m.lab,
                     &m.lab_w,
@@ -1036,10 +1143,11 @@ impl GraphTrainer {
                 if guess == want {
                     label_ok += 1;
                 } else {
+                    let step = self.label_prefix.as_ref().map_or(1.0, |lp| lp.full);
                     for t in 0..m.lab.len() {
                         m.lab.for_each(&sc.lab, t, h, d, Second::default(), |f| {
-                            m.lab_w.update(t, f, want, 1.0);
-                            m.lab_w.update(t, f, guess, -1.0);
+                            m.lab_w.update(t, f, want, step);
+                            m.lab_w.update(t, f, guess, -step);
                         });
                     }
                 }

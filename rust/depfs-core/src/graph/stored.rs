@@ -90,6 +90,16 @@ pub struct GraphDynfsLexFile {
     lex: Vec<f32>,
 }
 
+/// A DynFS model with a labeler stop (a [`GraphDynfsLabeledFile`] or
+/// [`GraphDynfsLabelDictFile`]) whose stop adds a prefix-trained labeler's weights
+/// ([`super::label_stop::LabelStop::weights`]); a model without them is written as before.
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsLabelWeightsFile {
+    /// The model as its variant without the stop's weights writes it.
+    dynfs: container::Model,
+    lab_w: WeightsFile,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -133,7 +143,7 @@ impl GraphModel {
                 let model = match (&d.label, d.prune_margin) {
                     (Some(label), prune_margin) => {
                         let labeled = GraphDynfsLabeledFile { dynfs: f, prune_margin, label: label.clone() };
-                        match &label.dict {
+                        let model = match &label.dict {
                             None => container::Model::GraphDynfsLabeled(Box::new(labeled)),
                             Some(dict) => {
                                 container::Model::GraphDynfsLabelDict(Box::new(GraphDynfsLabelDictFile {
@@ -141,6 +151,12 @@ impl GraphModel {
                                     label_dict: dict.entries(),
                                 }))
                             }
+                        };
+                        match &label.weights {
+                            None => model,
+                            Some(w) => container::Model::GraphDynfsLabelWeights(Box::new(
+                                GraphDynfsLabelWeightsFile { dynfs: model, lab_w: WeightsFile::of(w) },
+                            )),
                         }
                     }
                     (None, None) => container::Model::GraphDynfs(Box::new(f)),
@@ -178,10 +194,20 @@ impl GraphModel {
                 m @ (container::Model::GraphDynfs(_)
                 | container::Model::GraphDynfsPruned(_)
                 | container::Model::GraphDynfsLabeled(_)
-                | container::Model::GraphDynfsLabelDict(_)) => (m, l.lex),
+                | container::Model::GraphDynfsLabelDict(_)
+                | container::Model::GraphDynfsLabelWeights(_)) => (m, l.lex),
                 _ => return Err(bad("lexical policy weights around a model without DynFS".into())),
             },
             other => (other, Vec::new()),
+        };
+        let (model, stop_w) = match model {
+            container::Model::GraphDynfsLabelWeights(l) => match l.dynfs {
+                m @ (container::Model::GraphDynfsLabeled(_) | container::Model::GraphDynfsLabelDict(_)) => {
+                    (m, Some(l.lab_w))
+                }
+                _ => return Err(bad("labeler stop weights around a model without a labeler stop".into())),
+            },
+            other => (other, None),
         };
         let model = match model {
             container::Model::GraphDynfsLabelDict(l) => {
@@ -250,6 +276,9 @@ impl GraphModel {
                 let n_labels = m.labels.len().max(1);
                 let dict = super::label_stop::LabelDict::from_entries(entries, n_labels);
                 l.dict = Some(dict.map_err(|e| bad(e.to_string()))?);
+            }
+            if let (Some(l), Some(w)) = (&mut d.label, stop_w) {
+                l.weights = Some(std::sync::Arc::new(weights(w, m.lab.len(), "labeler stop")?));
             }
             d.lex = lex;
             d.check(m.arc.len(), m.sib.len()).map_err(|e| bad(e.to_string()))?;

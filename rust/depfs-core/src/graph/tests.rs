@@ -1107,6 +1107,7 @@ fn the_labeler_stops_at_the_first_checked_template_whose_lead_exceeds_the_margin
                 scale: vec![1.0, 0.8, 0.5, 0.3, 0.0],
                 every,
                 dict: None,
+                weights: None,
             };
             stop.check(model.lab.len()).unwrap();
             for s in 0..tb.len() {
@@ -1182,6 +1183,7 @@ fn the_label_dictionary_scores_only_the_labels_seen_for_an_arcs_pos_triple() {
             scale: vec![1.0, 0.8, 0.5, 0.3, 0.0],
             every: 2,
             dict: Some(dict.clone()),
+            weights: None,
         };
         let plain = LabelStop { dict: None, ..stop.clone() };
         for s in 0..tb.len() {
@@ -1234,6 +1236,7 @@ fn a_label_dictionary_is_refused_unless_it_fits_and_is_stored_in_its_own_variant
         scale: vec![1.0; 5],
         every: 1,
         dict: Some(dict.clone()),
+        weights: None,
     };
     sp.label = Some(stop.clone());
     let with = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
@@ -1270,7 +1273,14 @@ fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_te
     let mut sp = spec_of(vec![vec![0, 1, 2, 3]], 0.0);
     let order = vec![4, 3, 2, 1, 0];
     for (margin, every) in [(f32::INFINITY, 1), (1e30, 1), (1e30, 3)] {
-        sp.label = Some(LabelStop { order: order.clone(), margin, scale: vec![1.0; 5], every, dict: None });
+        sp.label = Some(LabelStop {
+            order: order.clone(),
+            margin,
+            scale: vec![1.0; 5],
+            every,
+            dict: None,
+            weights: None,
+        });
         let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
         // One group: the full model's arcs; every template of the labeler, in another
         // order (the same sums but for rounding: the toy's labels agree).
@@ -1282,16 +1292,35 @@ fn an_infinite_label_margin_is_the_full_labeler_and_dynfs_counts_the_labelers_te
         assert_eq!(run.stats.lab_evaluated, run.stats.lab_full);
     }
     // A finite margin saves templates; the counts follow.
-    sp.label =
-        Some(LabelStop { order: order.clone(), margin: 2.0, scale: vec![1.0; 5], every: 1, dict: None });
+    sp.label = Some(LabelStop {
+        order: order.clone(),
+        margin: 2.0,
+        scale: vec![1.0; 5],
+        every: 1,
+        dict: None,
+        weights: None,
+    });
     let run = model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).unwrap();
     assert!(run.stats.lab_evaluated < run.stats.lab_full, "{:?}", run.stats);
     // A stop that does not fit the labeler is refused, in a spec and in a model file.
-    let bad = LabelStop { order: vec![0, 1, 2], margin: 2.0, scale: vec![1.0; 3], every: 1, dict: None };
+    let bad = LabelStop {
+        order: vec![0, 1, 2],
+        margin: 2.0,
+        scale: vec![1.0; 3],
+        every: 1,
+        dict: None,
+        weights: None,
+    };
     sp.label = Some(bad);
     assert!(model.parse_dynfs(&tb, &sp, linear(&sp), false, 1).is_err());
-    sp.label =
-        Some(LabelStop { order, margin: 2.0, scale: vec![1.0, 0.5, 0.5, 0.25, 0.0], every: 2, dict: None });
+    sp.label = Some(LabelStop {
+        order,
+        margin: 2.0,
+        scale: vec![1.0, 0.5, 0.5, 0.25, 0.0],
+        every: 2,
+        dict: None,
+        weights: None,
+    });
     model.dynfs = Some(sp.clone());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("labeled.depfs");
@@ -1327,4 +1356,104 @@ fn first_order_last_round_rescores_the_earlier_groups_under_the_models_own_weigh
     // The rounds' weights alone (every group, no switch) parse otherwise.
     let other = model.with_weights(rounds, model.sib_w.clone(), model.lab_w.clone());
     assert_ne!(other.parse(&tb, 1).unwrap().words.head, full.words.head);
+}
+
+/// A labeler trained with `label_prefix` on `tb` (or plainly with None), 3 epochs.
+fn prefix_labeler(tb: &Treebank, label_prefix: Option<(Vec<u32>, usize)>) -> GraphModel {
+    let mut templates = small_templates();
+    let lab = "upos(h) & upos(m) & dir\nform(m)\nform(h)\nupos(m) & dist\nform(h) & upos(m)";
+    templates.lab = TemplateSet::parse(lab, Family::Arc, 3).unwrap();
+    let mut t = GraphTrainer::new(tb, templates, GraphConfig::default()).unwrap();
+    if let Some((order, every)) = label_prefix {
+        t.set_label_prefix(order, every, 5.0, 5.0).unwrap();
+    }
+    for _ in 0..3 {
+        t.epoch().unwrap();
+    }
+    t.model()
+}
+
+#[test]
+fn a_prefix_trained_labelers_first_template_is_a_labeler_of_its_own_and_the_arcs_stay() {
+    // `upos(m) & dist` first: enough alone for the toy's labels other than ROOT's (dist
+    // tells a subject from an object), but the plain labeler leans on the others.
+    let tb = toy(60, 3);
+    let order = vec![3, 0, 1, 2, 4];
+    let plain = prefix_labeler(&tb, None);
+    let trained = prefix_labeler(&tb, Some((order.clone(), 1)));
+    assert_eq!(plain.arc_w, trained.arc_w, "the labeler's prefixes must not move the arcs");
+    // Accuracy of the first template's row alone (argmax; `root` never, as the stop).
+    let first = |m: &GraphModel| {
+        let (prep, mut sent) = (m.prepare(&tb), ArcSent::default());
+        let (t, root) = (order[0] as usize, m.root_label().unwrap() as usize);
+        let (mut right, mut words) = (0u32, 0u32);
+        let mut row = vec![0f32; m.lab_w.width()];
+        for s in 0..tb.len() {
+            let heads = gold_heads(&tb, s).unwrap();
+            m.lab.prepare(&prep.lab, &tb, s, &mut sent);
+            for (w, &d) in tb.deprels(s).iter().enumerate().filter(|&(w, _)| heads[w + 1] != 0) {
+                row.fill(0.0);
+                m.lab.for_each(&sent, t, heads[w + 1] as usize, w + 1, Second::default(), |f| {
+                    m.lab_w.add_row(t, f, &mut row)
+                });
+                row[root] = f32::NEG_INFINITY;
+                right += u32::from(m.labels[score::argmax(&row)] == tb.vocabs.deprel.str(d));
+                words += 1;
+            }
+        }
+        f64::from(right) / f64::from(words)
+    };
+    let (p, t) = (first(&plain), first(&trained));
+    assert!(t > 0.99 && t > p + 0.2, "first template alone: prefix-trained {t:.3}, plain {p:.3}");
+    // Checked: an order that is no permutation, no interval, a negative margin or step.
+    let mut tr = GraphTrainer::new(&tb, small_templates(), GraphConfig::default()).unwrap();
+    for (order, every, margin, full) in [
+        (vec![0, 0], 1, 1.0, 1.0),
+        (vec![0], 1, 1.0, 1.0),
+        (vec![1, 0], 0, 1.0, 1.0),
+        (vec![1, 0], 1, -1.0, 1.0),
+        (vec![1, 0], 1, 1.0, f32::NAN),
+    ] {
+        assert!(
+            tr.set_label_prefix(order.clone(), every, margin, full).is_err(),
+            "{order:?} {every} {margin} {full}"
+        );
+    }
+    tr.set_label_prefix(vec![1, 0], 1, 0.0, 0.0).unwrap();
+}
+
+#[test]
+fn the_stop_adds_its_own_weights_when_it_has_them() {
+    // Model a's stop with model b's labeler weights labels as b's stop with its own.
+    let tb = toy(40, 5);
+    let order = vec![1, 0, 2, 3, 4];
+    let a = prefix_labeler(&tb, None);
+    let b = prefix_labeler(&tb, Some((order.clone(), 2)));
+    let stop = LabelStop {
+        order,
+        margin: 1.5,
+        scale: vec![1.0, 0.8, 0.5, 0.3, 0.0],
+        every: 2,
+        dict: None,
+        weights: None,
+    };
+    let with_b = LabelStop { weights: Some(std::sync::Arc::new(b.lab_w.clone())), ..stop.clone() };
+    let (prep, mut sc) = (a.prepare(&tb), Scratch::default());
+    let mut differ = 0;
+    for s in 0..tb.len() {
+        let heads = gold_heads(&tb, s).unwrap();
+        let got = a.label_stopped(&tb, &prep, s, &heads, &with_b, &mut sc);
+        assert_eq!(got, b.label_stopped(&tb, &prep, s, &heads, &stop, &mut sc), "sentence {s}");
+        differ += usize::from(got != a.label_stopped(&tb, &prep, s, &heads, &stop, &mut sc));
+        // An infinite margin is the model's own full labeler, whatever the stop adds.
+        let full = LabelStop { margin: f32::INFINITY, ..with_b.clone() };
+        assert_eq!(
+            a.label_stopped(&tb, &prep, s, &heads, &full, &mut sc).0,
+            a.label(&tb, &prep, s, &heads, &mut sc)
+        );
+    }
+    assert!(differ > 0, "the two labelers never differ: the test would not see a mix-up");
+    // Weights of another labeler shape are refused.
+    let other = LabelStop { weights: Some(std::sync::Arc::new(a.arc_w.clone())), ..stop };
+    assert!(a.check_dynfs(&Dynfs { label: Some(other), ..spec(0.0) }).is_err());
 }

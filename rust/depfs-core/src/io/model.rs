@@ -71,6 +71,9 @@ pub enum Model {
     GraphDynfsLabelDict(Box<crate::graph::stored::GraphDynfsLabelDictFile>),
     /// A DynFS graph model (any variant above) whose policy has lexical weights.
     GraphDynfsLex(Box<crate::graph::stored::GraphDynfsLexFile>),
+    /// [`Model::GraphDynfsLabeled`] or [`Model::GraphDynfsLabelDict`] whose labeler stop
+    /// adds a prefix-trained labeler's weights (inside [`Model::GraphDynfsLex`], if any).
+    GraphDynfsLabelWeights(Box<crate::graph::stored::GraphDynfsLabelWeightsFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -103,7 +106,8 @@ impl Model {
             | Model::GraphDynfsPruned(_)
             | Model::GraphDynfsLabeled(_)
             | Model::GraphDynfsLabelDict(_)
-            | Model::GraphDynfsLex(_) => "graph",
+            | Model::GraphDynfsLex(_)
+            | Model::GraphDynfsLabelWeights(_) => "graph",
             Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
@@ -324,6 +328,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::GraphDynfsLabeled(_)
             | Model::GraphDynfsLabelDict(_)
             | Model::GraphDynfsLex(_)
+            | Model::GraphDynfsLabelWeights(_)
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
             | Model::ArcEagerCascade(_)
