@@ -45,6 +45,20 @@ class LongSentenceWarning(UserWarning):
     """Some sentences were too long to decode exactly and were parsed in chunks."""
 
 
+def _templates_of(text: str, keep: Sequence[int]) -> str:
+    """The template set `text` with only its templates of indices `keep` (in file order;
+    comments and directives such as ``#! max_atoms`` kept)."""
+    lines, t = [], 0
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            if t in keep:
+                lines.append(line)
+            t += 1
+        else:
+            lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
 class GraphParser(TrainableModel):
     """First- or second-order graph-based parser with a labeler.
 
@@ -73,10 +87,10 @@ class GraphParser(TrainableModel):
     model (``dynfs_result_``); last, the labeler's prefix-margin stop, its margin the one
     computing the fewest labeler templates within ``dynfs_tolerance`` LAS of the full
     labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``), on the full model's
-    labeler or on the rounds' model's, trained with ``label_prefix`` (a labeler template
-    order, the interval the stop checks it at, a training margin and a whole-sum step:
-    every prefix of the order trained as a labeler of its own, Strubell et al. 2015
-    Algorithm 2), whichever computes fewer templates. The policy sees the
+    labeler or on one trained with ``label_prefix`` (a labeler template order, the
+    interval the stop checks it at, a training margin and a whole-sum step: every prefix
+    of the order trained as a labeler of its own, Strubell et al. 2015 Algorithm 2),
+    whichever computes fewer templates. The policy sees the
     meta-features and, with ``policy_lex`` (the default), the acquired parsing features of
     the arc (He et al. §5.4: group 1's hashed features, a lexical weight table). The policy
     and the stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
@@ -368,10 +382,8 @@ class GraphParser(TrainableModel):
             sibling_templates=self._sibling_text(),
         )
 
-        def prefix_parser(
-            tb: _core.Treebank, dev: _core.Treebank | None = None, label_prefix: Any = None
-        ) -> Any:
-            first = {**params, "prefix_groups": groups, "label_prefix": label_prefix}
+        def prefix_parser(tb: _core.Treebank, dev: _core.Treebank | None = None) -> Any:
+            first = {**params, "prefix_groups": groups}
             if sib_groups:  # the rounds of a second-order model: first order, Eisner last
                 first.update(order=1, decoder="eisner")
             return GraphParser(**first).fit(tb, dev)._model()
@@ -384,13 +396,29 @@ class GraphParser(TrainableModel):
             zeros = [0.0] * _core.dynfs_n_features(len(all_groups))
             return full.with_dynfs(all_groups, zeros, 0.0, rounds)
 
-        # Its labeler is the stop's candidate: every prefix of the stop's order trained.
-        label_prefix = None
+        say(f"prefix-trained model of the rounds on {len(train)} sentences")
+        rounds = prefix_parser(train, dev)
+        # The stop's other candidate: a labeler whose every prefix of the stop's order is
+        # trained, in a model of its own (its epoch kept by its dev LAS; the rounds' model
+        # keeps its epoch by its arcs' LAS as before) whose arcs are group 1's alone, since
+        # only its labeler is used (trained on gold arcs, whatever the arc templates).
+        labeler = None
         if LABEL_PREFIX is not None:
             order, _, every = label_order(self.model_, train)
-            label_prefix = (order, every, *LABEL_PREFIX)
-        say(f"prefix-trained model of the rounds on {len(train)} sentences")
-        rounds = prefix_parser(train, dev, label_prefix)
+            say(f"prefix-trained labeler of the stop on {len(train)} sentences")
+            labeler = (
+                GraphParser(
+                    **{
+                        **params,
+                        "order": 1,
+                        "decoder": "eisner",
+                        "arc_templates": _templates_of(params["arc_templates"], groups[0]),
+                        "label_prefix": (order, every, *LABEL_PREFIX),
+                    }
+                )
+                .fit(train, dev)
+                ._model()
+            )
         all_groups = groups + sib_groups
         self.dynfs_result_ = train_policy(
             rounds,
@@ -432,7 +460,7 @@ class GraphParser(TrainableModel):
             tolerance=self.dynfs_tolerance,
             threads=threads,
             report=report,
-            prefix_labeler=None if label_prefix is None else rounds,
+            prefix_labeler=labeler,
         )
         r.label_dict = self.model_.dynfs_label_dict is not None
         r.label_prefix_trained = bool(self.model_.dynfs_label_prefix_trained)

@@ -46,7 +46,7 @@ This module holds what surrounds it:
   templates left can still move; the margin chosen on dev with a LAS tolerance. The stop
   adds the full model's labeler weights or, when dev finds it cheaper within the same
   tolerance, those of a labeler whose every prefix of that order was trained as a labeler
-  (Strubell et al.'s Algorithm 2 on labels; trained with the rounds' model:
+  (Strubell et al.'s Algorithm 2 on labels; trained in a model of its own:
   :data:`LABEL_PREFIX`), since a prefix of weights trained only as a sum labels poorly.
 """
 
@@ -288,8 +288,9 @@ labeler; :func:`choose_label_stop`). The full model's labeler needs 1 to 1.5 (en
 −0.14 LAS at 1.25, −0.60 at 0.75), the prefix-trained one 0.3 to 0.5 (−0.21 at 0.3)."""
 
 LABEL_PREFIX: tuple[float, float] | None = (5.0, 13.0)
-"""The prefix-trained labeler of the stop (``GraphParser(label_prefix=...)``, trained
-with the rounds' model): (training margin, whole-sum step), or None for none (the stop
+"""The prefix-trained labeler of the stop (``GraphParser(label_prefix=...)``, a model of
+group 1's arc templates and the labeler's, trained on train, its epoch kept on dev):
+(training margin, whole-sum step), or None for none (the stop
 then adds the full model's labeler weights, as models before it). Strubell et al.'s
 Algorithm 2 on each gold arc's label, perceptron steps: the prefixes of the stop's order
 are added until the gold label leads by the margin, each one before taking a step, and
