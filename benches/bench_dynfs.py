@@ -207,13 +207,14 @@ def main() -> None:
         label_gain = gain
     if model.dynfs_label_prefix_trained:  # the stop's prefix-trained labeler, against the
         # stop on the full model's labeler weights, chosen on dev by the same rule
-        own, own_margin, _, _ = choose_label_stop(model, train, dev)
-        own_parse = lambda tb: own.run_dynfs(tb)[:2]  # noqa: E731
-        add(
-            f"DynFS (dev), the stop on the full labeler's weights (margin {own_margin})",
-            own_parse,
-            "label_own",
+        # (the model without its stop: only the full model's labeler is tried)
+        plain = model.with_dynfs(all_groups, weights, threshold, prune_margin=margin)
+        own, own_margin, _, _ = choose_label_stop(plain, train, dev)
+        how = (
+            "no margin within: the full labeler" if own_margin is None else f"margin {own_margin:g}"
         )
+        own_parse = lambda tb: own.run_dynfs(tb)[:2]  # noqa: E731
+        add(f"DynFS (dev), the stop on the full labeler's weights ({how})", own_parse, "label_own")
         _, gain, _ = timed(dyn(), test, args.reps, own_parse)
         print(
             f"  the prefix-trained labeler against the full labeler's weights, paired: {gain:.3f}x"

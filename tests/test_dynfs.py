@@ -367,7 +367,7 @@ def test_a_prefix_trained_labeler_is_the_stops_candidate_round_trips_and_is_chec
     groups, weights, threshold = own.dynfs
     kw = dict(prune_margin=own.dynfs_prune_margin, label_stop=(order, 0.5, [1.0] * len(order), 1))
     with_pre = own.with_dynfs(groups, weights, threshold, **kw, label_weights=pre)
-    alone = own.with_dynfs(groups, weights, threshold, **kw)
+    alone = own.with_dynfs(groups, weights, threshold, **kw, label_weights=own)
     assert with_pre.dynfs_label_prefix_trained is True
     assert alone.dynfs_label_prefix_trained is False
     out, st, _, _ = with_pre.run_dynfs(dev)
@@ -376,7 +376,13 @@ def test_a_prefix_trained_labeler_is_the_stops_candidate_round_trips_and_is_chec
     assert [list(x.heads) for x in out] == [list(x.heads) for x in out_own]
     assert [list(x.deprels) for x in out] != [list(x.deprels) for x in out_own]
     assert alone.run_dynfs(dev, label_weights=pre)[0].to_string() == out.to_string()
-    assert with_pre.run_dynfs(dev, label_weights=own)[0].to_string() == out_own.to_string()
+    assert with_pre.run_dynfs(dev, label_weights=with_pre)[0].to_string() == out_own.to_string()
+    # Rebuilt without label_weights, a model keeps its stop's weights (as `lex`).
+    again = with_pre.with_dynfs(groups, weights, threshold, **kw)
+    assert again.dynfs_label_prefix_trained is True
+    assert again.run_dynfs(dev)[0].to_string() == out.to_string()
+    assert with_pre.label_spreads(train, stop=True) == pre.label_spreads(train)
+    assert with_pre.label_spreads(train) == own.label_spreads(train)
     # Stored and read back; an infinite margin is still the full model's own labeler.
     labeled = depfs.GraphParser.__new__(depfs.GraphParser)
     labeled.__dict__.update(dynfs.__dict__)
@@ -391,24 +397,51 @@ def test_a_prefix_trained_labeler_is_the_stops_candidate_round_trips_and_is_chec
     )
     info = depfs.models.model_info(tmp_path / "p.depfs")["dynfs"]
     assert info["label_prefix_trained"] is True
-    # Chosen on dev beside the model's own labeler: never more templates at a tolerance.
-    both = choose_label_stop(own, train, dev, tolerance=1.0, prefix_labeler=pre)
-    one = choose_label_stop(own, train, dev, tolerance=1.0)
-    assert both[3] <= one[3] and one[0].dynfs_label_prefix_trained in (None, False)
-    r = dynfs.dynfs_result_
-    assert r.label_prefix_trained == bool(own.dynfs_label_prefix_trained)
-    # A labeler of other templates or labels is refused, as are malformed settings.
+    # Chosen again on a model that has one, its stored labeler is tried beside its own.
+    said: list[str] = []
+    choose_label_stop(back.model_, train, dev, tolerance=1.0, report=said.append)
+    assert any("prefix-trained" in line for line in said)
+    assert any("prefix-trained" not in line for line in said)
+    # Refused where no stop reads them: no stop, or an infinite margin (the full labeler).
+    with pytest.raises(ValueError, match="label_weights"):
+        own.with_dynfs(groups, weights, threshold, label_weights=pre)
+    inf = dict(kw, label_stop=(order, float("inf"), [1.0] * len(order), 1))
+    with pytest.raises(ValueError, match="label_weights"):
+        own.with_dynfs(groups, weights, threshold, **inf, label_weights=pre)
+    # A labeler of other templates, labels or block sizes is refused.
     other = small(arc_templates=ARC, labeler_templates="upos(m)\n").fit(train).model_
     with pytest.raises(ValueError, match="label_weights"):
         own.with_dynfs(groups, weights, threshold, **kw, label_weights=other)
     with pytest.raises(ValueError, match="label_weights"):
         own.run_dynfs(dev, label_margin=1.0, label_weights=other)
-    for bad in ("abc", (order, every, 5.0), (order, "2", 5.0, 13.0), (order, every, "5", 13.0)):
+    larger = small(arc_templates=ARC, min_bits=7, max_bits=12).fit(train).model_
+    with pytest.raises(ValueError, match="block sizes"):
+        own.with_dynfs(groups, weights, threshold, **kw, label_weights=larger)
+    # Malformed settings: one line naming label_prefix (never an OverflowError).
+    for bad in (
+        "abc",
+        (order, every, 5.0),
+        (order, "2", 5.0, 13.0),
+        (order, every, "5", 13.0),
+        ([-1, *order[1:]], every, 5.0, 13.0),
+        (order, 2**70, 5.0, 13.0),
+        (order, 0, 5.0, 13.0),
+    ):
         with pytest.raises(ValueError, match="label_prefix"):
             small(arc_templates=ARC, label_prefix=bad).fit(train)
-    for bad in ((order[:-1], every, 5.0, 13.0), (order, 0, 5.0, 13.0), (order, every, -1.0, 13.0)):
+    for bad in ((order[:-1], every, 5.0, 13.0), (order, every, -1.0, 13.0), (order, 1, 5.0, -1.0)):
         with pytest.raises(ValueError, match="label prefix"):
             small(arc_templates=ARC, label_prefix=bad).fit(train)
+
+
+def test_dynfs_with_prefix_groups_fits_and_its_labeler_model_leaves_them_out(
+    data: tuple[depfs.Treebank, depfs.Treebank], groups_file: Path
+) -> None:
+    """prefix_groups index the whole arc set: the stop's labeler model (group 1's arc
+    templates alone) must not get them (it failed late in fit, at an index out of range)."""
+    train, dev = data
+    p = small(dynfs=True, groups=str(groups_file), prefix_groups=[[0], [1, 2], [3]], folds=2)
+    assert p.fit(train, dev).model_.dynfs is not None
 
 
 def test_fit_policy_separates_lock_from_add() -> None:
@@ -848,6 +881,7 @@ class _Choices:
         self.dynfs = (self.groups, self.weights, 0.0)
         self.arc_templates = ["t"] * 4
         self.dynfs_prune_margin = prune
+        self.dynfs_label_prefix_trained = None
         self.calls: list[dict[str, object]] = []
         self.made: dict[str, object] = {}
 
@@ -960,17 +994,14 @@ def test_label_stop_keeps_the_prefix_trained_labeler_when_it_is_cheaper_within(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """choose_label_stop with a prefix-trained labeler: its margins in units of its own
-    spreads, in the stop's order (the model's), and kept with its weights when cheaper
-    within the tolerance of the model's full labeler (planted, each failed: the prefix
-    labeler not tried; the model's unit for it; the model's labeler kept with its margin)."""
+    spreads and its scale from them, in the stop's order (the model's), and kept with its
+    weights when cheaper within the tolerance of the model's full labeler (planted, each
+    failed: the prefix labeler not tried; the model's unit for it)."""
     import sys
     from types import SimpleNamespace
 
     monkeypatch.setattr(
         sys.modules["depfs.evaluate"], "evaluate", lambda _g, parsed: SimpleNamespace(las=parsed)
-    )
-    monkeypatch.setattr(
-        depfs._core.GraphModel, "label_tail_scales", staticmethod(lambda order, spreads: [1.0] * 3)
     )
     unit = float(np.sqrt(1 + 9 + 4))
     prefix = _Choices({}, None)
@@ -994,12 +1025,14 @@ def test_label_stop_keeps_the_prefix_trained_labeler_when_it_is_cheaper_within(
     kept, margin, las, cost = choose_label_stop(model, None, None, prefix_labeler=prefix)
     assert (margin / (3 * unit), las, cost) == (pytest.approx(0.3), 84.81, 25.0)
     assert kept.made["label_weights"] is prefix
-    order, stop_margin, _scale, _every = kept.made["label_stop"]  # type: ignore[misc]
+    order, stop_margin, scale, _every = kept.made["label_stop"]  # type: ignore[misc]
     assert order == [1, 2, 0] and stop_margin == margin
+    assert scale == depfs._core.GraphModel.label_tail_scales(order, [3.0, 9.0, 6.0])
     assert all(c["label_order"] == [1, 2, 0] for c in model.calls)
     # Without it, the model's own labeler (weights None: its own).
     kept, margin, las, _ = choose_label_stop(model, None, None)
-    assert (margin / unit, las, kept.made["label_weights"]) == (pytest.approx(1.0), 84.85, None)
+    assert (margin / unit, las) == (pytest.approx(1.0), 84.85)
+    assert kept.made["label_weights"] is model
 
 
 def test_dynfs_options_are_checked_first_and_reach_dagger(

@@ -87,17 +87,19 @@ class GraphParser(TrainableModel):
     model (``dynfs_result_``); last, the labeler's prefix-margin stop, its margin the one
     computing the fewest labeler templates within ``dynfs_tolerance`` LAS of the full
     labeler on ``dev`` (``depfs.dynamic.he2013.choose_label_stop``), on the full model's
-    labeler or on one trained with ``label_prefix`` (a labeler template order, the
-    interval the stop checks it at, a training margin and a whole-sum step: every prefix
-    of the order trained as a labeler of its own, Strubell et al. 2015 Algorithm 2),
-    whichever computes fewer templates. The policy sees the
-    meta-features and, with ``policy_lex`` (the default), the acquired parsing features of
-    the arc (He et al. §5.4: group 1's hashed features, a lexical weight table). The policy
-    and the stop are saved in the model file; :meth:`parse` uses them unless ``dynfs=False``.
-    Without ``dynfs`` the DynFS settings (``groups``, ``folds``, ``dagger_iterations``,
-    ``dynfs_tolerance``, ``policy_lex``) are kept but not used, as scikit-learn's
-    estimators keep a parameter a grid sets for another setting (the CLI refuses them
-    without ``--dynfs``).
+    labeler or on a labeler whose every prefix of the stop's order is trained as a labeler
+    of its own (Strubell et al. 2015, Algorithm 2; a model of group 1's arc templates,
+    ``depfs.dynamic.he2013.LABEL_PREFIX``), whichever computes fewer templates.
+    ``label_prefix`` (labeler template order, the interval the lead is checked at, a
+    training margin, a whole-sum step) trains this model's labeler that way: it is how
+    that labeler model is fitted (the models of ``dynfs`` are fitted without it). The
+    policy sees the meta-features and, with ``policy_lex`` (the default), the acquired
+    parsing features of the arc (He et al. §5.4: group 1's hashed features, a lexical weight
+    table). The policy and the stop are saved in the model file; :meth:`parse` uses them
+    unless ``dynfs=False``. Without ``dynfs`` the DynFS settings (``groups``, ``folds``,
+    ``dagger_iterations``, ``dynfs_tolerance``, ``policy_lex``) are kept but not used, as
+    scikit-learn's estimators keep a parameter a grid sets for another setting (the CLI
+    refuses them without ``--dynfs``).
     """
 
     DEFAULT_EPOCHS = {1: 10, 2: 8}
@@ -239,6 +241,11 @@ class GraphParser(TrainableModel):
                 f"got {given!r}"
             )
         order, every, margin, full = given
+        if not all(0 <= int(i) < 2**32 for i in order) or not 1 <= int(every) < 2**32:
+            raise ValueError(
+                "label_prefix: template indices >= 0 and every >= 1, "
+                f"got {list(order)!r}, {every!r}"
+            )
         check_real(margin, "label_prefix margin")
         check_real(full, "label_prefix full step")
         return [int(i) for i in order], int(every), float(margin), float(full)
@@ -378,6 +385,7 @@ class GraphParser(TrainableModel):
         params.update(
             dynfs=False,
             tagger=None,
+            label_prefix=None,  # (the rounds' and fold parsers' labelers are never read)
             arc_templates=self._arc_text(),
             sibling_templates=self._sibling_text(),
         )
@@ -413,6 +421,7 @@ class GraphParser(TrainableModel):
                         "order": 1,
                         "decoder": "eisner",
                         "arc_templates": _templates_of(params["arc_templates"], groups[0]),
+                        "prefix_groups": None,
                         "label_prefix": (order, every, *LABEL_PREFIX),
                     }
                 )

@@ -291,7 +291,8 @@ LABEL_PREFIX: tuple[float, float] | None = (5.0, 13.0)
 """The prefix-trained labeler of the stop (``GraphParser(label_prefix=...)``, a model of
 group 1's arc templates and the labeler's, trained on train, its epoch kept on dev):
 (training margin, whole-sum step), or None for none (the stop
-then adds the full model's labeler weights, as models before it). Strubell et al.'s
+then adds the full model's labeler weights, as in models before it, with the margins of
+:data:`LABEL_MARGINS`). Strubell et al.'s
 Algorithm 2 on each gold arc's label, perceptron steps: the prefixes of the stop's order
 are added until the gold label leads by the margin, each one before taking a step, and
 the whole sum a step of 13 (about one per prefix checked) so that it stays as good a
@@ -341,7 +342,8 @@ def choose_label_stop(
     labeler templates and labels whose labeler was trained with ``label_prefix`` on this
     order, :data:`LABEL_PREFIX`), its labeler is tried as the stop's too, with its own
     scale and margin unit, and kept when it computes fewer templates within the same
-    tolerance of the full model's labeler. Returns the model kept, its margin (None: the
+    tolerance of the full model's labeler; without it, a model whose stop adds a
+    prefix-trained labeler already tries that one. Returns the model kept, its margin (None: the
     full labeler), dev LAS and the share of labeler templates computed (%); the
     dictionary kept is the model's ``dynfs_label_dict``, the labeler its
     ``dynfs_label_prefix_trained``."""
@@ -351,10 +353,13 @@ def choose_label_stop(
     groups, weights, threshold = model.dynfs
     order, spreads, every = label_order(model, train)
     dicts: list[list[Any]] = [[]] + ([model.label_dict(train)] if label_dict else [])
-    # The labelers the stop may add (None: the model's own), with their spreads.
-    labelers: list[tuple[Any, list[float]]] = [(None, spreads)]
+    # The labelers the stop may add, as run_dynfs's label_weights (the model itself: its
+    # own labeler; None: its stop's stored weights), with their spreads.
+    labelers: list[tuple[Any, list[float]]] = [(model, spreads)]
     if prefix_labeler is not None:
         labelers.append((prefix_labeler, [float(x) for x in prefix_labeler.label_spreads(train)]))
+    elif model.dynfs_label_prefix_trained:  # a model chosen before: its own prefix labeler
+        labelers.append((None, [float(x) for x in model.label_spreads(train, stop=True)]))
 
     def on_dev(
         labeler: Any, scale: list[float], margin: float, entries: list[Any]
@@ -367,17 +372,17 @@ def choose_label_stop(
             label_scale=scale,
             label_every=every,
             label_dict=entries,
-            label_weights=model if labeler is None else labeler,
+            label_weights=labeler,
         )
         return evaluate(dev, parsed).las, 100 * st["lab_cost"]
 
-    full_las, _ = on_dev(None, [1.0] * len(order), float("inf"), [])
+    full_las, _ = on_dev(model, [1.0] * len(order), float("inf"), [])
     best: tuple[float, float, float | None, list[Any], Any, list[float]] = (
         100.0,
         full_las,
         None,
         [],
-        None,
+        model,
         [],
     )
     for labeler, its_spreads in labelers:
@@ -390,7 +395,7 @@ def choose_label_stop(
                     best = (cost, las, margin, entries, labeler, scale)
                 say(
                     f"label margin {margin:g}{', dictionary' if entries else ''}"
-                    f"{', prefix-trained labeler' if labeler is not None else ''}: dev LAS "
+                    f"{'' if labeler is model else ', prefix-trained labeler'}: dev LAS "
                     f"{las:.2f} (full labeler {full_las:.2f}) at {cost:.1f}%"
                 )
     cost, las, margin, entries, labeler, scale = best
@@ -402,7 +407,7 @@ def choose_label_stop(
         prune_margin=model.dynfs_prune_margin,
         label_stop=stop,
         label_dict=entries or None,
-        label_weights=labeler,
+        **({} if stop is None else {"label_weights": labeler}),
     )
     return kept, margin, las, cost
 

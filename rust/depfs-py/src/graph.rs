@@ -152,9 +152,27 @@ impl PyGraphModel {
         Ok(out)
     }
 
-    /// The labeler weights of `model` for a stop of this model, checked against this
-    /// model's labeler (same templates and labels).
-    fn stop_weights_of(&self, py: Python<'_>, model: &PyGraphModel) -> PyResult<Arc<QuantizedWeights>> {
+    /// The labeler weights a stop adds, from a `label_weights` argument: None (not
+    /// given): this model's own stop's weights, if any; this model itself: its own
+    /// labeler (no second table); another model: a copy of its labeler's weights, checked
+    /// against this model's labeler (same templates and labels; block sizes are checked
+    /// with the spec).
+    fn stop_weights(
+        &self,
+        py: Python<'_>,
+        given: Option<&PyGraphModel>,
+    ) -> PyResult<Option<Arc<QuantizedWeights>>> {
+        let Some(model) = given else {
+            return Ok(self
+                .inner
+                .dynfs
+                .as_ref()
+                .and_then(|d| d.label.as_ref())
+                .and_then(|l| l.weights.clone()));
+        };
+        if Arc::ptr_eq(&model.inner, &self.inner) {
+            return Ok(None);
+        }
         let (a, b) = (&self.inner, &model.inner);
         if a.templates.lab != b.templates.lab || a.labels != b.labels {
             return Err(Error::InvalidArgument(
@@ -162,7 +180,7 @@ impl PyGraphModel {
             ))
             .py_err(py);
         }
-        Ok(Arc::new(b.lab_w.clone()))
+        Ok(Some(Arc::new(b.lab_w.clone())))
     }
 
     /// A label dictionary from Python entries (None or empty: none), checked against
@@ -286,12 +304,19 @@ impl PyGraphModel {
     }
 
     /// Per labeler template, the mean spread of its rows over `treebank`'s gold arcs
-    /// ([`GraphModel::label_spreads`]: the DynFS labeler's order, descending).
-    fn label_spreads(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>) -> Vec<f64> {
+    /// ([`GraphModel::label_spreads`]: the DynFS labeler's order, descending); with
+    /// `stop`, of the weights the model's labeler stop adds ([`LabelStop::weights`]; its
+    /// own labeler's when it has none).
+    #[pyo3(signature = (treebank, stop = false))]
+    fn label_spreads(&self, py: Python<'_>, treebank: PyRef<'_, PyTreebank>, stop: bool) -> Vec<f64> {
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
         let m = &self.inner;
-        py.detach(|| m.label_spreads(&tb))
+        let stop_w = m.dynfs.as_ref().and_then(|d| d.label.as_ref()).and_then(|l| l.weights.clone());
+        py.detach(|| match stop_w.filter(|_| stop) {
+            Some(w) => m.label_spreads_of(&*w, &tb),
+            None => m.label_spreads(&tb),
+        })
     }
 
     /// A copy of this model with dynamic feature selection `groups` (arc template
@@ -305,7 +330,9 @@ impl PyGraphModel {
     /// or empty: none); `lex`: the policy's lexical weights (float32, [`LEX_SIZE`];
     /// [`Dynfs::lex`]; None: this model's own, if any; empty: none); `label_weights`: a
     /// model (same labeler templates and labels) whose labeler the stop adds, trained
-    /// with `label_prefix` ([`LabelStop::weights`]; None: this model's own labeler).
+    /// with `label_prefix` ([`LabelStop::weights`]): None, this model's own stop's
+    /// weights, if any; this model itself, its own labeler. Only with a finite
+    /// `label_stop` margin (an infinite one is the full model's labeler).
     #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None, lex = None, label_weights = None))]
     #[allow(clippy::too_many_arguments)]
     fn with_dynfs(
@@ -322,7 +349,14 @@ impl PyGraphModel {
         label_weights: Option<PyRef<'_, PyGraphModel>>,
     ) -> PyResult<PyGraphModel> {
         let dict = self.dict_of(py, label_dict)?;
-        let stop_w = label_weights.map(|m| self.stop_weights_of(py, &m)).transpose()?;
+        let given = label_weights.is_some();
+        let stop_w = self.stop_weights(py, label_weights.as_deref())?;
+        if given && label_stop.as_ref().is_none_or(|l| l.1 == f32::INFINITY) {
+            return Err(Error::InvalidArgument(
+                "label_weights: a stop with a finite margin reads them (label_stop)".into(),
+            ))
+            .py_err(py);
+        }
         let lex = lex_of(lex, self.inner.dynfs.as_ref())?;
         let arc_w = match prefix {
             // The model's own rounds' weights, if it has any (a new policy or groups for it).
@@ -343,7 +377,8 @@ impl PyGraphModel {
             scale,
             every,
             dict,
-            weights: stop_w,
+            // (the model's own, if not given: an infinite margin then keeps no table)
+            weights: stop_w.filter(|_| margin.is_finite()),
         });
         let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label, lex };
         self.inner.check_dynfs(&spec).py_err(py)?;
@@ -366,8 +401,8 @@ impl PyGraphModel {
     /// order, else the labeler's file order), `label_scale` (else all 1) and `label_every`
     /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]), and
     /// `label_dict` (entries; empty: none; else the model's own, if any) and
-    /// `label_weights` (a model whose labeler the stop adds, as in `with_dynfs`; else the
-    /// model's own stop's weights, if any, else its labeler).
+    /// `label_weights` (a model whose labeler the stop adds, as in `with_dynfs`: None,
+    /// the model's own stop's weights, if any; the model itself, its own labeler).
     #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None, lex = None, label_weights = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
@@ -424,10 +459,7 @@ impl PyGraphModel {
                     Some(entries) => self.dict_of(py, Some(entries))?,
                     None => own_label.and_then(|l| l.dict.clone()),
                 },
-                weights: match &label_weights {
-                    Some(m) => Some(self.stop_weights_of(py, m)?),
-                    None => own_label.and_then(|l| l.weights.clone()),
-                },
+                weights: self.stop_weights(py, label_weights.as_deref())?,
             }),
             _ => None,
         };

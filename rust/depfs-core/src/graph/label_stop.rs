@@ -4,8 +4,8 @@
 //! parser's label decision ("Methods 3/8"; He et al. 2013 parse unlabeled): a word's
 //! label scores add the labeler's templates one at a time in a fixed order and stop as
 //! soon as the best label leads every other by more than a margin, so a word whose label
-//! is clear after a few templates pays for a few. The weights are the full model's
-//! labeler (no second table): the order puts first the templates whose rows move the
+//! is clear after a few templates pays for a few. By default the weights are the full
+//! model's labeler (no second table): the order puts first the templates whose rows move the
 //! scores most ([`GraphModel::label_spreads`]), so that a prefix's sum is near the full
 //! one, and the margin is chosen on dev with a LAS tolerance
 //! (`depfs.dynamic.he2013.choose_label_stop`). An infinite margin is the full labeler.
@@ -333,12 +333,17 @@ impl<W: WeightTable> GraphModel<W> {
     /// decision. The DynFS labeler adds templates in descending order of it. Words
     /// without a gold head are skipped. O(words · T_lab · L).
     pub fn label_spreads(&self, tb: &Treebank) -> Vec<f64> {
+        self.label_spreads_of(&self.lab_w, tb)
+    }
+
+    /// [`Self::label_spreads`] of the labeler weights `w` (this model's labeler's shape).
+    pub fn label_spreads_of<V: WeightTable>(&self, w: &V, tb: &Treebank) -> Vec<f64> {
         let prep = self.prepare(tb);
         let mut sc = Scratch::default();
         let n_t = self.lab.len();
         let mut sum = vec![0f64; n_t];
         let mut arcs = 0u64;
-        let mut row = vec![0f32; self.lab_w.width()];
+        let mut row = vec![0f32; w.width()];
         for s in 0..tb.len() {
             let Some(heads) = super::gold_heads(tb, s) else { continue };
             self.lab.prepare(&prep.lab, tb, s, &mut sc.lab);
@@ -347,7 +352,7 @@ impl<W: WeightTable> GraphModel<W> {
                 for (t, total) in sum.iter_mut().enumerate() {
                     self.lab.for_each(&sc.lab, t, h as usize, m, Second::default(), |f| {
                         row.fill(0.0);
-                        self.lab_w.add_row(t, f, &mut row);
+                        w.add_row(t, f, &mut row);
                         let (lo, hi) = row
                             .iter()
                             .fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &x| (a.min(x), b.max(x)));

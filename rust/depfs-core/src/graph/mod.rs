@@ -1069,7 +1069,7 @@ impl GraphTrainer {
             || !(full.is_finite() && full >= 0.0)
         {
             return Err(Error::InvalidArgument(format!(
-                "label prefix: need a permutation of 0..{n}, every >= 1 and a margin >= 0"
+                "label prefix: need a permutation of 0..{n}, every >= 1, a margin >= 0 and a finite full step >= 0"
             )));
         }
         self.label_prefix =
