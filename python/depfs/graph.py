@@ -407,9 +407,10 @@ class GraphParser(TrainableModel):
         say(f"prefix-trained model of the rounds on {len(train)} sentences")
         rounds = prefix_parser(train, dev)
         # The stop's other candidate: a labeler whose every prefix of the stop's order is
-        # trained, in a model of its own (its epoch kept by its dev LAS; the rounds' model
-        # keeps its epoch by its arcs' LAS as before) whose arcs are group 1's alone, since
-        # only its labeler is used (trained on gold arcs, whatever the arc templates).
+        # trained, in a model of its own (its epoch kept by its dev LAS; trained inside the
+        # rounds' model, it moved that model's kept epoch, hence the policy) whose arcs are
+        # group 1's alone, since only its labeler is used (trained on gold arcs, whatever
+        # the arc templates).
         labeler = None
         if LABEL_PREFIX is not None:
             order, _, every = label_order(self.model_, train)
