@@ -165,6 +165,21 @@ def _no_temporaries(*folders: Path) -> None:
         assert not left, left
 
 
+def _not_writable(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    """`os.access` says `path` is not writable, as for a user other than root (root may
+    write anything); every other path keeps its real access."""
+    real_access = os.access
+    monkeypatch.setattr(
+        os,
+        "access",
+        lambda p, mode: (
+            mode & os.W_OK == 0 and real_access(p, mode)
+            if os.fspath(p) == str(path)
+            else real_access(p, mode)
+        ),
+    )
+
+
 def _parsed(d: dict[str, Path], model: str = "ae") -> bytes:
     return depfs.load(d[model]).parse(depfs.read_conllu(d["gold"])).to_string().encode()
 
@@ -2253,15 +2268,7 @@ def test_a_protected_output_is_refused_before_the_work(
     out.chmod(0o444)
     real_access = os.access
     monkeypatch.setattr(os, "geteuid", lambda: 65534)
-    monkeypatch.setattr(
-        os,
-        "access",
-        lambda p, mode: (
-            mode & os.W_OK == 0 and real_access(p, mode)
-            if os.fspath(p) == str(out)
-            else real_access(p, mode)
-        ),
-    )
+    _not_writable(monkeypatch, out)
     args = ["parse", str(d["ae"]), str(d["gold"]), "-o", str(out)]
     code, _, err = _cli(args)
     assert code == 2 and out.read_text() == "precious\n"
@@ -2632,16 +2639,7 @@ def test_a_read_only_log_is_named_as_one_appended_to(
     log = tmp_path / "l.jsonl"
     log.write_text("")
     log.chmod(0o444)
-    real_access = os.access
-    monkeypatch.setattr(
-        os,
-        "access",
-        lambda p, mode: (
-            mode & os.W_OK == 0 and real_access(p, mode)
-            if os.fspath(p) == str(log)
-            else real_access(p, mode)
-        ),
-    )
+    _not_writable(monkeypatch, log)
     args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"]), "--dev"]
     args += [str(d["gold"]), "-o", str(tmp_path / "o.txt"), "--log", str(log), "--workers", "1"]
     code, _, err = _cli([*args, "--force"] if force else args)

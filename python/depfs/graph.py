@@ -45,20 +45,6 @@ class LongSentenceWarning(UserWarning):
     """Some sentences were too long to decode exactly and were parsed in chunks."""
 
 
-def _templates_of(text: str, keep: Sequence[int]) -> str:
-    """The template set `text` with only its templates of indices `keep` (in file order;
-    comments and directives such as ``#! max_atoms`` kept)."""
-    lines, t = [], 0
-    for line in text.splitlines():
-        if line.strip() and not line.lstrip().startswith("#"):
-            if t in keep:
-                lines.append(line)
-            t += 1
-        else:
-            lines.append(line)
-    return "\n".join(lines) + "\n"
-
-
 class GraphParser(TrainableModel):
     """First- or second-order graph-based parser with a labeler.
 
@@ -370,10 +356,12 @@ class GraphParser(TrainableModel):
         with a rounds' model of its own, both trained on the other folds."""
         from .dynamic.he2013 import (
             LABEL_PREFIX,
+            arc_set_of,
             choose_label_stop,
             choose_prune_margin,
             fewer_rounds,
             label_order,
+            load_groups,
             train_policy,
         )
 
@@ -421,7 +409,7 @@ class GraphParser(TrainableModel):
                         **params,
                         "order": 1,
                         "decoder": "eisner",
-                        "arc_templates": _templates_of(params["arc_templates"], groups[0]),
+                        "arc_templates": arc_set_of(load_groups(self._groups())[:1])[0],
                         "prefix_groups": None,
                         "label_prefix": (order, every, *LABEL_PREFIX),
                     }
