@@ -12,7 +12,8 @@ arc after the first group: T₁, one CLE decode and the labeler); static prefixe
 first k templates of the rounds' model on every arc, one CLE decode; first order only);
 second order: the policy that never locks (every group, but sibling parts only where the
 dictionary leaves both arcs, no margin pruning); with a prune margin (chosen on dev), the
-dev threshold without it and at other margins; with a labeler stop (chosen on dev), the
+dev threshold without it and at other margins; with a tree margin (chosen on dev), the
+dev setting without it and at other tree margins; with a labeler stop (chosen on dev), the
 full labeler and other label margins; with a prefix-trained labeler for the stop (kept on
 dev), the stop on the full model's labeler weights, its margin chosen on dev by the same
 rule, parsed in turn with it; with a label dictionary (chosen on dev), the stop
@@ -110,6 +111,7 @@ def main() -> None:
     model = parser.model_
     all_groups, weights, threshold = model.dynfs
     margin = model.dynfs_prune_margin
+    tree = model.dynfs_tree_margin
     label = model.dynfs_label_stop
     label_margin = None if label is None else label[1]
     label_gain = dict_gain = prefix_gain = None
@@ -167,6 +169,7 @@ def main() -> None:
         f"{args.treebank}: {n_templates} arc templates in {k} groups "
         f"({', '.join(str(len(g)) for g in groups)}){sib}; chosen threshold {threshold:g}"
         f"{'' if margin is None else f', prune margin {margin:g}'}"
+        f"{'' if tree is None else f', tree margin {tree:g}'}"
         f"{'' if label_margin is None else f', label margin {label_margin:g}'}"
         f"{'' if model.dynfs_lex is None else ', policy with lexical features'}; "
         f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
@@ -177,7 +180,8 @@ def main() -> None:
     )
     add(f"full model ({'Eisner2' if order == 2 else 'Eisner'})", full_parse, "full")
     if order == 2:
-        never = dyn(threshold=1e6, prune_margin=float("inf"))  # every group, every usable part
+        # every group, every usable part
+        never = dyn(threshold=1e6, prune_margin=float("inf"), tree_margin=float("inf"))
         add("never lock (dictionary-pruned parts)", never, "never")
     for off in OFFSETS:
         t = threshold + off
@@ -193,6 +197,10 @@ def main() -> None:
                     threshold=threshold,
                     prune_margin=pm,
                 )
+    if tree is not None:  # the tree margin chosen on dev, against none and others
+        for tm in (float("inf"), tree + 0.5, tree - 0.5):
+            if tm >= 0:
+                add(f"DynFS (dev), tree margin {tm:g}", dyn(tree_margin=tm), "tree", tree_margin=tm)
     if label_margin is not None:  # the labeler's stop chosen on dev, against the full labeler
         for lm in (float("inf"), label_margin + 20.0, label_margin - 10.0):
             add(
@@ -208,7 +216,9 @@ def main() -> None:
     if model.dynfs_label_prefix_trained:  # the stop's prefix-trained labeler, against the
         # stop on the full model's labeler weights, chosen on dev by the same rule
         # (the model without its stop: only the full model's labeler is tried)
-        plain = model.with_dynfs(all_groups, weights, threshold, prune_margin=margin)
+        plain = model.with_dynfs(
+            all_groups, weights, threshold, prune_margin=margin, tree_margin=tree
+        )
         own, own_margin, _, _ = choose_label_stop(plain, train, dev)
         how = (
             "no margin within: the full labeler" if own_margin is None else f"margin {own_margin:g}"
@@ -252,6 +262,7 @@ def main() -> None:
         "sibling_groups": [len(g) for g in sib_groups],
         "threshold": threshold,
         "prune_margin": margin,
+        "tree_margin": tree,
         "label_margin": label_margin,
         "label_stop_gain": label_gain,
         "label_dict": model.dynfs_label_dict is not None,

@@ -1795,6 +1795,7 @@ WRONG_TYPES = [
         "dynfs_tolerance",
     ),
     (lambda d: _dynfs().parse(_gold(d), prune_margin=True), ValueError, "prune_margin must"),
+    (lambda d: _dynfs().parse(_gold(d), tree_margin=True), ValueError, "tree_margin must"),
     (lambda d: _dynfs().parse(_gold(d), label_margin="x"), ValueError, "label_margin must"),
     (lambda d: _dynfs().parse(_gold(d), dynfs="no"), TypeError, "dynfs must be True or False"),
     (lambda d: _dynfs().parse(_gold(d), label_dict="no"), TypeError, "label_dict must be True"),

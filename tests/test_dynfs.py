@@ -113,7 +113,7 @@ def test_the_threshold_moves_between_the_first_group_and_the_full_parse(
     full = dynfs.parse(dev, dynfs=False).to_string()
     # Never locks nor prunes; the full labeler (the stop and its dictionary change labels).
     inf = float("inf")
-    never = dynfs.parse(dev, threshold=1e6, prune_margin=inf, label_margin=inf)
+    never = dynfs.parse(dev, threshold=1e6, prune_margin=inf, tree_margin=inf, label_margin=inf)
     assert never.to_string() == full
     assert dynfs.dynfs_stats_["locks"] == 0
     dynfs.parse(dev, threshold=-1e6)  # locks every arc after the first group
@@ -236,11 +236,11 @@ def test_prune_margin_cuts_cost_round_trips_and_is_checked(
     inf = float("inf")
     assert (
         back.parse(dev).to_string()
-        == dynfs.parse(dev, prune_margin=1.0, label_margin=inf).to_string()
+        == dynfs.parse(dev, prune_margin=1.0, tree_margin=inf, label_margin=inf).to_string()
     )
     assert (
         back.parse(dev, prune_margin=inf).to_string()
-        == dynfs.parse(dev, prune_margin=inf, label_margin=inf).to_string()
+        == dynfs.parse(dev, prune_margin=inf, tree_margin=inf, label_margin=inf).to_string()
     )
     assert depfs.model_info(tmp_path / "p.depfs")["dynfs"]["prune_margin"] == 1.0
     for bad in (-1.0, float("nan")):
@@ -250,6 +250,64 @@ def test_prune_margin_cuts_cost_round_trips_and_is_checked(
             dynfs.parse(dev, prune_margin=bad)
     with pytest.raises(ValueError, match="prune_margin"):
         dynfs.parse(dev, dynfs=False, prune_margin=1.0)
+
+
+def test_tree_margin_cuts_cost_round_trips_and_is_checked(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank], tmp_path: Path
+) -> None:
+    """The tree margin after round 1: a lower margin computes fewer templates (and locks
+    nothing by the policy); it is stored around the model's other DynFS settings and read
+    back, `depfs info` and the CLI knob say and use it, and bad values are refused."""
+    _, dev = data
+    model = dynfs.model_
+    groups, weights, threshold = model.dynfs
+    inf = float("inf")
+    costs = []
+    for margin in (inf, 4.0, 1.0, 0.0):
+        dynfs.parse(dev, threshold=1e6, prune_margin=inf, tree_margin=margin)
+        costs.append(dynfs.dynfs_stats_["cost"])
+        assert dynfs.dynfs_stats_["locks"] == 0
+    assert costs == sorted(costs, reverse=True) and costs[-1] < costs[0], costs
+    tree = depfs.GraphParser.__new__(depfs.GraphParser)
+    tree.__dict__.update(dynfs.__dict__)
+    tree.model_ = model.with_dynfs(
+        groups,
+        weights,
+        threshold,
+        prune_margin=model.dynfs_prune_margin,
+        label_stop=model.dynfs_label_stop,
+        label_dict=model.dynfs_label_dict,
+        tree_margin=1.0,
+    )
+    assert tree.model_.dynfs_tree_margin == 1.0
+    tree.save(tmp_path / "t.depfs")
+    back = depfs.load(tmp_path / "t.depfs")
+    assert back.model_.dynfs_tree_margin == 1.0 and back.model_.dynfs == model.dynfs
+    assert back.model_.dynfs_prune_margin == model.dynfs_prune_margin
+    assert back.model_.dynfs_label_stop == model.dynfs_label_stop
+    assert (back.model_.dynfs_lex is None) == (model.dynfs_lex is None)
+    assert back.parse(dev).to_string() == dynfs.parse(dev, tree_margin=1.0).to_string()
+    assert (
+        back.parse(dev, tree_margin=inf).to_string()
+        == dynfs.parse(dev, tree_margin=inf).to_string()
+    )
+    assert depfs.model_info(tmp_path / "t.depfs")["dynfs"]["tree_margin"] == 1.0
+    run = CliRunner().invoke
+    res = run(main, ["info", str(tmp_path / "t.depfs")])
+    assert res.exit_code == 0 and ", tree margin 1" in res.output, res.output
+    out, dev_file = tmp_path / "t.conllu", tmp_path / "dev.conllu"
+    dev_file.write_text(dev.to_string())
+    args = [str(tmp_path / "t.depfs"), str(dev_file), "-o", str(out), "--tree-margin", "inf"]
+    res = run(main, ["parse", *args, "--threads", "1"])
+    assert res.exit_code == 0, res.output
+    assert out.read_text() == dynfs.parse(dev, tree_margin=inf).to_string()
+    for bad in (-1.0, float("nan")):
+        with pytest.raises(ValueError, match="tree margin"):
+            model.with_dynfs(groups, weights, threshold, tree_margin=bad)
+        with pytest.raises(ValueError, match="tree_margin"):
+            dynfs.parse(dev, tree_margin=bad)
+    with pytest.raises(ValueError, match="tree_margin"):
+        dynfs.parse(dev, dynfs=False, tree_margin=1.0)
 
 
 def test_label_stop_is_a_knob_chosen_on_dev_and_round_trips(
@@ -485,7 +543,8 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         "plain": [str(tmp_path / "p.depfs")],
         "dyn": [str(tmp_path / "d.depfs")],
         "never": [str(tmp_path / "d.depfs")]
-        + ["--policy-threshold", "1e6", "--prune-margin", "inf", "--label-margin", "inf"],
+        + ["--policy-threshold", "1e6", "--prune-margin", "inf", "--label-margin", "inf"]
+        + ["--tree-margin", "inf"],
     }.items():
         out = tmp_path / f"{name}.conllu"
         res = run(main, ["parse", *args, str(dev), "-o", str(out), "--threads", "1"])
@@ -512,6 +571,11 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
             + ["--prune-margin", "2"],
             "--prune-margin and --label-margin: knobs of the dynamic parse",
         ),
+        (
+            ["parse", str(tmp_path / "d.depfs"), str(dev), "--no-dynfs", "--tree-margin", "1"],
+            "--tree-margin: a knob of the dynamic parse",
+        ),
+        (["parse", str(tmp_path / "d.depfs"), str(dev), "--tree-margin", "-1"], "a number >= 0"),
         (["train", "--parser", "graph", "--folds", "3", *common, "--out", "x"], "of --dynfs"),
         (
             ["train", "--parser", "graph", "--dynfs", "--order", "2", "--sibling-templates"]
@@ -566,7 +630,8 @@ def test_second_order_dynfs_keeps_the_full_second_order_model(
     plain = small(order=2, arc_templates=ARC, sibling_templates=SIB2, prune=False).fit(train, dev)
     full = dynfs2.parse(dev, dynfs=False).to_string()
     assert full == plain.parse(dev).to_string()
-    never = {"threshold": 1e6, "prune_margin": float("inf"), "label_margin": float("inf")}
+    inf = float("inf")
+    never = {"threshold": 1e6, "prune_margin": inf, "tree_margin": inf, "label_margin": inf}
     assert dynfs2.parse(dev, **never).to_string() == full  # never locks nor prunes
     st = dynfs2.dynfs_stats_
     assert st["locks"] == 0 and st["sib_evaluated"] == st["sib_full"] > 0
@@ -874,13 +939,14 @@ class _Choices:
     """A stand-in DynFS model for the choices made on dev after DAgger: its dev runs
     answer (UAS or LAS, cost) from `table` by `key(kwargs)`; with_dynfs records."""
 
-    def __init__(self, table, key, groups=((0,), (1,), (2,), (3,)), prune=None):  # type: ignore[no-untyped-def]
+    def __init__(self, table, key, groups=((0,), (1,), (2,), (3,)), prune=None, tree=None):  # type: ignore[no-untyped-def]
         self.table, self.key = table, key
         self.groups = [list(g) for g in groups]
         self.weights = [0.0] * depfs._core.dynfs_n_features(len(self.groups))
         self.dynfs = (self.groups, self.weights, 0.0)
         self.arc_templates = ["t"] * 4
         self.dynfs_prune_margin = prune
+        self.dynfs_tree_margin = tree
         self.dynfs_label_prefix_trained = None
         self.calls: list[dict[str, object]] = []
         self.made: dict[str, object] = {}
@@ -891,7 +957,7 @@ class _Choices:
         return score, {"cost": cost, "lab_cost": cost}, None, None
 
     def with_dynfs(self, groups, weights, threshold, **kw):  # type: ignore[no-untyped-def]
-        made = _Choices(self.table, self.key, groups, kw.get("prune_margin"))
+        made = _Choices(self.table, self.key, groups, kw.get("prune_margin"), kw.get("tree_margin"))
         made.dynfs = (groups, weights, threshold)
         made.made = kw
         return made
@@ -907,51 +973,68 @@ def test_fewer_rounds_keeps_the_fewest_rounds_within_and_the_prune_margin(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Of merges within the slack the fewest rounds win, and the merged model keeps the
-    model's prune margin (planted, each failed: the most rounds first; the margin
-    dropped)."""
+    model's prune and tree margins (planted, each failed: the most rounds first; the
+    margin dropped)."""
     from depfs.dynamic import he2013
 
     monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)
     # Four rounds: 90 at 40%; merged after 1 or 2 groups: both within.
     table = {4: (90.0, 0.40), 2: (89.99, 0.41), 3: (90.0, 0.40)}
-    model = _Choices(table, lambda m, _kw: len(m.dynfs[0]), prune=2.5)
+    model = _Choices(table, lambda m, _kw: len(m.dynfs[0]), prune=2.5, tree=1.5)
     kept, keep, uas, cost = fewer_rounds(model, None, slack=(0.05, 2.0))
     assert (keep, uas, cost, len(kept.dynfs[0])) == (1, 89.99, 41.0, 2)
-    assert kept.dynfs_prune_margin == 2.5
+    assert kept.dynfs_prune_margin == 2.5 and kept.dynfs_tree_margin == 1.5
 
 
-def test_prune_margin_choice_takes_the_cheapest_within_and_leaves_ties_to_the_model(
+def test_pruning_choice_takes_the_cheapest_within_and_leaves_ties_to_the_model(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """choose_prune_margin: the cheapest (threshold, margin) within the tolerance of the
-    full model; one within replaces a model that is not, even at a higher cost; an equal
-    cost leaves the model as it is (planted, each failed: only cheaper replaces; ties to
-    the candidate; no tolerance)."""
+    """choose_pruning: the cheapest (threshold, prune margin, tree margin) within the
+    tolerance of the full model, each margin also alone; one within replaces a model that
+    is not, even at a higher cost; an equal cost leaves the model as it is (planted, each
+    failed: only cheaper replaces; ties to the candidate; no tolerance; the tree margins
+    not tried; a tree margin never without a prune margin)."""
     from depfs.dynamic import he2013
 
     monkeypatch.setattr(he2013, "_uas", lambda _gold, parsed: parsed)
 
     def key(_m, kw):  # type: ignore[no-untyped-def]
-        return (kw["threshold"], kw["prune_margin"])
+        return (kw["threshold"], kw["prune_margin"], kw["tree_margin"])
 
     inf = float("inf")
     # The model (threshold 0, no margin) is not within 0.2 of 90; (1, 2) is, at more cost;
     # (2, 3) is cheaper and not within.
-    table = {(0.0, inf): (89.0, 0.4), (1.0, 2.0): (89.9, 0.6), (2.0, 3.0): (89.5, 0.1)}
+    table = {
+        (0.0, inf, inf): (89.0, 0.4),
+        (1.0, 2.0, inf): (89.9, 0.6),
+        (2.0, 3.0, inf): (89.5, 0.1),
+    }
     model = _Choices(table, key)
-    grid = {"margins": (4.0, 2.0, 3.0), "thresholds": (1.0, 2.0)}
-    kept, margin, uas, cost = he2013.choose_prune_margin(model, None, 90.0, **grid)
-    assert (margin, uas, cost, kept.dynfs[2], kept.dynfs_prune_margin) == (
+    grid = {"margins": (4.0, 2.0, 3.0), "tree_margins": (2.5, 1.5), "thresholds": (1.0, 2.0)}
+    kept, margin, tree, uas, cost = he2013.choose_pruning(model, None, 90.0, **grid)
+    assert (margin, tree, uas, cost, kept.dynfs[2], kept.dynfs_prune_margin) == (
         2.0,
+        None,
         89.9,
         60.0,
         1.0,
         2.0,
     )
+    assert kept.made["tree_margin"] is None
+    # A tree margin with a prune margin, and one alone, cheaper still: the cheapest wins.
+    table[(2.0, 4.0, 2.5)] = (89.85, 0.3)
+    table[(1.0, inf, 1.5)] = (89.8, 0.2)
+    kept, margin, tree, uas, cost = he2013.choose_pruning(_Choices(table, key), None, 90.0, **grid)
+    assert (margin, tree, uas, cost, kept.dynfs[2]) == (None, 1.5, 89.8, 20.0, 1.0)
+    assert kept.made["tree_margin"] == 1.5 and kept.made["prune_margin"] is None
     # The model within, a candidate as cheap and as good: the model stays.
-    table = {(0.0, inf): (90.0, 0.5), (1.0, 4.0): (90.0, 0.5)}
-    kept, margin, uas, cost = he2013.choose_prune_margin(_Choices(table, key), None, 90.0, **grid)
-    assert (margin, uas, cost, kept.dynfs[2]) == (None, 90.0, 50.0, 0.0)
+    table = {
+        (0.0, inf, inf): (90.0, 0.5),
+        (1.0, 4.0, inf): (90.0, 0.5),
+        (1.0, 4.0, 2.5): (90.0, 0.5),
+    }
+    kept, margin, tree, uas, cost = he2013.choose_pruning(_Choices(table, key), None, 90.0, **grid)
+    assert (margin, tree, uas, cost, kept.dynfs[2]) == (None, None, 90.0, 50.0, 0.0)
 
 
 def test_label_stop_orders_by_spread_and_keeps_the_cheapest_within(

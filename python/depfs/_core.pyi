@@ -176,6 +176,8 @@ class GraphModel:
     @property
     def dynfs_prune_margin(self) -> float | None: ...
     @property
+    def dynfs_tree_margin(self) -> float | None: ...
+    @property
     def dynfs_lex(self) -> npt.NDArray[np.float32] | None: ...
     @property
     def dynfs_label_stop(self) -> tuple[list[int], float, list[float], int] | None: ...
@@ -198,6 +200,7 @@ class GraphModel:
         label_dict: list[tuple[int, int, bool, list[int]]] | None = None,
         lex: npt.NDArray[np.float32] | None = None,
         label_weights: GraphModel | None = None,
+        tree_margin: float | None = None,
     ) -> GraphModel: ...
     def run_dynfs(
         self,
@@ -210,6 +213,7 @@ class GraphModel:
         record: bool = False,
         threads: int = 1,
         prune_margin: float | None = None,
+        tree_margin: float | None = None,
         label_margin: float | None = None,
         label_order: list[int] | None = None,
         label_scale: list[float] | None = None,

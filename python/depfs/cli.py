@@ -894,6 +894,7 @@ def train(
             click.echo(
                 f"dynfs: policy of DAgger iteration {r.iteration}, threshold {r.threshold:g}"
                 + (f", prune margin {r.prune_margin:g}" if r.prune_margin is not None else "")
+                + (f", tree margin {r.tree_margin:g}" if r.tree_margin is not None else "")
                 + (f", label margin {r.label_margin:g}" if r.label_margin is not None else "")
                 + (" with its label dictionary" if getattr(r, "label_dict", False) else "")
                 + ": "
@@ -1000,6 +1001,14 @@ def train(
     "below its best (lower: faster, less accurate; 'inf': none) [default: the model's].",
 )
 @click.option(
+    "--tree-margin",
+    type=float,
+    default=None,
+    help="A graph model trained with --dynfs: after round 1, rule out every arc whose best "
+    "tree is more than this below the best tree (lower: faster, less accurate; 'inf': none) "
+    "[default: the model's].",
+)
+@click.option(
     "--label-margin",
     type=float,
     default=None,
@@ -1041,6 +1050,7 @@ def parse(
     no_dynfs: bool,
     policy_threshold: float | None,
     prune_margin: float | None,
+    tree_margin: float | None,
     label_margin: float | None,
     no_label_dict: bool,
     tagger_path: str | None,
@@ -1096,6 +1106,7 @@ def parse(
     dyn_knobs = {
         "--policy-threshold": policy_threshold,
         "--prune-margin": prune_margin,
+        "--tree-margin": tree_margin,
         "--label-margin": label_margin,
         "--no-label-dict": False if no_label_dict else None,
     }
@@ -1121,12 +1132,15 @@ def parse(
             raise click.UsageError(f"--policy-threshold {policy_threshold}: a finite number")
         if prune_margin is not None and not prune_margin >= 0:
             raise click.UsageError(f"--prune-margin {prune_margin}: a number >= 0, or inf")
+        if tree_margin is not None and not tree_margin >= 0:
+            raise click.UsageError(f"--tree-margin {tree_margin}: a number >= 0, or inf")
         if label_margin is not None and not label_margin >= 0:
             raise click.UsageError(f"--label-margin {label_margin}: a number >= 0, or inf")
         knobs.update(
             dynfs=not no_dynfs,
             threshold=policy_threshold,
             prune_margin=prune_margin,
+            tree_margin=tree_margin,
             label_margin=label_margin,
             label_dict=False if no_label_dict else None,
         )
@@ -1814,6 +1828,8 @@ def info_command(model: str, as_json: bool) -> None:
         sib = f", sibling groups of {', '.join(map(str, sib))}" if sib else ""
         prune = dy.get("prune_margin")
         prune = f", prune margin {prune:g}" if prune is not None else ""
+        if dy.get("tree_margin") is not None:
+            prune += f", tree margin {dy['tree_margin']:g}"
         if dy.get("label_margin") is not None:
             prune += f", label margin {dy['label_margin']:g}"
             if dy.get("label_prefix_trained"):

@@ -358,7 +358,7 @@ class GraphParser(TrainableModel):
             LABEL_PREFIX,
             arc_set_of,
             choose_label_stop,
-            choose_prune_margin,
+            choose_pruning,
             fewer_rounds,
             label_order,
             load_groups,
@@ -442,7 +442,7 @@ class GraphParser(TrainableModel):
             r.dev_uas, r.dev_cost = uas, cost
         # Either order: the margin prunes in the first-order rounds (of a second-order
         # model too, before its sibling rounds).
-        self.model_, r.prune_margin, r.dev_uas, r.dev_cost = choose_prune_margin(
+        self.model_, r.prune_margin, r.tree_margin, r.dev_uas, r.dev_cost = choose_pruning(
             self.model_,
             dev,
             r.full_dev_uas,
@@ -499,6 +499,7 @@ class GraphParser(TrainableModel):
         prune_margin: float | None = None,
         label_margin: float | None = None,
         label_dict: bool | None = None,
+        tree_margin: float | None = None,
     ) -> _core.Treebank:
         """A copy of ``treebank`` with HEAD and DEPREL predicted (``threads=0``: all cores).
 
@@ -506,9 +507,12 @@ class GraphParser(TrainableModel):
         what it computed) unless ``dynfs=False`` (the full model); ``threshold`` moves the
         lock/add boundary (higher: fewer locks, slower, more accurate; default the one
         chosen on dev); ``prune_margin`` the margin pruning of added words (lower: faster,
-        less accurate; ``inf``: none; default the model's, chosen on dev);
-        ``label_margin`` the labeler's prefix-margin stop (lower: fewer labeler templates,
-        faster, fewer right labels; ``inf``: the full labeler; default the model's);
+        less accurate; ``inf``: none; default the model's, chosen on dev); ``tree_margin``
+        the tree-margin pruning after round 1 (arcs whose best tree is more than this below
+        the best tree are ruled out; lower: faster, less accurate; ``inf``: none; default
+        the model's, chosen on dev); ``label_margin`` the labeler's prefix-margin stop
+        (lower: fewer labeler templates, faster, fewer right labels; ``inf``: the full
+        labeler; default the model's);
         ``label_dict=False`` scores every label even where the stop's label dictionary
         (chosen on dev) allows fewer. Sentences
         longer than ``_core.GRAPH_MAX_EXACT_WORDS`` words are parsed in chunks of
@@ -537,11 +541,11 @@ class GraphParser(TrainableModel):
         if use and model.dynfs is None:
             raise ValueError("dynfs=True: this model has no dynamic feature selection")
         if not use:
-            knobs = (threshold, prune_margin, label_margin, label_dict)
+            knobs = (threshold, prune_margin, tree_margin, label_margin, label_dict)
             if any(k is not None for k in knobs):
                 raise ValueError(
-                    "threshold, prune_margin, label_margin, label_dict: a dynamic feature "
-                    "selection model's knobs"
+                    "threshold, prune_margin, tree_margin, label_margin, label_dict: a "
+                    "dynamic feature selection model's knobs"
                 )
             return super().parse(
                 treebank, threads, allow_missing_tags=allow_missing_tags, scores=scores, tag=tag
@@ -556,6 +560,8 @@ class GraphParser(TrainableModel):
         check_columns(model, treebank, allow_missing_tags, tagger)
         if prune_margin is not None:
             prune_margin = check_number(prune_margin, "prune_margin", finite=False)  # inf: none
+        if tree_margin is not None:
+            tree_margin = check_number(tree_margin, "tree_margin", finite=False)  # inf: none
         if label_margin is not None:
             label_margin = check_number(label_margin, "label_margin", finite=False)
         parsed, self.dynfs_stats_, _, _ = model.run_dynfs(
@@ -563,6 +569,7 @@ class GraphParser(TrainableModel):
             threshold=threshold,
             threads=threads,
             prune_margin=prune_margin,
+            tree_margin=tree_margin,
             label_margin=label_margin,
             label_dict=[] if label_dict is False else None,
         )

@@ -99,6 +99,7 @@ def model_info(path: str | os.PathLike[str]) -> dict[str, Any]:
             getattr(m, "dynfs_label_dict", None),
             getattr(m, "dynfs_lex", None) is not None,
             getattr(m, "dynfs_label_prefix_trained", None),
+            getattr(m, "dynfs_tree_margin", None),
         )
         if kind == "graph"
         else None,
@@ -113,12 +114,13 @@ def _dynfs_info(
     label_dict: Any = None,
     lexical: bool = False,
     label_prefix_trained: bool | None = None,
+    tree_margin: float | None = None,
 ) -> dict[str, Any] | None:
     """Group sizes: first-order groups, then (second order) sibling groups, whose
-    template indices follow the arc templates'; the prune margin and the labeler's stop
-    margin (None: none); the entries of the stop's label dictionary (None: none); whether
-    the policy has lexical features (group 1's features of the arc, He et al. §5.4); whether
-    the stop adds a prefix-trained labeler (None: no stop)."""
+    template indices follow the arc templates'; the prune margin, the tree margin and the
+    labeler's stop margin (None: none); the entries of the stop's label dictionary (None:
+    none); whether the policy has lexical features (group 1's features of the arc, He et
+    al. §5.4); whether the stop adds a prefix-trained labeler (None: no stop)."""
     if d is None:
         return None
     groups, _, threshold = d
@@ -127,6 +129,7 @@ def _dynfs_info(
         "sibling_groups": [len(g) for g in groups if g[0] >= n_arc],
         "threshold": threshold,
         "prune_margin": prune_margin,
+        "tree_margin": tree_margin,
         "label_margin": None if label_stop is None else label_stop[1],
         "label_dict": None if label_dict is None else len(label_dict),
         "label_prefix_trained": label_prefix_trained,

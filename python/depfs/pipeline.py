@@ -514,8 +514,8 @@ def parse_stream(
     """Parses treebank `batches` with `model`, writing CoNLL-U bytes to `out`; with
     `tagger` (a :class:`depfs.Tagger`), each batch is tagged first. `knobs` are the
     model's parse-time keyword arguments (``margin``, ``dynfs``, ``threshold``,
-    ``prune_margin``, ``label_margin``), as given to its ``parse``; a None value is left
-    out, so the model's own default holds (the same for every function here that
+    ``prune_margin``, ``tree_margin``, ``label_margin``), as given to its ``parse``; a None
+    value is left out, so the model's own default holds (the same for every function here that
     takes `knobs`). A parser with a tagger
     inside (``tagger_``) tags the input first when its first batch leaves the parser's
     tag columns empty (`own_tags`: when the caller has decided it already, for a chunk

@@ -82,7 +82,8 @@ fn use_model(path: &Path, loaded: Loaded) {
         | Model::GraphDynfsLabeled(_)
         | Model::GraphDynfsLabelDict(_)
         | Model::GraphDynfsLex(_)
-        | Model::GraphDynfsLabelWeights(_) => {
+        | Model::GraphDynfsLabelWeights(_)
+        | Model::GraphDynfsTreeMargin(_) => {
             GraphModel::from_loaded(path, loaded).and_then(|m| m.parse(&tb, 1))
         }
         Model::ArcEager(_)

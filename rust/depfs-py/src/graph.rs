@@ -263,6 +263,12 @@ impl PyGraphModel {
         self.inner.dynfs.as_ref().and_then(|d| d.prune_margin)
     }
 
+    /// The DynFS tree margin after round 1, or None ([`Dynfs::tree_margin`]).
+    #[getter]
+    fn dynfs_tree_margin(&self) -> Option<f32> {
+        self.inner.dynfs.as_ref().and_then(|d| d.tree_margin)
+    }
+
     /// The DynFS labeler's stop rule as (template order, margin), or None (the full
     /// labeler; [`Dynfs::label`]).
     #[getter]
@@ -333,7 +339,8 @@ impl PyGraphModel {
     /// with `label_prefix` ([`LabelStop::weights`]): None, this model's own stop's
     /// weights, if any; this model itself, its own labeler. Only with a finite
     /// `label_stop` margin (an infinite one is the full model's labeler).
-    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None, lex = None, label_weights = None))]
+    /// `tree_margin`: see [`Dynfs::tree_margin`] (None: no tree-margin pruning).
+    #[pyo3(signature = (groups, weights, threshold, prefix = None, prune_margin = None, label_stop = None, label_dict = None, lex = None, label_weights = None, tree_margin = None))]
     #[allow(clippy::too_many_arguments)]
     fn with_dynfs(
         &self,
@@ -347,6 +354,7 @@ impl PyGraphModel {
         label_dict: Option<Vec<DictEntry>>,
         lex: Option<PyReadonlyArray1<'_, f32>>,
         label_weights: Option<PyRef<'_, PyGraphModel>>,
+        tree_margin: Option<f32>,
     ) -> PyResult<PyGraphModel> {
         let dict = self.dict_of(py, label_dict)?;
         let given = label_weights.is_some();
@@ -380,7 +388,7 @@ impl PyGraphModel {
             // (the model's own, if not given: an infinite margin then keeps no table)
             weights: stop_w.filter(|_| margin.is_finite()),
         });
-        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label, lex };
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, tree_margin, label, lex };
         self.inner.check_dynfs(&spec).py_err(py)?;
         let mut m = (*self.inner).clone();
         m.dynfs = Some(spec);
@@ -397,13 +405,13 @@ impl PyGraphModel {
     /// of each group-1 template's feature of the arc). `lex`: the policy's lexical
     /// weights (None: the model's own, if any; empty: none; [`Dynfs::lex`]).
     /// `prune_margin` overrides the model's own ([`Dynfs::prune_margin`]; inf: none);
-    /// so do `label_margin` (inf: the full labeler), `label_order` (the model's own
+    /// so do `tree_margin` ([`Dynfs::tree_margin`]; inf: none), `label_margin` (inf: the full labeler), `label_order` (the model's own
     /// order, else the labeler's file order), `label_scale` (else all 1) and `label_every`
     /// (else 1) for the labeler's stop rule ([`Dynfs::label`], [`LabelStop`]), and
     /// `label_dict` (entries; empty: none; else the model's own, if any) and
     /// `label_weights` (a model whose labeler the stop adds, as in `with_dynfs`: None,
     /// the model's own stop's weights, if any; the model itself, its own labeler).
-    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None, lex = None, label_weights = None))]
+    #[pyo3(signature = (treebank, *, groups = None, weights = None, threshold = None, expert = false, record = false, threads = 1, prune_margin = None, tree_margin = None, label_margin = None, label_order = None, label_scale = None, label_every = None, label_dict = None, lex = None, label_weights = None))]
     #[allow(clippy::too_many_arguments, clippy::type_complexity)]
     fn run_dynfs<'py>(
         &self,
@@ -416,6 +424,7 @@ impl PyGraphModel {
         record: bool,
         threads: usize,
         prune_margin: Option<f32>,
+        tree_margin: Option<f32>,
         label_margin: Option<f32>,
         label_order: Option<Vec<u32>>,
         label_scale: Option<Vec<f32>>,
@@ -443,6 +452,11 @@ impl PyGraphModel {
             Some(p) => Some(p),
             None => own.and_then(|d| d.prune_margin),
         };
+        let tree_margin = match tree_margin {
+            Some(p) if p == f32::INFINITY => None,
+            Some(p) => Some(p),
+            None => own.and_then(|d| d.tree_margin),
+        };
         let own_label = own.and_then(|d| d.label.as_ref());
         let n_lab = self.inner.templates.lab.len();
         let label = match label_margin.or(own_label.map(|l| l.margin)) {
@@ -465,7 +479,7 @@ impl PyGraphModel {
         };
         let arc_w = own.and_then(|d| d.arc_w.clone());
         let lex = lex_of(lex, own)?;
-        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, label, lex };
+        let spec = Dynfs { groups, weights, threshold, arc_w, prune_margin, tree_margin, label, lex };
         let tb = Arc::clone(&treebank.inner);
         drop(treebank);
         let m = &self.inner;

@@ -77,7 +77,7 @@ pub(crate) fn max_plus(a: &[f64], b: &[f64]) -> (f64, usize) {
 /// `acc[i] = max(acc[i], a[i] + b[i])`: the inner loop of the chart, over all spans of one
 /// width at once (contiguous in the by-width layout, so it compiles to packed adds and maxes).
 #[inline(never)]
-fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
+pub(crate) fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
     for ((o, x), y) in acc.iter_mut().zip(a).zip(b) {
         let v = x + y;
         *o = if v > *o { v } else { *o };
@@ -93,13 +93,13 @@ fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
 pub struct EisnerWorkspace {
     n1: usize,
     /// Complete span headed at its left end.
-    cr: Vec<f64>,
+    pub(crate) cr: Vec<f64>,
     /// Complete span headed at its right end.
-    cl: Vec<f64>,
+    pub(crate) cl: Vec<f64>,
     /// Incomplete span with arc left end → right end.
-    ir: Vec<f64>,
+    pub(crate) ir: Vec<f64>,
     /// Incomplete span with arc right end → left end.
-    il: Vec<f64>,
+    pub(crate) il: Vec<f64>,
     /// Best `cr[s][r] + cl[r+1][t]` of each span (an incomplete span before its arc score).
     join: Vec<f64>,
     stack: Vec<(u8, usize, usize)>,

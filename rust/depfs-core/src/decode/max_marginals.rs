@@ -4,11 +4,14 @@
 //! algorithm; max-marginals as confidence and pruning scores: Weiss & Taskar 2010,
 //! "Structured prediction cascades"). O(n³) time, O(n²) space.
 //!
-//! Used for confidence: a word's tree margin is the best tree's score minus the best
-//! tree in which the word has another head. Written for clarity, not speed (plain
-//! (s, t) loops): it runs only when margins are asked for.
+//! Used for confidence (a word's tree margin: the best tree's score minus the best tree in
+//! which the word has another head) and for pruning (DynFS's tree margin, which rules out
+//! the arcs of no good tree after round 1). The inside pass is [`EisnerWorkspace::forward`]'s;
+//! the outside pass uses the same by-width layout, so its O(n³) work also runs as vector
+//! loops, one per (width, split offset): about three Eisner passes in all.
 
-use super::{check_scores, no_tree};
+use super::eisner::{max_into, EisnerWorkspace};
+use super::{check_scores, fill, no_tree, Poller};
 use crate::error::Result;
 
 const NEG: f64 = f64::NEG_INFINITY;
@@ -17,83 +20,110 @@ const NEG: f64 = f64::NEG_INFINITY;
 /// limited to one child when `single_root`, contains the arc) and the best tree's score.
 /// Same conventions as [`super::eisner`].
 pub fn arc_max_marginals(scores: &[f64], n1: usize, single_root: bool) -> Result<(Vec<f64>, f64)> {
-    let scores = &*check_scores("max-marginals", scores, n1)?;
-    let mut mm = vec![NEG; n1 * n1];
-    if n1 == 1 {
-        return Ok((mm, 0.0));
-    }
-    let at = |s: usize, t: usize| s * n1 + t;
-    // Inside: cr/cl complete spans headed at the left/right end; ir/il incomplete spans
-    // with the arc left→right / right→left; join = cr(s, r) + cl(r+1, t) before the arc.
-    let (mut cr, mut cl, mut ir, mut il, mut join) =
-        (vec![NEG; n1 * n1], vec![NEG; n1 * n1], vec![NEG; n1 * n1], vec![NEG; n1 * n1], vec![NEG; n1 * n1]);
-    for s in 0..n1 {
-        cr[at(s, s)] = 0.0;
-        cl[at(s, s)] = 0.0;
-    }
-    // Split points r of join(s, t): ROOT's single child comes from the empty span at ROOT.
-    let join_splits = |s: usize, t: usize| if s == 0 && single_root { 0..1 } else { s..t };
-    for w in 1..n1 {
-        for s in 0..n1 - w {
-            let t = s + w;
-            let j = join_splits(s, t).map(|r| cr[at(s, r)] + cl[at(r + 1, t)]).fold(NEG, f64::max);
-            join[at(s, t)] = j;
-            ir[at(s, t)] = j + scores[t * n1 + s];
-            il[at(s, t)] = if s == 0 { NEG } else { j + scores[s * n1 + t] };
-            cr[at(s, t)] = (s + 1..=t).map(|r| ir[at(s, r)] + cr[at(r, t)]).fold(NEG, f64::max);
-            cl[at(s, t)] =
-                if s == 0 { NEG } else { (s..t).map(|r| cl[at(s, r)] + il[at(r, t)]).fold(NEG, f64::max) };
+    let mut ws = MaxMarginals::default();
+    let best = ws.compute(scores, n1, single_root)?;
+    Ok((std::mem::take(&mut ws.mm), best))
+}
+
+/// Reusable charts of [`arc_max_marginals`] (keep one per thread): the inside charts and
+/// their outside counterparts, by width (`chart[w * n1 + s]` is the span (s, s + w)).
+#[derive(Default, Debug, Clone)]
+pub struct MaxMarginals {
+    inside: EisnerWorkspace,
+    ocr: Vec<f64>,
+    ocl: Vec<f64>,
+    oir: Vec<f64>,
+    oil: Vec<f64>,
+    ojoin: Vec<f64>,
+    /// `mm[dep * n1 + head]` after [`Self::compute`].
+    pub mm: Vec<f64>,
+}
+
+impl MaxMarginals {
+    /// Fills [`Self::mm`] for `scores[dep * n1 + head]` and returns the best tree's score;
+    /// an error when no projective tree exists. O(n³).
+    pub fn compute(&mut self, scores: &[f64], n1: usize, single_root: bool) -> Result<f64> {
+        const WHAT: &str = "max-marginals";
+        let scores = &*check_scores(WHAT, scores, n1)?;
+        fill(WHAT, n1, &mut self.mm, n1 * n1, NEG)?;
+        if n1 == 1 {
+            return Ok(0.0);
         }
-    }
-    let best = cr[at(0, n1 - 1)];
-    if best == NEG {
-        return Err(no_tree("max-marginals", single_root));
-    }
-    // Outside, pushed from each item to its parts, widest spans first; within a width,
-    // complete spans feed incomplete ones, which feed their join.
-    let (mut ocr, mut ocl, mut oir, mut oil, mut ojoin) =
-        (vec![NEG; n1 * n1], vec![NEG; n1 * n1], vec![NEG; n1 * n1], vec![NEG; n1 * n1], vec![NEG; n1 * n1]);
-    ocr[at(0, n1 - 1)] = 0.0;
-    let up = |v: &mut f64, x: f64| *v = v.max(x);
-    for w in (1..n1).rev() {
-        for s in 0..n1 - w {
-            let t = s + w;
-            let o = ocr[at(s, t)];
-            if o > NEG {
-                for r in s + 1..=t {
-                    up(&mut oir[at(s, r)], o + cr[at(r, t)]);
-                    up(&mut ocr[at(r, t)], o + ir[at(s, r)]);
+        let ins = &mut self.inside;
+        ins.forward(WHAT, scores, n1, single_root, &mut Poller::new(&mut || false))?;
+        let (cr, cl, ir, il) = (&ins.cr, &ins.cl, &ins.ir, &ins.il);
+        let best = cr[(n1 - 1) * n1];
+        if best == NEG {
+            return Err(no_tree(WHAT, single_root));
+        }
+        for chart in [&mut self.ocr, &mut self.ocl, &mut self.oir, &mut self.oil, &mut self.ojoin] {
+            fill(WHAT, n1, chart, n1 * n1, NEG)?;
+        }
+        let (ocr, ocl, oir, oil, ojoin) =
+            (&mut self.ocr, &mut self.ocl, &mut self.oir, &mut self.oil, &mut self.ojoin);
+        ocr[(n1 - 1) * n1] = 0.0; // the whole sentence, headed at ROOT
+                                  // Outside, pushed from each item to its parts, widest spans first; within a width,
+                                  // complete spans feed incomplete ones, which feed their join. For a width w and
+                                  // split offset j, the parts of all spans s are contiguous slices.
+        for w in (1..n1).rev() {
+            let m = n1 - w;
+            let row = w * n1;
+            let (narrow, wide) = ocr.split_at_mut(row);
+            let o = &wide[..m];
+            // cr(s, s+w) = ir(s, s+j) + cr(s+j, s+w), 0 < j <= w.
+            for j in 1..=w {
+                max_into(&mut oir[j * n1..j * n1 + m], o, &cr[(w - j) * n1 + j..(w - j) * n1 + j + m]);
+                if j < w {
+                    let b = (w - j) * n1 + j;
+                    max_into(&mut narrow[b..b + m], o, &ir[j * n1..j * n1 + m]);
                 }
             }
-            let o = ocl[at(s, t)];
-            if o > NEG {
-                for r in s..t {
-                    up(&mut ocl[at(s, r)], o + il[at(r, t)]);
-                    up(&mut oil[at(r, t)], o + cl[at(s, r)]);
+            let (narrow, wide) = ocl.split_at_mut(row);
+            let o = &wide[..m];
+            // cl(s, s+w) = cl(s, s+j) + il(s+j, s+w), 0 <= j < w.
+            for j in 0..w {
+                let b = (w - j) * n1 + j;
+                max_into(&mut oil[b..b + m], o, &cl[j * n1..j * n1 + m]);
+                if j > 0 {
+                    max_into(&mut narrow[j * n1..j * n1 + m], o, &il[b..b + m]);
+                }
+            }
+            // An incomplete span's outside, less its arc, is its join's.
+            for s in 0..m {
+                let right = oir[row + s] + scores[(s + w) * n1 + s];
+                let left = if s == 0 { NEG } else { oil[row + s] + scores[s * n1 + s + w] };
+                ojoin[row + s] = right.max(left);
+            }
+            // join(s, s+w) = cr(s, s+j) + cl(s+j+1, s+w), 0 <= j < w; with a single root,
+            // ROOT's span (s = 0) only from j = 0 (the empty span at ROOT). Empty spans
+            // (width 0) have no parts: their outside is not needed.
+            let first = usize::from(single_root);
+            let o = &ojoin[row..row + m];
+            for j in 0..w {
+                let b = (w - 1 - j) * n1 + j + 1;
+                if j > 0 {
+                    max_into(&mut ocr[j * n1 + first..j * n1 + m], &o[first..], &cl[b + first..b + m]);
+                }
+                if j + 1 < w {
+                    max_into(&mut ocl[b + first..b + m], &o[first..], &cr[j * n1 + first..j * n1 + m]);
+                }
+            }
+            if single_root && w > 1 {
+                let b = (w - 1) * n1 + 1;
+                ocl[b] = ocl[b].max(o[0] + cr[0]);
+            }
+        }
+        for w in 1..n1 {
+            for s in 0..n1 - w {
+                let (t, at) = (s + w, w * n1 + s);
+                self.mm[t * n1 + s] = ir[at] + oir[at];
+                if s > 0 {
+                    self.mm[s * n1 + t] = il[at] + oil[at];
                 }
             }
         }
-        for s in 0..n1 - w {
-            let t = s + w;
-            let o = (oir[at(s, t)] + scores[t * n1 + s]).max(oil[at(s, t)] + scores[s * n1 + t]);
-            ojoin[at(s, t)] = o;
-            if o > NEG {
-                for r in join_splits(s, t) {
-                    up(&mut ocr[at(s, r)], o + cl[at(r + 1, t)]);
-                    up(&mut ocl[at(r + 1, t)], o + cr[at(s, r)]);
-                }
-            }
-        }
+        Ok(best)
     }
-    for s in 0..n1 {
-        for t in s + 1..n1 {
-            mm[t * n1 + s] = ir[at(s, t)] + oir[at(s, t)];
-            if s > 0 {
-                mm[s * n1 + t] = il[at(s, t)] + oil[at(s, t)];
-            }
-        }
-    }
-    Ok((mm, best))
 }
 
 #[cfg(test)]

@@ -25,7 +25,7 @@ pub use cle::{cle, CleWorkspace};
 pub use eisner::{eisner, EisnerWorkspace};
 pub use eisner2::{eisner2, Eisner2Workspace};
 pub use kbest::{eisner_kbest, KBestWorkspace};
-pub use max_marginals::arc_max_marginals;
+pub use max_marginals::{arc_max_marginals, MaxMarginals};
 
 use std::borrow::Cow;
 

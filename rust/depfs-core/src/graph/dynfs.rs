@@ -114,6 +114,13 @@ pub struct Dynfs {
     /// Stored in its own model-file variant (files without it keep the old one).
     #[serde(skip)]
     pub prune_margin: Option<f32>,
+    /// Tree-margin pruning after round 1 (first-order rounds; not in He et al.: the
+    /// max-marginal filter of Weiss & Taskar 2010's structured prediction cascades): an
+    /// arc whose best projective tree under T₁ scores more than this below the best tree
+    /// is ruled out for every word (never the current tree's arc), and a word left with
+    /// one head is locked. None: none.
+    #[serde(skip)]
+    pub tree_margin: Option<f32>,
     /// The labeler's prefix-margin stop ([`super::label_stop`]; not in He et al.). None:
     /// the full labeler. Stored in its own model-file variant, as the prune margin.
     #[serde(skip)]
@@ -184,6 +191,9 @@ impl Dynfs {
         }
         if self.prune_margin.is_some_and(|d| !(d >= 0.0 && d.is_finite())) {
             return bad("the prune margin must be a finite number >= 0".into());
+        }
+        if self.tree_margin.is_some_and(|d| !(d >= 0.0 && d.is_finite())) {
+            return bad("the tree margin must be a finite number >= 0".into());
         }
         if self.arc_w.as_ref().is_some_and(|w| w.n_templates() != n_arc) {
             return bad("the prefix-trained arc weights do not fit the arc templates".into());
@@ -296,6 +306,8 @@ struct DynSent {
 #[derive(Default)]
 pub struct DynScratch {
     base: Scratch,
+    /// The max-marginals of the tree margin ([`Dynfs::tree_margin`]).
+    mm: crate::decode::MaxMarginals,
     sents: Vec<DynSent>,
     order: Vec<usize>,
     psi: Vec<f32>,
@@ -456,6 +468,7 @@ impl GraphModel {
             .map(|(i, g)| if i < k1 { g } else { g.into_iter().map(|t| t - self.arc.len()).collect() })
             .collect();
         let prune = spec.prune_margin.map(f64::from);
+        let tree = spec.tree_margin.map(f64::from);
         let lex = Lex { af: &self.arc, templates: &groups[0], weights: &spec.lex };
         let mut stats = DynStats::default();
         let (mut rows, mut labels, mut lex_ids) = (Vec::new(), Vec::new(), Vec::new());
@@ -465,7 +478,8 @@ impl GraphModel {
                 let ss: Vec<usize> = ss.collect();
                 let label = spec.label.as_ref();
                 self.dynfs_batch(
-                    arc_w, switch, t, &prep, &ss, &groups, &splits, decider, lex, prune, label, record, sc,
+                    arc_w, switch, t, &prep, &ss, &groups, &splits, decider, lex, prune, tree, label, record,
+                    sc,
                 )
             })?;
             let mut parses = Vec::with_capacity(parts.len());
@@ -499,6 +513,7 @@ impl GraphModel {
         decider: Decider<'_>,
         lex: Lex<'_>,
         prune: Option<f64>,
+        tree: Option<f64>,
         label: Option<&LabelStop>,
         record: bool,
         sc: &mut DynScratch,
@@ -598,6 +613,9 @@ impl GraphModel {
                 d.stats.sib_full = score::count_sibling_parts(&o.scores, n1) * total_sib;
             }
             d.stats.rounds = 1;
+            if let Some(delta) = tree {
+                tree_prune(o, d, delta, &mut sc.mm);
+            }
             // Modifiers with one head left are decided already.
             for m in 1..n1 {
                 if d.alive[m] == 1 && !d.locked[m] {
@@ -762,7 +780,7 @@ impl GraphModel {
         sc: &mut DynScratch,
     ) -> Result<()> {
         let k = groups.len();
-        let DynScratch { base, sents, order, psi, stack, desc, cur, parts } = sc;
+        let DynScratch { base, sents, order, psi, stack, desc, cur, parts, .. } = sc;
         let (o, d) = (&mut base.batch[i], &mut sents[i]);
         let n1 = o.n1();
         self.sib.prepare(&prep.sib, tb, s, &mut base.sib);
@@ -985,6 +1003,28 @@ fn decide_round(
     added
 }
 
+/// Tree-margin pruning ([`Dynfs::tree_margin`]): rules out every open arc whose best
+/// projective tree (ROOT with one child) under the current scores is more than `delta`
+/// below the best tree, never an arc of the current tree. A sentence with no projective
+/// tree is left as it is. O(n³) (the max-marginals).
+fn tree_prune(o: &mut OpenSentence, d: &mut DynSent, delta: f64, ws: &mut crate::decode::MaxMarginals) {
+    let n1 = o.n1();
+    let Ok(best) = ws.compute(&o.scores, n1, true) else {
+        return;
+    };
+    let mm = &ws.mm;
+    for m in 1..n1 {
+        let h = d.heads[m] as usize;
+        for g in (0..n1).filter(|&g| g != m && g != h) {
+            let i = m * n1 + g;
+            if o.scores[i].is_finite() && best - mm[i] > delta {
+                o.remove(m, g);
+                d.alive[m] -= 1;
+            }
+        }
+    }
+}
+
 /// Locks tree arc h → m and propagates: rules out m's other heads, arcs crossing
 /// h → m, arcs that would close a cycle through the locked arcs and, for a ROOT arc,
 /// the other ROOT arcs, never an arc of the current tree; a modifier left with one
@@ -1200,6 +1240,68 @@ mod tests {
             }
         }
         assert!(pruned > 0 && locked > 0 && exact > 50, "{pruned} pruned, {locked} locked, {exact} exact");
+    }
+
+    /// Tree-margin pruning against every projective tree of small random sentences (some
+    /// arcs ruled out already): an arc stays exactly when it is the current tree's or the
+    /// best single-rooted projective tree through it is within the margin of the best
+    /// tree; the alive counts follow.
+    #[test]
+    fn tree_margin_rules_out_exactly_the_arcs_of_no_good_tree() {
+        use crate::decode::brute::all_trees;
+        let mut rng = Rng::new(5);
+        let mut cle = CleWorkspace::default();
+        let mut ws = crate::decode::MaxMarginals::default();
+        let (mut pruned, mut kept_off_tree) = (0, 0);
+        for trial in 0..200 {
+            let (n1, mut o) = random_open(&mut rng);
+            if n1 > 8 {
+                continue; // (brute force)
+            }
+            for i in 0..n1 * n1 {
+                if o.open[i] && rng.next_u64().is_multiple_of(5) {
+                    o.remove(i / n1, i % n1);
+                }
+            }
+            let Ok(heads) = cle.decode(&o.scores, n1, true) else { continue };
+            let mut d = fresh(n1, &heads);
+            for m in 1..n1 {
+                d.alive[m] = (0..n1).filter(|&g| g != m && o.scores[m * n1 + g].is_finite()).count() as u32;
+            }
+            let before = o.scores.clone();
+            let delta = (rng.next_u64() % 400) as f64 / 100.0;
+            tree_prune(&mut o, &mut d, delta, &mut ws);
+            let trees: Vec<(Vec<i32>, f64)> = all_trees(n1, true, true)
+                .into_iter()
+                .map(|h| {
+                    let s = (1..n1).map(|m| before[m * n1 + h[m] as usize]).sum::<f64>();
+                    (h, s)
+                })
+                .filter(|(_, s)| s.is_finite())
+                .collect();
+            if trees.is_empty() {
+                assert_eq!(o.scores, before, "trial {trial}: no projective tree, nothing ruled out");
+                continue;
+            }
+            let best = trees.iter().map(|t| t.1).fold(f64::NEG_INFINITY, f64::max);
+            for m in 1..n1 {
+                for g in (0..n1).filter(|&g| g != m && before[m * n1 + g].is_finite()) {
+                    let through = trees
+                        .iter()
+                        .filter(|(h, _)| h[m] == g as i32)
+                        .map(|t| t.1)
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let keep = g == heads[m] as usize || through >= best - delta - 1e-9;
+                    let kept = o.scores[m * n1 + g].is_finite();
+                    assert_eq!(kept, keep, "trial {trial}: {g} -> {m} (delta {delta})");
+                    pruned += usize::from(!kept);
+                    kept_off_tree += usize::from(kept && g != heads[m] as usize);
+                }
+                let left = (0..n1).filter(|&g| g != m && o.scores[m * n1 + g].is_finite()).count();
+                assert_eq!(left as u32, d.alive[m], "trial {trial}: alive count of {m}");
+            }
+        }
+        assert!(pruned > 50 && kept_off_tree > 50, "{pruned} pruned, {kept_off_tree} kept off the tree");
     }
 
     /// Locks random arcs of the CLE tree of random scores, one by one: the tree's arcs

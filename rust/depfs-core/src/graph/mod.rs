@@ -1030,6 +1030,7 @@ impl GraphTrainer {
             threshold: 0.0,
             arc_w: None,
             prune_margin: None,
+            tree_margin: None,
             label: None,
             lex: Vec::new(),
         }

@@ -100,6 +100,15 @@ pub struct GraphDynfsLabelWeightsFile {
     lab_w: WeightsFile,
 }
 
+/// A DynFS model (any of the variants above) with a tree margin
+/// ([`super::Dynfs::tree_margin`]); a model without one is written as before.
+#[derive(Serialize, Deserialize)]
+pub struct GraphDynfsTreeMarginFile {
+    /// The model as its variant without the tree margin writes it.
+    dynfs: container::Model,
+    tree_margin: f32,
+}
+
 impl GraphModel {
     /// Writes the model atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
@@ -165,13 +174,22 @@ impl GraphModel {
                         prune_margin: p,
                     })),
                 };
-                if d.lex.is_empty() {
+                let model = if d.lex.is_empty() {
                     model
                 } else {
                     container::Model::GraphDynfsLex(Box::new(GraphDynfsLexFile {
                         dynfs: model,
                         lex: d.lex.clone(),
                     }))
+                };
+                match d.tree_margin {
+                    None => model,
+                    Some(tree_margin) => {
+                        container::Model::GraphDynfsTreeMargin(Box::new(GraphDynfsTreeMarginFile {
+                            dynfs: model,
+                            tree_margin,
+                        }))
+                    }
                 }
             }
         };
@@ -189,7 +207,19 @@ impl GraphModel {
     pub fn from_loaded(path: &Path, file: container::Loaded) -> Result<GraphModel> {
         let bad = |msg: String| Error::Model { file: path.display().to_string(), msg };
         let mut label_dict = None;
-        let (model, lex) = match file.model {
+        let (model, tree_margin) = match file.model {
+            container::Model::GraphDynfsTreeMargin(t) => match t.dynfs {
+                m @ (container::Model::GraphDynfs(_)
+                | container::Model::GraphDynfsPruned(_)
+                | container::Model::GraphDynfsLabeled(_)
+                | container::Model::GraphDynfsLabelDict(_)
+                | container::Model::GraphDynfsLabelWeights(_)
+                | container::Model::GraphDynfsLex(_)) => (m, Some(t.tree_margin)),
+                _ => return Err(bad("a tree margin around a model without DynFS".into())),
+            },
+            other => (other, None),
+        };
+        let (model, lex) = match model {
             container::Model::GraphDynfsLex(l) => match l.dynfs {
                 m @ (container::Model::GraphDynfs(_)
                 | container::Model::GraphDynfsPruned(_)
@@ -281,6 +311,7 @@ impl GraphModel {
                 l.weights = Some(std::sync::Arc::new(weights(w, m.lab.len(), "labeler stop")?));
             }
             d.lex = lex;
+            d.tree_margin = tree_margin;
             d.check(m.arc.len(), m.sib.len()).map_err(|e| bad(e.to_string()))?;
         }
         m.dynfs = dynfs;

@@ -650,6 +650,7 @@ fn spec_of(groups: Vec<Vec<u32>>, threshold: f32) -> Dynfs {
         threshold,
         arc_w: None,
         prune_margin: None,
+        tree_margin: None,
         label: None,
         lex: Vec::new(),
     }
@@ -743,6 +744,7 @@ fn dynfs_specs_and_models_are_checked_and_round_trip() {
         threshold: 0.0,
         arc_w: None,
         prune_margin: None,
+        tree_margin: None,
         label: None,
         lex: Vec::new(),
     };
@@ -896,6 +898,7 @@ fn second_order_specs_are_checked() {
         threshold: 0.0,
         arc_w: None,
         prune_margin: None,
+        tree_margin: None,
         label: None,
         lex: Vec::new(),
     };

@@ -74,6 +74,9 @@ pub enum Model {
     /// [`Model::GraphDynfsLabeled`] or [`Model::GraphDynfsLabelDict`] whose labeler stop
     /// adds a prefix-trained labeler's weights (inside [`Model::GraphDynfsLex`], if any).
     GraphDynfsLabelWeights(Box<crate::graph::stored::GraphDynfsLabelWeightsFile>),
+    /// A DynFS graph model (any variant above, [`Model::GraphDynfsLex`] included) with a
+    /// tree margin ([`crate::graph::Dynfs::tree_margin`]).
+    GraphDynfsTreeMargin(Box<crate::graph::stored::GraphDynfsTreeMarginFile>),
 }
 
 /// Index of [`Model::WithTagger`] among the variants (postcard writes it as a varint
@@ -107,7 +110,8 @@ impl Model {
             | Model::GraphDynfsLabeled(_)
             | Model::GraphDynfsLabelDict(_)
             | Model::GraphDynfsLex(_)
-            | Model::GraphDynfsLabelWeights(_) => "graph",
+            | Model::GraphDynfsLabelWeights(_)
+            | Model::GraphDynfsTreeMargin(_) => "graph",
             Model::TaggerLines(_)
             | Model::TaggerBidi(_)
             | Model::TaggerCased(_)
@@ -329,6 +333,7 @@ fn split_tagger(path: &Path, model: Model) -> Result<(Model, Option<ModelFile>)>
             | Model::GraphDynfsLabelDict(_)
             | Model::GraphDynfsLex(_)
             | Model::GraphDynfsLabelWeights(_)
+            | Model::GraphDynfsTreeMargin(_)
             | Model::ArcEager(_)
             | Model::ArcEagerDynamic(_)
             | Model::ArcEagerCascade(_)
