@@ -243,13 +243,7 @@ def test_prune_margin_cuts_cost_round_trips_and_is_checked(
         == dynfs.parse(dev, prune_margin=inf, tree_margin=inf, label_margin=inf).to_string()
     )
     assert depfs.model_info(tmp_path / "p.depfs")["dynfs"]["prune_margin"] == 1.0
-    for bad in (-1.0, float("nan")):
-        with pytest.raises(ValueError, match="prune"):
-            model.with_dynfs(groups, weights, threshold, prune_margin=bad)
-        with pytest.raises(ValueError, match="prune_margin"):
-            dynfs.parse(dev, prune_margin=bad)
-    with pytest.raises(ValueError, match="prune_margin"):
-        dynfs.parse(dev, dynfs=False, prune_margin=1.0)
+    _refuses_bad_margins(dynfs, dev, "prune_margin")
 
 
 def test_tree_margin_cuts_cost_round_trips_and_is_checked(
@@ -301,13 +295,20 @@ def test_tree_margin_cuts_cost_round_trips_and_is_checked(
     res = run(main, ["parse", *args, "--threads", "1"])
     assert res.exit_code == 0, res.output
     assert out.read_text() == dynfs.parse(dev, tree_margin=inf).to_string()
+    _refuses_bad_margins(dynfs, dev, "tree_margin")
+
+
+def _refuses_bad_margins(dynfs: depfs.GraphParser, dev: depfs.Treebank, knob: str) -> None:
+    """`knob` (a DynFS margin) below 0 or NaN is refused by ``with_dynfs`` and ``parse``,
+    and any value by a parse with the full model."""
+    groups, weights, threshold = dynfs.model_.dynfs
     for bad in (-1.0, float("nan")):
-        with pytest.raises(ValueError, match="tree margin"):
-            model.with_dynfs(groups, weights, threshold, tree_margin=bad)
-        with pytest.raises(ValueError, match="tree_margin"):
-            dynfs.parse(dev, tree_margin=bad)
-    with pytest.raises(ValueError, match="tree_margin"):
-        dynfs.parse(dev, dynfs=False, tree_margin=1.0)
+        with pytest.raises(ValueError, match=knob.replace("_", " ")):
+            dynfs.model_.with_dynfs(groups, weights, threshold, **{knob: bad})
+        with pytest.raises(ValueError, match=knob):
+            dynfs.parse(dev, **{knob: bad})
+    with pytest.raises(ValueError, match=knob):
+        dynfs.parse(dev, dynfs=False, **{knob: 1.0})
 
 
 def test_label_stop_is_a_knob_chosen_on_dev_and_round_trips(
