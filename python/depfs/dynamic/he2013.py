@@ -276,8 +276,9 @@ def choose_pruning(
     on dev by :func:`train_policy`'s rule — the lowest share of templates whose dev UAS is
     within `tolerance` of `full_uas` — against the model as it is (its threshold, neither
     margin), which wins ties and stays when nothing is within. Each margin is also tried
-    alone (None in the grid). Returns the model kept, its prune and tree margins (None:
-    none), dev UAS and cost."""
+    alone (None in the grid): with the default grids, about 1,000 dev parses (3–4 minutes
+    of a first-order en_ewt training). Returns the model kept, its prune and tree margins
+    (None: none), dev UAS and cost."""
     say = report or (lambda _msg: None)
     groups, weights, threshold = model.dynfs
     inf = float("inf")

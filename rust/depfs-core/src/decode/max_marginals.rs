@@ -61,10 +61,11 @@ impl MaxMarginals {
         }
         let (ocr, ocl, oir, oil, ojoin) =
             (&mut self.ocr, &mut self.ocl, &mut self.oir, &mut self.oil, &mut self.ojoin);
-        ocr[(n1 - 1) * n1] = 0.0; // the whole sentence, headed at ROOT
-                                  // Outside, pushed from each item to its parts, widest spans first; within a width,
-                                  // complete spans feed incomplete ones, which feed their join. For a width w and
-                                  // split offset j, the parts of all spans s are contiguous slices.
+        // The whole sentence, headed at ROOT.
+        ocr[(n1 - 1) * n1] = 0.0;
+        // Outside, pushed from each item to its parts, widest spans first; within a width,
+        // complete spans feed incomplete ones, which feed their join. For a width w and
+        // split offset j, the parts of all spans s are contiguous slices.
         for w in (1..n1).rev() {
             let m = n1 - w;
             let row = w * n1;

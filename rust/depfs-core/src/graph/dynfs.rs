@@ -613,7 +613,8 @@ impl GraphModel {
                 d.stats.sib_full = score::count_sibling_parts(&o.scores, n1) * total_sib;
             }
             d.stats.rounds = 1;
-            if let Some(delta) = tree {
+            // (With one group nothing reads the arcs after round 1.)
+            if let (Some(delta), true) = (tree, k > 1) {
                 tree_prune(o, d, delta, &mut sc.mm);
             }
             // Modifiers with one head left are decided already.

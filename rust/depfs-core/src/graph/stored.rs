@@ -215,7 +215,11 @@ impl GraphModel {
                 | container::Model::GraphDynfsLabelDict(_)
                 | container::Model::GraphDynfsLabelWeights(_)
                 | container::Model::GraphDynfsLex(_)) => (m, Some(t.tree_margin)),
-                _ => return Err(bad("a tree margin around a model without DynFS".into())),
+                _ => {
+                    return Err(bad(
+                        "a tree margin around a model without DynFS (or a second tree margin)".into()
+                    ))
+                }
             },
             other => (other, None),
         };
