@@ -300,6 +300,7 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
     for kind, style, label in [
         ("static", "s--", "static prefix (first k templates, rounds' model)"),
         ("dynfs", "o-", "DynFS (policy threshold)"),
+        ("tree", "d:", "DynFS (tree margin; rightmost: none)"),
     ]:
         pts = sorted((r["cost"], r["speedup"], r["uas"]) for r in rows if r["kind"] == kind)
         if pts:
