@@ -2,7 +2,7 @@
 //! random dense score matrices, with reusable workspaces as a parser would call them.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use depfs_core::decode::{CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace};
+use depfs_core::decode::{CleWorkspace, Eisner2Workspace, EisnerWorkspace, KBestWorkspace, MaxMarginals};
 
 const SIZES: [usize; 4] = [12, 25, 50, 100];
 
@@ -37,6 +37,11 @@ fn decoders(c: &mut Criterion) {
         let mut eisner = EisnerWorkspace::new();
         group.bench_with_input(BenchmarkId::new("eisner", n), &scores, |b, s| {
             b.iter(|| eisner.decode(s, n1, true).expect("random dense scores have a tree"))
+        });
+        // Arc max-marginals (inside and outside): DynFS's tree margin after round 1.
+        let mut mm = MaxMarginals::default();
+        group.bench_with_input(BenchmarkId::new("max_marginals", n), &scores, |b, s| {
+            b.iter(|| mm.compute(s, n1, true).expect("random dense scores have a tree"))
         });
         let sib = matrix(n1 * n1 * n1, 1000 + n as u64);
         let mut eisner2 = Eisner2Workspace::new();

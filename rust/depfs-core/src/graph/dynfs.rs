@@ -1010,7 +1010,7 @@ fn decide_round(
 /// tree is left as it is. O(n³) (the max-marginals).
 fn tree_prune(o: &mut OpenSentence, d: &mut DynSent, delta: f64, ws: &mut crate::decode::MaxMarginals) {
     let n1 = o.n1();
-    let Ok(best) = ws.compute(&o.scores, n1, true) else {
+    let Ok(best) = ws.compute_within(&o.scores, n1, true, delta) else {
         return;
     };
     let mm = &ws.mm;
