@@ -173,9 +173,9 @@ impl MaxMarginals {
                 }
             };
             live.clear();
-            for s in 0..m {
-                o[s] = inside_join(s);
-                if o[s] > NEG {
+            for (s, v) in o.iter_mut().enumerate() {
+                *v = inside_join(s);
+                if *v > NEG {
                     live.push(s);
                 }
             }
