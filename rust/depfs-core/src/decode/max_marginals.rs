@@ -274,7 +274,8 @@ mod tests {
     }
 
     /// With a margin: exact for the arcs within `delta` of the best tree, below
-    /// `best - delta` for the others, against every projective tree.
+    /// `best - delta` for the others; against the whole pass (`delta` = +inf, itself
+    /// checked against every projective tree below).
     fn check_within(n1: usize, scores: &[f64], single_root: bool, delta: f64) {
         let Ok((exact, best)) = arc_max_marginals(scores, n1, single_root) else { return };
         let mut ws = MaxMarginals::default();
