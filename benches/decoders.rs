@@ -38,11 +38,14 @@ fn decoders(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("eisner", n), &scores, |b, s| {
             b.iter(|| eisner.decode(s, n1, true).expect("random dense scores have a tree"))
         });
-        // Arc max-marginals (inside and outside): DynFS's tree margin after round 1.
+        // Arc max-marginals (inside and outside), whole and within a margin of 1 (the
+        // outside pass only from items of trees within it): DynFS's tree margin.
         let mut mm = MaxMarginals::default();
-        group.bench_with_input(BenchmarkId::new("max_marginals", n), &scores, |b, s| {
-            b.iter(|| mm.compute(s, n1, true).expect("random dense scores have a tree"))
-        });
+        for (name, delta) in [("max_marginals", f64::INFINITY), ("max_marginals_within_1", 1.0)] {
+            group.bench_with_input(BenchmarkId::new(name, n), &scores, |b, s| {
+                b.iter(|| mm.compute_within(s, n1, true, delta).expect("random dense scores have a tree"))
+            });
+        }
         let sib = matrix(n1 * n1 * n1, 1000 + n as u64);
         let mut eisner2 = Eisner2Workspace::new();
         group.bench_with_input(BenchmarkId::new("eisner2", n), &scores, |b, s| {
