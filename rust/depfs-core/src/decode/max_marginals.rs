@@ -44,7 +44,7 @@ pub struct MaxMarginals {
     oil: Vec<f64>,
     ojoin: Vec<f64>,
     /// One row's outside scores, those of items of no good tree set to -inf.
-    row: Vec<f64>,
+    orow: Vec<f64>,
     /// The items of one row that are in a good tree.
     live: Vec<usize>,
     /// `mm[dep * n1 + head]` after [`Self::compute_within`].
@@ -85,10 +85,10 @@ impl MaxMarginals {
         for chart in [&mut self.ocr, &mut self.ocl, &mut self.oir, &mut self.oil, &mut self.ojoin] {
             fill(WHAT, n1, chart, n1 * n1, NEG)?;
         }
-        fill(WHAT, n1, &mut self.row, n1, NEG)?;
+        fill(WHAT, n1, &mut self.orow, n1, NEG)?;
         let (ocr, ocl, oir, oil, ojoin) =
             (&mut self.ocr, &mut self.ocl, &mut self.oir, &mut self.oil, &mut self.ojoin);
-        let (orow, live) = (&mut self.row, &mut self.live);
+        let (orow, live) = (&mut self.orow, &mut self.live);
         // One row's live outside scores into `orow[..m]` (-inf for the others) and their
         // spans into `live`; true when few enough are live to push them one by one (a
         // judgement, not tuned: a vector pass over a row costs about four single pushes).
