@@ -149,6 +149,8 @@ pub fn add_arc_scores_groups<W: WeightTable>(
         }
     }
     let mut rows = vec![0u32; n_arcs];
+    let words = WordTerms::of(batch, &starts, &arc_h, &arc_m);
+    let mut per_word = PerWord::default();
     for (g, split) in splits.iter().enumerate() {
         if g > 0 {
             acc.fill(0.0);
@@ -205,30 +207,20 @@ pub fn add_arc_scores_groups<W: WeightTable>(
                 }
             }
         }
+        // Per-word terms of head-only and modifier-only templates, for the words that
+        // head or modify a listed arc.
+        per_word.fill(af, w, second.as_ref().map(|s| s.0), batch, split, &words);
         for (k, item) in batch.iter_mut().enumerate() {
-            let (sent, n1) = (item.sent, item.sent.n1);
-            // Per-word terms of head-only and modifier-only templates (h = 0 / m = 1 stand
-            // in for "any": these templates ignore the other end and the edge).
-            let tables = [(w, &mut *item.out, &acc)]
-                .into_iter()
-                .chain(second.as_mut().map(|(w2, outs)| (*w2, &mut *outs[k], &acc2)));
-            for (table, out, acc) in tables {
-                let mut per_head = vec![0f32; n1];
-                let mut per_mod = vec![0f32; n1];
-                for &t in &split.head_only {
-                    for (h, v) in per_head.iter_mut().enumerate() {
-                        *v += table.get(t, af.plain(sent, t, h, 1));
-                    }
-                }
-                for &t in &split.mod_only {
-                    for (m, v) in per_mod.iter_mut().enumerate() {
-                        *v += table.get(t, af.plain(sent, t, 0, m));
-                    }
-                }
+            let n1 = item.sent.n1;
+            let at = words.first[k];
+            let tables = [(&mut *item.out, &acc, &per_word.head, &per_word.modi)].into_iter().chain(
+                second.as_mut().map(|(_, outs)| (&mut *outs[k], &acc2, &per_word.head2, &per_word.mod2)),
+            );
+            for (out, acc, per_head, per_mod) in tables {
                 debug_assert_eq!(out.len(), n1 * n1, "scores must be n1 x n1 (see reset_scores)");
                 for i in starts[k]..starts[k + 1] {
                     let (h, m) = (arc_h[i], arc_m[i]);
-                    out[m * n1 + h] += (acc[i] + per_head[h] + per_mod[m]) as f64;
+                    out[m * n1 + h] += (acc[i] + per_head[at + h] + per_mod[at + m]) as f64;
                 }
             }
         }
@@ -240,6 +232,122 @@ pub fn add_arc_scores_groups<W: WeightTable>(
                 c.add(t, n_between / split.between.len().max(1) as u64);
             }
         }
+    }
+}
+
+/// The words of a batch whose per-word terms (head-only and modifier-only templates)
+/// are needed: those that head, and those that modify, an arc to score.
+struct WordTerms {
+    /// Item k's word x is entry `first[k] + x` of the flat per-word sums.
+    first: Vec<usize>,
+    /// (item, word) of every head of an arc, and of every modifier; each once.
+    heads: Vec<(usize, usize)>,
+    mods: Vec<(usize, usize)>,
+}
+
+impl WordTerms {
+    /// O(a + Σ n) for a arcs.
+    fn of(batch: &[ToScore<'_>], starts: &[usize], arc_h: &[usize], arc_m: &[usize]) -> WordTerms {
+        let mut first = Vec::with_capacity(batch.len() + 1);
+        let (mut heads, mut mods) = (Vec::new(), Vec::new());
+        let (mut is_head, mut is_mod) = (Vec::new(), Vec::new());
+        let mut total = 0;
+        for (k, item) in batch.iter().enumerate() {
+            first.push(total);
+            total += item.sent.n1;
+            let r = starts[k]..starts[k + 1];
+            for (seen, ends, list) in
+                [(&mut is_head, &arc_h[r.clone()], &mut heads), (&mut is_mod, &arc_m[r], &mut mods)]
+            {
+                seen.clear();
+                seen.resize(item.sent.n1, false);
+                for &x in ends {
+                    seen[x] = true;
+                }
+                list.extend(seen.iter().enumerate().filter(|&(_, &s)| s).map(|(x, _)| (k, x)));
+            }
+        }
+        first.push(total);
+        WordTerms { first, heads, mods }
+    }
+}
+
+/// Per-word sums of one template group, flat over a batch ([`WordTerms::first`]), under
+/// the first weight table and (`head2`, `mod2`) the second.
+#[derive(Default)]
+struct PerWord {
+    head: Vec<f32>,
+    modi: Vec<f32>,
+    head2: Vec<f32>,
+    mod2: Vec<f32>,
+    rows: Vec<u32>,
+}
+
+impl PerWord {
+    /// The per-word sums of `split`'s head-only and modifier-only templates (h = 0 /
+    /// m = 1 stand in for "any": these templates ignore the other end and the edge).
+    /// Template by template over the whole batch, as the general templates are: a
+    /// template's rows are located and prefetched for every word first, then read.
+    /// O(|heads| · H + |mods| · M) per table.
+    fn fill<W: WeightTable>(
+        &mut self,
+        af: &ArcFeatures,
+        w: &W,
+        w2: Option<&W>,
+        batch: &[ToScore<'_>],
+        split: &Split,
+        words: &WordTerms,
+    ) {
+        let total = *words.first.last().unwrap_or(&0);
+        let n_tables = if w2.is_some() { 4 } else { 2 };
+        for v in [&mut self.head, &mut self.modi, &mut self.head2, &mut self.mod2].into_iter().take(n_tables)
+        {
+            v.clear();
+            v.resize(total, 0.0);
+        }
+        let sides = [(&split.head_only, &words.heads, true), (&split.mod_only, &words.mods, false)];
+        for (templates, list, head_side) in sides {
+            for &t in templates.iter() {
+                let mask = (w.rows(t) - 1) as u64;
+                self.rows.clear();
+                self.rows.extend(list.iter().map(|&(k, x)| {
+                    let (h, m) = if head_side { (x, 1) } else { (0, x) };
+                    (af.plain(batch[k].sent, t, h, m) & mask) as u32
+                }));
+                let (sums, sums2) = if head_side {
+                    (&mut self.head, &mut self.head2)
+                } else {
+                    (&mut self.modi, &mut self.mod2)
+                };
+                for (table, sums) in [(w, sums)].into_iter().chain(w2.map(|w2| (w2, sums2))) {
+                    match table.template_block(t) {
+                        Block::Dense(block) => word_gather(block, 1.0, &self.rows, list, &words.first, sums),
+                        Block::Quantized { q, scale } => {
+                            word_gather(q, scale, &self.rows, list, &words.first, sums)
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// sums[first[k] + x] += scale · block[rows[i]] for the i-th (k, x) of `list`, every
+/// row prefetched first. O(|list|).
+#[inline(always)]
+fn word_gather<E: Copy>(
+    block: &[E],
+    scale: f32,
+    rows: &[u32],
+    list: &[(usize, usize)],
+    first: &[usize],
+    sums: &mut [f32],
+) where
+    f32: From<E>,
+{
+    prefetch_rows(block, rows);
+    for (&r, &(k, x)) in rows.iter().zip(list) {
+        sums[first[k] + x] += scale * f32::from(block[r as usize]);
     }
 }
 

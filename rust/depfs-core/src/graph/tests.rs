@@ -277,6 +277,76 @@ fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
     }
 }
 
+/// A batch whose masks leave few arcs (a DynFS round's): words that head no arc or
+/// modify none get no per-word term, and every listed arc of every sentence, in both
+/// tables, still gets the sum of its features' weights.
+#[test]
+fn sparse_batches_equal_the_reference_sums() {
+    let tb = toy(12, 23);
+    let text = "upos(h) & upos(m) & dir & dist\nform(h)\nupos(m)\nupos(h) & upos(b) & upos(m) & dir\n\
+                form(h-1) & upos(m+1)\nxpos(h)\nform(m) & upos(m)";
+    let set = TemplateSet::parse(text, Family::Arc, 3).unwrap();
+    let af = ArcFeatures::compile(&set).unwrap();
+    let q = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 9));
+    let q2 = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 10));
+    let vh = VocabHashes::new(&tb, &af.attrs);
+    let all: Vec<usize> = (0..af.len()).collect();
+    let split = Split::new(&af, &all);
+    let mut sents = vec![ArcSent::default(); tb.len()];
+    let mut masks = vec![];
+    for (s, sent) in sents.iter_mut().enumerate() {
+        af.prepare(&vh, &tb, s, sent);
+        let n1 = sent.n1;
+        // Every third modifier keeps the heads of one parity; the others keep none.
+        masks.push(
+            (0..n1 * n1).map(|i| (i / n1 + s) % 3 == 0 && (i % n1 + s) % 2 == 0).collect::<Vec<bool>>(),
+        );
+    }
+    let fresh = |masks: &[Vec<bool>]| -> Vec<Vec<f64>> {
+        sents
+            .iter()
+            .zip(masks)
+            .map(|(sent, mask)| {
+                let mut o = Vec::new();
+                score::reset_scores(sent.n1, Some(mask), &mut o);
+                o
+            })
+            .collect()
+    };
+    let (mut outs, mut outs2) = (fresh(&masks), fresh(&masks));
+    let mut items: Vec<score::ToScore<'_>> = sents
+        .iter()
+        .zip(&masks)
+        .zip(outs.iter_mut())
+        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
+        .collect();
+    let mut refs: Vec<&mut Vec<f64>> = outs2.iter_mut().collect();
+    score::add_arc_scores_dual(&af, &q, Some((&q2, refs.as_mut_slice())), &mut items, &split, None);
+    drop(items);
+    let mut listed = 0;
+    for (s, sent) in sents.iter().enumerate() {
+        let n1 = sent.n1;
+        for (table, got) in [(&q, &outs[s]), (&q2, &outs2[s])] {
+            for m in 1..n1 {
+                for h in (0..n1).filter(|&h| h != m) {
+                    let got = got[m * n1 + h];
+                    if !masks[s][m * n1 + h] {
+                        assert_eq!(got, f64::NEG_INFINITY, "sentence {s}, pruned arc {h}->{m}");
+                        continue;
+                    }
+                    listed += 1;
+                    let mut want = 0f32;
+                    for t in 0..af.len() {
+                        af.for_each(sent, t, h, m, Second::default(), |f| want += table.get(t, f));
+                    }
+                    assert!((got - want as f64).abs() < 1e-3, "sentence {s}, arc {h}->{m}: {got} vs {want}");
+                }
+            }
+        }
+    }
+    assert!(listed > 20, "only {listed} arcs listed");
+}
+
 /// Several groups in one scoring call (the first-order DynFS last round) add each
 /// group's sum on its own, as one call per group: the same scores bit for bit, in both
 /// tables; and the template counts are those of the calls one by one.
