@@ -217,6 +217,51 @@ fn second_order_and_cle_models_learn_the_toy_language() {
     }
 }
 
+/// Every sentence of `tb` prepared for `af`, and its mask: entry i of sentence s's
+/// n1 × n1 matrix is kept when `keep(s, n1, i)`.
+fn prepared_masked(
+    tb: &Treebank,
+    af: &ArcFeatures,
+    keep: impl Fn(usize, usize, usize) -> bool,
+) -> (Vec<ArcSent>, Vec<Vec<bool>>) {
+    let vh = VocabHashes::new(tb, &af.attrs);
+    let mut sents = vec![ArcSent::default(); tb.len()];
+    let mut masks = vec![];
+    for (s, sent) in sents.iter_mut().enumerate() {
+        af.prepare(&vh, tb, s, sent);
+        let n1 = sent.n1;
+        masks.push((0..n1 * n1).map(|i| keep(s, n1, i)).collect());
+    }
+    (sents, masks)
+}
+
+/// One scoring item per sentence: its partials, its mask, its scores.
+fn to_score<'a>(
+    sents: &'a [ArcSent],
+    masks: &'a [Vec<bool>],
+    outs: &'a mut [Vec<f64>],
+) -> Vec<score::ToScore<'a>> {
+    sents
+        .iter()
+        .zip(masks)
+        .zip(outs.iter_mut())
+        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
+        .collect()
+}
+
+/// Each sentence's scores before any template: 0, -inf where its mask prunes.
+fn reset_all(sents: &[ArcSent], masks: &[Vec<bool>]) -> Vec<Vec<f64>> {
+    sents
+        .iter()
+        .zip(masks)
+        .map(|(sent, mask)| {
+            let mut o = Vec::new();
+            score::reset_scores(sent.n1, Some(mask), &mut o);
+            o
+        })
+        .collect()
+}
+
 #[test]
 fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
     let tb = toy(9, 21);
@@ -225,39 +270,16 @@ fn batched_and_quantized_scores_equal_one_sentence_at_a_time() {
     let af = ArcFeatures::compile(&set).unwrap();
     let w = random_weights(&af, 6, 5);
     let q = crate::weights::QuantizedWeights::quantize(&w);
-    let vh = VocabHashes::new(&tb, &af.attrs);
     let all: Vec<usize> = (0..af.len()).collect();
     let split = Split::new(&af, &all);
-    let mut sents = vec![ArcSent::default(); tb.len()];
-    let mut masks = vec![];
-    for (s, sent) in sents.iter_mut().enumerate() {
-        af.prepare(&vh, &tb, s, sent);
-        let n1 = sent.n1;
-        // A different pruning pattern per sentence.
-        masks.push((0..n1 * n1).map(|i| (i + s) % 3 != 0).collect::<Vec<bool>>());
-    }
-    let mut outs = vec![Vec::new(); tb.len()];
-    for ((out, sent), mask) in outs.iter_mut().zip(&sents).zip(&masks) {
-        score::reset_scores(sent.n1, Some(mask), out);
-    }
-    let mut items: Vec<score::ToScore<'_>> = sents
-        .iter()
-        .zip(&masks)
-        .zip(outs.iter_mut())
-        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
-        .collect();
+    // A different pruning pattern per sentence.
+    let (sents, masks) = prepared_masked(&tb, &af, |s, _, i| (i + s) % 3 != 0);
+    let mut outs = reset_all(&sents, &masks);
+    let mut items = to_score(&sents, &masks, &mut outs);
     // A second table read with the same features: its sums go to outs2, the first
     // table's are unchanged (checked against one sentence at a time below).
     let q2 = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 6));
-    let mut outs2: Vec<Vec<f64>> = sents
-        .iter()
-        .zip(&masks)
-        .map(|(sent, mask)| {
-            let mut o = Vec::new();
-            score::reset_scores(sent.n1, Some(mask), &mut o);
-            o
-        })
-        .collect();
+    let mut outs2 = reset_all(&sents, &masks);
     let mut refs: Vec<&mut Vec<f64>> = outs2.iter_mut().collect();
     score::add_arc_scores_dual(&af, &q, Some((&q2, refs.as_mut_slice())), &mut items, &split, None);
     for s in 0..tb.len() {
@@ -289,37 +311,12 @@ fn sparse_batches_equal_the_reference_sums() {
     let af = ArcFeatures::compile(&set).unwrap();
     let q = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 9));
     let q2 = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 10));
-    let vh = VocabHashes::new(&tb, &af.attrs);
     let all: Vec<usize> = (0..af.len()).collect();
     let split = Split::new(&af, &all);
-    let mut sents = vec![ArcSent::default(); tb.len()];
-    let mut masks = vec![];
-    for (s, sent) in sents.iter_mut().enumerate() {
-        af.prepare(&vh, &tb, s, sent);
-        let n1 = sent.n1;
-        // Every third modifier keeps the heads of one parity; the others keep none.
-        masks.push(
-            (0..n1 * n1).map(|i| (i / n1 + s) % 3 == 0 && (i % n1 + s) % 2 == 0).collect::<Vec<bool>>(),
-        );
-    }
-    let fresh = |masks: &[Vec<bool>]| -> Vec<Vec<f64>> {
-        sents
-            .iter()
-            .zip(masks)
-            .map(|(sent, mask)| {
-                let mut o = Vec::new();
-                score::reset_scores(sent.n1, Some(mask), &mut o);
-                o
-            })
-            .collect()
-    };
-    let (mut outs, mut outs2) = (fresh(&masks), fresh(&masks));
-    let mut items: Vec<score::ToScore<'_>> = sents
-        .iter()
-        .zip(&masks)
-        .zip(outs.iter_mut())
-        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
-        .collect();
+    // Every third modifier keeps the heads of one parity; the others keep none.
+    let (sents, masks) = prepared_masked(&tb, &af, |s, n1, i| (i / n1 + s) % 3 == 0 && (i % n1 + s) % 2 == 0);
+    let (mut outs, mut outs2) = (reset_all(&sents, &masks), reset_all(&sents, &masks));
+    let mut items = to_score(&sents, &masks, &mut outs);
     let mut refs: Vec<&mut Vec<f64>> = outs2.iter_mut().collect();
     score::add_arc_scores_dual(&af, &q, Some((&q2, refs.as_mut_slice())), &mut items, &split, None);
     drop(items);
@@ -358,32 +355,22 @@ fn groups_scored_in_one_call_equal_one_call_per_group() {
     let af = ArcFeatures::compile(&set).unwrap();
     let q = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 7));
     let q2 = crate::weights::QuantizedWeights::quantize(&random_weights(&af, 6, 8));
-    let vh = VocabHashes::new(&tb, &af.attrs);
     // Every shape in each group: a general, a head-only or modifier-only, a between.
     let (g1, g2) = (Split::new(&af, &[0, 1, 3]), Split::new(&af, &[2, 4, 5]));
-    let mut sents = vec![ArcSent::default(); tb.len()];
-    let mut masks = vec![];
-    for (s, sent) in sents.iter_mut().enumerate() {
-        af.prepare(&vh, &tb, s, sent);
-        masks.push((0..sent.n1 * sent.n1).map(|i| (i + 2 * s) % 3 != 1).collect::<Vec<bool>>());
-    }
-    let start = |sent: &ArcSent, mask: &[bool]| {
-        let mut o = Vec::new();
-        score::reset_scores(sent.n1, Some(mask), &mut o);
+    let (sents, masks) = prepared_masked(&tb, &af, |s, _, i| (i + 2 * s) % 3 != 1);
+    let start = || {
+        let mut outs = reset_all(&sents, &masks);
         // Scores already there (earlier rounds) stay under the groups' sums.
-        o.iter_mut().enumerate().for_each(|(i, v)| *v += (i % 7) as f64 * 0.3);
-        o
+        for o in &mut outs {
+            o.iter_mut().enumerate().for_each(|(i, v)| *v += (i % 7) as f64 * 0.3);
+        }
+        outs
     };
     let run = |one_call: bool| {
-        let mut outs: Vec<Vec<f64>> = sents.iter().zip(&masks).map(|(t, k)| start(t, k)).collect();
+        let mut outs = start();
         let mut outs2 = outs.clone();
         let mut counts = crate::weights::TemplateCounts::new(af.len());
-        let mut items: Vec<score::ToScore<'_>> = sents
-            .iter()
-            .zip(&masks)
-            .zip(outs.iter_mut())
-            .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
-            .collect();
+        let mut items = to_score(&sents, &masks, &mut outs);
         let mut refs: Vec<&mut Vec<f64>> = outs2.iter_mut().collect();
         if one_call {
             let second = Some((&q2, refs.as_mut_slice()));
@@ -406,13 +393,8 @@ fn groups_scored_in_one_call_equal_one_call_per_group() {
     // Not the sum of the two groups as one group (float sums in another order), so the
     // groups were added one by one: at least one score differs in its last bits.
     let both = Split::new(&af, &[0, 1, 2, 3, 4, 5]);
-    let mut merged: Vec<Vec<f64>> = sents.iter().zip(&masks).map(|(t, k)| start(t, k)).collect();
-    let mut items: Vec<score::ToScore<'_>> = sents
-        .iter()
-        .zip(&masks)
-        .zip(merged.iter_mut())
-        .map(|((sent, mask), out)| score::ToScore { sent, mask: Some(mask), out })
-        .collect();
+    let mut merged = start();
+    let mut items = to_score(&sents, &masks, &mut merged);
     score::add_arc_scores_batch(&af, &q, &mut items, &both, None);
     drop(items);
     assert_ne!(merged, one, "the groups' sums were merged");
