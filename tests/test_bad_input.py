@@ -1281,11 +1281,26 @@ LIES = [
     (["train", "--parser", "arc-eager", "--labeler-templates", "form(m)"], ["graph parser"]),
     (["train", "--parser", "tagger", "--sibling-templates", "x"], ["graph parser options"]),
     (["train", "--sibling-templates", "upos(s)"], ["second-order graph parser only"]),
+    # A shipped set of another parser failed inside its first template ("dir exists only
+    # in arc templates", "bad arc address STACK_0"), the set's kind not named (review 26).
     (
         ["train", "--parser", "arc-eager", "--templates", "first_order"],
-        ["--templates 'first_order'", "arc templates"],
+        ["--templates first_order: arc templates (the graph parser)", "use e.g. arc_eager"],
     ),
-    (["train", "--templates", "arc_eager"], ["--templates 'arc_eager'", "STACK_0"]),
+    (
+        ["train", "--templates", "arc_eager"],
+        ["--templates arc_eager: configuration templates", "use e.g. first_order"],
+    ),
+    (
+        ["train", "--parser", "tagger", "--templates", "first_order"],
+        ["not token templates (the tagger)", "use e.g. tagger"],
+    ),
+    (["train", "--templates", "upos(STACK_0)"], ["--templates 'upos(STACK_0)'", "STACK_0"]),
+    # -o with --out-dir was told "--scheduler: give --out-dir D" (no --scheduler given).
+    (
+        ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "-o", "{tmp}/x.conllu"],
+        ["-o and --out-dir: give one"],
+    ),
     (["train", "--dynamic"], ["--dynamic", "arc-eager or tagger only"]),
     # --clusters promises cluster templates by default; --dynamic's default orders read
     # none: it ended in "a cluster table, but no template reads it", no option named.
@@ -1520,8 +1535,15 @@ UNCLEAR_API = [
     (
         lambda t: depfs.Tagger(SMALL, epochs=1).fit(synthetic(5)).save(t / "no" / "t.depfs"),
         depfs.errors.DepfsIOError,
-        ["t.depfs"],
+        ["t.depfs: the folder", "does not exist"],
         ["os error", ".tmp"],
+    ),
+    # (it failed in the set's first template: "dir exists only in arc templates")
+    (
+        lambda t: depfs.ArcEagerParser(templates="first_order", epochs=1).fit(synthetic(5)),
+        ValueError,
+        ["template set first_order holds arc templates; this needs config templates"],
+        ["dir exists only"],
     ),
 ]
 

@@ -199,7 +199,7 @@ class ArcEagerParser(TrainableModel):
             default = CASCADE_TEMPLATES
         if self.clusters is not None and not self.dynamic:
             default = CLUSTER_TEMPLATES
-        return resolve_templates(default if self.templates is None else self.templates)
+        return resolve_templates(default if self.templates is None else self.templates, "config")
 
     def _stages(self) -> tuple[int, ...]:
         """The cascade's stages (empty: no cascade), checked against the template set."""

@@ -409,11 +409,27 @@ def _name_training_file(err: ValueError, files: str) -> None:
         _fail(ValueError(f"{files}: {err}"))
 
 
+_FAMILY_OF = {
+    "arc": "arc templates (the graph parser)",
+    "config": "configuration templates (the arc-eager parser)",
+    "token": "token templates (the tagger)",
+}
+
+
 def _check_templates(value: str, option: str, family: str) -> None:
     """Template text (or a set name or file) that does not parse is refused before any
     work, naming the option."""
-    from .templates import parse_templates, resolve_templates
+    from . import _core
+    from .templates import parse_templates, resolve_templates, template_sets
 
+    if value in template_sets():
+        other = _core.template_set_text(value)[0]
+        if other != family:
+            fits = [n for n in template_sets() if _core.template_set_text(n)[0] == family][:3]
+            raise click.UsageError(
+                f"{option} {value}: {_FAMILY_OF[other]}, not {_FAMILY_OF[family]}: "
+                f"use e.g. {', '.join(fits)} (depfs templates list shows every set)"
+            )
     try:
         parsed = parse_templates(resolve_templates(value), family, max_atoms=1000)
     except (DepfsError, ValueError, OSError) as e:
@@ -900,7 +916,8 @@ def train(
                 + ": "
                 f"dev UAS {r.dev_uas:.2f} (full model {r.full_dev_uas:.2f}) at "
                 f"{r.dev_cost:.1f}% of the templates; expert {r.expert_dev_uas:.2f} at "
-                f"{r.expert_dev_cost:.1f}% ({r.seconds:.0f}s)",
+                f"{r.expert_dev_cost:.1f}% (fold parsers and DAgger {r.seconds:.0f} s, the "
+                f"choices on dev {r.choice_seconds:.0f} s)",
                 err=True,
             )
         for row in getattr(parser, "margin_curve_", []):
@@ -1157,6 +1174,11 @@ def parse(
         raise click.UsageError("--chunk-sentences: chunks are spread over --scheduler")
     if len(inputs) > 1 or out_dir or scheduler:
         if not out_dir or output:
+            if out_dir:
+                raise click.UsageError(
+                    "-o and --out-dir: give one (-o FILE for one input, --out-dir D to write "
+                    "each input to D under its own name)"
+                )
             why = "several inputs" if len(inputs) > 1 else "--scheduler"
             raise click.UsageError(
                 f"{why}: give --out-dir D (each input is written to D under its own name)"

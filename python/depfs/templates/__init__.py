@@ -324,7 +324,12 @@ def resolve_templates(
     With ``family``, a set (or templates) of the other family raises ValueError.
     """
     if isinstance(spec, str) and spec in template_sets():
-        return template_set_text(spec)
+        its_family, text = _core.template_set_text(spec)
+        if family is not None and its_family != family:
+            raise ValueError(
+                f"template set {spec} holds {its_family} templates; this needs {family} templates"
+            )
+        return text
     if isinstance(spec, os.PathLike) or (
         isinstance(spec, str) and "\n" not in spec and os.path.isfile(spec)
     ):

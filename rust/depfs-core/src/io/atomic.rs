@@ -93,6 +93,11 @@ impl AtomicFile {
         };
         let owner = std::fs::metadata(&target).ok().and_then(|m| owner_of(&m));
         let dir = folder(&target);
+        // (the OS says only "No such file or directory", as if the file were read)
+        if matches!(std::fs::metadata(dir), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+            let msg = format!("the folder {} does not exist", dir.display());
+            return Err(Error::Io { file: name, msg });
+        }
         let unnamed = if unnamed { unnamed_file(dir).map_err(io_err)? } else { None };
         let (file, how) = match unnamed {
             Some(file) => (file, How::Unnamed { mode: old }),
@@ -382,6 +387,20 @@ fn new_file_permissions(file: &File) -> std::io::Result<std::fs::Permissions> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A missing folder is named as such (the OS's "No such file or directory" read as
+    /// if the output were an input), and nothing is made.
+    #[test]
+    fn a_missing_folder_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("no").join("x.depfs");
+        for unnamed in [true, false] {
+            let err = AtomicFile::create_as(&p, unnamed).err().expect("a missing folder").to_string();
+            let want = format!("the folder {} does not exist", dir.path().join("no").display());
+            assert!(err.contains(&want) && err.contains("x.depfs"), "{err}");
+        }
+        assert!(!dir.path().join("no").exists());
+    }
 
     /// A replaced file keeps its owner and group where the writer may give them (root:
     /// it made the file root's); a writer that may not drops the old setuid bit.
