@@ -4,6 +4,7 @@ full model behind --no-dynfs, the CLI."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import depfs
@@ -532,6 +533,10 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
     )
     assert res.exit_code == 0, res.output
     assert "dynfs: policy of DAgger iteration" in res.output
+    # The choices on dev said what they are before they start (a minute of silence
+    # otherwise), and their time is not DAgger's (it was printed as the whole step's).
+    assert "choosing the tree margin, prune margin and threshold together on dev" in res.output
+    assert re.search(r"\(fold parsers and DAgger \d+ s, the choices on dev \d+ s\)", res.output)
     res = run(
         main,
         ["train", "--parser", "graph", "--templates", str(tmp_path / "arc.txt")]

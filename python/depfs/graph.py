@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -433,6 +434,7 @@ class GraphParser(TrainableModel):
             lex=self.policy_lex,
         )
         r = self.dynfs_result_
+        started = time.monotonic()
         # The lexical weights (if any) stay as they are through the choices below.
         self.model_ = self.model_.with_dynfs(all_groups, r.weights, r.threshold, rounds, lex=r.lex)
         self.model_, r.groups_kept, uas, cost = fewer_rounds(
@@ -462,6 +464,7 @@ class GraphParser(TrainableModel):
         )
         r.label_dict = self.model_.dynfs_label_dict is not None
         r.label_prefix_trained = bool(self.model_.dynfs_label_prefix_trained)
+        r.choice_seconds = time.monotonic() - started
 
     @classmethod
     def _init_names(cls) -> list[str]:

@@ -293,6 +293,11 @@ def choose_pruning(
         )
         return _uas(dev, parsed), 100 * st["cost"]
 
+    n_runs = len(thresholds) * (len(margins) + len(tree_margins) * (len(margins) + 1))
+    say(
+        f"choosing the tree margin, prune margin and threshold together on dev: {n_runs} dev "
+        f"parses, a line after each of {len(tree_margins) + 1} tree margins"
+    )
     uas, cost = on_dev(threshold, None, None)
     best: tuple[float, float, float, float | None, float | None] = (
         cost,
@@ -521,6 +526,9 @@ class DaggerResult:
     rows: list[dict[str, float]] = field(default_factory=list)
     """Per iteration: states so far, fold, and the dev UAS / cost at each threshold."""
     seconds: float = 0.0
+    """Wall seconds of the fold parsers and DAgger (:func:`train_policy`)."""
+    choice_seconds: float = 0.0
+    """Wall seconds of the choices on dev after it: rounds, margins, the labeler's stop."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
