@@ -1538,6 +1538,13 @@ UNCLEAR_API = [
         ["t.depfs: the folder", "does not exist"],
         ["os error", ".tmp"],
     ),
+    # A sentence given as a str was read as a path: "The cat sat .: No such file".
+    (
+        lambda t: depfs.ArcEagerParser(epochs=1).fit(synthetic(5)).parse("The cat sat ."),
+        depfs.errors.DepfsIOError,
+        ["The cat sat .: No such file", "depfs.text_to_treebank(text)"],
+        ["os error"],
+    ),
     # (it failed in the set's first template: "dir exists only in arc templates")
     (
         lambda t: depfs.ArcEagerParser(templates="first_order", epochs=1).fit(synthetic(5)),

@@ -72,6 +72,19 @@ def test_a_dynamic_model_keeps_presets_chosen_on_dev_and_parses_at_each(dynamic,
     assert depfs.evaluate(dev, default).las == pytest.approx(at[p["accurate"]]["las"])
 
 
+def test_a_margin_far_below_the_fast_preset_is_noted(dynamic, data):
+    # A margin is in the model's own score units: a user's `--margin 2` on a model whose
+    # presets are thousands parsed at 42 LAS in silence (review, twenty-sixth session).
+    _, dev = data
+    fast = dynamic.margin_presets_["fast"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # at the preset and at half of it: no note
+        dynamic.parse(dev, margin="fast")
+        dynamic.parse(dev, margin=fast / 2)
+    with pytest.warns(UserWarning, match=r"below half this model's 'fast' preset .*depfs info"):
+        dynamic.parse(dev, margin=fast / 4)
+
+
 @pytest.mark.parametrize(
     "options",
     [
@@ -109,7 +122,7 @@ def test_margins_are_checked_and_an_ordinary_model_is_the_full_model_at_inf(data
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every template: no note
         assert ordinary.parse(dev, margin=float("inf")).to_string() == full
-    with pytest.warns(UserWarning, match="trained without dynamic=True"):
+    with pytest.warns(UserWarning, match=r"trained without --dynamic \(dynamic=True\)"):
         ordinary.parse(dev, margin=100.0)  # prefixes not trained to decide: said
     assert ordinary.margin_presets_ is None
     with pytest.raises(ValueError, match="preset of dynamic models"):
@@ -461,7 +474,7 @@ def test_tagger_margins_are_checked_and_inf_is_every_template(data):
     # ordinary tagger (its prefixes were not trained to decide alone).
     with pytest.raises(ValueError, match="train_margin"):
         depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=0.0).fit(train)
-    with pytest.warns(UserWarning, match="trained without dynamic=True"):
+    with pytest.warns(UserWarning, match=r"trained without --dynamic \(dynamic=True\)"):
         ordinary.tag(dev, margin=100.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every template: no note

@@ -70,10 +70,19 @@ def as_treebank(value: Any, name: str, prepared: bool = False, to_parse: bool = 
     sequence)."""
     if prepared and isinstance(value, _core.TrainingSet):
         return value
+    from .errors import DepfsIOError
     from .evaluate import as_treebank as read
 
     try:
         return read(value, multiple_roots=to_parse)
+    except DepfsIOError as e:
+        # A sentence given as a str was read as a path ("The cat sat .: No such file").
+        if to_parse and isinstance(value, str) and " " in value and not os.path.exists(value):
+            raise DepfsIOError(
+                f"{e} (a str is read as a path; for text give depfs.text_to_treebank(text) "
+                "or depfs.tokens_to_treebank(token lists))"
+            ) from None
+        raise
     except TypeError:
         what = "a depfs.Treebank, a TrainingSet" if prepared else "a depfs.Treebank"
         hint = (

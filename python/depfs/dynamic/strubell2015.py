@@ -227,9 +227,20 @@ def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, wha
 
     if m is not None and m != math.inf and presets is None:
         warnings.warn(
-            f"margin {m:g} on a model trained without dynamic=True: its template "
+            f"margin {m:g} on a model trained without --dynamic (dynamic=True): its template "
             "prefixes were not trained to decide alone (Strubell et al. 2015, §6.1), so "
             f"{what} accuracy; train with --dynamic for the prefix-margin rule",
+            stacklevel=3,
+        )
+    # A margin is in the model's own score units, which differ by model by orders of
+    # magnitude (a cascade's presets ~2-5, a prefix-trained parser's thousands): a number
+    # far below the fast preset decides on the first templates alone.
+    fast = (presets or {}).get("fast")
+    if m is not None and m != math.inf and fast is not None and m < fast / 2:
+        warnings.warn(
+            f"margin {m:g} is below half this model's 'fast' preset ({fast:g}; margins are "
+            f"in each model's own score units, `depfs info` shows its presets), so {what} "
+            "much accuracy",
             stacklevel=3,
         )
 
