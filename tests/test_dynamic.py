@@ -27,6 +27,10 @@ from depfs.dynamic.strubell2015 import (
 )
 from depfs.templates import TemplateSet
 
+# These tests sweep margins below the presets on purpose: the note a user gets for
+# that (`warn_untrained_margin`) is tested on its own.
+pytestmark = pytest.mark.filterwarnings("ignore:margin .* is below half:UserWarning")
+
 ORDERED = """
 upos(QUEUE_0)
 upos(STACK_0)
