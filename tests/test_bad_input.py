@@ -1020,7 +1020,11 @@ def test_no_hang_in_the_api() -> None:
 TRACEBACKS = [
     # (arguments, words of the one-line message)
     (["eval", "{nohead}", "{nohead}"], ["nohead.conllu: gold sentence 1", "HEAD"]),
-    (["train", "--train", "{gold}", "--out", "{tmp}/m", "--seed", "-1"], ["--seed", "-1"]),
+    # (the range was shown as 0<=x<=18446744073709551615)
+    (
+        ["train", "--train", "{gold}", "--out", "{tmp}/m", "--seed", "-1"],
+        ["--seed", "-1", "not in the range 0 to 2^64-1"],
+    ),
     (["train", "--train", "{gold}", "--out", "{tmp}/m", "--seed", str(2**70)], ["--seed"]),
     (["train", "--train", "{gold}", "--out", "{tmp}/m", "--epochs", str(2**70)], ["--epochs"]),
     (["parse", "{ae}", "{gold}", "--threads", "99999999999999999999"], ["--threads"]),

@@ -14,8 +14,13 @@ class _IntRange(click.IntRange):
     name = "integer"
 
 
+class _Seed(_IntRange):
+    def _describe_range(self) -> str:
+        return "0 to 2^64-1"  # (its 20 digits told a reader nothing)
+
+
 #: A seed: any value of an unsigned 64-bit integer.
-SEED = _IntRange(0, 2**64 - 1)
+SEED = _Seed(0, 2**64 - 1)
 
 
 class _Count(_IntRange):
