@@ -24,6 +24,20 @@ def test_parsers_and_loader_are_top_level():
     assert callable(depfs.load)
 
 
+def test_a_model_shows_the_arguments_it_was_made_with():
+    # (it was <depfs.arceager.ArcEagerParser object at 0x...>)
+    assert repr(depfs.ArcEagerParser(epochs=4, dynamic=True)) == (
+        "ArcEagerParser(epochs=4, dynamic=True)"
+    )
+    assert repr(depfs.Tagger()) == "Tagger()"
+    text = "upos(h) & upos(m)\nform(h)\n"
+    assert repr(depfs.GraphParser(order=2, arc_templates=text)) == (
+        "GraphParser(order=2, epochs=8, arc_templates=<2 lines of template text>)"
+    )
+    long = repr(depfs.ArcEagerParser(templates="upos(STACK_0)" * 10))
+    assert long.endswith("...)") and len(long) < 100
+
+
 def test_every_public_name_resolves_and_a_parse_runs_without_numpy(tmp_path):
     # The package's names are imported on first use: each must still resolve, to the
     # object its module defines, and `depfs parse` must not pay for numpy nor for the

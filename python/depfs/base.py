@@ -228,6 +228,28 @@ class TrainableModel:
     parser's model file; None: no tagger. The ``tagger`` constructor argument sets it in
     ``fit``; assigning it on a fitted or loaded parser adds, replaces or removes one."""
 
+    def __repr__(self) -> str:
+        """The class and the constructor arguments that differ from their defaults, as
+        scikit-learn shows an estimator: ``ArcEagerParser(epochs=4, dynamic=True)``."""
+        shown = []
+        for name, p in inspect.signature(type(self).__init__).parameters.items():
+            if name == "self" or p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                continue
+            v = getattr(self, name, p.default)
+            try:
+                same = v is p.default or bool(type(v) is type(p.default) and v == p.default)
+            except (TypeError, ValueError):  # (an array's == is not one truth value)
+                same = False
+            if same:
+                continue
+            if isinstance(v, str) and "\n" in v:
+                text = f"<{len(v.splitlines())} lines of template text>"
+            else:
+                text = repr(os.fspath(v) if isinstance(v, os.PathLike) else v)
+                text = text if len(text) <= 60 else text[:57] + "..."
+            shown.append(f"{name}={text}")
+        return f"{type(self).__name__}({', '.join(shown)})"
+
     # ---------- what a subclass provides ----------
 
     def _trainer(self, train: _core.Treebank | _core.TrainingSet) -> Any:
