@@ -1317,6 +1317,7 @@ LIES = [
         ["--clusters", "(tagger_en_ewt) reads no cluster"],
     ),
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
+    (["train", "--threads", "2"], ["--threads: options of --dynfs"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
     # A blank --scheduler was taken as none: the work ran locally without a word.

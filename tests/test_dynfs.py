@@ -180,6 +180,23 @@ def test_the_expert_policy_is_the_upper_bound(
     assert int(y.sum()) == st["locks"]
 
 
+def test_threads_change_nothing_that_training_reads(
+    dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
+) -> None:
+    # `depfs train --dynfs` parses its folds and dev on every core (--threads): the
+    # recorded states, their order and the statistics the choices read must not depend
+    # on how many threads there are, or the model would.
+    _, dev = data
+    one = dynfs.model_.run_dynfs(dev, record=True, threads=1)
+    two = dynfs.model_.run_dynfs(dev, record=True, threads=2)
+    assert one[0].to_string() == two[0].to_string()
+    assert one[1].keys() == two[1].keys()
+    for k, v in one[1].items():
+        assert np.array_equal(v, two[1][k]), k
+    assert np.array_equal(one[2], two[2]) and np.array_equal(one[3], two[3])
+    assert len(one[3]) > 0
+
+
 def test_merged_rounds_keep_the_decisions_before_them(
     dynfs: depfs.GraphParser, data: tuple[depfs.Treebank, depfs.Treebank]
 ) -> None:

@@ -628,6 +628,14 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     help="With --dynfs: DAgger iterations, visiting the folds in turn [default: 2 x folds].",
 )
 @click.option(
+    "--threads",
+    type=Threads(),
+    default=0,
+    show_default=True,
+    help="With --dynfs: threads of its parses (DAgger's folds, the choices on dev; the "
+    "model is the same for any number); 0 = all cores.",
+)
+@click.option(
     "--tagger",
     "tagger_path",
     type=click.Path(dir_okay=False),
@@ -672,6 +680,7 @@ def train(
     groups_path: str | None,
     folds: int,
     dagger_iterations: int | None,
+    threads: int,
     policy_lex: bool,
     tagger_path: str | None,
     clusters_path: str | None,
@@ -711,7 +720,7 @@ def train(
             ) from None
     dynfs_given = [
         f"--{p.replace('_', '-')}"
-        for p in ("groups_path", "folds", "dagger_iterations", "policy_lex")
+        for p in ("groups_path", "folds", "dagger_iterations", "threads", "policy_lex")
         if ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
     ]
     if dynfs_given and not dynfs:
@@ -892,6 +901,7 @@ def train(
             kw: dict[str, Any] = {"dev": dev_tb, "keep": keep, "on_epoch": report}
             if isinstance(parser, GraphParser) and dynfs:
                 kw["report"] = lambda line: above_bar(bar, line)
+                kw["threads"] = threads
             with warnings.catch_warnings():  # a note (sentences skipped) is one line
                 warnings.simplefilter("always")
                 warnings.showwarning = lambda message, *_a, **_k: above_bar(
