@@ -22,8 +22,10 @@ in a child process), model load (`depfs.load`), reading the batches (`input_batc
 a parse reads; and, for comparison, every column of every batch), writing them as `depfs
 parse` does (each batch's text rewritten around HEAD and DEPREL, and a file write;
 `to_bytes` instead, as a parse with a tagger or margins writes, for comparison), and, for
-scale, the arc-eager or graph parse itself on one thread (one run). CPU seconds move less than wall
-time on a busy machine: run it against two builds in turn to compare them.
+scale, the arc-eager or graph parse itself on one thread and on two (one run each, in
+memory: how far the parse alone scales, and the bound with two threads' parse CPU). CPU
+seconds move less than wall time on a busy machine: run it against two builds in turn to
+compare them.
 """
 
 from __future__ import annotations
@@ -106,10 +108,17 @@ def parts(model: str, big: Path, runs: int) -> dict[str, float]:
         got["read"].append(cpu_of(lambda: read(True)))
         got["read, all columns"].append(cpu_of(lambda: read(False)))
         if i == 0:
+            w0 = time.perf_counter()
             t = cpu_of(
                 lambda: parsed.extend(parser.parse(b, threads=1, tag=False) for b in batches[1:])
             )
             got["parse, 1 thread"] = [t]
+            got["parse, 1 thread, wall"] = [time.perf_counter() - w0]
+            # The same parse on two threads, in memory: how far the parse alone scales.
+            w0 = time.perf_counter()
+            t = cpu_of(lambda: [parser.parse(b, threads=2, tag=False) for b in batches[1:]])
+            got["parse, 2 threads"] = [t]
+            got["parse, 2 threads, wall"] = [time.perf_counter() - w0]
         got["write"].append(cpu_of(lambda: write(True)))
         got["write, to_bytes"].append(cpu_of(lambda: write(False)))
     out.unlink()
@@ -135,12 +144,20 @@ def main(argv: list[str] | None = None) -> None:
             )
             got = parts(args.model, big, args.runs)
             for what, sec in got.items():
-                print(f"{what}: {sec:.3f} s CPU")
+                print(f"{what}: {sec:.3f} s{'' if what.endswith('wall') else ' CPU'}")
             # One thread: start-up and parse (reading and writing on the other core); two:
             # start-up, then parse, read and write shared by the two cores.
             start, p = got["import"] + got["load"], got["parse, 1 thread"]
             rest = p + got["read"] + got["write"]
             print(f"bound at --threads 2: {(start + p) / (start + rest / 2):.2f}x")
+            # The parse alone, in memory, and the bound again with its two threads' CPU
+            # (two busy cores slow each other: more CPU than one thread's for the same work).
+            scale = got["parse, 1 thread, wall"] / got["parse, 2 threads, wall"]
+            rest2 = got["parse, 2 threads"] + got["read"] + got["write"]
+            print(f"parse in memory, 2 threads against 1 (wall): {scale:.2f}x")
+            print(
+                f"bound with the two threads' parse CPU: {(start + p) / (start + rest2 / 2):.2f}x"
+            )
             return
         cmd = [sys.executable, "-m", "depfs", "parse", args.model, str(big)]
         builds: dict[str, str | None] = {"this build": None}
