@@ -8,11 +8,46 @@ use crate::Treebank;
 use rustc_hash::FxHashMap;
 
 /// Longest training arc per (head UPOS hash, modifier UPOS hash, head-before-modifier).
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct LengthDict {
     /// Fx hashing: the keys are hashes already (SipHash lookups were most of
     /// [`LengthDict::fill_mask`]).
     map: FxHashMap<(u64, u64, bool), u32>,
+    /// The same entries as a dense table over the dictionary's tags, for
+    /// [`LengthDict::fill_mask`] (a hash lookup per tag pair was ~2% of a DynFS parse).
+    dense: DenseLengths,
+}
+
+impl PartialEq for LengthDict {
+    fn eq(&self, other: &Self) -> bool {
+        self.map == other.map // `dense` is derived from it
+    }
+}
+
+/// `longest[(i · t + j) · 2 + head_left]` for tag indices i, j < t (`tags`), -1 for a
+/// triple never seen.
+#[derive(Debug, Clone, Default)]
+struct DenseLengths {
+    tags: FxHashMap<u64, u32>,
+    longest: Vec<i64>,
+}
+
+impl DenseLengths {
+    fn new(map: &FxHashMap<(u64, u64, bool), u32>) -> DenseLengths {
+        let mut tags = FxHashMap::default();
+        for &(h, m, _) in map.keys() {
+            for v in [h, m] {
+                let next = tags.len() as u32;
+                tags.entry(v).or_insert(next);
+            }
+        }
+        let t = tags.len();
+        let mut longest = vec![-1i64; t * t * 2];
+        for (&(h, m, left), &l) in map {
+            longest[(tags[&h] as usize * t + tags[&m] as usize) * 2 + usize::from(left)] = i64::from(l);
+        }
+        DenseLengths { tags, longest }
+    }
 }
 
 /// How many arcs the dictionary prunes on a treebank (gold arcs = the treebank's own
@@ -49,7 +84,12 @@ impl LengthDict {
                 *e = (*e).max(h.abs_diff(m) as u32);
             }
         }
-        LengthDict { map }
+        LengthDict::from_map(map)
+    }
+
+    fn from_map(map: FxHashMap<(u64, u64, bool), u32>) -> LengthDict {
+        let dense = DenseLengths::new(&map);
+        LengthDict { map, dense }
     }
 
     /// Entries as sorted tuples (for model files and Python).
@@ -60,7 +100,7 @@ impl LengthDict {
     }
 
     pub fn from_entries(entries: &[(u64, u64, bool, u32)]) -> LengthDict {
-        LengthDict { map: entries.iter().map(|&(a, b, d, l)| ((a, b, d), l)).collect() }
+        LengthDict::from_map(entries.iter().map(|&(a, b, d, l)| ((a, b, d), l)).collect())
     }
 
     pub fn len(&self) -> usize {
@@ -95,38 +135,54 @@ impl LengthDict {
     }
 
     /// As [`LengthDict::mask`], from a sentence's UPOS values (attribute slot 0 of `sa`,
-    /// filled from [`LengthDict::upos_hashes`]). O(n² + min(n², u²) lookups) for u
-    /// distinct UPOS values: each (head tag, modifier tag, direction) is looked up once
-    /// per sentence, not once per arc (the hash lookups were ~5% of a parse).
+    /// filled from [`LengthDict::upos_hashes`]). O(n² + u²) for u distinct UPOS values:
+    /// each tag is looked up once per sentence, then each (head tag, modifier tag,
+    /// direction) is read from the dense table.
     pub fn fill_mask(&self, sa: &SentAttrs, out: &mut Vec<bool>) {
         let n1 = sa.n + 1;
-        // Small ids of the sentence's tags (ROOT included), in order of appearance.
-        let mut tags: Vec<u64> = Vec::new();
+        let d = &self.dense;
+        let t = d.tags.len();
+        // Small ids of the sentence's tags (ROOT included), in order of appearance, and
+        // each one's index in the dense table (None: a tag the dictionary never saw).
+        let mut tags: Vec<Option<usize>> = Vec::new();
+        let mut seen: Vec<u64> = Vec::new();
         let ids: Vec<usize> = (0..n1)
             .map(|p| {
                 let v = sa.get(0, p as i64);
-                tags.iter().position(|&t| t == v).unwrap_or_else(|| {
-                    tags.push(v);
-                    tags.len() - 1
+                seen.iter().position(|&x| x == v).unwrap_or_else(|| {
+                    seen.push(v);
+                    tags.push(d.tags.get(&v).map(|&i| i as usize));
+                    seen.len() - 1
                 })
             })
             .collect();
-        let u = tags.len();
-        // Longest allowed arc per (head id, modifier id, head before modifier), filled on
-        // first use: UNKNOWN not looked up yet, NONE no entry.
-        const UNKNOWN: i64 = -2;
-        const NONE: i64 = -1;
-        let mut longest = vec![UNKNOWN; u * u * 2];
+        let u = seen.len();
+        // Longest allowed arc per (head id, modifier id, head before modifier); -1: none.
+        let mut longest = vec![-1i64; u * u * 2];
+        for (a, ta) in tags.iter().enumerate() {
+            for (b, tb) in tags.iter().enumerate() {
+                if let (Some(i), Some(j)) = (ta, tb) {
+                    let from = (i * t + j) * 2;
+                    longest[(a * u + b) * 2..(a * u + b) * 2 + 2].copy_from_slice(&d.longest[from..from + 2]);
+                }
+            }
+        }
         out.clear();
         out.resize(n1 * n1, false);
+        // Per modifier, the longest arc from each head tag on either side: one gather
+        // and one compare per arc.
+        let (mut left, mut right) = (vec![-1i64; u], vec![-1i64; u]);
         for m in 1..n1 {
-            for h in (0..n1).filter(|&h| h != m) {
-                let slot = (ids[h] * u + ids[m]) * 2 + usize::from(h < m);
-                if longest[slot] == UNKNOWN {
-                    let key = (tags[ids[h]], tags[ids[m]], h < m);
-                    longest[slot] = self.map.get(&key).map_or(NONE, |&l| i64::from(l));
-                }
-                out[m * n1 + h] = h.abs_diff(m) as i64 <= longest[slot];
+            for a in 0..u {
+                left[a] = longest[(a * u + ids[m]) * 2 + 1];
+                right[a] = longest[(a * u + ids[m]) * 2];
+            }
+            let row = &mut out[m * n1..(m + 1) * n1];
+            for (h, (x, &id)) in row[..m].iter_mut().zip(&ids[..m]).enumerate() {
+                *x = (m - h) as i64 <= left[id];
+            }
+            for (h, (x, &id)) in row.iter_mut().zip(&ids).enumerate().skip(m + 1) {
+                *x = (h - m) as i64 <= right[id];
             }
         }
     }
@@ -208,17 +264,19 @@ mod tests {
     }
 
     /// The mask (one lookup per tag pair and direction) agrees with a lookup per arc on
-    /// random sentences over a few tags, against a dictionary built from random trees.
+    /// random sentences over a few tags, against a dictionary built from random trees;
+    /// the test half also has a tag the dictionary never saw.
     #[test]
     fn mask_agrees_with_a_lookup_per_arc() {
-        let tags = ["DET", "NOUN", "VERB", "ADV", "ADP", "PRON"];
+        let tags = ["DET", "NOUN", "VERB", "ADV", "ADP", "PRON", "SYM"];
         let mut rng = crate::util::Rng::new(7);
         let (mut train, mut test) = (Treebank::new(), Treebank::new());
         for k in 0..60 {
             let n = 1 + (rng.next_u64() % 14) as usize;
             let words: Vec<WordStrs<'_>> = (0..n)
                 .map(|i| {
-                    let tag = tags[(rng.next_u64() % tags.len() as u64) as usize];
+                    let known = if k < 30 { tags.len() - 1 } else { tags.len() };
+                    let tag = tags[(rng.next_u64() % known as u64) as usize];
                     // A random head among the words before (a tree: no cycles).
                     let head = if i == 0 { 0 } else { (rng.next_u64() % (i as u64 + 1)) as i32 };
                     WordStrs::simple("w", tag, head, "dep")
