@@ -11,7 +11,7 @@
 //! list-major (`[L * (n1 + 1) + p]`): a scorer that loops templates outside and arcs
 //! inside keeps one template's partials and weight block hot in cache.
 
-use super::attrs::{self, SentAttrs, VocabHashes, NONE_VALUE};
+use super::attrs::{self, SentAttrs, VocabHashes, NONE_VALUE, PAD_LEFT, PAD_RIGHT};
 use super::hash::combine;
 use super::syntax::{ArcAddr, Atom, Attr, Family};
 use super::TemplateSet;
@@ -146,6 +146,38 @@ pub struct ArcFeatures {
 }
 
 /// Index of `x` in `lists`, appending it if new.
+/// Appends, for each list of (slot, offset) atoms, the row of its partial hashes at
+/// positions 0..stride: `seed` folded with the atoms' values in order, then rotated
+/// left by `rot`. Atom by atom over all positions (the same folds as position by
+/// position): the positions' chains are independent and overlap. O(stride × atoms).
+fn fill_partials(
+    a: &SentAttrs,
+    lists: &[Vec<(usize, i64)>],
+    seed: u64,
+    stride: usize,
+    rot: u32,
+    out: &mut Vec<u64>,
+) {
+    for l in lists {
+        let start = out.len();
+        out.resize(start + stride, seed);
+        let row = &mut out[start..];
+        for &(slot, off) in l {
+            let (left, stored, right) = a.column(slot, off, stride);
+            let (head, rest) = row.split_at_mut(left);
+            let (mid, tail) = rest.split_at_mut(stride - left - right);
+            head.iter_mut().for_each(|acc| *acc = combine(*acc, PAD_LEFT));
+            mid.iter_mut().zip(stored).for_each(|(acc, v)| *acc = combine(*acc, v));
+            tail.iter_mut().for_each(|acc| *acc = combine(*acc, PAD_RIGHT));
+        }
+        if rot != 0 {
+            for acc in row.iter_mut() {
+                *acc = acc.rotate_left(rot);
+            }
+        }
+    }
+}
+
 fn intern<T: PartialEq + Clone>(lists: &mut Vec<T>, x: &T) -> usize {
     lists.iter().position(|l| l == x).unwrap_or_else(|| {
         lists.push(x.clone());
@@ -247,20 +279,13 @@ impl ArcFeatures {
             v.clear();
         }
         let a = &out.attrs;
-        let fold = |seed: u64, atoms: &[(usize, i64)], p: usize| {
-            atoms.iter().fold(seed, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
-        };
         // Positions n1 (past the end) of the sibling / grandparent rows stand for "none".
         let fold2 = |seed: u64, slots: &[usize], p: usize| {
             let q = (p < n1).then_some(p);
             slots.iter().fold(seed, |acc, &sl| combine(acc, q.map_or(NONE_VALUE, |q| a.get(sl, q as i64))))
         };
-        for l in &self.head_lists {
-            out.hp.extend((0..stride).map(|p| fold(HEAD_SEED, l, p)));
-        }
-        for l in &self.mod_lists {
-            out.mp.extend((0..stride).map(|p| fold(MOD_SEED, l, p).rotate_left(17)));
-        }
+        fill_partials(a, &self.head_lists, HEAD_SEED, stride, 0, &mut out.hp);
+        fill_partials(a, &self.mod_lists, MOD_SEED, stride, 17, &mut out.mp);
         // First-order sets have only the empty list here: one constant row each.
         for l in &self.sib_lists {
             out.sp.extend((0..stride).map(|p| fold2(SIB_SEED, l, p)));

@@ -282,6 +282,26 @@ impl SentAttrs {
         }
     }
 
+    /// [`SentAttrs::get`] of `slot` at positions from, from + 1, ..., from + len − 1,
+    /// without a bounds test per position, as three parts: how many leading positions
+    /// are left padding, the stored values, and how many trailing ones are right padding.
+    /// O(len).
+    pub fn column(
+        &self,
+        slot: usize,
+        from: i64,
+        len: usize,
+    ) -> (usize, impl Iterator<Item = u64> + '_, usize) {
+        let (first, last) = (-(PAD as i64), (self.n + PAD) as i64);
+        let lo = from.clamp(first, last + 1); // first position with a stored value
+        let hi = (from + len as i64).clamp(lo, last + 1);
+        let left = (lo - from).clamp(0, len as i64) as usize;
+        let k = self.n_slots.max(1);
+        let rows = (lo + PAD as i64) as usize..(hi + PAD as i64) as usize;
+        let stored = self.vals[rows.start * k..rows.end * k].chunks_exact(k).map(move |r| r[slot]);
+        (left, stored, len - left - rows.len())
+    }
+
     /// Value of `slot` at sentence position `p` (-PAD ..= n + PAD; others give padding).
     #[inline]
     pub fn get(&self, slot: usize, p: i64) -> u64 {
@@ -331,6 +351,31 @@ mod tests {
             for a in attrs.into_iter().chain(affixes) {
                 let want = hash_str(&attr_string(&a, &form, "", "", "", ""));
                 proptest::prop_assert_eq!(form_attr_hash(&a, &form), want, "{:?}", a);
+            }
+        }
+    }
+
+    /// `column` reads what `get` reads, at every start and length around the sentence.
+    #[test]
+    fn columns_equal_gets() {
+        let mut tb = Treebank::new();
+        let words: Vec<WordStrs<'_>> =
+            ["a", "bb", "a", "cc", "d"].iter().map(|&f| WordStrs::simple(f, "NOUN", 0, "root")).collect();
+        tb.push_sentence(&words, vec![]);
+        let attrs = vec![Attr::Form, Attr::Upos, Attr::Suffix(1)];
+        let mut sa = SentAttrs::default();
+        sa.fill(&VocabHashes::new(&tb, &attrs), &tb, 0);
+        for slot in 0..3 {
+            for from in -6..12i64 {
+                for len in 0..14usize {
+                    let want: Vec<u64> = (0..len as i64).map(|i| sa.get(slot, from + i)).collect();
+                    let (left, stored, right) = sa.column(slot, from, len);
+                    let got: Vec<u64> = std::iter::repeat_n(PAD_LEFT, left)
+                        .chain(stored)
+                        .chain(std::iter::repeat_n(PAD_RIGHT, right))
+                        .collect();
+                    assert_eq!(got, want, "slot {slot} from {from} len {len}");
+                }
             }
         }
     }
