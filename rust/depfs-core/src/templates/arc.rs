@@ -145,7 +145,6 @@ pub struct ArcFeatures {
     grand_lists: Vec<Vec<usize>>,
 }
 
-/// Index of `x` in `lists`, appending it if new.
 /// Appends, for each list of (slot, offset) atoms, the row of its partial hashes at
 /// positions 0..stride: `seed` folded with the atoms' values in order, then rotated
 /// left by `rot`. Atom by atom over all positions (the same folds as position by
@@ -178,6 +177,7 @@ fn fill_partials(
     }
 }
 
+/// Index of `x` in `lists`, appending it if new.
 fn intern<T: PartialEq + Clone>(lists: &mut Vec<T>, x: &T) -> usize {
     lists.iter().position(|l| l == x).unwrap_or_else(|| {
         lists.push(x.clone());
@@ -427,6 +427,38 @@ mod tests {
         let a = features("upos(b)", 0, 2);
         let b = features("upos(b)", 1, 3);
         assert_ne!(a, b);
+    }
+
+    /// Every partial is its definition: the seed folded with its list's atom values at
+    /// that position (padding past either end), a modifier's rotated by 17.
+    #[test]
+    fn partials_are_the_folds_of_their_atoms() {
+        let tb = tb();
+        let text =
+            "upos(h-2) & upos(h+2) & form(m-1) & xpos(m+2)\nupos(h) & upos(m)\nform(h+1) & upos(m-2)\ndist";
+        let set = TemplateSet::parse(text, Family::Arc, 4).unwrap();
+        let af = ArcFeatures::compile(&set).unwrap();
+        let vh = VocabHashes::new(&tb, &af.attrs);
+        let mut s = ArcSent::default();
+        af.prepare(&vh, &tb, 0, &mut s);
+        let a = &s.attrs;
+        let fold = |seed: u64, l: &[(usize, i64)], p: usize| {
+            l.iter().fold(seed, |acc, &(slot, off)| combine(acc, a.get(slot, p as i64 + off)))
+        };
+        for (lists, parts, seed, rot) in
+            [(&af.head_lists, &s.hp, HEAD_SEED, 0), (&af.mod_lists, &s.mp, MOD_SEED, 17)]
+        {
+            assert_eq!(parts.len(), lists.len() * s.stride);
+            for (r, l) in lists.iter().enumerate() {
+                for p in 0..s.stride {
+                    assert_eq!(
+                        parts[r * s.stride + p],
+                        fold(seed, l, p).rotate_left(rot),
+                        "list {l:?} at {p}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
