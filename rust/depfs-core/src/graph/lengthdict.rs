@@ -7,47 +7,15 @@ use crate::templates::Attr;
 use crate::Treebank;
 use rustc_hash::FxHashMap;
 
-/// Longest training arc per (head UPOS hash, modifier UPOS hash, head-before-modifier).
-#[derive(Debug, Clone, Default)]
+/// Longest training arc per (head UPOS hash, modifier UPOS hash, head-before-modifier),
+/// as a dense table over the dictionary's tags: a sentence looks up each of its tags
+/// once, then reads one entry per arc (a hash lookup per tag pair was ~2% of a DynFS parse).
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct LengthDict {
-    /// Fx hashing: the keys are hashes already (SipHash lookups were most of
-    /// [`LengthDict::fill_mask`]).
-    map: FxHashMap<(u64, u64, bool), u32>,
-    /// The same entries as a dense table over the dictionary's tags, for
-    /// [`LengthDict::fill_mask`] (a hash lookup per tag pair was ~2% of a DynFS parse).
-    dense: DenseLengths,
-}
-
-impl PartialEq for LengthDict {
-    fn eq(&self, other: &Self) -> bool {
-        self.map == other.map // `dense` is derived from it
-    }
-}
-
-/// `longest[(i · t + j) · 2 + head_left]` for tag indices i, j < t (`tags`), -1 for a
-/// triple never seen.
-#[derive(Debug, Clone, Default)]
-struct DenseLengths {
-    tags: FxHashMap<u64, u32>,
+    /// The distinct UPOS hashes of the entries, sorted (so equal dictionaries are equal).
+    tags: Vec<u64>,
+    /// `longest[(i · t + j) · 2 + head_left]` for tags i, j of t; -1: a triple never seen.
     longest: Vec<i64>,
-}
-
-impl DenseLengths {
-    fn new(map: &FxHashMap<(u64, u64, bool), u32>) -> DenseLengths {
-        let mut tags = FxHashMap::default();
-        for &(h, m, _) in map.keys() {
-            for v in [h, m] {
-                let next = tags.len() as u32;
-                tags.entry(v).or_insert(next);
-            }
-        }
-        let t = tags.len();
-        let mut longest = vec![-1i64; t * t * 2];
-        for (&(h, m, left), &l) in map {
-            longest[(tags[&h] as usize * t + tags[&m] as usize) * 2 + usize::from(left)] = i64::from(l);
-        }
-        DenseLengths { tags, longest }
-    }
 }
 
 /// How many arcs the dictionary prunes on a treebank (gold arcs = the treebank's own
@@ -88,14 +56,41 @@ impl LengthDict {
     }
 
     fn from_map(map: FxHashMap<(u64, u64, bool), u32>) -> LengthDict {
-        let dense = DenseLengths::new(&map);
-        LengthDict { map, dense }
+        let mut tags: Vec<u64> = map.keys().flat_map(|&(h, m, _)| [h, m]).collect();
+        tags.sort_unstable();
+        tags.dedup();
+        let t = tags.len();
+        let mut d = LengthDict { tags, longest: vec![-1; t * t * 2] };
+        for (&(h, m, left), &l) in &map {
+            if let Some(i) = d.slot(h, m, left) {
+                d.longest[i] = i64::from(l);
+            }
+        }
+        d
+    }
+
+    /// Index of tag hash `v` in the table. O(log t).
+    fn tag(&self, v: u64) -> Option<usize> {
+        self.tags.binary_search(&v).ok()
+    }
+
+    /// The table entry of (head tag, modifier tag, head before modifier), if both tags are known.
+    fn slot(&self, h: u64, m: u64, head_left: bool) -> Option<usize> {
+        Some((self.tag(h)? * self.tags.len() + self.tag(m)?) * 2 + usize::from(head_left))
     }
 
     /// Entries as sorted tuples (for model files and Python).
     pub fn entries(&self) -> Vec<(u64, u64, bool, u32)> {
-        let mut v: Vec<_> = self.map.iter().map(|(&(a, b, d), &l)| (a, b, d, l)).collect();
-        v.sort_unstable();
+        let mut v = Vec::new();
+        for &h in &self.tags {
+            for &m in &self.tags {
+                for left in [false, true] {
+                    if let Some(l) = self.get(h, m, left) {
+                        v.push((h, m, left, l));
+                    }
+                }
+            }
+        }
         v
     }
 
@@ -104,23 +99,27 @@ impl LengthDict {
     }
 
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.longest.iter().filter(|&&l| l >= 0).count()
     }
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.len() == 0
+    }
+
+    /// Longest training arc for this (head tag hash, modifier tag hash, direction).
+    fn get(&self, h: u64, m: u64, head_left: bool) -> Option<u32> {
+        self.slot(h, m, head_left).and_then(|i| u32::try_from(self.longest[i]).ok())
     }
 
     /// Longest training arc for this head / modifier UPOS string pair and direction.
     pub fn max_len(&self, head_upos: Option<&str>, mod_upos: &str, head_left: bool) -> Option<u32> {
         let h = head_upos.map_or(ROOT_VALUE, crate::templates::hash::hash_str);
-        self.map.get(&(h, crate::templates::hash::hash_str(mod_upos), head_left)).copied()
+        self.get(h, crate::templates::hash::hash_str(mod_upos), head_left)
     }
 
     /// True when arc h → m survives, given the sentence's UPOS values (slot 0).
     #[inline]
     fn allows(&self, sa: &SentAttrs, h: usize, m: usize) -> bool {
-        let key = (sa.get(0, h as i64), sa.get(0, m as i64), h < m);
-        self.map.get(&key).is_some_and(|&l| h.abs_diff(m) as u32 <= l)
+        self.get(sa.get(0, h as i64), sa.get(0, m as i64), h < m).is_some_and(|l| h.abs_diff(m) as u32 <= l)
     }
 
     /// `mask[m * n1 + h]` = arc h → m survives, for sentence `s` of `tb` (diagonal and
@@ -140,10 +139,9 @@ impl LengthDict {
     /// direction) is read from the dense table.
     pub fn fill_mask(&self, sa: &SentAttrs, out: &mut Vec<bool>) {
         let n1 = sa.n + 1;
-        let d = &self.dense;
-        let t = d.tags.len();
+        let t = self.tags.len();
         // Small ids of the sentence's tags (ROOT included), in order of appearance, and
-        // each one's index in the dense table (None: a tag the dictionary never saw).
+        // each one's index in the table (None: a tag the dictionary never saw).
         let mut tags: Vec<Option<usize>> = Vec::new();
         let mut seen: Vec<u64> = Vec::new();
         let ids: Vec<usize> = (0..n1)
@@ -151,31 +149,22 @@ impl LengthDict {
                 let v = sa.get(0, p as i64);
                 seen.iter().position(|&x| x == v).unwrap_or_else(|| {
                     seen.push(v);
-                    tags.push(d.tags.get(&v).map(|&i| i as usize));
+                    tags.push(self.tag(v));
                     seen.len() - 1
                 })
             })
             .collect();
-        let u = seen.len();
-        // Longest allowed arc per (head id, modifier id, head before modifier); -1: none.
-        let mut longest = vec![-1i64; u * u * 2];
-        for (a, ta) in tags.iter().enumerate() {
-            for (b, tb) in tags.iter().enumerate() {
-                if let (Some(i), Some(j)) = (ta, tb) {
-                    let from = (i * t + j) * 2;
-                    longest[(a * u + b) * 2..(a * u + b) * 2 + 2].copy_from_slice(&d.longest[from..from + 2]);
-                }
-            }
-        }
         out.clear();
         out.resize(n1 * n1, false);
-        // Per modifier, the longest arc from each head tag on either side: one gather
-        // and one compare per arc.
-        let (mut left, mut right) = (vec![-1i64; u], vec![-1i64; u]);
+        // Per modifier, the longest arc from each head tag on either side (-1: none): one
+        // gather and one compare per arc.
+        let (mut left, mut right) = (vec![-1i64; tags.len()], vec![-1i64; tags.len()]);
         for m in 1..n1 {
-            for a in 0..u {
-                left[a] = longest[(a * u + ids[m]) * 2 + 1];
-                right[a] = longest[(a * u + ids[m]) * 2];
+            for (a, ta) in tags.iter().enumerate() {
+                (left[a], right[a]) = match (ta, tags[ids[m]]) {
+                    (Some(i), Some(j)) => (self.longest[(i * t + j) * 2 + 1], self.longest[(i * t + j) * 2]),
+                    _ => (-1, -1),
+                };
             }
             let row = &mut out[m * n1..(m + 1) * n1];
             for (h, (x, &id)) in row[..m].iter_mut().zip(&ids[..m]).enumerate() {
