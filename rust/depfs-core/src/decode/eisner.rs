@@ -76,11 +76,30 @@ pub(crate) fn max_plus(a: &[f64], b: &[f64]) -> (f64, usize) {
 
 /// `acc[i] = max(acc[i], a[i] + b[i])`: the inner loop of the chart, over all spans of one
 /// width at once (contiguous in the by-width layout, so it compiles to packed adds and maxes).
-#[inline(never)]
-pub(crate) fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
+#[inline(always)]
+fn max_into(acc: &mut [f64], a: &[f64], b: &[f64]) {
     for ((o, x), y) in acc.iter_mut().zip(a).zip(b) {
         let v = x + y;
         *o = if v > *o { v } else { *o };
+    }
+}
+
+/// [`max_into`] for each split offset `j` in `js`, on the `m` entries at
+/// `(acc, a, b)[at(j)]`: all the offsets of one chart row in one call. A call per
+/// (row, offset) cost more than its work on short sentences, whose rows are a few
+/// entries long (a 13-word sentence's average is 5). O(|js| · m).
+#[inline(never)]
+pub(crate) fn max_into_each(
+    acc: &mut [f64],
+    a: &[f64],
+    b: &[f64],
+    m: usize,
+    js: std::ops::Range<usize>,
+    at: impl Fn(usize) -> (usize, usize, usize),
+) {
+    for j in js {
+        let (o, x, y) = at(j);
+        max_into(&mut acc[o..o + m], &a[x..x + m], &b[y..y + m]);
     }
 }
 
@@ -177,10 +196,7 @@ impl EisnerWorkspace {
             poller.add(what, 3 * m * w)?;
             // Incomplete spans (s, s+w): cr(s, s+j) + cl(s+j+1, s+w), 0 <= j < w.
             let acc = &mut self.join[row..row + m];
-            for j in 0..w {
-                let b = (w - 1 - j) * n1 + j + 1;
-                max_into(acc, &self.cr[j * n1..j * n1 + m], &self.cl[b..b + m]);
-            }
+            max_into_each(acc, &self.cr, &self.cl, m, 0..w, |j| (0, j * n1, (w - 1 - j) * n1 + j + 1));
             if single_root {
                 acc[0] = self.cl[(w - 1) * n1 + 1]; // ROOT's only child: empty span at ROOT
             }
@@ -192,17 +208,11 @@ impl EisnerWorkspace {
                                 // Complete right (s, s+w): ir(s, s+j) + cr(s+j, s+w), 0 < j <= w.
             let (lower, upper) = self.cr.split_at_mut(row);
             let acc = &mut upper[..m];
-            for j in 1..=w {
-                let b = (w - j) * n1 + j;
-                max_into(acc, &self.ir[j * n1..j * n1 + m], &lower[b..b + m]);
-            }
+            max_into_each(acc, &self.ir, lower, m, 1..w + 1, |j| (0, j * n1, (w - j) * n1 + j));
             // Complete left (s, s+w): cl(s, s+j) + il(s+j, s+w), 0 <= j < w.
             let (lower, upper) = self.cl.split_at_mut(row);
             let acc = &mut upper[..m];
-            for j in 0..w {
-                let b = (w - j) * n1 + j;
-                max_into(acc, &lower[j * n1..j * n1 + m], &self.il[b..b + m]);
-            }
+            max_into_each(acc, lower, &self.il, m, 0..w, |j| (0, j * n1, (w - j) * n1 + j));
             acc[0] = neg;
         }
         Ok(())

@@ -18,7 +18,7 @@
 //! test, `delta` = 2) the max-marginals then take 174 M instructions against 284 M with
 //! the whole outside pass, about 100 M of them the inside pass (callgrind).
 
-use super::eisner::{max_into, EisnerWorkspace};
+use super::eisner::{max_into_each, EisnerWorkspace};
 use super::{check_scores, fill, no_tree, Poller};
 use crate::error::Result;
 
@@ -127,14 +127,11 @@ impl MaxMarginals {
                     }
                 }
             } else {
+                // (The two charts' updates read only inside scores: in either order, the
+                // same maxima.)
+                max_into_each(oir, o, cr, m, 1..w + 1, |j| (j * n1, 0, (w - j) * n1 + j));
                 let narrow = &mut ocr[..row];
-                for j in 1..=w {
-                    max_into(&mut oir[j * n1..j * n1 + m], o, &cr[(w - j) * n1 + j..(w - j) * n1 + j + m]);
-                    if j < w {
-                        let b = (w - j) * n1 + j;
-                        max_into(&mut narrow[b..b + m], o, &ir[j * n1..j * n1 + m]);
-                    }
-                }
+                max_into_each(narrow, o, ir, m, 1..w, |j| ((w - j) * n1 + j, 0, j * n1));
             }
             // cl(s, s+w) = cl(s, s+j) + il(s+j, s+w), 0 <= j < w.
             if keep(o, live, &ocl[row..row + m], &cl[row..row + m]) {
@@ -150,14 +147,9 @@ impl MaxMarginals {
                     }
                 }
             } else {
+                max_into_each(oil, o, cl, m, 0..w, |j| ((w - j) * n1 + j, 0, j * n1));
                 let narrow = &mut ocl[..row];
-                for j in 0..w {
-                    let b = (w - j) * n1 + j;
-                    max_into(&mut oil[b..b + m], o, &cl[j * n1..j * n1 + m]);
-                    if j > 0 {
-                        max_into(&mut narrow[j * n1..j * n1 + m], o, &il[b..b + m]);
-                    }
-                }
+                max_into_each(narrow, o, il, m, 1..w, |j| (j * n1, 0, (w - j) * n1 + j));
             }
             // An incomplete span's outside, less its arc, is its join's; the join is in a
             // good tree when either arc's incomplete span is.
@@ -205,16 +197,10 @@ impl MaxMarginals {
                     }
                 }
             } else {
-                let o = &o[..m];
-                for j in 0..w {
-                    let b = (w - 1 - j) * n1 + j + 1;
-                    if j > 0 {
-                        max_into(&mut ocr[j * n1 + first..j * n1 + m], &o[first..], &cl[b + first..b + m]);
-                    }
-                    if j + 1 < w {
-                        max_into(&mut ocl[b + first..b + m], &o[first..], &cr[j * n1 + first..j * n1 + m]);
-                    }
-                }
+                let (rest, k) = (&o[first..m], m - first);
+                let b = |j: usize| (w - 1 - j) * n1 + j + 1 + first;
+                max_into_each(ocr, rest, cl, k, 1..w, |j| (j * n1 + first, 0, b(j)));
+                max_into_each(ocl, rest, cr, k, 0..w - 1, |j| (b(j), 0, j * n1 + first));
                 if single_root && w > 1 {
                     let b = (w - 1) * n1 + 1;
                     ocl[b] = ocl[b].max(o[0] + cr[0]);
