@@ -19,8 +19,8 @@ full labeler and other label margins; with a prefix-trained labeler for the stop
 dev), the stop on the full model's labeler weights, its margin chosen on dev by the same
 rule, parsed in turn with it; with a label dictionary (chosen on dev), the stop
 without it; the policy's lexical features (He et al. §5.4) are said in the header (compare
-a meta-feature policy with --also). Columns: speed-up,
-cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
+a meta-feature policy with --also). Columns: speed-up [the quartiles of its paired
+ratios], cost (% of the templates computed on the arcs the length dictionary leaves), UAS(D),
 UAS(F) (punctuation included), LAS, words/s, labeler templates computed. Also the length
 dictionary's pruning on dev.
 Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UAS
@@ -50,10 +50,12 @@ PREFIXES = (1, 2, 5, 9, 20, 40, 80, 120)
 OFFSETS = (-1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
 
 
-def timed(parse: Any, test: Any, reps: int, full: Any) -> tuple[float, float, Any]:
+def timed(
+    parse: Any, test: Any, reps: int, full: Any
+) -> tuple[float, float, tuple[float, float], Any]:
     """Median CPU time of `reps` runs of `parse(test)`, the median of the ratios to
     `full(test)` run in turn with each (pairing cancels the machine's drift; A B A B),
-    and the last result."""
+    the ratios' quartiles (how far this host's noise moves them) and the last result."""
     secs, ratios, out = [], [], None
     for _ in range(reps):
         t0 = time.process_time()
@@ -62,7 +64,8 @@ def timed(parse: Any, test: Any, reps: int, full: Any) -> tuple[float, float, An
         t0 = time.process_time()
         full(test)
         ratios.append((time.process_time() - t0) / secs[-1])
-    return statistics.median(secs), statistics.median(ratios), out
+    q1, _, q3 = statistics.quantiles(ratios, n=4) if reps > 1 else (ratios[0],) * 3
+    return statistics.median(secs), statistics.median(ratios), (q1, q3), out
 
 
 def main() -> None:
@@ -128,13 +131,14 @@ def main() -> None:
     rows: list[dict[str, Any]] = []
 
     def add(name: str, parse: Any, kind: str, **extra: Any) -> None:
-        secs, speedup, out = timed(parse, test, args.reps, full_parse)
+        secs, speedup, (q1, q3), out = timed(parse, test, args.reps, full_parse)
         parsed, st = out if isinstance(out, tuple) else (out, None)
         sc = evaluate(test, parsed)
         row = {
             "setting": name,
             "kind": kind,
             "speedup": speedup,
+            "speedup_quartiles": [q1, q3],
             "cost": 100 * st["cost"] if st else 100.0,
             "uas": sc.uas,
             "las": sc.las,
@@ -151,7 +155,8 @@ def main() -> None:
             f" (arc {row['arc_cost']:.1f}, sib {row['sib_cost']:.1f})" if order == 2 and st else ""
         )
         print(
-            f"{name:<34} {row['speedup']:5.2f}x  cost {row['cost']:5.1f}%{split}  "
+            f"{name:<34} {row['speedup']:5.2f}x [{q1:.2f}-{q3:.2f}]  "
+            f"cost {row['cost']:5.1f}%{split}  "
             f"UAS {sc.uas:.2f} (full {gold_uas:.2f})  LAS {sc.las:.2f}  "
             f"{row['words_per_s']:8.0f} w/s" + (f"  labeler {row['lab_cost']:.1f}%" if st else ""),
             flush=True,
@@ -173,7 +178,7 @@ def main() -> None:
         f"{'' if tree is None else f', tree margin {tree:g}'}"
         f"{'' if label_margin is None else f', label margin {label_margin:g}'}"
         f"{'' if model.dynfs_lex is None else ', policy with lexical features'}; "
-        f"speed-ups: median of {args.reps} paired CPU-time ratios to the full model"
+        f"speed-ups: median [quartiles] of {args.reps} paired CPU-time ratios to the full model"
     )
     print(
         f"length dictionary on dev: prunes {100 * prune['other_pruned_share']:.1f}% of the "
@@ -211,7 +216,7 @@ def main() -> None:
                 label_margin=lm,
             )
         # The stop's own gain, paired directly (the two parses differ in the labeler only).
-        _, gain, _ = timed(dyn(), test, args.reps, dyn(label_margin=float("inf")))
+        _, gain, _, _ = timed(dyn(), test, args.reps, dyn(label_margin=float("inf")))
         print(f"  the labeler's stop against the full labeler, paired: {gain:.3f}x")
         label_gain = gain
     if model.dynfs_label_prefix_trained:  # the stop's prefix-trained labeler, against the
@@ -226,14 +231,14 @@ def main() -> None:
         )
         own_parse = lambda tb: own.run_dynfs(tb)[:2]  # noqa: E731
         add(f"DynFS (dev), the stop on the full labeler's weights ({how})", own_parse, "label_own")
-        _, gain, _ = timed(dyn(), test, args.reps, own_parse)
+        _, gain, _, _ = timed(dyn(), test, args.reps, own_parse)
         print(
             f"  the prefix-trained labeler against the full labeler's weights, paired: {gain:.3f}x"
         )
         prefix_gain = gain
     if model.dynfs_label_dict is not None:  # the label dictionary chosen on dev, against none
         add("DynFS (dev), no label dictionary", dyn(label_dict=[]), "label_dict")
-        _, gain, _ = timed(dyn(), test, args.reps, dyn(label_dict=[]))
+        _, gain, _, _ = timed(dyn(), test, args.reps, dyn(label_dict=[]))
         print(f"  the label dictionary against the stop alone, paired: {gain:.3f}x")
         dict_gain = gain
     also_gains: dict[str, float] = {}
@@ -242,7 +247,7 @@ def main() -> None:
         theirs = lambda tb, m=other: m.run_dynfs(tb)[:2]  # noqa: E731
         add(f"{Path(path).name} (its own policy)", theirs, "also")
         # This model against the other directly (same full model: only DynFS differs).
-        _, gain, _ = timed(dyn(), test, args.reps, theirs)
+        _, gain, _, _ = timed(dyn(), test, args.reps, theirs)
         print(f"  this model's DynFS against {Path(path).name}'s, paired: {gain:.3f}x")
         also_gains[Path(path).name] = gain
     add("expert policy (upper bound)", dyn(expert=True), "expert")
