@@ -436,6 +436,25 @@ pub trait WeightTable: Sync {
     fn get(&self, t: usize, f: u64) -> f32;
     /// acc += row(t, f). O(width).
     fn add_row(&self, t: usize, f: u64, acc: &mut [f32]);
+    /// Adds row(t, f) as the `i`-th row (from 0) of one [`WeightTable::add_located_rows`]
+    /// call: `acc` then holds, bit for bit, what that call leaves after its first i + 1
+    /// rows. The rows are added one at a time (the prefix-margin rule checks its margin
+    /// after each), but a decision that adds them all must end on the full model's sum,
+    /// or a margin no lead reaches would parse otherwise than an infinite one. `base`
+    /// (starting as `acc` does) and `ints` (starting at 0) carry the sum between calls.
+    /// Default: a float add, as the batch adds. O(width).
+    fn add_row_running(
+        &self,
+        t: usize,
+        f: u64,
+        i: usize,
+        ints: &mut [i32],
+        base: &mut [f32],
+        acc: &mut [f32],
+    ) {
+        let _ = (i, ints, base);
+        self.add_row(t, f, acc);
+    }
     /// Index of the first weight of feature `f`'s row in template t's block.
     #[inline(always)]
     fn row_start(&self, t: usize, f: u64) -> usize {
@@ -451,7 +470,7 @@ pub trait WeightTable: Sync {
     /// located and prefetched a chunk at a time, then summed, so a chunk's cache
     /// misses overlap.
     fn add_rows_with(&self, n: usize, feat: impl Fn(usize) -> (usize, u64), acc: &mut [f32]) {
-        const CHUNK: usize = 128;
+        const CHUNK: usize = INTEGER_ROWS;
         let mut rows = [RowAt::default(); CHUNK];
         let mut done = 0;
         while done < n {
@@ -533,6 +552,11 @@ impl WeightTable for Weights {
         }
     }
 }
+
+/// Rows summed as 16-bit integers at a time by [`QuantizedWeights::add_located_rows`]
+/// (128 · 127 ≤ 32767: no overflow), and the widest rows it sums so.
+const INTEGER_ROWS: usize = 128;
+const MAX_INTEGER_WIDTH: usize = 512;
 
 /// Frozen weights, 8 bits each with one f32 scale per template block (see the
 /// module comment). Same layout and hashing as [`Weights`]: a quarter of the bytes.
@@ -667,7 +691,7 @@ impl QuantizedWeights {
     /// (128 · 127 ≤ 32767: no overflow) in an accumulator of `N` ≥ width. O(|rows| · width).
     #[inline]
     fn add_rows_as_integers<const N: usize>(&self, rows: &[RowAt], scale: f32, acc: &mut [f32]) {
-        const CHUNK: usize = 128;
+        const CHUNK: usize = INTEGER_ROWS;
         let width = self.width();
         for chunk in rows.chunks(CHUNK) {
             let mut sum = [0i16; N];
@@ -718,6 +742,39 @@ impl WeightTable for QuantizedWeights {
         }
     }
 
+    /// With one shared scale the batch sums each [`INTEGER_ROWS`] rows as integers and
+    /// scales that sum once: so here, `ints` the integer sum of this stretch of rows,
+    /// `base` the scaled sums of the stretches before, `acc` = base + scale · ints.
+    fn add_row_running(
+        &self,
+        t: usize,
+        f: u64,
+        i: usize,
+        ints: &mut [i32],
+        base: &mut [f32],
+        acc: &mut [f32],
+    ) {
+        let width = self.width();
+        match self.shared_scale {
+            Some(scale) if width <= MAX_INTEGER_WIDTH => {
+                let s = self.row_start(t, f);
+                for (n, &q) in ints.iter_mut().zip(&self.q[s..s + width]) {
+                    *n += q as i32;
+                }
+                if (i + 1).is_multiple_of(INTEGER_ROWS) {
+                    for (b, n) in base.iter_mut().zip(ints.iter_mut()) {
+                        *b += scale * *n as f32;
+                        *n = 0;
+                    }
+                }
+                for ((a, &b), &n) in acc.iter_mut().zip(base.iter()).zip(ints.iter()) {
+                    *a = b + scale * n as f32;
+                }
+            }
+            _ => self.add_row(t, f, acc),
+        }
+    }
+
     fn prefetch_rows(&self, rows: &[RowAt]) {
         let width = self.layout.width;
         for r in rows {
@@ -729,23 +786,22 @@ impl WeightTable for QuantizedWeights {
     /// time are summed as 16-bit integers (128 · 127 ≤ 32767: no overflow), then
     /// scaled once; rows of 4 (move scores) are unrolled.
     fn add_located_rows(&self, rows: &[RowAt], acc: &mut [f32]) {
-        const MAX_WIDTH: usize = 512;
+        const MAX_WIDTH: usize = MAX_INTEGER_WIDTH;
         let width = self.width();
         match self.shared_scale {
             // Label rows are usually ≤ 64 wide: a small accumulator to clear.
             Some(scale) if width <= 64 => self.add_rows_as_integers::<64>(rows, scale, acc),
             Some(scale) if width <= MAX_WIDTH => self.add_rows_as_integers::<MAX_WIDTH>(rows, scale, acc),
             _ if width == 4 && acc.len() == 4 => {
-                let mut sum = [0f32; 4];
+                // In registers, row after row onto acc: the sum a row-by-row add makes.
+                let mut sum = [acc[0], acc[1], acc[2], acc[3]];
                 for r in rows {
                     let (scale, q) = (self.scales[r.template], &self.q[r.start..r.start + 4]);
                     for k in 0..4 {
                         sum[k] += scale * q[k] as f32;
                     }
                 }
-                for k in 0..4 {
-                    acc[k] += sum[k];
-                }
+                acc.copy_from_slice(&sum);
             }
             _ => {
                 for r in rows {
@@ -952,6 +1008,37 @@ mod tests {
             q.add_template_rows(each.iter().copied(), &mut Vec::new(), &mut by_template);
             q.add_rows(&pairs, &mut by_pairs);
             prop_assert_eq!(by_template, by_pairs);
+        }
+
+        /// Rows added one at a time (`add_row_running`, from a nonzero start) hold after
+        /// each row exactly the bits one `add_located_rows` call over those rows leaves,
+        /// past the 128-row stretches a shared scale sums as integers, for every table.
+        #[test]
+        fn running_row_sums_are_the_batch_sums_bit_for_bit(
+            width in prop::sample::select(vec![1usize, 4, 16, 51]),
+            shared in any::<bool>(),
+            n in 0usize..300,
+            seed in any::<u64>(),
+        ) {
+            let mut w = Weights::new(&[8, 16, 4], width).unwrap();
+            for i in 0..60u64 {
+                let x = crate::templates::hash::fmix(seed ^ i);
+                w.update((x % 3) as usize, x >> 8, (x >> 40) as usize % width, ((x >> 20) % 200) as f32 / 7.0 - 14.0);
+            }
+            let q = if shared { QuantizedWeights::quantize_shared(&w) } else { QuantizedWeights::quantize(&w) };
+            let feats: Vec<(usize, u64)> = (0..n as u64).map(|i| ((i % 3) as usize, crate::templates::hash::fmix(seed + i))).collect();
+            let start: Vec<f32> = (0..width).map(|k| if k % 3 == 0 { -1e9 } else { 0.0 }).collect();
+            let (mut ints, mut base, mut acc) = (vec![0i32; width], start.clone(), start.clone());
+            for (i, &(t, f)) in feats.iter().enumerate() {
+                q.add_row_running(t, f, i, &mut ints, &mut base, &mut acc);
+                if i % 37 == 36 || i + 1 == n {
+                    let rows: Vec<RowAt> = feats[..=i].iter().map(|&(t, f)| RowAt { start: q.row_start(t, f), template: t }).collect();
+                    let mut want = start.clone();
+                    q.add_located_rows(&rows, &mut want);
+                    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                    prop_assert_eq!(bits(&acc), bits(&want), "after {} rows", i + 1);
+                }
+            }
         }
 
         /// Every quantized weight is within half a quantization step (max |w| / 254)

@@ -66,6 +66,9 @@ pub struct Work {
     pub scratch: ExtractScratch,
     pub feats: Vec<u64>,
     pub label_scores: Vec<f32>,
+    /// The lazy label sum's integer part and scaled base (`WeightTable::add_row_running`).
+    pub label_ints: Vec<i32>,
+    pub label_base: Vec<f32>,
     pub rows: Vec<RowAt>,
     /// Lazy, template-by-template features (the prefix-margin rule).
     pub lazy: LazyScratch,

@@ -208,6 +208,8 @@ impl<W: WeightTable> ArcEagerParser<W> {
         mut stop: impl FnMut(&[f32; N_KINDS]) -> bool,
     ) -> ([f32; N_KINDS], usize) {
         let mut acc = [0f32; N_KINDS];
+        // (The running sum ends on the full model's bits: see `add_row_running`.)
+        let (mut ints, mut base) = ([0i32; N_KINDS], [0f32; N_KINDS]);
         let n = self.n_templates();
         let weights = self.move_weights();
         let Work { attrs, lazy, feats, .. } = w;
@@ -221,7 +223,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
                 weights.prefetch_rows(&[RowAt { start: weights.row_start(u, f), template: u }]);
                 feats.push(f);
             }
-            weights.add_row(t, feats[t], &mut acc);
+            weights.add_row_running(t, feats[t], t, &mut ints, &mut base, &mut acc);
             if stop(&acc) {
                 return (acc, t + 1);
             }
@@ -248,7 +250,10 @@ impl<W: WeightTable> ArcEagerParser<W> {
         w.label_scores.extend_from_slice(&self.label_bias[2 * dir_index(dir) + usize::from(to_root)]);
         let salt = if dir == LEFT { LEFT_SALT } else { RIGHT_SALT };
         let (lt, weights) = (&self.label_templates, self.label_weights());
-        let Work { attrs, lazy, feats, label_scores, .. } = w;
+        let Work { attrs, lazy, feats, label_scores, label_ints, label_base, .. } = w;
+        label_base.clone_from(label_scores);
+        label_ints.clear();
+        label_ints.resize(label_scores.len(), 0);
         // As for moves: features computed and rows prefetched `ahead` of the one added.
         feats.clear();
         let mut used = lt.len();
@@ -259,7 +264,7 @@ impl<W: WeightTable> ArcEagerParser<W> {
                 weights.prefetch_rows(&[RowAt { start: weights.row_start(j, f), template: j }]);
                 feats.push(f);
             }
-            weights.add_row(i, feats[i], label_scores);
+            weights.add_row_running(i, feats[i], i, label_ints, label_base, label_scores);
             if column_leads_by(label_scores, margin) {
                 used = i + 1;
                 break;
@@ -720,6 +725,65 @@ mod tests {
         }
         assert!(configs >= 20, "{configs} configurations");
         assert!(label_stops.len() > 3, "label decisions stop at several points: {label_stops:?}");
+    }
+
+    /// On the 8-bit model a parse reads, a decision that adds every template one at a
+    /// time ends on the full model's sums bit for bit (its label rows share one scale
+    /// and the batch adds them as integers), so a margin no lead reaches parses exactly
+    /// as an infinite one.
+    #[test]
+    fn running_sums_of_every_template_are_the_full_models_bits() {
+        let mut tb = Treebank::new();
+        for _ in 0..3 {
+            for s in super::super::testing::toy_sentences() {
+                tb.push_sentence(&s, vec![]);
+            }
+        }
+        let set = crate::templates::defaults::load("arc_eager").unwrap();
+        let p =
+            ArcEagerParser::train(set, &tb, &TrainOptions { epochs: 2, ..TrainOptions::default() }, |_| true)
+                .unwrap();
+        assert!(p.label_weights().quantized_parts().is_some(), "the parse-time model is 8-bit");
+        let vh = VocabHashes::new(&tb, &p.features().attrs);
+        let (mut c, mut work, mut w) = (Configuration::default(), Work::default(), Work::default());
+        let mut compared = 0;
+        for s in 0..tb.len() {
+            begin(&tb, &vh, s, &mut c, &mut work);
+            w.attrs.fill(&vh, &tb, s);
+            run(&mut c, &mut ModelGuide { parser: &p, work: &mut work, margins: None }, |cf, _| {
+                w.extract(&p, cf);
+                let feats = w.feats.clone();
+                let full = p.kind_scores_with(&feats, &mut w.rows);
+                p.features().begin_lazy(&mut w.lazy);
+                let (lazy, used) = p.kind_scores_lazy(cf, &mut w, |_| false);
+                assert_eq!(used, p.n_templates());
+                assert_eq!(lazy.map(f32::to_bits), full.map(f32::to_bits));
+                for dir in [LEFT, RIGHT] {
+                    let to_root = dir == RIGHT && cf.s0() == 0;
+                    if to_root && p.sole_label(dir, true).is_some() {
+                        continue;
+                    }
+                    let mut batch = Vec::new();
+                    p.label_scores(&feats, dir, &mut w.rows, &mut batch);
+                    p.features().begin_lazy(&mut w.lazy);
+                    let (label, used) = p.label_lazy(cf, dir, &mut w, f32::INFINITY);
+                    assert_eq!(used, p.label_templates.len());
+                    let bias = &p.label_bias[2 * dir_index(dir) + usize::from(to_root)];
+                    for (k, (&b, &x)) in bias.iter().zip(&batch).enumerate() {
+                        if b == 0.0 {
+                            assert_eq!(w.label_scores[k].to_bits(), x.to_bits(), "column {k}");
+                            compared += 1;
+                        }
+                    }
+                    assert_eq!(label, p.best_label(&batch, dir, to_root));
+                }
+            });
+        }
+        assert!(compared > 100, "{compared} label scores compared");
+        // Whole parses: a margin no lead reaches, and an infinite one.
+        let (huge, _, _) = p.parse_with(&tb, 1, false, Some(1e30)).unwrap();
+        let (all, _, _) = p.parse_with(&tb, 1, false, Some(f32::INFINITY)).unwrap();
+        assert_eq!((&huge.words.head, &huge.words.deprel), (&all.words.head, &all.words.deprel));
     }
 
     /// Algorithm 1 on the batch features, one decision at a time: what the lazy path
