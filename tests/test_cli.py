@@ -596,6 +596,7 @@ def test_values_that_apply_to_no_model_are_still_checked_and_info_json_is_json(
     for kw, needle in (
         ({"update": "bogus"}, "update must be 'adagrad' or 'perceptron'"),
         ({"train_margin": float("nan")}, "train_margin must be a positive number"),
+        ({"train_margin": 3.5e38}, "train_margin must be a positive number up to 3.403e"),
     ):
         with pytest.raises(ValueError, match=needle):  # were trained and stored
             depfs.ArcEagerParser(AE_SET, epochs=1, **kw).fit(train)

@@ -126,7 +126,7 @@ def test_margins_are_checked_and_an_ordinary_model_is_the_full_model_at_inf(data
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every template: no note
         assert ordinary.parse(dev, margin=float("inf")).to_string() == full
-    with pytest.warns(UserWarning, match=r"trained without --dynamic \(dynamic=True\)"):
+    with pytest.warns(UserWarning, match=r"trained without --dynamic \(Python: dynamic=True\)"):
         ordinary.parse(dev, margin=100.0)  # prefixes not trained to decide: said
     assert ordinary.margin_presets_ is None
     with pytest.raises(ValueError, match="preset of dynamic models"):
@@ -478,7 +478,7 @@ def test_tagger_margins_are_checked_and_inf_is_every_template(data):
     # ordinary tagger (its prefixes were not trained to decide alone).
     with pytest.raises(ValueError, match="train_margin"):
         depfs.Tagger(TAG_ORDER, dynamic=True, train_margin=0.0).fit(train)
-    with pytest.warns(UserWarning, match=r"trained without --dynamic \(dynamic=True\)"):
+    with pytest.warns(UserWarning, match=r"trained without --dynamic \(Python: dynamic=True\)"):
         ordinary.tag(dev, margin=100.0)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # every template: no note

@@ -155,6 +155,9 @@ def test_misuse_is_refused(
         dynfs.parse(dev, dynfs=False, threshold=1.0)
     with pytest.raises(ValueError, match="finite"):
         dynfs.parse(dev, threshold=float("nan"))
+    # Finite, but beyond a 32-bit float (it would reach the core as infinity).
+    with pytest.raises(ValueError, match="3.40282e"):
+        dynfs.parse(dev, threshold=1e39)
     plain = small(arc_templates=ARC).fit(train)
     with pytest.raises(ValueError, match="no dynamic feature selection"):
         plain.parse(dev, dynfs=True)
@@ -338,8 +341,10 @@ def test_label_stop_is_a_knob_chosen_on_dev_and_round_trips(
     assert dynfs.dynfs_stats_["lab_cost"] == 1.0
     heads = [list(s.heads) for s in full]
     costs = []
-    for margin in (1e30, 50.0, 5.0, 0.0):  # the stop alone (fit may keep a dictionary)
-        out = dynfs.parse(dev, label_margin=margin, label_dict=False)
+    # The stop alone (fit may keep a dictionary; a model without one refuses label_dict).
+    alone = {} if dynfs.model_.dynfs_label_dict is None else {"label_dict": False}
+    for margin in (1e30, 50.0, 5.0, 0.0):
+        out = dynfs.parse(dev, label_margin=margin, **alone)
         costs.append(dynfs.dynfs_stats_["lab_cost"])
         assert [list(s.heads) for s in out] == heads  # labels only
     # Lower margins stop each word's label no later: fewer labeler templates.
@@ -427,7 +432,17 @@ def test_label_dictionary_is_tried_on_dev_round_trips_and_is_a_knob(
     labeled.model_ = plain
     labeled.save(plain_path)
     res = run(main, ["parse", str(plain_path), str(tmp_path / "dev.conllu"), "--no-label-dict"])
-    assert res.exit_code == 2 and "has no dictionary" in res.output, res.output
+    assert res.exit_code == 2 and "stop has no label dictionary" in res.output, res.output
+    # The API refuses it too, either way (it was accepted and changed nothing).
+    plain_parser = depfs.load(plain_path)
+    for flag in (False, True):
+        with pytest.raises(ValueError, match="stop has no label dictionary"):
+            plain_parser.parse(dev, label_dict=flag)
+    # A model whose labeler has no stop at all says so.
+    labeled.model_ = dynfs.model_.with_dynfs(groups, weights, threshold)
+    assert labeled.model_.dynfs_label_stop is None
+    with pytest.raises(ValueError, match="labeler has no stop"):
+        labeled.parse(dev, label_dict=False)
     with pytest.raises(ValueError, match="label_dict"):
         dynfs.parse(dev, dynfs=False, label_dict=False)
     with pytest.raises(ValueError, match="label dictionary"):
@@ -589,6 +604,10 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
         (
             ["parse", str(tmp_path / "d.depfs"), str(dev), "--no-dynfs", "--policy-threshold", "1"],
             "--policy-threshold: a knob of the dynamic parse, which --no-dynfs turns off",
+        ),
+        (
+            ["parse", str(tmp_path / "d.depfs"), str(dev), "--policy-threshold", "1e39"],
+            "--policy-threshold 1e+39: a finite number within ±3.403e+38 (a 32-bit float)",
         ),
         (
             ["parse", str(tmp_path / "d.depfs"), str(dev), "--no-dynfs", "--label-margin", "1"]

@@ -221,7 +221,7 @@ def test_cli_notes_a_margin_on_an_ordinary_tagger_and_names_an_untagged_training
     for margin, noted in (("0", True), ("inf", False)):
         r = CliRunner().invoke(main, ["tag", str(model), str(gold), "--margin", margin])
         assert r.exit_code == 0, r.output
-        assert ("trained without --dynamic (dynamic=True)" in r.stderr) == noted, r.stderr
+        assert ("trained without --dynamic (Python: dynamic=True)" in r.stderr) == noted, r.stderr
     untagged = tmp_path / "untagged.conllu"
     untagged.write_text(blank(gold.read_text()))
     for args in (

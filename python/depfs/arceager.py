@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .base import (
+    F32_MAX,
     Stagewise,
     TrainableModel,
     all_or_nothing,
@@ -367,8 +368,11 @@ class ArcEagerParser(TrainableModel):
         if self.train_margin is not None:
             check_real(self.train_margin, "train_margin")
         margin = self._train_margin()
-        if (self.dynamic or self.train_margin is not None) and not (0 < margin < float("inf")):
-            raise ValueError(f"train_margin must be a positive number, got {self.train_margin}")
+        if (self.dynamic or self.train_margin is not None) and not (0 < margin <= F32_MAX):
+            raise ValueError(
+                f"train_margin must be a positive number up to {F32_MAX:.4g} (a 32-bit float), "
+                f"got {self.train_margin}"
+            )
         stages = self._stages()  # checked before training
         if self.cascade_bits is not None and not stages:
             raise ValueError("cascade_bits sizes a cascade's stages: it needs cascade=")

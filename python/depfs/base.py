@@ -129,6 +129,11 @@ def as_float(value: numbers.Real) -> float:
         return math.inf if value > 0 else -math.inf
 
 
+#: The largest finite 32-bit float: the core reads margins and thresholds as f32, so a
+#: finite number beyond it would arrive as infinity.
+F32_MAX = 3.4028234663852886e38
+
+
 def check_number(
     value: Any, name: str, low: float = 0.0, high: float = float("inf"), finite: bool = True
 ) -> float:

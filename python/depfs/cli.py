@@ -1050,8 +1050,9 @@ def train(
     type=float,
     default=None,
     help="A graph model trained with --dynfs: keep a word's label once the best leads by "
-    "this margin (lower: faster, fewer right labels; 'inf': the full labeler) [default: "
-    "the model's].",
+    "this margin (lower: faster, fewer right labels; 'inf': the full model's labeler; a "
+    "finite margin runs the stop's own prefix-trained labeler when the model has one, so "
+    "a huge margin is not 'inf') [default: the model's].",
 )
 @click.option(
     "--no-label-dict",
@@ -1163,10 +1164,18 @@ def parse(
                 f"{what}: {'knobs' if len(given) > 1 else 'a knob'} of the dynamic parse, "
                 "which --no-dynfs turns off (give one or the other)"
             )
-        if no_label_dict and getattr(_model(model).model_, "dynfs_label_dict", None) is None:
-            raise click.UsageError(f"--no-label-dict: {model}'s labeler stop has no dictionary")
-        if policy_threshold is not None and not math.isfinite(policy_threshold):
-            raise click.UsageError(f"--policy-threshold {policy_threshold}: a finite number")
+        core = _model(model).model_
+        if no_label_dict and getattr(core, "dynfs_label_dict", None) is None:
+            from .graph import _no_label_dict
+
+            raise click.UsageError(f"--no-label-dict: {model}: {_no_label_dict(core)}")
+        from .base import F32_MAX
+
+        if policy_threshold is not None and not abs(policy_threshold) <= F32_MAX:
+            raise click.UsageError(
+                f"--policy-threshold {policy_threshold}: a finite number within "
+                f"±{F32_MAX:.4g} (a 32-bit float)"
+            )
         if prune_margin is not None and not prune_margin >= 0:
             raise click.UsageError(f"--prune-margin {prune_margin}: a number >= 0, or inf")
         if tree_margin is not None and not tree_margin >= 0:

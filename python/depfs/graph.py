@@ -9,7 +9,6 @@ second-stage labeler. Training and parsing run in Rust with the GIL released.
 
 from __future__ import annotations
 
-import math
 import os
 import time
 import warnings
@@ -18,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from .base import (
+    F32_MAX,
     HistoryRow,
     SkippedSentencesWarning,
     TrainableModel,
@@ -44,6 +44,13 @@ __all__ = ["GraphParser", "LongSentenceWarning"]
 
 class LongSentenceWarning(UserWarning):
     """Some sentences were too long to decode exactly and were parsed in chunks."""
+
+
+def _no_label_dict(model: Any) -> str:
+    """Why a DynFS model's labeler has no label dictionary to turn on or off."""
+    if model.dynfs_label_stop is None:
+        return "this model's labeler has no stop (it scores every template), so no label dictionary"
+    return "this model's labeler stop has no label dictionary"
 
 
 class GraphParser(TrainableModel):
@@ -558,7 +565,7 @@ class GraphParser(TrainableModel):
                 "scores=True: margins come from the full model (parse(..., dynfs=False))"
             )
         if threshold is not None:
-            threshold = check_number(threshold, "threshold", low=-math.inf)
+            threshold = check_number(threshold, "threshold", low=-F32_MAX, high=F32_MAX)
         treebank, tagger = self._tag_first(treebank, threads, tag)
         check_columns(model, treebank, allow_missing_tags, tagger)
         if prune_margin is not None:
@@ -567,6 +574,8 @@ class GraphParser(TrainableModel):
             tree_margin = check_number(tree_margin, "tree_margin", finite=False)  # inf: none
         if label_margin is not None:
             label_margin = check_number(label_margin, "label_margin", finite=False)
+        if label_dict is not None and model.dynfs_label_dict is None:
+            raise ValueError(f"label_dict={label_dict}: {_no_label_dict(model)}")
         parsed, self.dynfs_stats_, _, _ = model.run_dynfs(
             treebank,
             threshold=threshold,

@@ -227,8 +227,8 @@ def warn_untrained_margin(m: float | None, presets: dict[str, float] | None, wha
 
     if m is not None and m != math.inf and presets is None:
         warnings.warn(
-            f"margin {m:g} on a model trained without --dynamic (dynamic=True): its template "
-            "prefixes were not trained to decide alone (Strubell et al. 2015, §6.1), so "
+            f"margin {m:g} on a model trained without --dynamic (Python: dynamic=True): its "
+            "template prefixes were not trained to decide alone (Strubell et al. 2015, §6.1), so "
             f"{what} accuracy; train with --dynamic for the prefix-margin rule",
             stacklevel=3,
         )
