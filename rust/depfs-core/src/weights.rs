@@ -977,6 +977,31 @@ mod tests {
         assert!(QuantizedWeights::from_parts(width, &rows, scales, bytes).unwrap().shared_scale.is_some());
     }
 
+    /// A three-template table of `width`-wide rows with 60 pseudo-random weights, quantized
+    /// with one shared scale or one per block.
+    fn random_table(width: usize, shared: bool, seed: u64) -> QuantizedWeights {
+        let mut w = Weights::new(&[8, 16, 4], width).unwrap();
+        for i in 0..60u64 {
+            let x = crate::templates::hash::fmix(seed ^ i);
+            w.update(
+                (x % 3) as usize,
+                x >> 8,
+                (x >> 40) as usize % width,
+                ((x >> 20) % 200) as f32 / 7.0 - 14.0,
+            );
+        }
+        if shared {
+            QuantizedWeights::quantize_shared(&w)
+        } else {
+            QuantizedWeights::quantize(&w)
+        }
+    }
+
+    /// `n` (template, feature) pairs over [`random_table`]'s three templates.
+    fn random_feats(n: usize, seed: u64) -> impl Iterator<Item = (usize, u64)> {
+        (0..n as u64).map(move |i| ((i % 3) as usize, crate::templates::hash::fmix(seed + i)))
+    }
+
     proptest! {
         /// Summing located rows (every path: 4-wide move rows, 16-bit integer sums in
         /// pieces of 16 plus a rest, over chunks of 128 rows) equals summing the
@@ -988,13 +1013,8 @@ mod tests {
             n in 0usize..300,
             seed in any::<u64>(),
         ) {
-            let mut w = Weights::new(&[8, 16, 4], width).unwrap();
-            for i in 0..60u64 {
-                let x = crate::templates::hash::fmix(seed ^ i);
-                w.update((x % 3) as usize, x >> 8, (x >> 40) as usize % width, ((x >> 20) % 200) as f32 / 7.0 - 14.0);
-            }
-            let q = if shared { QuantizedWeights::quantize_shared(&w) } else { QuantizedWeights::quantize(&w) };
-            let feats: Vec<(u32, u64)> = (0..n as u64).map(|i| ((i % 3) as u32, crate::templates::hash::fmix(seed + i))).collect();
+            let q = random_table(width, shared, seed);
+            let feats: Vec<(u32, u64)> = random_feats(n, seed).map(|(t, f)| (t as u32, f)).collect();
             let (mut got, mut want) = (vec![0f32; width], vec![0f32; width]);
             q.add_rows(&feats, &mut got);
             q.dequantized().add_rows(&feats, &mut want);
@@ -1020,13 +1040,8 @@ mod tests {
             n in 0usize..300,
             seed in any::<u64>(),
         ) {
-            let mut w = Weights::new(&[8, 16, 4], width).unwrap();
-            for i in 0..60u64 {
-                let x = crate::templates::hash::fmix(seed ^ i);
-                w.update((x % 3) as usize, x >> 8, (x >> 40) as usize % width, ((x >> 20) % 200) as f32 / 7.0 - 14.0);
-            }
-            let q = if shared { QuantizedWeights::quantize_shared(&w) } else { QuantizedWeights::quantize(&w) };
-            let feats: Vec<(usize, u64)> = (0..n as u64).map(|i| ((i % 3) as usize, crate::templates::hash::fmix(seed + i))).collect();
+            let q = random_table(width, shared, seed);
+            let feats: Vec<(usize, u64)> = random_feats(n, seed).collect();
             let start: Vec<f32> = (0..width).map(|k| if k % 3 == 0 { -1e9 } else { 0.0 }).collect();
             let (mut ints, mut base, mut acc) = (vec![0i32; width], start.clone(), start.clone());
             for (i, &(t, f)) in feats.iter().enumerate() {

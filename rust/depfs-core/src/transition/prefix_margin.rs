@@ -727,22 +727,27 @@ mod tests {
         assert!(label_stops.len() > 3, "label decisions stop at several points: {label_stops:?}");
     }
 
+    /// The toy treebank `copies` times over and the shipped arc-eager set's (8-bit)
+    /// parser trained on it with `opts`.
+    fn toy_parser(copies: usize, opts: &TrainOptions) -> (Treebank, ArcEagerParser) {
+        let mut tb = Treebank::new();
+        for _ in 0..copies {
+            for s in super::super::testing::toy_sentences() {
+                tb.push_sentence(&s, vec![]);
+            }
+        }
+        let set = crate::templates::defaults::load("arc_eager").unwrap();
+        let p = ArcEagerParser::train(set, &tb, opts, |_| true).unwrap();
+        (tb, p)
+    }
+
     /// On the 8-bit model a parse reads, a decision that adds every template one at a
     /// time ends on the full model's sums bit for bit (its label rows share one scale
     /// and the batch adds them as integers), so a margin no lead reaches parses exactly
     /// as an infinite one.
     #[test]
     fn running_sums_of_every_template_are_the_full_models_bits() {
-        let mut tb = Treebank::new();
-        for _ in 0..3 {
-            for s in super::super::testing::toy_sentences() {
-                tb.push_sentence(&s, vec![]);
-            }
-        }
-        let set = crate::templates::defaults::load("arc_eager").unwrap();
-        let p =
-            ArcEagerParser::train(set, &tb, &TrainOptions { epochs: 2, ..TrainOptions::default() }, |_| true)
-                .unwrap();
+        let (tb, p) = toy_parser(3, &TrainOptions { epochs: 2, ..TrainOptions::default() });
         assert!(p.label_weights().quantized_parts().is_some(), "the parse-time model is 8-bit");
         let vh = VocabHashes::new(&tb, &p.features().attrs);
         let (mut c, mut work, mut w) = (Configuration::default(), Work::default(), Work::default());
@@ -846,15 +851,8 @@ mod tests {
     /// where decisions stop after one template, after many, or never.
     #[test]
     fn lazy_parses_are_algorithm_1_on_the_batch_features_move_for_move() {
-        let mut tb = Treebank::new();
-        for _ in 0..4 {
-            for s in super::super::testing::toy_sentences() {
-                tb.push_sentence(&s, vec![]);
-            }
-        }
-        let set = crate::templates::defaults::load("arc_eager").unwrap();
         let opts = TrainOptions { epochs: 3, prefix_margin: Some(10.0), ..TrainOptions::default() };
-        let p = ArcEagerParser::train(set, &tb, &opts, |_| true).unwrap();
+        let (tb, p) = toy_parser(4, &opts);
         let vh = VocabHashes::new(&tb, &p.features().attrs);
         let mut reference = Reference {
             p: &p,
