@@ -167,12 +167,17 @@ class Result:
 _CACHE: dict[tuple[Any, ...], Any] = {}
 
 
-def _treebank(path: str, max_length: int | None, data: str | None = None) -> Any:
-    key = ("treebank", path, max_length, data)
+def _treebank(
+    path: str, max_length: int | None, data: str | None = None, *, tags_only: bool = False
+) -> Any:
+    """`path` read once per process (sentences of at most `max_length` words). With
+    `tags_only` (a tagger's data) the trees are not read for anything, so several roots
+    are no reason to refuse the file, as `depfs train --parser tagger` reads it."""
+    key = ("treebank", path, max_length, data, tags_only)
     if key not in _CACHE:
         from ..treebank import read_conllu
 
-        tb = read_conllu(path)
+        tb = read_conllu(path, multiple_roots=tags_only)
         if max_length is not None:
             keep = [s.index for s in tb if len(s) <= max_length]
             if not keep:
@@ -232,21 +237,23 @@ def evaluate_candidate(
     train_data, dev_data = (data or {}).get("train"), (data or {}).get("dev")
     _same_data(train, train_data)
     _same_data(dev, dev_data)
-    dev_tb = _treebank(dev, None, dev_data)
+    tagger = cand.parser == "tagger"
+    dev_tb = _treebank(dev, None, dev_data, tags_only=tagger)
 
     def text(ts: tuple[Template, ...]) -> str:
         return TemplateSet(ts, ts[0].family if ts else None).text  # keeps a max_atoms line
 
     full = text(cand.base + cand.templates)
-    if cand.parser == "tagger":
+    if tagger:
         from ..dynamic.strubell2015 import TAG_SCORES
         from ..tagger import Tagger
 
-        tagger = Tagger(full, epochs=cand.epochs, random_state=cand.seed)
-        tagger.fit(_treebank(train, cand.max_length, train_data))
-        # Every template (margin inf), counted.
-        tagged, counts = tagger.model_.tag_counted(dev_tb, float("inf"), 1)
-        s = evaluate(dev_tb, tagged)
+        tg = Tagger(full, epochs=cand.epochs, random_state=cand.seed)
+        tg.fit(_treebank(train, cand.max_length, train_data, tags_only=True))
+        # Every template (margin inf), counted; the tags alone scored (a tagger's dev
+        # set may leave HEAD blank).
+        tagged, counts = tg.model_.tag_counted(dev_tb, float("inf"), 1)
+        s = evaluate(dev_tb, tagged, tags_only=True)
         columns = [getattr(s, TAG_SCORES[c]) for c in counts]
         return Result(
             key=cand.key(),

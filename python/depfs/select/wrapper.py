@@ -228,15 +228,17 @@ def _check_dev(parser: str, train: str, dev: str) -> None:
     from ..evaluate import evaluate
     from ..treebank import read_conllu
 
-    dev_tb = read_conllu(dev)
-    if parser != "tagger":
+    # A tagger's data is read as `depfs train --parser tagger` reads it: trees unread.
+    tags_only = parser == "tagger"
+    dev_tb = read_conllu(dev, multiple_roots=tags_only)
+    if not tags_only:
         try:
             evaluate(dev_tb, dev_tb)
         except ValueError as e:
             raise ValueError(
                 f"{dev}: the dev set cannot score a parse: {str(e).removeprefix('gold ')}"
             ) from None
-    filled = read_conllu(train).filled_columns()
+    filled = read_conllu(train, multiple_roots=tags_only).filled_columns()
     tags = [c for c in filled if c in ("UPOS", "XPOS", "FEATS", "LEMMA")]
     missing = missing_columns(tags, dev_tb)
     if missing:
