@@ -317,6 +317,40 @@ def test_a_closed_pipe_is_not_an_error(files: tuple[Path, Path]):
         assert res.returncode == 0 and res.stderr == "", (args, res.stderr)
 
 
+def test_train_writes_the_model_to_stdout_with_dash_but_not_to_a_terminal(
+    files: tuple[Path, Path], tmp_path: Path
+):
+    # `-o -` wrote a file named `-` (every other -o reads - as stdout).
+    import os
+    import pty
+
+    gold, _ = files
+    args = [sys.executable, "-m", "depfs.cli", "train", "--parser", "tagger", "--train", str(gold)]
+    args += ["--epochs", "1"]
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "TMPDIR": str(tmp_path / "tmp")}  # where the model is saved first
+    piped = subprocess.run(
+        [*args, "-o", "-"], capture_output=True, cwd=tmp_path, env=env, check=False
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert "wrote the model to stdout" in piped.stderr.decode()
+    assert run(*args[3:], "-o", str(tmp_path / "m.depfs")).returncode == 0
+    assert piped.stdout == (tmp_path / "m.depfs").read_bytes()
+    assert sorted(os.listdir(tmp_path)) == ["m.depfs", "tmp"]  # no file `-`
+    assert not os.listdir(tmp_path / "tmp")  # nor the temporary copy
+    # A terminal gets no binary: refused before training.
+    leader, follower = pty.openpty()
+    try:
+        res = subprocess.run(
+            [*args, "-o", "-"], stdout=follower, stderr=subprocess.PIPE, cwd=tmp_path, check=False
+        )
+    finally:
+        os.close(leader)
+        os.close(follower)
+    assert res.returncode == 2 and "stdout is a terminal" in res.stderr.decode()
+    assert "epoch" not in res.stderr.decode()
+
+
 def test_info_says_what_a_model_holds_and_how_it_was_trained(
     files: tuple[Path, Path], tmp_path: Path
 ):

@@ -530,8 +530,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     "--out",
     "out_path",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="The model file.",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="The model file (- for stdout, when it is not a terminal).",
 )
 @click.option(
     "--epochs",
@@ -806,27 +806,34 @@ def train(
     trains = {f"the --train file {p}": p for p in train_paths}
     if len(train_paths) == 1:
         trains = {"the --train file": train_paths[0]}
-    _check_output(
-        out_path,
-        {
-            **trains,
-            "the --dev file": dev_path,
-            "the --tagger": tagger_path,
-            "the --clusters file": clusters_path,
-            **{
-                f"the {option} file": value
-                for option, value in (
-                    ("--templates", arc_templates),
-                    ("--labeler-templates", labeler_templates),
-                    ("--sibling-templates", sibling_templates),
-                    ("--groups", groups_path),
-                )
-                if value is not None and os.path.isfile(value)
+    if out_path == "-":
+        if sys.stdout.isatty():
+            raise click.UsageError(
+                "-o -: stdout is a terminal, and a model file is binary: redirect it "
+                "(> FILE) or give a file name"
+            )
+    else:
+        _check_output(
+            out_path,
+            {
+                **trains,
+                "the --dev file": dev_path,
+                "the --tagger": tagger_path,
+                "the --clusters file": clusters_path,
+                **{
+                    f"the {option} file": value
+                    for option, value in (
+                        ("--templates", arc_templates),
+                        ("--labeler-templates", labeler_templates),
+                        ("--sibling-templates", sibling_templates),
+                        ("--groups", groups_path),
+                    )
+                    if value is not None and os.path.isfile(value)
+                },
             },
-        },
-        force,
-        "--out",
-    )
+            force,
+            "--out",
+        )
     try:
         from .pipeline import _tagger
 
@@ -953,11 +960,29 @@ def train(
                 ),
                 err=True,
             )
-        parser.save(out_path)
+        if out_path == "-":
+            _model_to_stdout(parser)
+        else:
+            parser.save(out_path)
     except (DepfsError, OSError, ValueError) as e:
         _fail(e)
     inside = f" (with the tagger {tagger_path} inside)" if tagger_path else ""
-    click.echo(f"wrote {out_path}{inside}", err=True)
+    click.echo(f"wrote {'the model to stdout' if out_path == '-' else out_path}{inside}", err=True)
+
+
+def _model_to_stdout(model: Any) -> None:
+    """`-o -`: the model file, saved in a temporary folder (removed after, on Ctrl-C too),
+    copied to stdout. O(model size)."""
+    import os
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="depfs-") as folder:
+        path = os.path.join(folder, "model.depfs")
+        model.save(path)
+        with open(path, "rb") as f:
+            shutil.copyfileobj(f, sys.stdout.buffer)
+        sys.stdout.buffer.flush()
 
 
 @main.command(short_help="Parse CoNLL-U or text files (stdin) with a parser model.")
