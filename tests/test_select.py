@@ -212,6 +212,37 @@ def test_graph_wrapper_with_a_base(data: tuple[str, str]):
         forward_wrapper("upos(h) & upos(m)", *data, parser="graph", base="upos(h) & upos(m)")
 
 
+def test_a_based_order_file_trains_the_sets_its_scores_were_measured_on(
+    data: tuple[str, str], tmp_path: Path
+):
+    # The file held the ranked templates alone, so a model trained on it (as order files
+    # are meant to be used) lacked the base every score included.
+    from depfs.select import read_order_base
+
+    out, groups = tmp_path / "order.txt", tmp_path / "groups.txt"
+    base = "upos(STACK_0) & upos(QUEUE_0)"
+    pool = "form(STACK_0)\nupos(QUEUE_1)\nupos(QUEUE_0 lc)"
+    args = ["select", "wrapper", "--parser", "arc-eager", "--pool", pool, "--base", base]
+    args += ["--train", data[0], "--dev", data[1], "--epochs", "1", "--workers", "1"]
+    res = CliRunner().invoke(main, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    order, scores = read_order(out)
+    assert len(order) == len(scores) == 3 and base not in [t.text for t in order]
+    assert [t.text for t in read_order_base(out)] == [base]
+    whole = TemplateSet.parse(out.read_text(), "config")  # as `depfs train --templates` reads it
+    assert [t.text for t in whole] == [base, *(t.text for t in order)]
+    # Each prefix of the file trains to the score written after it.
+    for k in (1, 3):
+        got = evaluate_candidate(cand("\n".join(t.text for t in list(whole)[: k + 1]), epochs=1), *data)
+        assert got.dev_las == pytest.approx(scores[k - 1], abs=0.006), k
+    # Groups: the base is computed first, in group 1.
+    res = CliRunner().invoke(main, ["select", "groups", str(out), "--k", "2", "-o", str(groups)])
+    assert res.exit_code == 0, res.output
+    first = [t.text for t in read_groups(groups, "config")[1][0]]
+    assert first[:2] == [base, order[0].text]
+    assert read_order_base("arc_eager_en_ewt") == TemplateSet([], "config")
+
+
 def test_groups_of_equal_gain():
     # Linear gains after the first template: equal group sizes.
     assert cut_groups([10, 11, 12, 13, 14, 15, 16], 4) == [1, 2, 2, 2]

@@ -20,7 +20,14 @@ from .._lazy import attach
 
 if TYPE_CHECKING:
     from .engine import Candidate, Engine, Log, Result, dask_executor, evaluate_candidate
-    from .groups import cut_groups, groups_text, order_text, read_groups, read_order
+    from .groups import (
+        cut_groups,
+        groups_text,
+        order_text,
+        read_groups,
+        read_order,
+        read_order_base,
+    )
     from .plot import plot_curves
     from .wrapper import Step, WrapperResult, forward_wrapper, planned_evaluations
 
@@ -41,6 +48,7 @@ __all__ = [
     "plot_curves",
     "read_groups",
     "read_order",
+    "read_order_base",
 ]
 
 # Imported on first use: `depfs --help` loads this package for its `select` command.
@@ -52,7 +60,15 @@ __getattr__, __dir__ = attach(
             ".engine",
         ),
         **dict.fromkeys(
-            ["cut_groups", "groups_text", "order_text", "read_groups", "read_order"], ".groups"
+            [
+                "cut_groups",
+                "groups_text",
+                "order_text",
+                "read_groups",
+                "read_order",
+                "read_order_base",
+            ],
+            ".groups",
         ),
         "plot_curves": ".plot",
         **dict.fromkeys(

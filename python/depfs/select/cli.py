@@ -264,7 +264,10 @@ def wrapper_command(
     )
     from ..files import write_text_atomic
 
-    text = order_text(result.order, result.scores, result.metric, header)
+    # The base (of the pool's kind: not order 2's arc templates under sibling ones) goes
+    # into the file, so that it trains the set each score was measured on.
+    written_base = () if parser_kind == "graph" and order == 2 else tuple(result.base)
+    text = order_text(result.order, result.scores, result.metric, header, written_base)
     if out_path == "-":  # stdout, as -o - everywhere in depfs
         click.echo(text, nl=False)
     else:
@@ -312,7 +315,7 @@ def groups_command(
     ORDER_PATH (and SECOND_PATH) is an order file written by `depfs select wrapper`, or a
     shipped order by name (`depfs templates list`: arc_eager_en_ewt, first_order_en_ewt ...)."""
     from ..files import write_text_atomic
-    from .groups import cut_groups, groups_text, read_order
+    from .groups import cut_groups, groups_text, read_order, read_order_base
 
     if k2 is not None and second_path is None:
         raise click.UsageError("--k2 cuts a second order file (SECOND_PATH): none was given")
@@ -351,6 +354,8 @@ def groups_command(
         for n in sizes:
             out.append(list(order)[i : i + n])
             i += n
+        # A base the order was ranked on (always present) is computed first: group 1.
+        out[0] = [*read_order_base(path, family), *out[0]]
         return out
 
     inputs = {

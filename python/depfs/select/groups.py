@@ -1,7 +1,9 @@
 """Template orders and groups as files, and cutting an order into groups.
 
 An order file is a template file: one template per line, each followed by a comment
-with the dev score after that prefix (``# score 3 las 84.21``). A groups file has a
+with the dev score after that prefix (``# score 3 las 84.21``). A wrapper run with a base
+(``--base``, templates always present) writes the base first, then :data:`RANKED_MARK`, then
+the ranked templates, so that the file trains the set each score was measured on. A groups file has a
 ``# group k`` line before each group; it may hold the first-order groups, then a line
 ``# order 2``, then the sibling groups. Both load as ordinary template files
 (``depfs train --templates FILE``), the comments being comments.
@@ -27,6 +29,9 @@ _GROUP = re.compile(r"^#\s*group\s+(\d+)\s*$")
 _ORDER = re.compile(r"^#\s*order\s+([12])\s*$")
 _LINE = re.compile(r" \(line \d+\)")
 
+#: In an order file, between a wrapper's base templates and the ranked ones.
+RANKED_MARK = "# ranked (each score below is with the base templates above)"
+
 
 def _max_atoms_line(templates: Sequence[Template]) -> list[str]:
     """`#! max_atoms = N` when a template has more word atoms than the default 3."""
@@ -35,11 +40,18 @@ def _max_atoms_line(templates: Sequence[Template]) -> list[str]:
 
 
 def order_text(
-    order: Sequence[Template], scores: Sequence[float], metric: str, header: str = ""
+    order: Sequence[Template],
+    scores: Sequence[float],
+    metric: str,
+    header: str = "",
+    base: Sequence[Template] = (),
 ) -> str:
-    """An order file: each template, then the dev score after its prefix (and a
-    `#! max_atoms = N` line when a template has more word atoms than the default 3)."""
-    lines = [f"# {line}" for line in header.splitlines()] + _max_atoms_line(order)
+    """An order file: the `base` templates (if any) and :data:`RANKED_MARK`, then each
+    ranked template and the dev score after its prefix (and a `#! max_atoms = N` line
+    when a template has more word atoms than the default 3)."""
+    lines = [f"# {line}" for line in header.splitlines()] + _max_atoms_line([*base, *order])
+    if base:
+        lines += [t.text for t in base] + [RANKED_MARK]
     for k, (t, s) in enumerate(zip(order, scores), 1):
         lines += [t.text, f"# score {k} {metric} {s:.2f}"]
     return "\n".join(lines) + "\n"
@@ -73,23 +85,8 @@ def read_order(
     template comes twice."""
     import math
 
-    from .. import _core
-    from ..templates import template_sets
-
-    name = os.fspath(path)
-    if isinstance(path, str) and path in template_sets() and not os.path.exists(path):
-        own, text = _core.template_set_text(path)
-        if family is not None and family != own:
-            raise ValueError(f"template set {path!r} is {own}, not {family}")
-        family = own
-    elif os.path.isdir(path):
-        raise IsADirectoryError(f"{name}: a folder, not an order file")
-    elif not os.path.exists(path):
-        shipped = ", ".join(template_sets())
-        raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
-    else:
-        text = resolve_templates(Path(path))  # (a file not UTF-8: named, with its line)
-    family = family or _header_family(text) or "arc"
+    name, text, family = _order_source(path, family)
+    text = _base_split(text)[1]
     try:
         order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
     except ValueError as e:
@@ -129,6 +126,53 @@ def read_order(
                 unscored = last
             seen[canonical], last = n, n
     return order, scores
+
+
+def read_order_base(path: str | os.PathLike[str], family: str | None = None) -> TemplateSet:
+    """The base templates of an order file (those before :data:`RANKED_MARK`, written by
+    a wrapper run with a base), in the family :func:`read_order` reads it in; empty when
+    it has none."""
+    name, text, family = _order_source(path, family)
+    try:
+        return TemplateSet.parse(_base_split(text)[0], family)
+    except ValueError as e:
+        raise type(e)(f"{name}: {e}") from None
+
+
+def _order_source(
+    path: str | os.PathLike[str], family: str | None
+) -> tuple[str, str, str]:
+    """An order's name, text and family (see :func:`read_order`)."""
+    from .. import _core
+    from ..templates import template_sets
+
+    name = os.fspath(path)
+    if isinstance(path, str) and path in template_sets() and not os.path.exists(path):
+        own, text = _core.template_set_text(path)
+        if family is not None and family != own:
+            raise ValueError(f"template set {path!r} is {own}, not {family}")
+        family = own
+    elif os.path.isdir(path):
+        raise IsADirectoryError(f"{name}: a folder, not an order file")
+    elif not os.path.exists(path):
+        shipped = ", ".join(template_sets())
+        raise FileNotFoundError(f"no order file or shipped set {name!r} (shipped: {shipped})")
+    else:
+        text = resolve_templates(Path(path))  # (a file not UTF-8: named, with its line)
+    return name, text, family or _header_family(text) or "arc"
+
+
+def _base_split(text: str) -> tuple[str, str]:
+    """An order file's text as (its base, the rest): the lines before :data:`RANKED_MARK`
+    are the base's; in the rest they are blanked but for comments and directives, so that
+    its line numbers stay the file's. No mark: no base. O(lines)."""
+    lines = text.splitlines()
+    mark = next((i for i, line in enumerate(lines) if line.strip() == RANKED_MARK), None)
+    if mark is None:
+        return "", text
+    head = lines[:mark]
+    kept = [line if line.strip().startswith("#") else "" for line in head]
+    return "\n".join(head), "\n".join([*kept, *lines[mark:]])
 
 
 def cut_groups(scores: Sequence[float], k: int, start: float | None = None) -> list[int]:
