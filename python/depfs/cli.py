@@ -838,8 +838,9 @@ def train(
         from .pipeline import _tagger
 
         own_tagger = None if tagger_path is None else _tagger(tagger_path)
-        # A tagger never reads HEAD: several roots are no reason to refuse its data.
-        roots = parser_kind == "tagger"
+        # Several roots in a sentence are no reason to refuse a whole file: a tagger never
+        # reads HEAD, and a parser's training skips such a sentence with a note (as `fit`).
+        roots = True
         train_tb = read_conllu(train_paths[0], multiple_roots=roots)
         if len(train_paths) > 1:  # one treebank, the files' sentences in order
             more = (read_conllu(p, multiple_roots=roots) for p in train_paths[1:])

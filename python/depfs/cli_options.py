@@ -41,8 +41,8 @@ def count(minimum: int = 1) -> click.IntRange:
     return _Count(minimum, 2**63 - 1)
 
 
-def parser_option(default: str, tagger: bool = False) -> Callable[[Any], Any]:
-    """--parser graph|arc-eager (and, for `depfs train`, tagger)."""
+def parser_option(default: str, tagger: bool = False, dynfs: bool = True) -> Callable[[Any], Any]:
+    """--parser graph|arc-eager (and tagger); `dynfs`: the command has --dynfs."""
     return click.option(
         "--parser",
         "parser_kind",
@@ -51,7 +51,8 @@ def parser_option(default: str, tagger: bool = False) -> Callable[[Any], Any]:
         show_default=True,
         help="arc-eager: greedy transitions, the fastest and most accurate on en_ewt and "
         "pt_bosque (the README's first choice); graph: exact decoding (Eisner, or CLE with "
-        "--decoder cle), --order 2 for sibling features, --dynfs for dynamic feature selection"
+        "--decoder cle), --order 2 for sibling features"
+        + (", --dynfs for dynamic feature selection" if dynfs else "")
         + ("; tagger: UPOS, XPOS, FEATS and LEMMA" if tagger else "")
         + ".",
     )

@@ -76,7 +76,7 @@ def _check_outputs(
 
 
 @select.command("wrapper")
-@parser_option("arc-eager", tagger=True)
+@parser_option("arc-eager", tagger=True, dynfs=False)
 @click.option("--pool", required=True, help="Templates to order: set name, file or text.")
 @click.option("--train", "train_path", required=True, type=click.Path(exists=True, dir_okay=False))
 @click.option("--dev", "dev_path", required=True, type=click.Path(exists=True, dir_okay=False))
@@ -277,7 +277,7 @@ def wrapper_command(
             plot_path,
             [("forward wrapper", result.scores)],
             result.metric,
-            title=Path(out_path).name,
+            title="depfs select wrapper" if out_path == "-" else Path(out_path).name,
         )
     click.echo(
         f"wrote {'stdout' if out_path == '-' else out_path}: {len(result.steps)} templates, "
