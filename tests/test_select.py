@@ -331,6 +331,27 @@ def test_cli_wrapper_then_groups_then_train(data: tuple[str, str], tmp_path: Pat
     assert res.exit_code == 2 and "does not exist" in res.output
 
 
+def test_each_order_of_a_second_order_search_is_of_its_own_kind(
+    data: tuple[str, str], tmp_path: Path
+):
+    # A first-order pool was ranked as sibling templates, and an arc-eager order was cut
+    # with a sibling one into a groups file that training refused ("bad configuration
+    # address"): both are refused where they are given.
+    arc, sib = "upos(h) & upos(m)\nform(m)", "upos(h) & upos(s) & upos(m)"
+    for pool, base, wrong in ((arc, "form(h)", "pool is sibling"), (sib, sib, "base is first")):
+        with pytest.raises(ValueError, match=wrong):
+            forward_wrapper(pool, *data, parser="graph", order=2, base=base, epochs=1)
+    eager, sibling = tmp_path / "eager.txt", tmp_path / "sib.txt"
+    eager.write_text("# depfs select wrapper --parser arc-eager\nform(STACK_0)\n# score 1 las 5\n")
+    sibling.write_text(f"{sib}\n# score 1 uas 5\n")
+    res = CliRunner().invoke(
+        main, ["select", "groups", str(eager), str(sibling), "--k", "1", "-o", "-"]
+    )
+    assert res.exit_code == 2 and "arc-eager templates; a SECOND_PATH" in res.output
+    res = CliRunner().invoke(main, ["select", "groups", str(eager), "--k", "1", "-o", "-"])
+    assert res.exit_code == 0 and "form(STACK_0)" in res.output  # alone, it is an order
+
+
 def test_a_second_order_wrappers_header_names_its_pool_and_base(
     data: tuple[str, str], tmp_path: Path
 ) -> None:

@@ -333,6 +333,12 @@ def groups_command(
                 f"{path}: an order of sibling templates: give it as SECOND_PATH, after an "
                 "order of first-order templates"
             )
+        if not sibling and second_path is not None and order.family != "arc":
+            kind = {"config": "arc-eager", "token": "tagger"}.get(order.family, order.family)
+            raise click.UsageError(
+                f"{path}: {kind} templates; a SECOND_PATH of sibling templates goes after an "
+                "order of the graph parser's first-order templates"
+            )
         if sibling and (1 in orders or order.family != "arc"):
             kind = {"config": "arc-eager", "token": "tagger"}.get(order.family, order.family)
             what = "first-order templates" if 1 in orders else f"{kind} templates"

@@ -136,6 +136,16 @@ def forward_wrapper(
     if parser == "graph" and order == 2:
         if not base_set:
             raise ValueError("a second-order wrapper needs --base (the arc templates)")
+        # Each set of its own kind: the other kind in a place fails only later, when
+        # `select groups` or the training that reads the groups file meets it.
+        for what, ts, want in (("pool", pool_set, 2), ("base", base_set, 1)):
+            wrong = [t.text for t in ts if t.order != want]
+            if wrong:
+                kind = "sibling (s) templates" if want == 2 else "first-order arc templates"
+                raise ValueError(
+                    f"a second-order wrapper's {what} is {kind}; it has {wrong[0]!r}"
+                    + (f" and {len(wrong) - 1} more" if len(wrong) > 1 else "")
+                )
     else:
         overlap = [t.text for t in pool_set if t in base_set]
         if overlap:
