@@ -2175,6 +2175,22 @@ def test_untagged_training_sentences_beside_tagged_ones_are_skipped_with_a_note(
             assert "_" not in {u for s in out for u in s.upos}
         else:
             assert "UPOS" in model.model_.input_columns
+    # The same treebank prepared as a TrainingSet (arc-eager) trained on all 120, with no
+    # note, and parsed otherwise: now the same sentences, note and parses.
+    from depfs.arceager import TrainingSet
+
+    prepared = TrainingSet(mixed)
+    assert prepared.untagged == list(range(60, 120)) and prepared.usable == list(range(60))
+    parses = []
+    for data in (mixed, prepared):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            model = depfs.ArcEagerParser(AE_SET, epochs=2).fit(data)
+        notes = [str(w.message) for w in seen if w.category is depfs.base.SkippedSentencesWarning]
+        assert len(notes) == 1 and "60 of 120" in notes[0] and "no UPOS" in notes[0], notes
+        assert model.train_info_["sentences"] == 60
+        parses.append(model.parse(tagged).to_string())
+    assert parses[0] == parses[1]
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no note: nothing to skip
         parser = depfs.ArcEagerParser(AE_SET, epochs=1).fit(depfs.Treebank.from_string(blank(gold)))

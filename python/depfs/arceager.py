@@ -64,6 +64,7 @@ from typing import TYPE_CHECKING, Any
 from . import _core
 from .base import (
     F32_MAX,
+    UNTAGGED_WHY,
     Stagewise,
     TrainableModel,
     all_or_nothing,
@@ -391,7 +392,15 @@ class ArcEagerParser(TrainableModel):
         pp = train.pseudo_projective if isinstance(train, TrainingSet) else self.pseudo_projective
         why = "no complete tree" if pp else "no complete projective tree"
         if isinstance(train, TrainingSet):
-            return used_info(train, train.usable, train.usable_words, lambda _s: why)
+            # (its untagged sentences among tagged ones: left out as `fit` of a treebank
+            # leaves them, `without_untagged`)
+            untagged = set(train.untagged)
+            return used_info(
+                train,
+                train.usable,
+                train.usable_words,
+                lambda s: UNTAGGED_WHY if s in untagged else why,
+            )
         usable = TrainingSet(
             train,
             pseudo_projective=self.pseudo_projective,

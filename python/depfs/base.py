@@ -611,6 +611,10 @@ class SkippedSentencesWarning(UserWarning):
     why, and the first)."""
 
 
+#: Why a training sentence with no UPOS is skipped (`without_untagged`).
+UNTAGGED_WHY = "no UPOS on any word, where the others are tagged"
+
+
 def without_untagged(train: _core.Treebank) -> _core.Treebank:
     """`train` without its sentences that have no UPOS on any word when others have
     one (a tagged treebank and raw text joined by mistake), with a
@@ -625,8 +629,7 @@ def without_untagged(train: _core.Treebank) -> _core.Treebank:
     first = f"first at sentence {untagged[0] + 1}" + (f" (sent_id {sid})" if sid else "")
     warnings.warn(
         SkippedSentencesWarning(
-            f"{len(untagged)} of {len(train)} training sentences skipped: no UPOS on any "
-            f"word, where the others are tagged, {first}"
+            f"{len(untagged)} of {len(train)} training sentences skipped: {UNTAGGED_WHY}, {first}"
         ),
         stacklevel=4,
     )

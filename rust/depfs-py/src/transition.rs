@@ -244,6 +244,11 @@ impl PyTrainingSet {
     fn usable(&self) -> Vec<usize> {
         self.inner.usable.clone()
     }
+    /// Sentences with no UPOS on any word where others are tagged: not trained on.
+    #[getter]
+    fn untagged(&self) -> Vec<usize> {
+        self.inner.untagged.clone()
+    }
     /// Their words.
     #[getter]
     fn usable_words(&self) -> usize {

@@ -39,6 +39,9 @@ pub struct TrainingSet {
     /// single-rooted); `usable` lists them.
     pub golds: Vec<Option<GoldTree>>,
     pub usable: Vec<usize>,
+    /// Sentences with no UPOS on any word where others are tagged (raw text joined to a
+    /// treebank by mistake): not trained on, as `fit` of a treebank skips them.
+    pub untagged: Vec<usize>,
     /// The word-cluster table that `cluster` attributes read (None: none).
     pub clusters: Option<Arc<Clusters>>,
     vocab: VocabCache,
@@ -69,12 +72,20 @@ impl TrainingSet {
         if pseudo_projective {
             projective::drop_rare_lifted_labels(&mut tb, min_lifted_label_count);
         }
+        // Untagged sentences among tagged ones are left out, here as in `fit` of a
+        // treebank (a parser would read the tags yet learn that none are needed).
+        let mut untagged = crate::io::model::untagged_sentences(&tb);
+        if untagged.len() == tb.len() {
+            untagged.clear(); // raw text alone: a model of forms, as the user asked
+        }
+        let mut trained = vec![true; tb.len()];
+        untagged.iter().for_each(|&s| trained[s] = false);
         // The label set: every DEPREL used in training, in first-use order.
         let mut labels: Vec<String> = Vec::new();
         let mut label_ids = vec![super::NONE; tb.vocabs.deprel.len()];
         let mut counts: Vec<(u64, u64)> = Vec::new(); // (on arcs from ROOT, on other arcs)
         let mut label_cols: [Vec<u32>; 2] = [Vec::new(), Vec::new()];
-        for s in 0..tb.len() {
+        for s in (0..tb.len()).filter(|&s| trained[s]) {
             for (i, (&h, &l)) in tb.heads(s).iter().zip(tb.deprels(s)).enumerate() {
                 if h == NO_HEAD {
                     continue;
@@ -97,7 +108,8 @@ impl TrainingSet {
                 }
             }
         }
-        let golds: Vec<Option<GoldTree>> = (0..tb.len()).map(|s| gold_tree(&tb, s, &label_ids)).collect();
+        let golds: Vec<Option<GoldTree>> =
+            (0..tb.len()).map(|s| if trained[s] { gold_tree(&tb, s, &label_ids) } else { None }).collect();
         let usable: Vec<usize> = (0..tb.len()).filter(|&s| golds[s].is_some()).collect();
         if usable.is_empty() {
             return Err(Error::InvalidArgument(if pseudo_projective {
@@ -127,6 +139,7 @@ impl TrainingSet {
             nonroot_ok: counts.iter().map(|c| c.1 > 0).collect(),
             golds,
             usable,
+            untagged,
             clusters,
             vocab: VocabCache::default(),
             distinct: Mutex::default(),
