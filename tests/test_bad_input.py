@@ -11,6 +11,7 @@ untouched, no hidden `.*.tmp` file. An API row asserts the exception and its wor
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import gzip
 import io
 import os
@@ -2682,6 +2683,63 @@ def test_an_interrupted_search_says_one_line_with_its_status(
     assert p.returncode == (143 if how == "sigterm" else 130)
     said = [line for line in err.splitlines() if not line.startswith("  step ")]
     assert len(said) == 1 and said[0].startswith("depfs: interrupted; "), err
+
+
+def _children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (Linux's /proc)."""
+    kids = []
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii") as f:
+                if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                    kids.append(int(entry))
+        except (OSError, ValueError, IndexError):
+            continue
+    return kids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize("after", [0.1, 0.4])
+@pytest.mark.parametrize("twice", [False, True])
+def test_ctrl_c_while_a_local_cluster_starts_says_one_line(
+    d: dict[str, Path], tmp_path: Path, after: float, twice: bool
+) -> None:
+    """A Ctrl-C while `--scheduler local` started its workers printed 40-70 lines under the
+    one line: the workers' KeyboardInterrupt tracebacks from the middle of their imports
+    (they ignore SIGINT only once started), Dask's "Nanny failed to start" and asyncio's
+    "Task exception was never retrieved" at exit, or a worker's FileNotFoundError once this
+    process was gone; a second Ctrl-C (`timeout` signals the process, then its group) cut
+    the line short with the handler's traceback, or click's "Aborted!" and exit 1."""
+    pytest.importorskip("distributed")
+    import signal
+
+    out = tmp_path / "o.txt"
+    args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"]), "--dev"]
+    args += [str(d["gold"]), "--epochs", "1", "-o", str(out), "--scheduler", "local"]
+    p = subprocess.Popen(
+        [sys.executable, "-m", "depfs", *args, "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own group, as a terminal's foreground job
+    )
+    deadline = time.monotonic() + GUARD
+    while not _children(p.pid):  # the cluster starts its first process
+        assert p.poll() is None and time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(after)  # its workers under way
+    os.killpg(p.pid, signal.SIGINT)
+    assert p.stderr is not None
+    first = p.stderr.read(1)  # the line has begun
+    if twice:  # and another Ctrl-C comes while it is said and the cluster closes
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(p.pid, signal.SIGINT)
+    err = (first + p.stderr.read()).decode()
+    p.wait(timeout=GUARD)
+    time.sleep(0.5)  # (a worker outliving this process would write after it)
+    # (A second Ctrl-C once the interpreter is ending, its handlers gone, ends it by
+    # SIGINT: the shell's status is 130 either way.)
+    assert p.returncode == 130 or (twice and p.returncode == -signal.SIGINT), err
+    assert len(err.splitlines()) == 1 and err.startswith("depfs: interrupted"), err
 
 
 @pytest.mark.parametrize("force", [False, True])

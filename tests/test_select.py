@@ -233,7 +233,9 @@ def test_a_based_order_file_trains_the_sets_its_scores_were_measured_on(
     assert [t.text for t in whole] == [base, *(t.text for t in order)]
     # Each prefix of the file trains to the score written after it.
     for k in (1, 3):
-        got = evaluate_candidate(cand("\n".join(t.text for t in list(whole)[: k + 1]), epochs=1), *data)
+        got = evaluate_candidate(
+            cand("\n".join(t.text for t in list(whole)[: k + 1]), epochs=1), *data
+        )
         assert got.dev_las == pytest.approx(scores[k - 1], abs=0.006), k
     # Groups: the base is computed first, in group 1.
     res = CliRunner().invoke(main, ["select", "groups", str(out), "--k", "2", "-o", str(groups)])

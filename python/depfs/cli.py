@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
 import math
 import sys
 import warnings
+from collections.abc import Iterator
 from typing import Any, Callable, TypeVar
 
 import click
@@ -103,7 +105,8 @@ def handle_errors(fn: F) -> F:
         except (DepfsError, OSError, ValueError, OverflowError) as err:
             _fail(err)
         except KeyboardInterrupt as err:
-            click.echo(_interrupted_line(), err=True)
+            with second_ctrl_c_ignored():
+                click.echo(_interrupted_line(), err=True)
             sys.exit(EXIT_TERMINATED if isinstance(err, _Terminated) else EXIT_INTERRUPTED)
         except (click.exceptions.Exit, click.ClickException, SystemExit):
             raise
@@ -123,6 +126,32 @@ def handle_errors(fn: F) -> F:
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
+
+
+#: Whether the running command is the process's own command line (`_Group.main`).
+_OWN_PROCESS = [False]
+
+
+@contextlib.contextmanager
+def second_ctrl_c_ignored() -> Iterator[None]:
+    """Once an interruption is being reported, another Ctrl-C (a second press; `timeout`
+    signals the process, then its group) does nothing: it cut the one line short with a
+    traceback, or with click's "Aborted!" and exit 1 during the exit's cleanup. A
+    handler that does nothing, not SIG_IGN, so that no process started meanwhile is
+    born deaf to Ctrl-C. It stays until the process ends, unless the command was called
+    from another program (tests, notebooks), whose handler is back after the report."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, lambda *_: None)
+    try:
+        yield
+    finally:
+        if not _OWN_PROCESS[0]:
+            signal.signal(signal.SIGINT, old)
 
 
 _DEBUG = False
@@ -311,6 +340,12 @@ class _Group(click.Group):
             module, attr = self.LAZY[name]
             self.add_command(getattr(importlib.import_module(module), attr))
         return super().get_command(ctx, name)
+
+    def main(self, args: Any = None, *rest: Any, **kwargs: Any) -> Any:
+        # The process's own command line (`depfs ...`, `python -m depfs`), not a call
+        # from another program (tests, notebooks): see `second_ctrl_c_ignored`.
+        _OWN_PROCESS[0] = args is None
+        return super().main(args, *rest, **kwargs)
 
     def make_context(self, *args: Any, **kwargs: Any) -> click.Context:
         try:

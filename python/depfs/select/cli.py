@@ -225,7 +225,7 @@ def wrapper_command(
     except KeyboardInterrupt as err:
         import os
 
-        from ..cli import EXIT_INTERRUPTED, EXIT_TERMINATED, _Terminated
+        from ..cli import EXIT_INTERRUPTED, EXIT_TERMINATED, _Terminated, second_ctrl_c_ignored
 
         kept = (
             f"every finished candidate is in {log_path}: rerun the same command to resume"
@@ -233,7 +233,8 @@ def wrapper_command(
             else f"no candidate had finished ({log_path} was not made)"
         )
         unwritten = "nothing written to stdout" if out_path == "-" else f"{out_path} not written"
-        click.echo(f"depfs: interrupted; {kept} ({unwritten})", err=True)
+        with second_ctrl_c_ignored():
+            click.echo(f"depfs: interrupted; {kept} ({unwritten})", err=True)
         # (SIGTERM is an interruption too, with its own status: it was 130 here)
         sys.exit(EXIT_TERMINATED if isinstance(err, _Terminated) else EXIT_INTERRUPTED)
     finally:

@@ -22,6 +22,7 @@ import json
 import logging
 import math
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import time
 import warnings
@@ -701,14 +702,23 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         # line), and our own cluster's shutdown is no news; Dask's WARNING/ERROR log
         # lines with a traceback in them, from the workers and from this process, are not
         # a user's (a scheduler address given keeps that cluster's own logging).
-        cluster = LocalCluster(
-            n_workers=n,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=":0",
-            silence_logs=logging.CRITICAL,
-            preload=[__name__],  # its workers ignore Ctrl-C: `dask_setup`
-        )
+        with _workers_deaf_to_ctrl_c():
+            try:
+                cluster = LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    silence_logs=logging.CRITICAL,
+                    preload=[__name__],  # its workers ignore Ctrl-C: `dask_setup`
+                )
+            except BaseException:
+                # Cut short (Ctrl-C, SIGTERM): the nannies still starting fail, and Dask
+                # and asyncio log it at exit ("Nanny failed to start", "Task exception
+                # was never retrieved"), tracebacks after depfs's one line.
+                for name in ("distributed", "asyncio"):
+                    logging.getLogger(name).setLevel(logging.CRITICAL + 1)
+                raise
         try:
             client = Client(cluster)
         except BaseException:  # (Ctrl-C included) the cluster just started goes too
@@ -720,6 +730,48 @@ def dask_executor(scheduler: str, workers: int | None = None) -> tuple[cf.Execut
         except (OSError, TimeoutError, ValueError) as err:
             raise ValueError(f"--scheduler {scheduler}: {err}") from None
     return client.get_executor(pure=False), client
+
+
+@contextlib.contextmanager
+def _workers_deaf_to_ctrl_c() -> Iterator[None]:
+    """A LocalCluster's worker processes started inside are born ignoring SIGINT, while
+    this process still takes it. Spawned (Dask's default), a worker interrupted by a
+    terminal's Ctrl-C before its preload (`dask_setup`) ran printed a `KeyboardInterrupt`
+    traceback from the middle of its imports, dozens of lines after depfs's one. So the
+    workers are forked from a fork server started here with SIGINT ignored
+    (:func:`children_deaf_to_ctrl_c`: a few milliseconds), which keeps it ignored for
+    every child. Its stderr is the null device: a worker's messages are Dask's, which
+    the cluster silences anyway (its task errors reach this process as exceptions), and a
+    worker still unpickling its start-up state when this process exits printed a
+    `FileNotFoundError` traceback (its semaphore gone with the parent)."""
+    import dask
+    from distributed.utils import get_mp_context
+
+    method = dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    get_mp_context()  # (Dask's preload of the fork server, set before it starts)
+    with children_deaf_to_ctrl_c(), _stderr_to_null():
+        multiprocessing.forkserver.ensure_running()
+    yield
+    # Dask's own method back once the cluster is up. Not after an interruption: the
+    # cluster's thread may still be starting workers, which must not be spawned.
+    method.__exit__(None, None, None)
+
+
+@contextlib.contextmanager
+def _stderr_to_null() -> Iterator[None]:
+    """File descriptor 2 on the null device inside (processes started there inherit it),
+    restored after. O(1)."""
+    import sys
+
+    sys.stderr.flush()
+    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(null)
 
 
 #: Open files a LocalCluster's processes need at least (sockets between the scheduler,
@@ -762,7 +814,7 @@ def _quiet_cluster_exit() -> None:
         return
 
     def close_quietly() -> None:
-        with contextlib.suppress(Exception):
+        with contextlib.suppress(Exception, KeyboardInterrupt):  # (a second Ctrl-C too)
             close()
 
     close_quietly._depfs_quiet = True  # type: ignore[attr-defined]

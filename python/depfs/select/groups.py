@@ -3,8 +3,8 @@
 An order file is a template file: one template per line, each followed by a comment
 with the dev score after that prefix (``# score 3 las 84.21``). A wrapper run with a base
 (``--base``, templates always present) writes the base first, then :data:`RANKED_MARK`, then
-the ranked templates, so that the file trains the set each score was measured on. A groups file has a
-``# group k`` line before each group; it may hold the first-order groups, then a line
+the ranked templates, so that the file trains the set each score was measured on. A groups
+file has a ``# group k`` line before each group; it may hold the first-order groups, then a line
 ``# order 2``, then the sibling groups. Both load as ordinary template files
 (``depfs train --templates FILE``), the comments being comments.
 
@@ -139,9 +139,7 @@ def read_order_base(path: str | os.PathLike[str], family: str | None = None) -> 
         raise type(e)(f"{name}: {e}") from None
 
 
-def _order_source(
-    path: str | os.PathLike[str], family: str | None
-) -> tuple[str, str, str]:
+def _order_source(path: str | os.PathLike[str], family: str | None) -> tuple[str, str, str]:
     """An order's name, text and family (see :func:`read_order`)."""
     from .. import _core
     from ..templates import template_sets
