@@ -62,6 +62,11 @@ def vertical(tb: depfs.Treebank) -> str:
         ("a\tstray tab\n", "horizontal"),
         ("Dogs bark .\nCats sleep .\n", "horizontal"),
         ("# hashtags lead\nDogs bark .\n", "horizontal"),
+        # Text whose every line starts with '#' (it was CoNLL-U of comments alone, refused
+        # as "sentence without word lines"); CoNLL-U's own comments still say CoNLL-U.
+        ("#MeToo is trending .\n", "horizontal"),
+        ("#MeToo\n#tbt\n", "vertical"),
+        ("# sent_id = 1\n", "conllu"),
         ("Dogs\nbark\n.\n\nCats\n", "vertical"),
         ("Dogs\n", "vertical"),
         ("", "conllu"),
@@ -70,6 +75,11 @@ def vertical(tb: depfs.Treebank) -> str:
 )
 def test_detect_format(text: str, expected: str):
     assert detect_format(text.splitlines(keepends=True)) == expected
+
+
+def test_a_line_of_text_that_starts_with_a_hash_is_a_sentence():
+    tb = depfs.text_to_treebank("#MeToo is trending .\n")
+    assert [s.forms for s in tb] == [["#MeToo", "is", "trending", "."]]
 
 
 def test_a_model_file_given_as_input_is_named_as_one(tmp_path: Path, models: dict[str, Path]):

@@ -77,10 +77,13 @@ def detect_format(lines: Iterable[str], name: str = "<input>") -> str:
     ``# text =`` comment: a malformed CoNLL-U file is still read as CoNLL-U, whose reader
     says what is wrong (text with a typo in an ID, or with spaces for tabs, is not parsed
     as words). Otherwise horizontal when a line holds a space between two tokens, else
-    vertical. Empty input is CoNLL-U (no sentences). A depfs model file is refused."""
+    vertical; so too when every line starts with ``#`` and none is such a comment (text:
+    ``#MeToo is trending .``). Empty input is CoNLL-U (no sentences). A depfs model file
+    is refused."""
     first = True
     has_space = False
     conllu_comment = False
+    hashed = False  # a line that starts with '#' (a comment, or text: "#MeToo is ...")
     for n, line in enumerate(lines):
         if n >= DETECT_LINES:
             break
@@ -91,13 +94,14 @@ def detect_format(lines: Iterable[str], name: str = "<input>") -> str:
             line = line.removeprefix("\ufeff")  # a byte-order mark is not text
         if first and line.startswith("#"):
             conllu_comment |= bool(_CONLLU_COMMENT.match(line))
+            hashed = True
         elif first and line.strip():
             if conllu_comment or _CONLLU_ID.match(line) or line.count("\t") >= CONLLU_TABS:
                 return "conllu"
             first = False
         if _SPACES.search(line.strip(" \t")):
             has_space = True
-    if first:
+    if first and (conllu_comment or not hashed):
         return "conllu"
     return "horizontal" if has_space else "vertical"
 
