@@ -2423,6 +2423,29 @@ def _limited(
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and RLIMIT_AS")
+def test_k_best_trees_beyond_a_memory_limit_are_an_error_not_an_abort() -> None:
+    """The k-best decoder's derivations grow with k: past the memory a limit leaves, the
+    process aborted (`memory allocation of N bytes failed`), where the other decoders
+    raise a ValueError. Now it raises one too, saying how far it got."""
+    code = (
+        "import numpy as np\n"
+        "scores = np.zeros((301, 301))\n"
+        "limit()\n"
+        "try:\n"
+        "    depfs.decode.eisner_kbest(scores, 100_000)\n"
+        "except ValueError as e:\n"
+        "    print(e)\n"
+    )
+    run = _limited(code, 128)
+    assert run.returncode == 0, run.stderr[-500:]
+    assert re.fullmatch(
+        r"eisner_kbest: memory ran out after [0-9]+ of the k trees of a sentence of "
+        r"n = 300 words: ask for fewer",
+        run.stdout.strip(),
+    ), run.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and RLIMIT_AS")
 @pytest.mark.parametrize("extra_mib", [32, 96], ids=["read", "mapped"])
 def test_a_model_too_large_for_a_memory_limit_is_an_error_not_an_abort(
     tmp_path: Path, extra_mib: int

@@ -125,18 +125,39 @@ impl KBestWorkspace {
         if self.best(goal) == f64::NEG_INFINITY {
             return Err(no_tree("eisner_kbest", single_root));
         }
-        let mut out = Vec::with_capacity(k.min(64));
+        let mut out = Vec::new();
         for rank in 0..k {
-            self.kth(scores, goal, rank + 1);
+            self.kth(scores, goal, rank + 1)?;
             if self.items[goal].found.len() <= rank {
                 break;
             }
-            let mut heads = vec![-1i32; n1];
-            self.extract(scores, goal, rank, &mut heads);
+            let mut heads = Vec::new();
+            heads.try_reserve_exact(n1).map_err(|_| self.too_large(rank))?;
+            heads.resize(n1, -1i32);
+            self.extract(scores, goal, rank, &mut heads)?;
             let score = tree_score(scores, &heads);
+            self.room(&mut out, rank)?;
             out.push((heads, score));
         }
         Ok(out)
+    }
+
+    /// The error of a request that memory cannot hold, at tree `rank` (the derivations
+    /// kept grow with k: a huge k on a long sentence is refused, not an abort).
+    fn too_large(&self, rank: usize) -> Error {
+        Error::InvalidArgument(format!(
+            "eisner_kbest: memory ran out after {rank} of the k trees of a sentence of n = {} \
+             words: ask for fewer",
+            self.n1.saturating_sub(1)
+        ))
+    }
+
+    /// Room for one more element in `v` (doubling), or the error of [`Self::too_large`].
+    fn room<T>(&self, v: &mut Vec<T>, rank: usize) -> Result<()> {
+        if v.len() == v.capacity() {
+            v.try_reserve(v.len().max(4)).map_err(|_| self.too_large(rank))?;
+        }
+        Ok(())
     }
 
     fn id(&self, kind: u8, s: usize, t: usize) -> usize {
@@ -184,13 +205,13 @@ impl KBestWorkspace {
     }
 
     /// Score of derivation `rank` of item `v`, if it exists. Rank 0 comes from the chart.
-    fn ranked(&mut self, scores: &[f64], v: usize, rank: usize) -> Option<f64> {
+    fn ranked(&mut self, scores: &[f64], v: usize, rank: usize) -> Result<Option<f64>> {
         if rank == 0 {
             let b = self.best(v);
-            return (b > f64::NEG_INFINITY).then_some(b);
+            return Ok((b > f64::NEG_INFINITY).then_some(b));
         }
-        self.kth(scores, v, rank + 1);
-        self.items[v].found.get(rank).map(|d| d.score)
+        self.kth(scores, v, rank + 1)?;
+        Ok(self.items[v].found.get(rank).map(|d| d.score))
     }
 
     /// Derivation (split, j1, j2) of item `v` as a candidate, if its tails have those ranks.
@@ -203,43 +224,50 @@ impl KBestWorkspace {
         split: usize,
         j1: usize,
         j2: usize,
-    ) -> Option<Candidate> {
+    ) -> Result<Option<Candidate>> {
         let (kind, s, t) = self.unpack(v);
         let (a, b) = self.tails(kind, s, t, split);
-        let sa = self.ranked(scores, a, j1)?;
-        let sb = self.ranked(scores, b, j2)?;
+        let (Some(sa), Some(sb)) = (self.ranked(scores, a, j1)?, self.ranked(scores, b, j2)?) else {
+            return Ok(None);
+        };
         let score = (sa + sb) + self.weight(scores, kind, s, t);
-        (score > f64::NEG_INFINITY).then_some(Candidate(Derivation {
+        Ok((score > f64::NEG_INFINITY).then_some(Candidate(Derivation {
             score,
             split: split as u32,
             j1: j1 as u32,
             j2: j2 as u32,
-        }))
+        })))
     }
 
     /// Makes sure item `v` has its `k` best derivations (or all it has): Algorithm 3 of Huang
     /// & Chiang. The heap starts with the 1-best derivation of every hyperedge (O(n));
-    /// each popped derivation has its neighbours pushed on the next request.
-    fn kth(&mut self, scores: &[f64], v: usize, k: usize) {
+    /// each popped derivation has its neighbours pushed on the next request. Every
+    /// allocation is fallible (see [`Self::too_large`]).
+    fn kth(&mut self, scores: &[f64], v: usize, k: usize) -> Result<()> {
+        let oom = |this: &Self| this.too_large(this.items[v].found.len());
         if !self.items[v].started {
             self.items[v].started = true;
+            self.touched.try_reserve(1).map_err(|_| oom(self))?;
             self.touched.push(v);
             let (kind, s, t) = self.unpack(v);
             if s == t {
                 // Empty span: one derivation of score 0.
+                self.items[v].found.try_reserve(1).map_err(|_| oom(self))?;
                 self.items[v].found.push(Derivation { score: 0.0, split: s as u32, j1: 0, j2: 0 });
                 self.items[v].expanded = 1;
-                return;
+                return Ok(());
             }
             let mut cands = std::mem::take(&mut self.scratch);
             cands.clear();
             for r in self.splits(kind, s, t) {
-                if let Some(c) = self.candidate(scores, v, r, 0, 0) {
+                if let Some(c) = self.candidate(scores, v, r, 0, 0)? {
+                    cands.try_reserve(1).map_err(|_| oom(self))?;
                     cands.push(c);
                 }
             }
             let mut heap = std::mem::take(&mut self.items[v].cand);
             heap.clear();
+            heap.try_reserve(cands.len()).map_err(|_| oom(self))?;
             heap.extend(cands.drain(..));
             self.items[v].cand = heap;
             self.scratch = cands;
@@ -249,31 +277,33 @@ impl KBestWorkspace {
                 let last = self.items[v].found[self.items[v].expanded];
                 self.items[v].expanded += 1;
                 let (r, j1, j2) = (last.split as usize, last.j1 as usize, last.j2 as usize);
-                if j2 == 0 {
-                    if let Some(c) = self.candidate(scores, v, r, j1 + 1, 0) {
-                        self.items[v].cand.push(c);
-                    }
-                }
-                if let Some(c) = self.candidate(scores, v, r, j1, j2 + 1) {
+                let next = if j2 == 0 { self.candidate(scores, v, r, j1 + 1, 0)? } else { None };
+                let right = self.candidate(scores, v, r, j1, j2 + 1)?;
+                for c in [next, right].into_iter().flatten() {
+                    self.items[v].cand.try_reserve(1).map_err(|_| oom(self))?;
                     self.items[v].cand.push(c);
                 }
             }
             match self.items[v].cand.pop() {
-                Some(Candidate(d)) => self.items[v].found.push(d),
+                Some(Candidate(d)) => {
+                    self.items[v].found.try_reserve(1).map_err(|_| oom(self))?;
+                    self.items[v].found.push(d)
+                }
                 None => break,
             }
         }
+        Ok(())
     }
 
     /// Writes the heads of derivation `rank` of item `v`.
-    fn extract(&mut self, scores: &[f64], v: usize, rank: usize, heads: &mut [i32]) {
+    fn extract(&mut self, scores: &[f64], v: usize, rank: usize, heads: &mut [i32]) -> Result<()> {
         let mut stack = vec![(v, rank)];
         while let Some((v, rank)) = stack.pop() {
             let (kind, s, t) = self.unpack(v);
             if s == t {
                 continue;
             }
-            self.kth(scores, v, rank + 1);
+            self.kth(scores, v, rank + 1)?;
             let d = self.items[v].found[rank];
             match kind {
                 IR => heads[t] = s as i32,
@@ -284,6 +314,7 @@ impl KBestWorkspace {
             stack.push((a, d.j1 as usize));
             stack.push((b, d.j2 as usize));
         }
+        Ok(())
     }
 }
 
