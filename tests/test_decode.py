@@ -312,7 +312,8 @@ def test_integer_and_half_matrices_decode_as_float64_and_flags_are_checked() -> 
     # One rule for arrays and lists: every real dtype but float32/float64 becomes float64.
     s = np.random.default_rng(2).integers(-5, 6, size=(7, 7))
     want = dec.eisner(s.astype(np.float64)).tolist()
-    for dtype in (np.int64, np.int32, np.uint8, np.float16):
+    # (">f8"/">f4": floats of the other byte order, refused as "not float32 or float64")
+    for dtype in (np.int64, np.int32, np.uint8, np.float16, np.dtype(">f8"), np.dtype(">f4")):
         m = np.abs(s).astype(dtype) if dtype == np.uint8 else s.astype(dtype)
         assert dec.eisner(m).tolist() == dec.eisner(m.astype(np.float64)).tolist()
         assert dec.cle(m).tolist() == dec.cle(m.astype(np.float64)).tolist()
@@ -330,6 +331,9 @@ def test_integer_and_half_matrices_decode_as_float64_and_flags_are_checked() -> 
     with pytest.raises(TypeError, match="not bools"):
         dec.tree_score(s[:4, :4], [-1, 0, True, 2])
     assert dec.tree_score(s[:4, :4], [-1, 0, 1, 2]) == s[1, 0] + s[2, 1] + s[3, 2]
+    assert dec.tree_score(s[:4, :4].astype(">f8"), [-1, 0, 1, 2]) == s[1, 0] + s[2, 1] + s[3, 2]
+    with pytest.raises(ValueError, match="dtype float32 or float64, got float128"):
+        dec.eisner(s.astype(np.longdouble))  # (its precision would be lost: refused)
 
 
 def test_a_matrix_too_large_for_memory_is_an_error_naming_n() -> None:

@@ -3,7 +3,8 @@
 Conventions (those of ufal.chu_liu_edmonds, SuPar and Stanza): ``scores[dep, head]`` of shape
 ``(n+1, n+1)``, index 0 = ROOT, ``-inf`` marks a pruned arc; the ROOT row and the diagonal are
 ignored. Heads come back as an int64 array with ``heads[0] = -1``. float32 and float64 arrays,
-C- or F-ordered, are read as they are; every other real dtype (integers, float16), in an array
+C- or F-ordered, are read as they are; every other real dtype (integers, float16, floats of
+the other byte order such as ``>f8``), in an array
 or a nested list alike, is converted to float64, as ``numpy.asarray(x, float64)`` does (exact
 for integers up to 2**53); bool, complex, object and longdouble arrays are refused. NaN or
 ``+inf`` anywhere (the ignored cells too: a NaN is a bug upstream), wrong shapes or dtypes

@@ -92,10 +92,11 @@ fn append_array(
         let ro = a.try_readonly()?;
         out.extend(ro.as_array().iter().map(|&v| f64::from(v)));
     } else if matches!(arr.dtype().kind(), b'i' | b'u')
-        || (arr.dtype().kind() == b'f' && arr.dtype().itemsize() == 2)
+        || (arr.dtype().kind() == b'f' && arr.dtype().itemsize() <= 8)
     {
-        // Integers and float16 as float64 (what numpy.asarray(x, float64) does to a list of
-        // ints): off the float32/float64 path, so that path tests nothing more.
+        // Integers, float16 and floats of the other byte order (`>f8`) as float64 (what
+        // numpy.asarray(x, float64) does to a list of ints): off the native float32/float64
+        // path, so that path tests nothing more. (Long doubles are refused: see decode.py.)
         let converted = obj.call_method1("astype", ("float64",))?;
         return append_array(what, &converted, ndim, out);
     } else {
