@@ -1887,6 +1887,43 @@ WRONG_TYPES = [
     (lambda d: depfs.Tagger(SMALL, min_known=None).fit(_gold(d)), ValueError, "min_known must"),
     (lambda d: small_graph(prefix_groups="01").fit(_gold(d)), ValueError, "prefix_groups must"),
     (lambda d: small_graph(prefix_groups=[[1.5]]).fit(_gold(d)), ValueError, "prefix_groups"),
+    # A probe of the API (twenty-ninth session): raw conversion errors naming nothing
+    # ("'str' object is not an instance of 'bool'", "can't convert negative int to
+    # unsigned", "'NoneType' object has no attribute 'strip'"), or epochs=0 accepted.
+    *(
+        (lambda d, k=k: depfs.Tagger(SMALL, epochs=1, **{k: "no"}).fit(_gold(d)), TypeError, k)
+        for k in ("cased", "rules", "line_hashing", "backward_xpos")
+    ),
+    (lambda d: depfs.evaluate(_gold(d), _gold(d), full_labels="yes"), TypeError, "full_labels"),
+    (lambda d: depfs.evaluate(_gold(d), _gold(d), tags_only=1), TypeError, "tags_only"),
+    (lambda d: depfs.text_to_treebank(None), TypeError, "text must be a str or bytes"),
+    (
+        lambda d: depfs.load(d["ae"]).trajectories(_gold(d), random_state=-1),
+        ValueError,
+        "random_state",
+    ),
+    (
+        lambda d: depfs.arceager.oracle_trajectories(_gold(d), random_state=-1),
+        ValueError,
+        "random_state",
+    ),
+    *(
+        (
+            lambda d, kw=kw: depfs.arceager.train_local(
+                depfs.load(d["ae"]).trajectories(_gold(d)), "upos(STACK_0)", np.ones(1), **kw
+            ),
+            ValueError,
+            next(iter(kw)),
+        )
+        for kw in ({"epochs": 0}, {"epochs": -1}, {"threads": -1}, {"random_state": -1})
+    ),
+    (
+        lambda d: depfs.arceager.trajectory_features(
+            depfs.load(d["ae"]).trajectories(_gold(d)), "upos(STACK_0)", threads=-1
+        ),
+        ValueError,
+        "threads",
+    ),
 ]
 
 

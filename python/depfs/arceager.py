@@ -74,6 +74,7 @@ from .base import (
     check_count,
     check_flag,
     check_real,
+    check_seed,
     check_threads,
     used_info,
 )
@@ -475,7 +476,10 @@ class ArcEagerParser(TrainableModel):
     ) -> Trajectories:
         """Decisions along oracle/model mixtures (`beta` = oracle probability per move)."""
         return self._model().trajectories(
-            treebank, beta, random_state, None if sentences is None else list(sentences)
+            treebank,
+            beta,
+            check_seed(random_state),
+            None if sentences is None else list(sentences),
         )
 
     def template_scores(self, features: npt.NDArray[np.uint64]) -> npt.NDArray[np.float32]:
@@ -524,7 +528,7 @@ def trajectory_features(
 ) -> npt.NDArray[np.uint64]:
     """Features (n, T) of the configuration templates `templates` (set name, file, text or
     template values) at every decision of `trajectories`, replayed on demand."""
-    return trajectories.features(resolve_templates(templates), threads)
+    return trajectories.features(resolve_templates(templates), check_threads(threads))
 
 
 def train_local(
@@ -544,9 +548,9 @@ def train_local(
         trajectories,
         resolve_templates(templates),
         np.ascontiguousarray(sample_weight, dtype=np.float32),
-        epochs=epochs,
-        seed=random_state,
-        threads=threads,
+        epochs=check_count(epochs, "epochs", 1),  # (0 was an untrained classifier)
+        seed=check_seed(random_state),
+        threads=check_threads(threads),
     )
 
 
@@ -604,5 +608,5 @@ def oracle_trajectories(
     `sentence`, `s0`, `b0` (n,); `cost` (n, 4) of each move kind (-1 = invalid);
     `followed` and `oracle` (n,) move kinds."""
     return _core.arceager_oracle_trajectories(
-        treebank, beta, random_state, None if sentences is None else list(sentences)
+        treebank, beta, check_seed(random_state), None if sentences is None else list(sentences)
     )

@@ -171,6 +171,11 @@ def evaluate(
     unless `tags_only`: only the tag columns are scored (the tree scores are 0), as a
     tagger's dev set is, which may have no trees.
     """
+    from .base import check_flag
+
+    # (named: the core said "'str' object is not an instance of 'bool'")
+    full_labels = check_flag(full_labels, "full_labels")
+    tags_only = check_flag(tags_only, "tags_only")
     counts = _core.evaluate_counts(as_treebank(gold), as_treebank(system), full_labels, tags_only)
     return Scores(**counts)
 

@@ -199,6 +199,12 @@ class Tagger(TrainableModel):
         if self.upos_min_known is not None:
             check_count(self.upos_min_known, "upos_min_known", 1)
         check_flag(self.stagewise, "stagewise")  # "no" is true
+        # (the core read "no" as "'str' object is not an instance of 'bool'", unnamed)
+        for name in ("line_hashing", "backward_xpos"):
+            check_flag(getattr(self, name), name)
+        for name in ("cased", "rules"):  # (None: the default)
+            if getattr(self, name) is not None:
+                check_flag(getattr(self, name), name)
         for name in ("l2", "full_sum"):
             check_real(getattr(self, name), name)
         if self.train_margin is not None:

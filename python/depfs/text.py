@@ -334,6 +334,8 @@ def text_to_treebank(
         raise TypeError(
             f"tokenizer must be a SpacyTokenizer or 'spacy:LANG', got {type(tokenizer).__name__}"
         )
+    if not isinstance(text, (str, bytes)):  # (None said "'NoneType' object has no attribute")
+        raise TypeError(f"text must be a str or bytes, got {type(text).__name__}")
     data = text.encode("utf-8") if isinstance(text, str) else text
     if not data.strip():
         return _core.Treebank.from_string("")  # as Treebank.from_string(""): no sentence
