@@ -706,3 +706,35 @@ def test_a_numpy_seed_saves_the_same_bytes_and_a_tagger_checks_its_margin(tmp_pa
     assert a.read_bytes() == b.read_bytes()  # the seed was recorded as 'np.int64(7)'
     with pytest.raises(ValueError, match="train_margin must be a positive number"):
         depfs.Tagger(epochs=1, train_margin=-1.0).fit(train)
+
+
+def test_a_hidden_progress_bar_says_where_the_work_is_now_and_then(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # With stderr in a log (no bar), a search's first step on real data said nothing for
+    # minutes. A hidden bar now says how far it is, at most every HEARTBEAT_SECONDS and
+    # not right after a line of its own.
+    from depfs import cli_options
+
+    clock = [100.0]
+    monkeypatch.setattr("time.monotonic", lambda: clock[0])
+    with cli_options.progress(5, "wrapper") as bar:
+        assert bar.hidden
+        clock[0] += 10
+        bar.update(1)  # 10 s: too soon
+        clock[0] += 25
+        bar.update(1)  # 35 s since the start
+        clock[0] += 40
+        cli_options.above_bar(bar, "  step 1: form(h)")
+        bar.update(1)  # a line was just said
+        clock[0] += 29
+        bar.update(0)  # 29 s after that line: too soon
+        clock[0] += 2
+        bar.update(1)  # 31 s after it
+        clock[0] += 60
+        bar.update(1)  # the last: no line for it (the work is done)
+    assert capsys.readouterr().err.splitlines() == [
+        "  wrapper: 2 of 5 (35 s)",
+        "  step 1: form(h)",
+        "  wrapper: 4 of 5 (1 min 46 s)",
+    ]

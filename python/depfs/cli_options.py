@@ -143,7 +143,7 @@ def progress(length: int, label: str, **kw: Any) -> Any:
     shown = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     columns = _stderr_columns()
     shown = shown and columns >= MIN_BAR_COLUMNS
-    return click.progressbar(
+    bar = click.progressbar(
         length=length,
         label=label,
         file=sys.stderr,
@@ -151,6 +151,36 @@ def progress(length: int, label: str, **kw: Any) -> Any:
         width=max(10, columns - BAR_CLUTTER),
         **kw,
     )
+    if not shown:
+        _heartbeat(bar)
+    return bar
+
+
+#: Seconds between the lines a hidden bar says where it is (a log gets no bar).
+HEARTBEAT_SECONDS = 30.0
+
+
+def _heartbeat(bar: Any) -> None:
+    """A hidden bar's `update` also says, at most every :data:`HEARTBEAT_SECONDS`, how far
+    the work is (`  wrapper: 40 of 169 (2 min 30 s)`): with stderr in a log, a search's
+    first step on real data said nothing for minutes. O(1) per update."""
+    import time
+
+    start = last = time.monotonic()
+    plain = bar.update
+
+    def update(n_steps: int, current_item: Any = None) -> None:
+        nonlocal last
+        plain(n_steps, current_item)
+        now = time.monotonic()
+        last = max(last, getattr(bar, "said_at", last))  # (a line of its own: `above_bar`)
+        if now - last >= HEARTBEAT_SECONDS and bar.pos < bar.length:
+            last = now
+            took = int(now - start)
+            since = f"{took // 60} min {took % 60} s" if took >= 60 else f"{took} s"
+            click.echo(f"  {bar.label}: {bar.pos} of {bar.length} ({since})", err=True)
+
+    bar.update = update
 
 
 #: Room a bar's line keeps for its label, percentage and time left.
@@ -177,9 +207,12 @@ def above_bar(bar: Any, line: str) -> None:
     """`line` on stderr above a progress bar: the bar's row is cleared first (a line
     written after the bar's last frame began on it, and wrapped), then the bar is drawn
     again below it."""
+    import time
+
     shown = not bar.hidden
     if shown:  # (spaces over the bar's widest frame, as click clears its own)
         click.echo("\r" + " " * (getattr(bar, "max_width", None) or 0) + "\r", nl=False, err=True)
     click.echo(line, err=True)
+    bar.said_at = time.monotonic()  # (a hidden bar's heartbeat waits as long again)
     if shown:
         bar.render_progress()
