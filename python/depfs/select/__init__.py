@@ -2,9 +2,12 @@
 and grouping.
 
     from depfs.select import forward_wrapper
-    result = forward_wrapper("nilsson_nugues", "train.conllu", "dev.conllu",
-                             parser="arc-eager", epochs=1, max_length=20, log="wrapper.jsonl")
-    result.order, result.scores
+
+    if __name__ == "__main__":  # (in a script: the worker processes import it again)
+        result = forward_wrapper("nilsson_nugues", "train.conllu", "dev.conllu",
+                                 parser="arc-eager", epochs=1, max_length=20,
+                                 log="wrapper.jsonl")
+        print(result.order, result.scores)
 
 Candidates (a parser family, templates, training options) are trained on train and scored
 on dev in worker processes (:mod:`depfs.select.engine`): a local process pool, or any

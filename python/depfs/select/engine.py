@@ -641,7 +641,9 @@ class Engine:
 
                             raise WorkersLostError(
                                 f"candidate failed {tries[c]} times: its worker died each "
-                                f"time (out of memory? killed?): {err}"
+                                "time (out of memory? killed? or, in a script, a search not "
+                                "under `if __name__ == '__main__':`, which worker processes "
+                                f"import again): {err}"
                             ) from err
                         if isinstance(err, BrokenProcessPool) and self._own is not None:
                             # A dead worker breaks the whole pool: start a new one and
