@@ -215,6 +215,13 @@ def test_local_classifiers_keep_their_weights_and_an_ensemble_parses(tmp_path: P
     again = loaded.parse(train)
     assert heads(again) == heads(parsed)
     assert [s.deprels for s in again] == [s.deprels for s in parsed]
+    # It pickles as the parsers do (it raised "cannot pickle 'depfs._core.Ensemble'").
+    import copy
+    import pickle
+
+    for twin in (pickle.loads(pickle.dumps(ensemble)), copy.deepcopy(loaded)):
+        assert twin.weights_ == pytest.approx([0.6, 0.4])
+        assert twin.parse(train).to_string() == parsed.to_string()
     with pytest.raises(ValueError, match="sample weights"):
         train_local(t, lines[0], np.ones(n - 1))
 

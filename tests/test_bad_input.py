@@ -1591,6 +1591,33 @@ def test_a_model_from_a_pipe_is_refused_in_one_line(d: dict[str, Path], command:
     _one_line_error(got.stderr.decode(), ["/dev/stdin: a pipe or device, not a model file"])
 
 
+def test_every_load_refuses_a_fifo_without_waiting_on_it(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """depfs.load refused a FIFO; the classes' own load read one (and waited forever on
+    one nobody writes to). A writer offers a model on it here, so a load that reads the
+    FIFO gets one and fails the test, where it would hang."""
+    import threading
+
+    fifo = tmp_path / "m.fifo"
+    os.mkfifo(fifo)
+
+    def offer() -> None:
+        with contextlib.suppress(OSError), open(fifo, "wb") as f:  # waits for a reader
+            f.write(d["ae"].read_bytes())
+
+    loads = [depfs.load, depfs.ArcEagerParser.load, depfs.GraphParser.load, depfs.Tagger.load]
+    for load in (*loads, depfs.arceager.Ensemble.load):
+        writer = threading.Thread(target=offer, daemon=True)
+        writer.start()
+        try:
+            with pytest.raises(depfs.errors.ModelError, match="a pipe or device, not a model"):
+                load(fifo)
+        finally:  # a reader that opens and goes lets the writer's open return
+            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+            writer.join(timeout=GUARD)
+
+
 @pytest.mark.parametrize("command", ["parse", "tag"])
 def test_a_damaged_model_payload_is_refused_before_anything_is_written(
     d: dict[str, Path], tmp_path: Path, command: str

@@ -583,9 +583,30 @@ class Ensemble:
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Ensemble:
+        from .models import check_model_file
+
+        check_model_file(path)
         e = cls.__new__(cls)
         e.model_ = _core.Ensemble.load(Path(path))
         return e
+
+    def __getstate__(self) -> dict[str, bytes]:
+        """Pickles (``copy.deepcopy``, multiprocessing) as the bytes of its model file, as
+        the parsers do (:meth:`depfs.base.TrainableModel.__getstate__`). O(model size)."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "ensemble.depfs"
+            self.save(path)
+            return {"_model_file": path.read_bytes()}
+
+    def __setstate__(self, state: dict[str, bytes]) -> None:
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "ensemble.depfs"
+            path.write_bytes(state["_model_file"])
+            self.model_ = _core.Ensemble.load(path)
 
 
 def projectivize(treebank: _core.Treebank) -> tuple[_core.Treebank, dict[str, int]]:

@@ -590,6 +590,9 @@ class TrainableModel:
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
         """Reads a model file of this class's kind."""
+        from .models import check_model_file
+
+        check_model_file(path)  # (a FIFO: refused as by depfs.load, not read or waited on)
         # One read of the file: the model and the tagger stored inside it.
         _, model, tagger = _core.load_model(Path(path), cls.kind)
         return cls.with_tagger(cls.from_model(model), tagger)
