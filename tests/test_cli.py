@@ -738,3 +738,22 @@ def test_a_hidden_progress_bar_says_where_the_work_is_now_and_then(
         "  step 1: form(h)",
         "  wrapper: 4 of 5 (1 min 46 s)",
     ]
+
+
+def test_ctrl_c_while_the_command_starts_is_one_line() -> None:
+    # A Ctrl-C in the tenth of a second the command's imports take printed the traceback
+    # of an import. Here the import of click is what Ctrl-C cuts short.
+    code = (
+        "import sys\n"
+        "class Stop:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'click':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Stop())\n"
+        "sys.argv = ['depfs', 'stats', '-']\n"
+        "from depfs._entry import main\n"
+        "main()\n"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 130
+    assert res.stderr == "depfs: interrupted while starting: nothing was done\n"

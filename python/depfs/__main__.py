@@ -1,5 +1,5 @@
 """`python -m depfs`: the `depfs` command line."""
 
-from .cli import main
+from ._entry import main
 
-main(prog_name="depfs")
+main()
