@@ -383,6 +383,22 @@ def test_a_second_order_wrappers_header_names_its_pool_and_base(
         .splitlines()[0]
         .endswith(f"--base {base} --limit 1 --candidates 1 --rerank-every 3 --per-cost --seed 2")
     )
+    # A pool of several lines given inline: in the header as one shell word (it was left
+    # out, and the header named no pool at all).
+    import shutil
+    import subprocess
+
+    pool = "upos(h) & upos(s) & upos(m)\nform(s) & form(m)\n# it's a 'pool'\\"
+    args[args.index("--pool") + 1] = pool
+    res = CliRunner().invoke(main, [*args, "--out", str(out), "--workers", "1", "--limit", "1"])
+    assert res.exit_code == 0, res.output
+    header = out.read_text().splitlines()[0].removeprefix("# ")
+    assert "--pool $'" in header
+    if shutil.which("bash"):  # the words a shell makes of it
+        words = subprocess.run(
+            ["bash", "-c", f"printf '%s\\0' {header}"], capture_output=True, text=True
+        ).stdout.split("\0")
+        assert words[words.index("--pool") + 1] == pool
 
 
 @pytest.mark.parametrize(

@@ -245,13 +245,9 @@ def wrapper_command(
         + (f" --max-length {max_length}" if max_length else "")
         + (f" --order {order}" if parser_kind == "graph" else "")
         + (f" --decoder {decoder}" if parser_kind == "graph" and order == 1 else "")
-        # The sets as given (a name or a file; template text of one line), so that the
-        # header says what was ordered, and on what (order 2's base is not scored alone).
-        + "".join(
-            f" {o} {shlex.quote(v)}"
-            for o, v in (("--pool", pool), ("--base", base))
-            if v and "\n" not in v
-        )
+        # The sets as given (a name, a file or template text), so that the header says
+        # what was ordered, and on what (order 2's base is not scored alone).
+        + "".join(f" {o} {_shell_word(v)}" for o, v in (("--pool", pool), ("--base", base)) if v)
         # And whatever else changes the order, so that the header reruns as written.
         + (f" --limit {limit}" if limit else "")
         + (f" --candidates {candidates} --rerank-every {rerank_every}" if candidates else "")
@@ -287,6 +283,16 @@ def wrapper_command(
         f"{time.time() - t0:.0f}s)",
         err=True,
     )
+
+
+def _shell_word(value: str) -> str:
+    """`value` as one word of a shell command line (bash, zsh): template text of several
+    lines in ANSI-C quotes (`$'form(h)\\nupos(m)'`), which keep a header's command on
+    one line that reruns as written."""
+    if "\n" not in value:
+        return shlex.quote(value)
+    escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
+    return f"$'{escaped}'"
 
 
 @select.command("groups")
