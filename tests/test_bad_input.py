@@ -1951,6 +1951,30 @@ WRONG_TYPES = [
         ValueError,
         "threads",
     ),
+    (lambda d: depfs.load(d["graph"]).arc_scores(_gold(d), [-1]), ValueError, r"sentences\[0\]"),
+    (
+        lambda d: depfs.load(d["graph"]).arc_scores(_gold(d), [0], templates=[0, -1]),
+        ValueError,
+        r"templates\[1\]",
+    ),
+    (lambda d: depfs.load(d["graph"]).group_scores(_gold(d), [0], [[-1]]), ValueError, "groups"),
+    (lambda d: depfs.load(d["graph"]).arc_scores(_gold(d), [0], prune="x"), TypeError, "prune"),
+    (lambda d: small_graph(mira_c="1").fit(_gold(d)), ValueError, "mira_c must be a number"),
+    (lambda d: depfs.ArcEagerParser(5).fit(_gold(d)), TypeError, "templates must be a set name"),
+    (
+        lambda d: depfs.load(d["ae"]).template_scores(np.zeros(3, np.uint64)),
+        ValueError,
+        "features must be 2-D",
+    ),
+    (lambda d: depfs.decode.tree_score(np.zeros((3, 3)), [-1, 0, 2**63]), ValueError, "heads"),
+    (lambda d: depfs.ArcEagerParser(AE_SET).fit(_gold(d), progress="x"), TypeError, "progress"),
+    (lambda d: depfs.load(""), ValueError, "the model path is empty"),
+    (lambda d: depfs.load(d["ae"]).save(""), ValueError, "the model path is empty"),
+    (
+        lambda d: depfs.select.forward_wrapper(AE_SET, _gold(d), str(d["gold"])),
+        TypeError,
+        "train must be the path of a CoNLL-U file",
+    ),
 ]
 
 

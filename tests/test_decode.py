@@ -332,6 +332,10 @@ def test_integer_and_half_matrices_decode_as_float64_and_flags_are_checked() -> 
         dec.tree_score(s[:4, :4], [-1, 0, True, 2])
     assert dec.tree_score(s[:4, :4], [-1, 0, 1, 2]) == s[1, 0] + s[2, 1] + s[3, 2]
     assert dec.tree_score(s[:4, :4].astype(">f8"), [-1, 0, 1, 2]) == s[1, 0] + s[2, 1] + s[3, 2]
+    # heads[0] is ignored whatever it holds (it raised OverflowError for these).
+    chain = s[1, 0] + s[2, 1] + s[3, 2]
+    assert dec.tree_score(s[:4, :4], [-1e30, 0, 1, 2]) == chain
+    assert dec.tree_score(s[:4, :4], np.array([2**63, 0, 1, 2], np.uint64)) == chain
     with pytest.raises(ValueError, match="dtype float32 or float64, got float128"):
         dec.eisner(s.astype(np.longdouble))  # (its precision would be lost: refused)
 

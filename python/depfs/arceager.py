@@ -489,6 +489,8 @@ class ArcEagerParser(TrainableModel):
         f = np.asarray(features)
         if f.dtype != np.uint64 and not (f.dtype.kind in "iu" and (f >= 0).all()):
             raise TypeError(f"features must be uint64 feature hashes, got {f.dtype}")
+        if f.ndim != 2:  # (the core said "dimensionality mismatch: from=1, to=2")
+            raise ValueError(f"features must be 2-D (decisions, templates), got shape {f.shape}")
         return self._model().template_scores(np.ascontiguousarray(f, dtype=np.uint64))
 
 

@@ -297,6 +297,7 @@ class TrainableModel:
         (``history_``) and keeps the epoch with the best dev LAS (a tagger: the best mean
         tag accuracy; ``keep="last"``: the last epoch; ``best_epoch_`` says which was
         kept). ``on_epoch`` sees each history row; ``progress`` shows a bar."""
+        check_flag(progress, "progress")  # ("x" was taken for True)
         train = as_treebank(train, "train", prepared=True)
         if isinstance(train, _core.Treebank):
             train = without_untagged(train)
@@ -488,6 +489,8 @@ class TrainableModel:
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically (format-versioned, checksummed), with what
         training did (:meth:`training_info`; a loaded model keeps its file's)."""
+        if not os.fspath(path):  # (it said ".: is a directory")
+            raise ValueError("the model path is empty")
         info = self.training_info()
         text = json.dumps(info) if info else None
         if self.tagger_ is None:

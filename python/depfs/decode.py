@@ -166,6 +166,12 @@ def tree_score(scores: Any, heads: Any) -> float:
     )
     if h.ndim != 1 or not whole:
         raise ValueError(f"heads must be whole numbers (positions), got {heads!r}")
+    h = h.copy()
+    if len(h):
+        h[0] = 0  # ROOT's own "head" is ignored, whatever it holds (-1e30, 2**63)
+    if len(h) > 1 and (np.any(h[1:] < 0) or np.any(h[1:] >= len(h))):
+        d = 1 + int(np.argmax((h[1:] < 0) | (h[1:] >= len(h))))
+        raise ValueError(f"heads[{d}] = {h[d]} is not a position in 0..{len(h) - 1}")
     if s.dtype.kind == "f":
         bad = np.isnan(s) | (s == np.inf)
         if bad.any():

@@ -164,7 +164,8 @@ class GraphParser(TrainableModel):
             ("min_bits", 6, 30),
             ("max_atoms", 1, 2**32 - 1),  # (above the language's bound: that bound)
         ):
-            check_count(getattr(self, name), name, low, high)  # (mira_c: checked by the core)
+            check_count(getattr(self, name), name, low, high)
+        check_real(self.mira_c, "mira_c")  # (its range: checked by the core)
         for name in ("prune", "cost_augmented"):
             check_flag(getattr(self, name), name)
         arc_text, sibling_text = self._arc_text(), self._sibling_text()
@@ -596,7 +597,10 @@ class GraphParser(TrainableModel):
     ) -> list[npt.NDArray[np.float64]]:
         """Score matrices ``[dep, head]`` restricted to the given arc template indices."""
         return self._model().arc_scores(
-            treebank, list(sentences), None if templates is None else list(templates), prune
+            treebank,
+            _indices(sentences, "sentences"),
+            None if templates is None else _indices(templates, "templates"),
+            check_flag(prune, "prune"),
         )
 
     def group_scores(
@@ -608,9 +612,18 @@ class GraphParser(TrainableModel):
     ) -> list[npt.NDArray[np.float64]]:
         """Per-group partial scores, one (G, n+1, n+1) array per sentence."""
         return self._model().group_scores(
-            treebank, list(sentences), [list(g) for g in groups], prune
+            treebank,
+            _indices(sentences, "sentences"),
+            [_indices(g, "groups") for g in groups],
+            check_flag(prune, "prune"),
         )
 
     def length_dict_stats(self, treebank: _core.Treebank) -> dict[str, float]:
         """Gold / non-gold arcs the length dictionary prunes on ``treebank``."""
         return self._model().length_dict_stats(treebank)
+
+
+def _indices(values: Sequence[int], name: str) -> list[int]:
+    """A list of indices (integers >= 0), checked: a ValueError naming `name`, not the
+    core's "can't convert negative int to unsigned". O(len)."""
+    return [check_count(v, f"{name}[{i}]") for i, v in enumerate(values)]

@@ -24,6 +24,8 @@ def check_model_file(path: str | os.PathLike[str]) -> None:
     from .errors import ModelError
     from .files import is_stream
 
+    if not os.fspath(path):  # (it said ".: is a directory")
+        raise ValueError("the model path is empty")
     if is_stream(os.fspath(path)):
         raise ModelError(
             f"{os.fspath(path)}: a pipe or device, not a model file (give the file's path)"

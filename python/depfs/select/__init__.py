@@ -30,6 +30,7 @@ if TYPE_CHECKING:
         read_groups,
         read_order,
         read_order_base,
+        read_order_file,
     )
     from .plot import plot_curves
     from .wrapper import Step, WrapperResult, forward_wrapper, planned_evaluations
@@ -52,6 +53,7 @@ __all__ = [
     "read_groups",
     "read_order",
     "read_order_base",
+    "read_order_file",
 ]
 
 # Imported on first use: `depfs --help` loads this package for its `select` command.
@@ -70,6 +72,7 @@ __getattr__, __dir__ = attach(
                 "read_groups",
                 "read_order",
                 "read_order_base",
+                "read_order_file",
             ],
             ".groups",
         ),

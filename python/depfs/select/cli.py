@@ -322,14 +322,14 @@ def groups_command(
     ORDER_PATH (and SECOND_PATH) is an order file written by `depfs select wrapper`, or a
     shipped order by name (`depfs templates list`: arc_eager_en_ewt, first_order_en_ewt ...)."""
     from ..files import write_text_atomic
-    from .groups import cut_groups, groups_text, read_order, read_order_base
+    from .groups import cut_groups, groups_text, read_order_file
 
     if k2 is not None and second_path is None:
         raise click.UsageError("--k2 cuts a second order file (SECOND_PATH): none was given")
 
     def cut(path: str, k: int, sibling: bool = False) -> list[list[Any]]:
         """`path`'s order in `k` groups (`sibling`: the second, of sibling templates)."""
-        order, scores = read_order(path, family)
+        order, scores, base = read_order_file(path, family)  # (one read: it may be a pipe)
         if not order:
             raise click.UsageError(f"{path}: the order has no template")
         # A graph order is first-order (arc) or second-order (sibling) templates: the
@@ -368,7 +368,7 @@ def groups_command(
             out.append(list(order)[i : i + n])
             i += n
         # A base the order was ranked on (always present) is computed first: group 1.
-        out[0] = [*read_order_base(path, family), *out[0]]
+        out[0] = [*base, *out[0]]
         return out
 
     inputs = {

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from ..files import write_text_atomic
 from ..templates import Template, TemplateSet, resolve_templates
@@ -69,9 +70,30 @@ def _header_family(text: str) -> str | None:
     return None
 
 
+class OrderFile(NamedTuple):
+    """An order file as :func:`read_order_file` reads it."""
+
+    templates: TemplateSet  # the ranked templates
+    scores: list[float]  # the dev score after each prefix (of the base and the ranked)
+    base: TemplateSet  # the base they were ranked on (empty: none)
+
+
 def read_order(
     path: str | os.PathLike[str], family: str | None = None
 ) -> tuple[TemplateSet, list[float]]:
+    """:func:`read_order_file`'s templates and scores."""
+    order = read_order_file(path, family)
+    return order.templates, order.scores
+
+
+def read_order_base(path: str | os.PathLike[str], family: str | None = None) -> TemplateSet:
+    """The base templates of an order file (those before :data:`RANKED_MARK`, written by
+    a wrapper run with a base), in the family :func:`read_order` reads it in; empty when
+    it has none."""
+    return read_order_file(path, family).base
+
+
+def read_order_file(path: str | os.PathLike[str], family: str | None = None) -> OrderFile:
     """Templates of an order file, or of a shipped order by its set name (``arc_eager_en_ewt``,
     in its own family), and the scores after each prefix (empty when the file has no score
     comments). A file of that name in the working directory wins over the set. `family`
@@ -85,10 +107,11 @@ def read_order(
     template comes twice."""
     import math
 
-    name, text, family = _order_source(path, family)
-    text = _base_split(text)[1]
+    name, text, family = _order_source(path, family)  # (read once: it may be a pipe)
+    base_text, text = _base_split(text)
     try:
         order = TemplateSet.parse(text, family)  # refuses a bad template, naming its line
+        base = TemplateSet.parse(base_text, family)
     except ValueError as e:
         raise type(e)(f"{name}: {e}") from None
     scores: list[float] = []
@@ -125,18 +148,7 @@ def read_order(
             if scores and len(scores) < len(seen) and unscored is None:
                 unscored = last
             seen[canonical], last = n, n
-    return order, scores
-
-
-def read_order_base(path: str | os.PathLike[str], family: str | None = None) -> TemplateSet:
-    """The base templates of an order file (those before :data:`RANKED_MARK`, written by
-    a wrapper run with a base), in the family :func:`read_order` reads it in; empty when
-    it has none."""
-    name, text, family = _order_source(path, family)
-    try:
-        return TemplateSet.parse(_base_split(text)[0], family)
-    except ValueError as e:
-        raise type(e)(f"{name}: {e}") from None
+    return OrderFile(order, scores, base)
 
 
 def _order_source(path: str | os.PathLike[str], family: str | None) -> tuple[str, str, str]:

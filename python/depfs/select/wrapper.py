@@ -131,6 +131,12 @@ def forward_wrapper(
     ]:
         if v is not None and v < 1:
             raise ValueError(f"{name} must be at least 1, got {v}")
+    for name, path in (("train", train), ("dev", dev)):
+        if not isinstance(path, (str, os.PathLike)):  # (a Treebank: "No such file")
+            raise TypeError(
+                f"{name} must be the path of a CoNLL-U file (each worker reads it once), "
+                f"got {type(path).__name__}"
+            )
     pool_set = _as_set(pool, family)
     base_set = _as_set(base, family) if base is not None else TemplateSet([], family)
     if parser == "graph" and order == 2:

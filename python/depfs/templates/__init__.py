@@ -355,6 +355,11 @@ def resolve_templates(
                 f"{', '.join(template_sets())})"
             )
         return spec
+    if not isinstance(spec, Iterable):  # (5: "'int' object is not iterable")
+        raise TypeError(
+            "templates must be a set name, a file, template text or a list of templates, "
+            f"got {type(spec).__name__}"
+        )
     templates = spec if isinstance(spec, TemplateSet) else TemplateSet(spec, family)
     if family is not None and templates.family != family:
         raise ValueError(f"expected {family} templates, got a {templates.family} set")
