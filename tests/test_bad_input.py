@@ -1613,9 +1613,13 @@ def test_every_load_refuses_a_fifo_without_waiting_on_it(
         try:
             with pytest.raises(depfs.errors.ModelError, match="a pipe or device, not a model"):
                 load(fifo)
-        finally:  # a reader that opens and goes lets the writer's open return
-            os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-            writer.join(timeout=GUARD)
+        finally:  # a reader that opens and goes lets the writer's open return (again
+            # until it has: the writer may not have reached its open yet)
+            deadline = time.monotonic() + GUARD
+            while writer.is_alive() and time.monotonic() < deadline:
+                os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
+                writer.join(timeout=0.05)
+            assert not writer.is_alive()
 
 
 @pytest.mark.parametrize("command", ["parse", "tag"])
