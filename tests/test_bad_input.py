@@ -1918,6 +1918,7 @@ WRONG_TYPES = [
     (lambda d: depfs.Tagger(SMALL, min_known=None).fit(_gold(d)), ValueError, "min_known must"),
     (lambda d: small_graph(prefix_groups="01").fit(_gold(d)), ValueError, "prefix_groups must"),
     (lambda d: small_graph(prefix_groups=[[1.5]]).fit(_gold(d)), ValueError, "prefix_groups"),
+    (lambda d: small_graph(prefix_groups=[[-1, 0]]).fit(_gold(d)), ValueError, "prefix_groups"),
     # A probe of the API (twenty-ninth session): raw conversion errors naming nothing
     # ("'str' object is not an instance of 'bool'", "can't convert negative int to
     # unsigned", "'NoneType' object has no attribute 'strip'"), or epochs=0 accepted.

@@ -210,9 +210,7 @@ class GraphParser(TrainableModel):
         the groups 0 and 1 and [[1.5]] as [[1]] (then "arc template 2 is in no group")."""
         given = self.prefix_groups
         ok = isinstance(given, (list, tuple)) and all(
-            isinstance(g, (list, tuple))
-            and all(not isinstance(i, bool) and as_int(i) is not None for i in g)
-            for g in given
+            isinstance(g, (list, tuple)) and all(_index(i) for i in g) for g in given
         )
         if not ok:
             raise ValueError(f"prefix_groups must be lists of arc-template indices, got {given!r}")
@@ -627,3 +625,9 @@ def _indices(values: Sequence[int], name: str) -> list[int]:
     """A list of indices (integers >= 0), checked: a ValueError naming `name`, not the
     core's "can't convert negative int to unsigned". O(len)."""
     return [check_count(v, f"{name}[{i}]") for i, v in enumerate(values)]
+
+
+def _index(value: object) -> bool:
+    """Whether `value` is an index: an integer >= 0 (numpy's too), not a bool."""
+    n = as_int(value)
+    return n is not None and n >= 0
