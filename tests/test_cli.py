@@ -757,3 +757,30 @@ def test_ctrl_c_while_the_command_starts_is_one_line() -> None:
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 130
     assert res.stderr == "depfs: interrupted while starting: nothing was done\n"
+
+
+def test_no_stderr_at_all_is_no_reason_to_stop(files: tuple[Path, Path], tmp_path: Path) -> None:
+    # `depfs train ... 2>&-`: the progress bar asked a missing stderr whether it was a
+    # terminal, and the command stopped with exit 1 (saying nothing, having nowhere to).
+    import os
+
+    gold, system = files
+    out = tmp_path / "m.depfs"
+    args = ["train", "--parser", "arc-eager", "--train", str(gold), "--epochs", "1", "-o", str(out)]
+    (tmp_path / "p").mkdir()
+    parse = ["parse", str(out), str(gold), str(system), "--out-dir", str(tmp_path / "p")]
+    # and a search on a local Dask cluster (its workers' stderr is made the null device
+    # for their start: with none to save and restore, the fds were mixed up)
+    select = ["select", "wrapper", "--pool", "upos(STACK_0)\nform(QUEUE_0)", "--train"]
+    select += [str(gold), "--dev", str(gold), "--epochs", "1", "--scheduler", "local"]
+    select += ["--workers", "1", "-o", str(tmp_path / "o.txt")]
+    for argv in (args, parse, select):
+        res = subprocess.run(
+            [sys.executable, "-m", "depfs", *argv],
+            stdout=subprocess.DEVNULL,
+            preexec_fn=lambda: os.close(2),  # as the shell's `2>&-`
+            check=False,
+        )
+        assert res.returncode == 0, argv
+    assert out.is_file() and (tmp_path / "p" / gold.name).is_file()
+    assert (tmp_path / "o.txt").read_text().count("# score") == 2

@@ -11,6 +11,7 @@ def main() -> None:
     try:
         from .cli import main as command
     except KeyboardInterrupt:
-        sys.stderr.write("depfs: interrupted while starting: nothing was done\n")
+        if sys.stderr is not None:  # (none at all: `2>&-`)
+            sys.stderr.write("depfs: interrupted while starting: nothing was done\n")
         raise SystemExit(130) from None
     command(prog_name="depfs")

@@ -1656,7 +1656,7 @@ def _parse_many(
         executor = cf.ThreadPoolExecutor(1)  # in order, with all the threads for each file
     try:
         total = 0
-        if sys.stderr.isatty():  # the words are counted for the bar only
+        if sys.stderr is not None and sys.stderr.isatty():  # words are counted for the bar only
             total = sum(count_words(i, input_format, tokenizer) for i, _ in pairs)
         with progress(total, f"parsing {len(pairs)} files (words)") as bar:
 

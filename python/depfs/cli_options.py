@@ -140,7 +140,8 @@ def progress(length: int, label: str, **kw: Any) -> Any:
     # A terminal narrower than a label and a short bar gets none: each redraw of a
     # wrapped line added rows (254 rows for 36 updates at 10 columns). Its width is
     # stderr's own (shutil's and click's are stdout's, 80 when it goes to a file).
-    shown = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+    # (no stderr at all, `2>&-`: no bar, and the work goes on; it stopped with exit 1)
+    shown = sys.stderr is not None and sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
     columns = _stderr_columns()
     shown = shown and columns >= MIN_BAR_COLUMNS
     bar = click.progressbar(

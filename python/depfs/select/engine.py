@@ -765,15 +765,25 @@ def _stderr_to_null() -> Iterator[None]:
     restored after. O(1)."""
     import sys
 
-    sys.stderr.flush()
-    saved, null = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    if sys.stderr is not None:
+        sys.stderr.flush()
     try:
-        os.dup2(null, 2)
+        saved: int | None = os.dup(2)
+    except OSError:  # (no stderr at all: `2>&-`)
+        saved = None
+    null = os.open(os.devnull, os.O_WRONLY)  # (2 itself when there was none)
+    try:
+        if null != 2:
+            os.dup2(null, 2)
         yield
     finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(null)
+        if saved is None:
+            os.close(2)  # none again
+        else:
+            os.dup2(saved, 2)
+            os.close(saved)
+        if null != 2:
+            os.close(null)
 
 
 #: Open files a LocalCluster's processes need at least (sockets between the scheduler,
