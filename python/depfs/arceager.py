@@ -76,6 +76,8 @@ from .base import (
     check_real,
     check_seed,
     check_threads,
+    from_model_file_bytes,
+    model_file_bytes,
     used_info,
 )
 from .templates import model_text, resolve_templates
@@ -595,20 +597,10 @@ class Ensemble:
     def __getstate__(self) -> dict[str, bytes]:
         """Pickles (``copy.deepcopy``, multiprocessing) as the bytes of its model file, as
         the parsers do (:meth:`depfs.base.TrainableModel.__getstate__`). O(model size)."""
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "ensemble.depfs"
-            self.save(path)
-            return {"_model_file": path.read_bytes()}
+        return {"_model_file": model_file_bytes(self.save)}
 
     def __setstate__(self, state: dict[str, bytes]) -> None:
-        import tempfile
-
-        with tempfile.TemporaryDirectory() as folder:
-            path = Path(folder) / "ensemble.depfs"
-            path.write_bytes(state["_model_file"])
-            self.model_ = _core.Ensemble.load(path)
+        self.model_ = from_model_file_bytes(state["_model_file"], _core.Ensemble.load)
 
 
 def projectivize(treebank: _core.Treebank) -> tuple[_core.Treebank, dict[str, int]]:

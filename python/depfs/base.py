@@ -23,7 +23,7 @@ import threading
 import warnings
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 from . import _core
 from ._core import __version__
@@ -462,29 +462,19 @@ class TrainableModel:
         """A model pickles (multiprocessing, joblib, ``copy.deepcopy``) as its attributes
         with ``model_`` as the bytes of its model file: the Rust model does not pickle.
         Its ``tagger_`` pickles the same way, as a Tagger of its own. O(model size)."""
-        import tempfile
-
         state = dict(vars(self))
         state.pop("_fitting", None)
         model = state.pop("model_", None)
         if model is not None:
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "model.depfs"
-                model.save(path, None)
-                state["_model_file"] = path.read_bytes()
+            state["_model_file"] = model_file_bytes(lambda path: model.save(path, None))
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        import tempfile
-
         state = dict(state)
         data = state.pop("_model_file", None)
         vars(self).update(state)
         if data is not None:
-            with tempfile.TemporaryDirectory() as folder:
-                path = Path(folder) / "model.depfs"
-                path.write_bytes(data)
-                _, self.model_, _ = _core.load_model(path, self.kind)
+            self.model_ = from_model_file_bytes(data, lambda p: _core.load_model(p, self.kind)[1])
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the model file atomically (format-versioned, checksummed), with what
@@ -610,6 +600,30 @@ class TrainableModel:
             # tagger (it dropped it, and saved the file without it).
             parser.tagger = parser.tagger_ = Tagger.from_model(tagger)
         return parser
+
+
+T = TypeVar("T")
+
+
+def model_file_bytes(save: Callable[[Path], Any]) -> bytes:
+    """The bytes of the model file `save(path)` writes (in a temporary folder, removed
+    after): how a Rust model, which does not pickle, travels. O(model size)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="depfs-") as folder:
+        path = Path(folder) / "model.depfs"
+        save(path)
+        return path.read_bytes()
+
+
+def from_model_file_bytes(data: bytes, load: Callable[[Path], T]) -> T:
+    """`load(path)` of a model file holding `data` (see :func:`model_file_bytes`)."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="depfs-") as folder:
+        path = Path(folder) / "model.depfs"
+        path.write_bytes(data)
+        return load(path)
 
 
 class SkippedSentencesWarning(UserWarning):

@@ -1007,18 +1007,12 @@ def train(
 
 
 def _model_to_stdout(model: Any) -> None:
-    """`-o -`: the model file, saved in a temporary folder (removed after, on Ctrl-C too),
-    copied to stdout. O(model size)."""
-    import os
-    import shutil
-    import tempfile
+    """`-o -`: the model file (saved in a temporary folder, removed after) on stdout.
+    O(model size)."""
+    from .base import model_file_bytes
 
-    with tempfile.TemporaryDirectory(prefix="depfs-") as folder:
-        path = os.path.join(folder, "model.depfs")
-        model.save(path)
-        with open(path, "rb") as f:
-            shutil.copyfileobj(f, sys.stdout.buffer)
-        sys.stdout.buffer.flush()
+    sys.stdout.buffer.write(model_file_bytes(model.save))
+    sys.stdout.buffer.flush()
 
 
 @main.command(short_help="Parse CoNLL-U or text files (stdin) with a parser model.")
