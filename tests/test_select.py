@@ -23,7 +23,7 @@ from depfs.select import (
     read_groups,
     read_order,
 )
-from depfs.select.groups import order_text
+from depfs.select.groups import RANKED_MARK, order_text
 from depfs.select.wrapper import planned_steps
 from depfs.templates import TemplateSet
 
@@ -701,6 +701,30 @@ def test_more_groups_than_templates_is_said(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "5 groups asked of 2 templates" in res.stderr
     assert [len(g) for g in read_groups(tmp_path / "g.txt")[1]] == [1, 1]
+
+
+def test_select_groups_limit_keeps_the_orders_first_templates(tmp_path: Path) -> None:
+    """`--limit N`: the groups hold the order's first N templates, in order, cut by their
+    own scores; with a base, the base stays in group 1 and N counts the ranked ones; a limit
+    past the order keeps it all, with a note."""
+    order = tmp_path / "o.txt"
+    texts = ["upos(h) & upos(m)", "form(m)", "upos(m)", "form(h)", "xpos(m)"]
+    scored = (f"{t}\n# score {i} uas {50 + 5 * i}\n" for i, t in enumerate(texts, 1))
+    order.write_text("".join(scored))
+    run = CliRunner().invoke
+    out = tmp_path / "g.txt"
+    res = run(main, ["select", "groups", str(order), "--k", "2", "--limit", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    groups = read_groups(out)[1]
+    assert [[t.text for t in g] for g in groups] == [texts[:1], texts[1:3]]
+    based = tmp_path / "b.txt"
+    based.write_text(f"xpos(h)\n{RANKED_MARK}\n" + order.read_text())
+    res = run(main, ["select", "groups", str(based), "--k", "2", "--limit", "2", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert [[t.text for t in g] for g in read_groups(out)[1]] == [["xpos(h)", texts[0]], texts[1:2]]
+    res = run(main, ["select", "groups", str(order), "--k", "2", "--limit", "9", "--out", str(out)])
+    assert res.exit_code == 0 and "--limit 9 keeps all 5 templates" in res.stderr
+    assert sum(len(g) for g in read_groups(out)[1]) == 5
 
 
 @pytest.mark.parametrize(

@@ -301,6 +301,13 @@ def _shell_word(value: str) -> str:
 @click.option("--k", "k", type=count(1), required=True, help="Groups of the first order file.")
 @click.option("--k2", type=count(1), help="Groups of the second (sibling) order file [default: K].")
 @click.option(
+    "--limit",
+    type=count(1),
+    help="Keep only the first order's first N ranked templates (a static cut: a DynFS model "
+    "of these groups never computes the others, and its full model is that of the N) "
+    "[default: all].",
+)
+@click.option(
     "--family",
     type=click.Choice(["arc", "config", "token"]),
     help="[default: a shipped order's own, else the parser its header names "
@@ -313,6 +320,7 @@ def groups_command(
     second_path: str | None,
     k: int,
     k2: int | None,
+    limit: int | None,
     family: str | None,
     out_path: str,
     force: bool,
@@ -352,6 +360,14 @@ def groups_command(
             raise click.UsageError(
                 f"{path}: SECOND_PATH is the order of sibling templates; this one has {what}"
             )
+        if limit is not None and not sibling:
+            if limit < len(order):
+                order, scores = order[:limit], scores[:limit]
+            else:
+                click.echo(
+                    f"depfs: note: {path}: --limit {limit} keeps all {len(order)} templates",
+                    err=True,
+                )
         if len(scores) != len(order):
             raise click.UsageError(
                 f"{path}: needs a '# score' line after each template (it scores "
