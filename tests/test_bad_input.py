@@ -1319,6 +1319,8 @@ LIES = [
     ),
     (["train", "--folds", "3"], ["--folds", "--dynfs"]),
     (["train", "--threads", "2"], ["--threads: options of --dynfs"]),
+    (["train", "--dynfs-tolerance", "0.1"], ["--dynfs-tolerance: options of --dynfs"]),
+    (["train", "--dynfs", "--dynfs-tolerance", "-1"], ["--dynfs-tolerance", "-1"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
     # A blank --scheduler was taken as none: the work ran locally without a word.

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import depfs
 import numpy as np
@@ -546,6 +547,43 @@ def test_fit_policy_separates_lock_from_add() -> None:
     assert ((x @ w > 0) == (y == 1)).mean() > 0.95
     # One action only: a constant policy.
     assert fit_policy(x, np.ones(400, dtype=np.uint8))[0] > 0
+
+
+def test_cli_dynfs_tolerance_reaches_every_choice_on_dev(
+    tmp_path: Path, groups_file: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--dynfs-tolerance T`: the policy's, the margins' and the labeler stop's choices on
+    dev all take T (not the default 0.2)."""
+    from depfs.dynamic import he2013
+
+    seen: list[tuple[str, float]] = []
+
+    def spy(name: str) -> Any:
+        real = getattr(he2013, name)
+
+        def call(*args: Any, **kw: Any) -> Any:
+            seen.append((name, kw["tolerance"]))
+            return real(*args, **kw)
+
+        return call
+
+    for name in ("train_policy", "choose_pruning", "choose_label_stop"):
+        monkeypatch.setattr(he2013, name, spy(name))
+    train, dev = tmp_path / "train.conllu", tmp_path / "dev.conllu"
+    synthetic(120, seed=3).write(train)
+    synthetic(40, seed=4).write(dev)
+    res = CliRunner().invoke(
+        main,
+        ["train", "--dynfs", "--groups", str(groups_file), "--folds", "2", "--epochs", "1"]
+        + ["--train", str(train), "--dev", str(dev), "-o", str(tmp_path / "d.depfs")]
+        + ["--dynfs-tolerance", "0.05"],
+    )
+    assert res.exit_code == 0, res.output
+    assert sorted(seen) == [
+        ("choose_label_stop", 0.05),
+        ("choose_pruning", 0.05),
+        ("train_policy", 0.05),
+    ]
 
 
 def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(

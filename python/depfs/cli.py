@@ -646,7 +646,8 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     default=None,
     help="With --dynfs: the template groups, a groups file (depfs select groups) or set "
     "name [default: dynfs_en_ewt, with --order 2 dynfs2_en_ewt; shipped too: dynfs_pt_bosque, "
-    "whose first group was ranked on pt_bosque]; its first-order groups are "
+    "whose first group was ranked on pt_bosque, and dynfs_en_ewt_100, the first 100 templates "
+    "of dynfs_en_ewt's order: faster]; its first-order groups are "
     "the model's arc templates, its groups after '# order 2' the sibling templates.",
 )
 @click.option(
@@ -661,6 +662,15 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     type=count(1),
     default=None,
     help="With --dynfs: DAgger iterations, visiting the folds in turn [default: 2 x folds].",
+)
+@click.option(
+    "--dynfs-tolerance",
+    type=click.FloatRange(min=0),
+    default=0.2,
+    show_default=True,
+    help="With --dynfs: the choices on dev (the policy's threshold, the margins, the labeler's "
+    "stop) take the fewest templates within this many points of the full model's dev UAS "
+    "(the stop: LAS); lower: slower, closer to the full model.",
 )
 @click.option(
     "--threads",
@@ -715,6 +725,7 @@ def train(
     groups_path: str | None,
     folds: int,
     dagger_iterations: int | None,
+    dynfs_tolerance: float,
     threads: int,
     policy_lex: bool,
     tagger_path: str | None,
@@ -755,7 +766,14 @@ def train(
             ) from None
     dynfs_given = [
         f"--{p.replace('_', '-')}"
-        for p in ("groups_path", "folds", "dagger_iterations", "threads", "policy_lex")
+        for p in (
+            "groups_path",
+            "folds",
+            "dagger_iterations",
+            "dynfs_tolerance",
+            "threads",
+            "policy_lex",
+        )
         if ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT
     ]
     if dynfs_given and not dynfs:
@@ -785,8 +803,8 @@ def train(
                 named = f"--groups {groups_path}" if groups_path.strip() else "--groups ''"
                 raise click.UsageError(
                     f"{named}: no such set or file (shipped groups: "
-                    "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque; or a file of `depfs select "
-                    "groups`)"
+                    "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque, dynfs_en_ewt_100; or a file of "
+                    "`depfs select groups`)"
                 )
         if order != 2:
             from .dynamic.he2013 import has_sibling_groups
@@ -921,6 +939,7 @@ def train(
                 groups=groups_path,
                 folds=folds,
                 dagger_iterations=dagger_iterations,
+                dynfs_tolerance=dynfs_tolerance,
                 policy_lex=policy_lex,
             )
         if epochs is not None:
