@@ -85,12 +85,34 @@ def main() -> None:
         help="Other DynFS model files of the same full model (e.g. an earlier build's), each "
         "parsed with its own policy in the same run.",
     )
+    ap.add_argument(
+        "--reference",
+        help="A full first-order model to time and score every row against (e.g. one of "
+        "`depfs train --parser graph`, every first_order template), for a DynFS model whose "
+        "groups keep a prefix of the order (`depfs select groups --limit N`); its own full model "
+        "is then a row. Cost is then a share of the reference's templates [default: the DynFS "
+        "model's own full model].",
+    )
     ap.add_argument("--plot")
-    ap.add_argument("--replot", help="Only plot a JSON this script wrote (to --plot).")
+    ap.add_argument(
+        "--out", help="The JSON written [default: bench-results/dynfs[2]_TREEBANK.json]."
+    )
+    ap.add_argument(
+        "--replot",
+        nargs="+",
+        help="Only plot JSONs this script wrote (to --plot): one, its UAS against cost; "
+        "several (e.g. a model over all templates and one over a cut, --reference), their "
+        "UAS against speed-up on one plot.",
+    )
     args = ap.parse_args()
     if args.replot:
-        res = json.loads(Path(args.replot).read_text())
-        plot(res["rows"], res["treebank"], args.plot)
+        if not args.plot:
+            raise SystemExit("--replot: give --plot PNG")
+        results = [json.loads(Path(p).read_text()) for p in args.replot]
+        if len(results) == 1:
+            plot(results[0]["rows"], results[0]["treebank"], args.plot)
+        else:
+            plot_speed(results, args.plot)
         return
     d = data_dir() / args.treebank
     train, dev, test = (depfs.read_conllu(d / f"{p}.conllu") for p in ("train", "dev", "test"))
@@ -126,11 +148,21 @@ def main() -> None:
     k = len(groups)
     n_templates = sum(len(g) for g in groups)
     prune = model.length_dict_stats(dev)
-    full_parse = lambda tb: model.parse(tb, 1)  # noqa: E731
+    own_full = lambda tb: model.parse(tb, 1)  # noqa: E731
+    full_parse, cost_scale, n_ref = own_full, 1.0, n_arc
+    if args.reference:  # the full model of every template: the rows' speed-ups and losses
+        ref = depfs.load(args.reference).model_
+        if ref.order != order:
+            raise SystemExit(f"{args.reference}: order {ref.order}, not {order}")
+        n_ref = len(ref.arc_templates)
+        full_parse = lambda tb: ref.parse(tb, 1)  # noqa: E731
+        cost_scale = n_arc / n_ref  # the templates computed, as a share of the reference's
     gold_uas = evaluate(test, full_parse(test)).uas
     rows: list[dict[str, Any]] = []
 
     def add(name: str, parse: Any, kind: str, **extra: Any) -> None:
+        # (a share of the reference's templates: the own full model's is cost_scale)
+        full_cost = 1.0 if kind == "full" else cost_scale
         secs, speedup, (q1, q3), out = timed(parse, test, args.reps, full_parse)
         parsed, st = out if isinstance(out, tuple) else (out, None)
         sc = evaluate(test, parsed)
@@ -139,7 +171,7 @@ def main() -> None:
             "kind": kind,
             "speedup": speedup,
             "speedup_quartiles": [q1, q3],
-            "cost": 100 * st["cost"] if st else 100.0,
+            "cost": 100 * (cost_scale * st["cost"] if st else full_cost),
             "uas": sc.uas,
             "las": sc.las,
             "full_uas": gold_uas,
@@ -179,12 +211,19 @@ def main() -> None:
         f"{'' if label_margin is None else f', label margin {label_margin:g}'}"
         f"{'' if model.dynfs_lex is None else ', policy with lexical features'}; "
         f"speed-ups: median [quartiles] of {args.reps} paired CPU-time ratios to the full model"
+        + (
+            f" {Path(args.reference).name} ({n_ref} templates; cost: a share of them)"
+            if args.reference
+            else ""
+        )
     )
     print(
         f"length dictionary on dev: prunes {100 * prune['other_pruned_share']:.1f}% of the "
         f"non-gold arcs and {100 * prune['gold_pruned_share']:.2f}% of the gold arcs"
     )
     add(f"full model ({'Eisner2' if order == 2 else 'Eisner'})", full_parse, "full")
+    if args.reference:
+        add(f"own full model ({n_arc} templates)", own_full, "own_full")
     if order == 2:
         # every group, every usable part
         never = dyn(threshold=1e6, prune_margin=float("inf"), tree_margin=float("inf"))
@@ -283,11 +322,16 @@ def main() -> None:
         "also_gains": also_gains,
         "policy_lexical": model.dynfs_lex is not None,
         "prune": prune,
+        "reference": args.reference,
+        "reference_templates": n_ref,
+        "templates": n_arc,
         "train_seconds": train_s,
         "training": parser.training_info().get("dynfs"),
         "rows": rows,
     }
-    out = OUT / (f"dynfs_{args.treebank}.json" if order == 1 else f"dynfs2_{args.treebank}.json")
+    out = (
+        Path(args.out) if args.out else OUT / f"dynfs{'' if order == 1 else 2}_{args.treebank}.json"
+    )
     out.write_text(json.dumps(result, indent=1))
     print(f"wrote {out}")
     if args.plot:
@@ -312,6 +356,7 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
             ax.plot([p[0] for p in pts], [p[2] for p in pts], style, label=label)
     for kind, marker, label in [
         ("full", "*", "full model"),
+        ("own_full", "P", "own full model (the templates kept)"),
         ("expert", "^", "expert policy (bound)"),
         ("amdahl", "v", "lock all after group 1"),
         ("never", "D", "never lock (dictionary-pruned parts)"),
@@ -326,6 +371,53 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
     ax.set_title(f"He et al. (2013) dynamic feature selection{order}, {treebank}")
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def plot_speed(results: list[dict[str, Any]], path: str) -> None:
+    """UAS against speed-up for several runs' DynFS rows (the policy's thresholds, the
+    margins), each run one series named by its template count, with its full model(s):
+    the runs are comparable when their speed-ups are to the same full model (--reference)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    full_uas = results[0]["rows"][0]["full_uas"]
+    for res, marker in zip(results, "os^vD"):
+        n = res.get("templates") or sum(res["groups"])
+        pts = sorted(
+            (r["speedup"], r["uas"])
+            for r in res["rows"]
+            if r["kind"] in ("dynfs", "margin", "tree")
+        )
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            marker,
+            alpha=0.8,
+            label=f"DynFS over {n} templates (settings)",
+        )
+        for r in res["rows"]:
+            if r["kind"] == "own_full":
+                ax.plot(
+                    r["speedup"],
+                    r["uas"],
+                    "P",
+                    markersize=11,
+                    label=f"full model of those {n} (a static cut)",
+                )
+    ax.plot(1.0, full_uas, "*", markersize=13, label="full model (every template)")
+    ax.axhline(full_uas - 0.3, color="grey", linestyle=":", label="0.3 UAS below it")
+    ax.axvline(2.5, color="grey", linestyle="--", linewidth=0.8, label="2.5x")
+    ax.set_xlabel("speed-up over the full model (paired CPU time, one thread)")
+    ax.set_ylabel("test UAS")
+    ax.set_title(f"DynFS over a static cut, {results[0]['treebank']}")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, loc="lower left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"wrote {path}")
