@@ -467,6 +467,18 @@ def test_the_pt_bosque_dynfs_groups_are_its_own_head_then_the_en_ewt_groups() ->
     assert len(arc_set_of(pt)[1]) == 4
 
 
+def test_the_cut_dynfs_groups_are_the_en_ewt_order_to_its_100th_template() -> None:
+    """`dynfs_en_ewt_100`: `dynfs_en_ewt`'s groups of 5 and 15, then its next 80 templates,
+    in the order's order (the static cut its header describes)."""
+    from depfs.dynamic.he2013 import load_groups
+
+    cut, en = load_groups("dynfs_en_ewt_100"), load_groups("dynfs_en_ewt")
+    assert [len(g) for g in cut] == [5, 15, 80]
+    assert [[t.text for t in g] for g in cut[:2]] == [[t.text for t in g] for g in en[:2]]
+    order = [t.text for g in en for t in g]
+    assert [t.text for g in cut for t in g] == order[:100]
+
+
 def test_order_and_groups_files_carry_wide_templates(tmp_path: Path) -> None:
     from depfs.select.groups import order_text
 

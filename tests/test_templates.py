@@ -49,6 +49,7 @@ SHIPPED = [
     "dynfs_en_ewt",
     "dynfs2_en_ewt",
     "dynfs_pt_bosque",
+    "dynfs_en_ewt_100",
 ]
 
 

@@ -57,6 +57,8 @@ pub const DEFAULT_SETS: &[(&str, Family, &str)] = &[
     ("dynfs2_en_ewt", Family::Arc, include_str!("sets/dynfs2_en_ewt.txt")),
     // pt_bosque: its own first group (it has no XPOS), then the en_ewt groups' other templates.
     ("dynfs_pt_bosque", Family::Arc, include_str!("sets/dynfs_pt_bosque.txt")),
+    // dynfs_en_ewt's groups over its order's first 100 templates (a static cut); see the header.
+    ("dynfs_en_ewt_100", Family::Arc, include_str!("sets/dynfs_en_ewt_100.txt")),
 ];
 
 /// Names of the shipped sets.
