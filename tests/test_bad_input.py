@@ -1321,6 +1321,7 @@ LIES = [
     (["train", "--threads", "2"], ["--threads: options of --dynfs"]),
     (["train", "--dynfs-tolerance", "0.1"], ["--dynfs-tolerance: options of --dynfs"]),
     (["train", "--dynfs", "--dynfs-tolerance", "-1"], ["--dynfs-tolerance", "-1"]),
+    (["train", "--dynfs", "--dynfs-tolerance", "nan"], ["--dynfs-tolerance", "not a finite"]),
     (["train", "--parser", "tagger", "--tagger", "{tagger}"], ["--tagger", "graph and arc-eager"]),
     (["parse", "{ae}", "{gold}", "--workers", "2"], ["--workers", "--scheduler local"]),
     # A blank --scheduler was taken as none: the work ran locally without a word.

@@ -510,6 +510,13 @@ def _template_pipe(value: Any, option: str = "--templates") -> Any:
         raise click.UsageError(f"{option} {value}: not UTF-8 text") from None
 
 
+def _finite(ctx: click.Context, param: click.Parameter, value: float) -> float:
+    """A click callback: `value` unless it is NaN or infinite (FloatRange lets NaN by)."""
+    if not math.isfinite(value):
+        raise click.BadParameter(f"{value!r} is not a finite number", ctx, param)
+    return value
+
+
 def _check_template_path(value: str | None, option: str = "--templates") -> None:
     """A template option's value that names a folder is refused; one that looks like a
     file path (a slash, or a .txt name) must be an existing file, not be read as template
@@ -666,6 +673,7 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
 @click.option(
     "--dynfs-tolerance",
     type=click.FloatRange(min=0),
+    callback=_finite,
     default=0.2,
     show_default=True,
     help="With --dynfs: the choices on dev (the policy's threshold, the margins, the labeler's "
