@@ -27,7 +27,9 @@ Writes bench-results/dynfs_<treebank>.json and, with --plot, a Pareto plot of UA
 against cost (dynamic thresholds against static prefixes; --replot JSON redraws one).
 
     python -m benches.bench_dynfs [--treebank en_ewt] [--order 1|2] [--model M] [--reps 3]
-        [--epochs E] [--folds N] [--iterations I] [--also M2 ...] [--plot PNG]
+        [--epochs E] [--folds N] [--iterations I] [--also M2 ...] [--reference FULL]
+        [--out JSON] [--plot PNG]
+    python -m benches.bench_dynfs --replot JSON [JSON ...] --plot PNG
 """
 
 from __future__ import annotations
