@@ -739,6 +739,78 @@ def test_select_groups_limit_keeps_the_orders_first_templates(tmp_path: Path) ->
     assert sum(len(g) for g in read_groups(out)[1]) == 5
 
 
+def test_select_groups_cuts_and_the_best_prefix(tmp_path: Path) -> None:
+    """`--cuts A,B`: groups end after A and B ranked templates, the rest last, no score
+    needed; `--limit best` keeps the order to its first best dev score. The shipped DynFS
+    groups are these cuts of their order, so the command remakes them."""
+    from depfs.dynamic.he2013 import load_groups
+
+    order = tmp_path / "o.txt"
+    texts = ["upos(h) & upos(m)", "form(m)", "upos(m)", "form(h)", "xpos(m)", "lemma(m)"]
+    uas = [50, 60, 70, 70, 65, 69]  # best first reached at 3 (a tie at 4 is not taken)
+    order.write_text(
+        "".join(f"{t}\n# score {i} uas {v}\n" for i, (t, v) in enumerate(zip(texts, uas), 1))
+    )
+    run = CliRunner().invoke
+    out = tmp_path / "g.txt"
+
+    def groups(*args: str) -> list[list[str]]:
+        res = run(main, ["select", "groups", str(order), *args, "--out", str(out)])
+        assert res.exit_code == 0, res.output
+        return [[t.text for t in g] for g in read_groups(out)[1]]
+
+    assert groups("--cuts", "1,4") == [texts[:1], texts[1:4], texts[4:]]
+    assert groups("--cuts", "2", "--limit", "best") == [texts[:2], texts[2:3]]
+    assert groups("--k", "1", "--limit", "best") == [texts[:3]]
+    res = run(main, ["select", "groups", str(order), "--k", "1", "--limit", "best", "-o", "-"])
+    assert "its best dev score is at 3 templates" in res.stderr
+    unscored = tmp_path / "u.txt"
+    unscored.write_text("\n".join(texts) + "\n")
+    res = run(main, ["select", "groups", str(unscored), "--cuts", "2,3", "-o", str(out)])
+    assert res.exit_code == 0 and [len(g) for g in read_groups(out)[1]] == [2, 1, 3]
+    res = run(
+        main, ["select", "groups", str(unscored), "--cuts", "2", "--limit", "best", "-o", "-"]
+    )
+    assert res.exit_code == 2 and "--limit best needs the order's dev scores" in res.stderr
+    for name, cuts, limit in (
+        ("dynfs_en_ewt", "5,20,60", []),
+        ("dynfs_en_ewt_100", "5,20", ["--limit", "100"]),
+    ):
+        res = run(
+            main, ["select", "groups", "first_order_en_ewt", "--cuts", cuts, *limit, "-o", str(out)]
+        )
+        assert res.exit_code == 0, res.output
+        shipped = [[t.text for t in g] for g in load_groups(name)]
+        assert [[t.text for t in g] for g in read_groups(out)[1]] == shipped, name
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        ([], "give --k (groups of equal gain) or --cuts (where to cut): one of them is needed"),
+        (["--k", "2", "--cuts", "3"], "or --cuts (where to cut): not both"),
+        (["--cuts", "3,2"], "'3,2': counts must be increasing, from 1"),
+        (["--cuts", "0,2"], "counts must be increasing, from 1"),
+        (["--cuts", "2,2"], "counts must be increasing, from 1"),
+        (["--cuts", "2,x"], "'2,x' is not a comma-separated list of counts"),
+        (["--cuts", "2,169"], "--cuts 2,169: the order keeps 169 templates; cut before its end"),
+        (["--cuts", "5", "--limit", "5"], "--cuts 5: the order keeps 5 templates"),
+        (["--k", "2", "--limit", "most"], "'most' is neither a count nor 'best'"),
+        (["--k", "2", "--limit", "0"], "0 is not in the range x>=1"),
+        (["--cuts", "5", "first_order_en_ewt"], "give --k2 for SECOND_PATH's groups"),
+    ],
+)
+def test_select_groups_refuses_cuts_that_do_not_apply(args: list[str], message: str) -> None:
+    """Each wrong --cuts / --limit / --k combination: exit 2, one line naming it."""
+    second = [a for a in args if a == "first_order_en_ewt"]
+    opts = [a for a in args if a != "first_order_en_ewt"]
+    res = CliRunner().invoke(
+        main, ["select", "groups", "first_order_en_ewt", *second, *opts, "-o", "-"]
+    )
+    assert res.exit_code == 2, res.output
+    assert message in res.stderr and "Traceback" not in res.output
+
+
 @pytest.mark.parametrize(
     "text, message",
     [

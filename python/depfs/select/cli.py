@@ -285,6 +285,49 @@ def wrapper_command(
     )
 
 
+def _grouped(order: Any, sizes: list[int], base: Any) -> list[list[Any]]:
+    """`order`'s templates in groups of `sizes`, a base the order was ranked on (always
+    present, so computed first) in group 1."""
+    out, i = [], 0
+    for n in sizes:
+        out.append(list(order)[i : i + n])
+        i += n
+    out[0] = [*base, *out[0]]
+    return out
+
+
+class _Cuts(click.ParamType):
+    """--cuts: increasing positive counts, comma-separated."""
+
+    name = "N,N,..."
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, tuple):
+            return value
+        try:
+            cuts = tuple(int(v) for v in str(value).split(","))
+        except ValueError:
+            self.fail(f"{value!r} is not a comma-separated list of counts", param, ctx)
+        if any(c < 1 or c >= 2**63 for c in cuts) or list(cuts) != sorted(set(cuts)):
+            self.fail(f"{value!r}: counts must be increasing, from 1", param, ctx)
+        return cuts
+
+
+class _Limit(click.ParamType):
+    """--limit: a count, or 'best'."""
+
+    name = "N|best"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value == "best" or isinstance(value, int):
+            return value
+        try:
+            int(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a count nor 'best'", param, ctx)
+        return count(1).convert(value, param, ctx)
+
+
 def _shell_word(value: str) -> str:
     """`value` as one word of a shell command line (bash, zsh): template text of several
     lines in ANSI-C quotes (`$'form(h)\\nupos(m)'`), which keep a header's command on
@@ -298,13 +341,24 @@ def _shell_word(value: str) -> str:
 @select.command("groups")
 @click.argument("order_path")
 @click.argument("second_path", required=False)
-@click.option("--k", "k", type=count(1), required=True, help="Groups of the first order file.")
+@click.option(
+    "--k", "k", type=count(1), help="Groups of the first order file, of roughly equal dev gain."
+)
+@click.option(
+    "--cuts",
+    type=_Cuts(),
+    help="Instead of --k: cut the first order after these numbers of ranked templates "
+    "(increasing, comma-separated: --cuts 5,20 gives groups of 5, 15 and the rest, as "
+    "dynfs_en_ewt's 5, 20, 60).",
+)
 @click.option("--k2", type=count(1), help="Groups of the second (sibling) order file [default: K].")
 @click.option(
     "--limit",
-    type=count(1),
+    type=_Limit(),
+    metavar="N|best",
     help="Keep only the first order's first N ranked templates (a static cut: a DynFS model "
-    "of these groups never computes the others, and its full model is that of the N) "
+    "of these groups never computes the others, and its full model is that of the N); 'best': "
+    "up to the order's best dev score (the wrapper's best prefix; the first of equal ones) "
     "[default: all].",
 )
 @click.option(
@@ -318,14 +372,16 @@ def _shell_word(value: str) -> str:
 def groups_command(
     order_path: str,
     second_path: str | None,
-    k: int,
+    k: int | None,
+    cuts: tuple[int, ...] | None,
     k2: int | None,
-    limit: int | None,
+    limit: int | str | None,
     family: str | None,
     out_path: str,
     force: bool,
 ) -> None:
-    """Cut an order (and a second-order one) into groups of roughly equal dev gain.
+    """Cut an order (and a second-order one) into groups of roughly equal dev gain (--k) or
+    at given counts (--cuts), optionally kept to a prefix (--limit).
 
     ORDER_PATH (and SECOND_PATH) is an order file written by `depfs select wrapper`, or a
     shipped order by name (`depfs templates list`: arc_eager_en_ewt, first_order_en_ewt ...)."""
@@ -334,8 +390,13 @@ def groups_command(
 
     if k2 is not None and second_path is None:
         raise click.UsageError("--k2 cuts a second order file (SECOND_PATH): none was given")
+    if (k is None) == (cuts is None):
+        which = "not both" if k is not None else "one of them is needed"
+        raise click.UsageError(f"give --k (groups of equal gain) or --cuts (where to cut): {which}")
+    if cuts is not None and second_path is not None and k2 is None:
+        raise click.UsageError("--cuts cuts the first order: give --k2 for SECOND_PATH's groups")
 
-    def cut(path: str, k: int, sibling: bool = False) -> list[list[Any]]:
+    def cut(path: str, k: int | None, sibling: bool = False) -> list[list[Any]]:
         """`path`'s order in `k` groups (`sibling`: the second, of sibling templates)."""
         order, scores, base = read_order_file(path, family)  # (one read: it may be a pipe)
         if not order:
@@ -360,14 +421,32 @@ def groups_command(
             raise click.UsageError(
                 f"{path}: SECOND_PATH is the order of sibling templates; this one has {what}"
             )
-        if limit is not None and not sibling:
-            if limit < len(order):
-                order, scores = order[:limit], scores[:limit]
+        keep = None if sibling else limit
+        if keep == "best":
+            if not scores:
+                raise click.UsageError(
+                    f"{path}: --limit best needs the order's dev scores ('# score' lines)"
+                )
+            # The first prefix at the best score: templates after it did not raise it.
+            keep = scores.index(max(scores)) + 1
+            click.echo(f"depfs: note: {path}: its best dev score is at {keep} templates", err=True)
+        if isinstance(keep, int):
+            if keep < len(order):
+                order, scores = order[:keep], scores[:keep]
             else:
                 click.echo(
-                    f"depfs: note: {path}: --limit {limit} keeps all {len(order)} templates",
+                    f"depfs: note: {path}: --limit {keep} keeps all {len(order)} templates",
                     err=True,
                 )
+        if k is None:  # --cuts: where to cut is given; no score is needed
+            ends = [c for c in cuts or () if c < len(order)]
+            if len(ends) < len(cuts or ()):
+                raise click.UsageError(
+                    f"{path}: --cuts {','.join(map(str, cuts or ()))}: the order keeps "
+                    f"{len(order)} templates; cut before its end"
+                )
+            sizes = [b - a for a, b in zip([0, *ends], [*ends, len(order)])]
+            return _grouped(order, sizes, base)
         if len(scores) != len(order):
             raise click.UsageError(
                 f"{path}: needs a '# score' line after each template (it scores "
@@ -379,13 +458,7 @@ def groups_command(
                 f"{len(order)} groups of one",
                 err=True,
             )
-        sizes, out, i = cut_groups(scores, k), [], 0
-        for n in sizes:
-            out.append(list(order)[i : i + n])
-            i += n
-        # A base the order was ranked on (always present) is computed first: group 1.
-        out[0] = [*base, *out[0]]
-        return out
+        return _grouped(order, cut_groups(scores, k), base)
 
     inputs = {
         f"the {w} order": p for w, p in (("first", order_path), ("second", second_path)) if _file(p)
