@@ -2209,7 +2209,8 @@ def test_select_wrapper_refuses_a_pipe_as_train_and_select_groups_reads_one(
     out = tmp_path / "g.txt"
     code, _, err = _cli(["select", "groups", str(order), "--k", "2", "--out", str(out)])
     assert code == 0, err
-    assert out.read_text() == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
+    made = f"# depfs select groups {order} --k 2\n"
+    assert out.read_text() == made + "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
 
 
 def test_select_out_dash_is_stdout_not_a_file_named_dash(
@@ -2220,7 +2221,8 @@ def test_select_out_dash_is_stdout_not_a_file_named_dash(
     monkeypatch.chdir(tmp_path)
     code, out, err = _cli(["select", "groups", str(d["order"]), "--k", "2", "--out", "-"])
     assert code == 0, err
-    assert out == "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
+    made = f"# depfs select groups {d['order']} --k 2\n"
+    assert out == made + "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
     args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"])]
     code, _, err = _cli([*args, "--dev", str(d["gold"]), "--out", "-"])
     assert code == 2

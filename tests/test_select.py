@@ -698,7 +698,8 @@ def test_select_groups_reads_a_shipped_order_by_name(tmp_path: Path, monkeypatch
             main, ["select", "groups", src, "--k", "3", "--family", "config", "--out", str(out)]
         )
         assert res.exit_code == 0, res.output
-    assert by_name.read_text() == by_file.read_text()
+    # The same groups (the first line, the command, names each source).
+    assert by_name.read_text().splitlines()[1:] == by_file.read_text().splitlines()[1:]
     res = runner.invoke(main, ["select", "groups", "no_such_order", "--k", "3", "--out", "x.txt"])
     assert res.exit_code == 2 and "no_such_order" in res.output and "Traceback" not in res.output
     assert not (tmp_path / "x.txt").exists()
@@ -764,6 +765,11 @@ def test_select_groups_cuts_and_the_best_prefix(tmp_path: Path) -> None:
     assert groups("--k", "1", "--limit", "best") == [texts[:3]]
     res = run(main, ["select", "groups", str(order), "--k", "1", "--limit", "best", "-o", "-"])
     assert "its best dev score is at 3 templates" in res.stderr
+    # The file says what made it, the best prefix resolved.
+    assert res.stdout.startswith(
+        f"# depfs select groups {order} --k 1 --limit best\n"
+        "# --limit best: 3 templates, dev 70.00\n"
+    )
     unscored = tmp_path / "u.txt"
     unscored.write_text("\n".join(texts) + "\n")
     res = run(main, ["select", "groups", str(unscored), "--cuts", "2,3", "-o", str(out)])

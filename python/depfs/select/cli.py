@@ -430,6 +430,7 @@ def groups_command(
             # The first prefix at the best score: templates after it did not raise it.
             keep = scores.index(max(scores)) + 1
             click.echo(f"depfs: note: {path}: its best dev score is at {keep} templates", err=True)
+            made.append(f"--limit best: {keep} templates, dev {max(scores):.2f}")
         if isinstance(keep, int):
             if keep < len(order):
                 order, scores = order[:keep], scores[:keep]
@@ -464,12 +465,30 @@ def groups_command(
         f"the {w} order": p for w, p in (("first", order_path), ("second", second_path)) if _file(p)
     }
     _check_outputs([("--out", None if out_path == "-" else out_path)], inputs, force)
+    # The command in the file's header, as the wrapper's order files have theirs.
+    made = [
+        " ".join(
+            ["depfs select groups", *(_shell_word(p) for p in (order_path, second_path) if p)]
+            + [
+                f"{o} {v}"
+                for o, v in (
+                    ("--k", k),
+                    ("--cuts", ",".join(map(str, cuts or ()))),
+                    ("--k2", k2),
+                    ("--limit", limit),
+                    ("--family", family),
+                )
+                if v
+            ]
+        )
+    ]
     first = cut(order_path, k)
     second = cut(second_path, k2 or k, sibling=True) if second_path else []
+    text = groups_text(first, second, "\n".join(made))
     if out_path == "-":  # stdout, as -o - everywhere in depfs
-        click.echo(groups_text(first, second), nl=False)
+        click.echo(text, nl=False)
     else:
-        write_text_atomic(out_path, groups_text(first, second))
+        write_text_atomic(out_path, text)
     sizes = ", ".join(str(len(g)) for g in first)
     more = f"; order 2: {', '.join(str(len(g)) for g in second)}" if second else ""
     where = "stdout" if out_path == "-" else out_path

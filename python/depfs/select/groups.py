@@ -216,10 +216,14 @@ def cut_groups(scores: Sequence[float], k: int, start: float | None = None) -> l
 
 
 def groups_text(
-    groups: Sequence[Sequence[Template]], second: Sequence[Sequence[Template]] = ()
+    groups: Sequence[Sequence[Template]],
+    second: Sequence[Sequence[Template]] = (),
+    header: str = "",
 ) -> str:
-    """A groups file: ``# group k`` before each group; sibling groups after ``# order 2``."""
-    lines = _max_atoms_line([t for g in (*groups, *second) for t in g])
+    """A groups file: `header`'s lines as comments (what made it), ``# group k`` before
+    each group; sibling groups after ``# order 2``."""
+    lines = [f"# {line}" for line in header.splitlines()]
+    lines += _max_atoms_line([t for g in (*groups, *second) for t in g])
     for g, ts in enumerate(groups, 1):
         lines.append(f"# group {g}")
         lines += [t.text for t in ts]
