@@ -788,6 +788,16 @@ def test_select_groups_cuts_and_the_best_prefix(tmp_path: Path) -> None:
         assert res.exit_code == 0, res.output
         shipped = [[t.text for t in g] for g in load_groups(name)]
         assert [[t.text for t in g] for g in read_groups(out)[1]] == shipped, name
+    # A sibling order beside --cuts is cut by --k2 into groups of equal gain, as with --k.
+    both = ["first_order_en_ewt", "second_order_en_ewt", "--k2", "3", "-o"]
+    res = run(main, ["select", "groups", *both, str(out), "--cuts", "5,20"])
+    assert res.exit_code == 0, res.output
+    by_k = tmp_path / "k.txt"
+    assert run(main, ["select", "groups", *both, str(by_k), "--k", "3"]).exit_code == 0
+    assert [len(g) for g in read_groups(out)[1]] == [5, 15, 149]
+    assert [[t.text for t in g] for g in read_groups(out)[2]] == [
+        [t.text for t in g] for g in read_groups(by_k)[2]
+    ]
 
 
 @pytest.mark.parametrize(

@@ -288,9 +288,9 @@ def wrapper_command(
 def _grouped(order: Any, sizes: list[int], base: Any) -> list[list[Any]]:
     """`order`'s templates in groups of `sizes`, a base the order was ranked on (always
     present, so computed first) in group 1."""
-    out, i = [], 0
+    templates, out, i = list(order), [], 0
     for n in sizes:
-        out.append(list(order)[i : i + n])
+        out.append(templates[i : i + n])
         i += n
     out[0] = [*base, *out[0]]
     return out
@@ -439,14 +439,13 @@ def groups_command(
                     f"depfs: note: {path}: --limit {keep} keeps all {len(order)} templates",
                     err=True,
                 )
-        if k is None:  # --cuts: where to cut is given; no score is needed
-            ends = [c for c in cuts or () if c < len(order)]
-            if len(ends) < len(cuts or ()):
+        if cuts and not sibling:  # given cuts (increasing: the last must fall inside); no scores
+            if cuts[-1] >= len(order):
                 raise click.UsageError(
-                    f"{path}: --cuts {','.join(map(str, cuts or ()))}: the order keeps "
+                    f"{path}: --cuts {','.join(map(str, cuts))}: the order keeps "
                     f"{len(order)} templates; cut before its end"
                 )
-            sizes = [b - a for a, b in zip([0, *ends], [*ends, len(order)])]
+            sizes = [b - a for a, b in zip([0, *cuts], [*cuts, len(order)])]
             return _grouped(order, sizes, base)
         if len(scores) != len(order):
             raise click.UsageError(
