@@ -16,6 +16,7 @@ import gzip
 import io
 import os
 import re
+import shlex
 import signal
 import stat
 import subprocess
@@ -2209,7 +2210,7 @@ def test_select_wrapper_refuses_a_pipe_as_train_and_select_groups_reads_one(
     out = tmp_path / "g.txt"
     code, _, err = _cli(["select", "groups", str(order), "--k", "2", "--out", str(out)])
     assert code == 0, err
-    made = f"# depfs select groups {order} --k 2\n"
+    made = f"# depfs select groups {shlex.quote(str(order))} --k 2\n"
     assert out.read_text() == made + "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
 
 
@@ -2221,7 +2222,7 @@ def test_select_out_dash_is_stdout_not_a_file_named_dash(
     monkeypatch.chdir(tmp_path)
     code, out, err = _cli(["select", "groups", str(d["order"]), "--k", "2", "--out", "-"])
     assert code == 0, err
-    made = f"# depfs select groups {d['order']} --k 2\n"
+    made = f"# depfs select groups {shlex.quote(str(d['order']))} --k 2\n"
     assert out == made + "# group 1\nupos(h) & upos(m)\n# group 2\nform(m)\n"
     args = ["select", "wrapper", "--pool", str(d["pool"]), "--train", str(d["gold"])]
     code, _, err = _cli([*args, "--dev", str(d["gold"]), "--out", "-"])

@@ -308,7 +308,9 @@ class _Cuts(click.ParamType):
             cuts = tuple(int(v) for v in str(value).split(","))
         except ValueError:
             self.fail(f"{value!r} is not a comma-separated list of counts", param, ctx)
-        if any(c < 1 or c >= 2**63 for c in cuts) or list(cuts) != sorted(set(cuts)):
+        if any(c >= 2**63 for c in cuts):
+            self.fail(f"{value!r}: a count does not fit in 63 bits", param, ctx)
+        if any(c < 1 for c in cuts) or list(cuts) != sorted(set(cuts)):
             self.fail(f"{value!r}: counts must be increasing, from 1", param, ctx)
         return cuts
 
@@ -328,21 +330,44 @@ class _Limit(click.ParamType):
         return count(1).convert(value, param, ctx)
 
 
+#: What `str.splitlines` breaks a line at: a header's command keeps each of them escaped,
+#: else reading the file back would see the rest as a line of its own.
+_LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+
+
 def _shell_word(value: str) -> str:
     """`value` as one word of a shell command line (bash, zsh): template text of several
-    lines in ANSI-C quotes (`$'form(h)\\nupos(m)'`), which keep a header's command on
-    one line that reruns as written."""
-    if "\n" not in value:
+    lines, or a name with any other line break, in ANSI-C quotes (`$'form(h)\\nupos(m)'`),
+    which keep a header's command on one line that reruns as written."""
+    if not _LINE_BREAKS.intersection(value):
         return shlex.quote(value)
-    escaped = value.replace("\\", "\\\\").replace("'", "\\'").replace("\n", "\\n")
-    return f"$'{escaped}'"
+
+    def escape(c: str) -> str:
+        if c in "\\'":
+            return "\\" + c
+        if c == "\n":
+            return "\\n"
+        if c not in _LINE_BREAKS:
+            return c
+        return f"\\x{ord(c):02x}" if ord(c) < 0x80 else f"\\u{ord(c):04x}"
+
+    return "$'" + "".join(map(escape, value)) + "'"
+
+
+def _path_word(path: str) -> str:
+    """An input path as a word of a header's command: one that starts with `-` as
+    `./-...` (the same file), which the command does not take for an option."""
+    return _shell_word(f"./{path}" if path.startswith("-") else path)
 
 
 @select.command("groups")
 @click.argument("order_path")
 @click.argument("second_path", required=False)
 @click.option(
-    "--k", "k", type=count(1), help="Groups of the first order file, of roughly equal dev gain."
+    "--k",
+    "k",
+    type=count(1),
+    help="Groups of the first order file, of roughly equal dev gain (this or --cuts is needed).",
 )
 @click.option(
     "--cuts",
@@ -429,12 +454,16 @@ def groups_command(
                 )
             # The first prefix at the best score: templates after it did not raise it.
             keep = scores.index(max(scores)) + 1
-            click.echo(f"depfs: note: {path}: its best dev score is at {keep} templates", err=True)
+            # A partial order (the wrapper stopped early) scores only its first templates.
+            of = "" if len(scores) == len(order) else f" (of the {len(scores)} scored)"
+            click.echo(
+                f"depfs: note: {path}: its best dev score{of} is at {keep} templates", err=True
+            )
             made.append(f"--limit best: {keep} templates, dev {max(scores):.2f}")
         if isinstance(keep, int):
             if keep < len(order):
                 order, scores = order[:keep], scores[:keep]
-            else:
+            elif limit != "best":
                 click.echo(
                     f"depfs: note: {path}: --limit {keep} keeps all {len(order)} templates",
                     err=True,
@@ -467,7 +496,7 @@ def groups_command(
     # The command in the file's header, as the wrapper's order files have theirs.
     made = [
         " ".join(
-            ["depfs select groups", *(_shell_word(p) for p in (order_path, second_path) if p)]
+            ["depfs select groups", *(_path_word(p) for p in (order_path, second_path) if p)]
             + [
                 f"{o} {v}"
                 for o, v in (
