@@ -1351,6 +1351,12 @@ LIES = [
         + ["--templates", "form(STACK_0)"],
         ["this set has 1"],
     ),
+    # What "default" stands for, when the set is too small for it.
+    (
+        ["train", "--parser", "arc-eager", "--dynamic", "--cascade", "default"]
+        + ["--templates", "nilsson_nugues"],
+        ["--cascade default: (15,40) must be increasing template counts between 1 and 16"],
+    ),
     (
         ["parse", "{ae}", "{gold}", "--out-dir", "{tmp}", "--scheduler", "local", "--threads", "2"],
         ["--threads", "one thread of its worker"],
@@ -2157,6 +2163,70 @@ def test_a_groups_file_names_itself_and_the_line_of_a_bad_template(tmp_path: Pat
         read_groups(groups)
     assert str(err.value).startswith(f'{groups}:5: template "upos(STACK_0)": bad arc address')
     assert "(line" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # Each directive is checked: an unknown one before a good one was dropped unread.
+        ("#! foo = 1\n#! max_atoms = 4\n# group 1\nupos(h)\n", ':1: directive "#! foo = 1"'),
+        # Named at its own line, as a directive (it was the first template's line, line 5).
+        (
+            "# group 1\nupos(h)\n#! max_atoms = 99\n# group 2\nform(h)\n",
+            ':3: directive "#! max_atoms = 99": max_atoms must be 1..8',
+        ),
+    ],
+)
+def test_a_groups_files_directives_are_checked_at_their_lines(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    from depfs.select.groups import read_groups
+
+    groups = tmp_path / "g.txt"
+    groups.write_text(text)
+    with pytest.raises(ValueError) as err:
+        read_groups(groups)
+    assert str(err.value).startswith(f"{groups}{message}"), err.value
+
+
+def test_a_groups_files_directive_applies_to_the_templates_after_it(tmp_path: Path) -> None:
+    """As in a template file: the last directive of the file was applied to every group."""
+    from depfs.select.groups import read_groups
+    from depfs.templates import TemplateSet
+
+    wide = "upos(h) & upos(m) & form(m)"  # three atoms: over a limit of 2
+    groups = tmp_path / "g.txt"
+    groups.write_text(
+        f"#! max_atoms = 3\n# group 1\n{wide}\n#! max_atoms = 2\n# group 2\nupos(h)\n"
+    )
+    assert [[t.text for t in g] for g in read_groups(groups)[1]] == [
+        [t.text for t in TemplateSet.parse(wide, "arc")],
+        ["upos(h)"],
+    ]
+    groups.write_text(f"#! max_atoms = 2\n# group 1\nupos(h)\n{wide}\n#! max_atoms = 3\n")
+    with pytest.raises(ValueError) as err:
+        read_groups(groups)
+    assert str(err.value).startswith(f"{groups}:4: template"), err.value
+
+
+def test_dynfs_groups_are_read_before_training_and_named(
+    d: dict[str, Path], tmp_path: Path
+) -> None:
+    """`--order 2` with groups that have no sibling section said "no '# group k' lines after
+    '# order 2'" of a file with no such line, and without --groups; a bad groups file was
+    found only once training had begun."""
+    out = tmp_path / "m"
+    args = ["train", "--parser", "graph", "--dynfs", "--train", str(d["gold"]), "--out", str(out)]
+    args += ["--dev", str(d["gold"])]
+    code, _, err = _cli([*args, "--order", "2", "--groups", "dynfs_en_ewt"])
+    assert code == 2
+    _one_line_error(err, ["--groups dynfs_en_ewt: no sibling groups", "--order 2 needs them"])
+    bad = tmp_path / "g.txt"
+    bad.write_text("# group 1\nupos(h)\n# group 2\n")
+    code, _, err = _cli([*args, "--groups", str(bad)])
+    assert code == 2
+    _one_line_error(err, [f"--groups: {bad}:3: a group with no template"])
+    assert not out.exists()
 
 
 def test_a_folder_named_without_a_slash_is_not_template_text(

@@ -657,6 +657,12 @@ def test_cli_trains_parses_and_keeps_the_full_model_behind_no_dynfs(
             "--tree-margin: a knob of the dynamic parse",
         ),
         (["parse", str(tmp_path / "d.depfs"), str(dev), "--tree-margin", "-1"], "a number >= 0"),
+        # The dictionary serves the stop that inf turns off: accepted, it did nothing.
+        (
+            ["parse", str(tmp_path / "d.depfs"), str(dev), "--label-margin", "inf"]
+            + ["--no-label-dict"],
+            "--no-label-dict: the label dictionary serves the labeler's stop, which",
+        ),
         (["train", "--parser", "graph", "--folds", "3", *common, "--out", "x"], "of --dynfs"),
         (
             ["train", "--parser", "graph", "--dynfs", "--order", "2", "--sibling-templates"]

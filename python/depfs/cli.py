@@ -814,19 +814,33 @@ def train(
                     "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque, dynfs_en_ewt_100; or a file of "
                     "`depfs select groups`)"
                 )
-        if order != 2:
-            from .dynamic.he2013 import has_sibling_groups
+        # The groups file read before training: its errors, and a section the order
+        # lacks or does not use, named with --groups.
+        from .dynamic.he2013 import (
+            DEFAULT_GROUPS,
+            DEFAULT_GROUPS_2,
+            has_sibling_groups,
+            load_groups,
+        )
 
-            try:
-                siblings = has_sibling_groups(groups_path or "dynfs_en_ewt")
-            except (DepfsError, ValueError, OSError) as e:
-                raise click.UsageError(f"--groups {groups_path}: {e}") from None
-            if siblings:
-                raise click.UsageError(
-                    f"--groups {groups_path}: its groups after '# order 2' are sibling "
-                    "templates: give --order 2 (or a groups file without them, such as "
-                    "dynfs_en_ewt)"
-                )
+        given = groups_path or (DEFAULT_GROUPS_2 if order == 2 else DEFAULT_GROUPS)
+        try:
+            load_groups(given)
+            siblings = has_sibling_groups(given)
+        except (DepfsError, ValueError, OSError) as e:
+            raise click.UsageError(f"--groups: {e}") from None  # (the error names the file)
+        given = given if "\n" not in given else "<template text>"
+        if order != 2 and siblings:
+            raise click.UsageError(
+                f"--groups {given}: its groups after '# order 2' are sibling "
+                "templates: give --order 2 (or a groups file without them, such as "
+                "dynfs_en_ewt)"
+            )
+        if order == 2 and not siblings:
+            raise click.UsageError(
+                f"--groups {given}: no sibling groups (a '# order 2' section after the "
+                "first-order groups): --order 2 needs them, as in dynfs2_en_ewt"
+            )
     if tagger_path is not None and parser_kind == "tagger":
         raise click.UsageError("--tagger: graph and arc-eager parsers only (this is a tagger)")
     if clusters_path is not None and parser_kind not in ("tagger", "arc-eager"):
@@ -932,6 +946,10 @@ def train(
                     parser._stages()
                 except ValueError as e:
                     msg = str(e).replace("cascade must be", "must be").split(", got")[0]
+                    if cascade == "default":  # say what it stands for
+                        from .arceager import CASCADE_STAGES
+
+                        msg = f"({','.join(map(str, CASCADE_STAGES))}) {msg}"
                     raise click.UsageError(f"--cascade {cascade}: {msg}") from None
         else:
             parser = GraphParser(
@@ -1245,6 +1263,11 @@ def parse(
             raise click.UsageError(
                 f"{what}: {'knobs' if len(given) > 1 else 'a knob'} of the dynamic parse, "
                 "which --no-dynfs turns off (give one or the other)"
+            )
+        if no_label_dict and label_margin == math.inf:
+            raise click.UsageError(
+                "--no-label-dict: the label dictionary serves the labeler's stop, which "
+                "--label-margin inf turns off (give one or the other)"
             )
         core = _model(model).model_
         if no_label_dict and getattr(core, "dynfs_label_dict", None) is None:

@@ -245,16 +245,22 @@ def parse_groups(
 ) -> dict[int, list[TemplateSet]]:
     """The groups of a groups file's text by order; `source` names it in errors.
 
-    Checked line by line (a ValueError naming `source` and the line): each template
-    parses; each ``# group k`` line has a template; no template comes twice in an order
-    (the model's templates are the groups' one after the other: a template in two groups
-    would be one template that two groups claim)."""
-    out: dict[int, list[tuple[int, list[tuple[int, str]]]]] = {1: []}
+    Checked line by line (a ValueError naming `source` and the line): each directive
+    (``#! max_atoms = N``) and template parses; each ``# group k`` line has a template; no
+    template comes twice in an order (the model's templates are the groups' one after the
+    other: a template in two groups would be one template that two groups claim). A
+    directive applies to the templates after it, as in a template file."""
+    # Per order: (line of '# group k', [(line, template, the directive before it)]).
+    out: dict[int, list[tuple[int, list[tuple[int, str, str]]]]] = {1: []}
     order, directive = 1, ""
     for n, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if line.startswith("#!"):
-            directive = line  # applies to every group, as it would to the whole file
+            try:
+                TemplateSet.parse(line, family)
+            except ValueError as e:  # its "(line 1)" counts within the one line
+                raise type(e)(f"{source}:{n}: {_LINE.sub('', str(e))}") from None
+            directive = line
         elif m := _ORDER.match(line):
             order = int(m.group(1))
             out.setdefault(order, [])
@@ -263,16 +269,16 @@ def parse_groups(
         elif line and not line.startswith("#"):
             if not out[order]:
                 raise ValueError(f"{source}:{n}: template before the first '# group k' line")
-            out[order][-1][1].append((n, line))
+            out[order][-1][1].append((n, line, directive))
     groups: dict[int, list[TemplateSet]] = {}
     for o, gs in out.items():
         seen: dict[str, int] = {}  # canonical text -> line
         for head, g in gs:
             if not g:
                 raise ValueError(f"{source}:{head}: a group with no template")
-            for n, line in g:
+            for n, line, before in g:
                 try:
-                    parsed = TemplateSet.parse("\n".join([directive, line]), family)
+                    parsed = TemplateSet.parse("\n".join([before, line]), family)
                 except ValueError as e:  # its "(line 2)" counts within the one line
                     raise type(e)(f"{source}:{n}: {_LINE.sub('', str(e))}") from None
                 for t in parsed:
@@ -283,8 +289,16 @@ def parse_groups(
                         )
                     seen[t.text] = n
         if gs:
+            # Each template after its own directive (a line of its own only where it changes).
             groups[o] = [
-                TemplateSet.parse("\n".join([directive, *(t for _, t in g)]), family) for _, g in gs
+                TemplateSet.parse(
+                    "\n".join(
+                        f"{d}\n{t}" if i == 0 or d != g[i - 1][2] else t
+                        for i, (_, t, d) in enumerate(g)
+                    ),
+                    family,
+                )
+                for _, g in gs
             ]
     return groups
 

@@ -15,7 +15,12 @@ pub enum Error {
     Alignment(String),
     /// A feature template that does not parse or compile; quotes the template text and
     /// names its line in the set (0: not known, not named).
-    #[error("template {text:?}{}: {msg}", if *line == 0 { String::new() } else { format!(" (line {line})") })]
+    /// (A directive's, `#! max_atoms = N`, is named as one.)
+    #[error(
+        "{} {text:?}{}: {msg}",
+        if text.starts_with("#!") { "directive" } else { "template" },
+        if *line == 0 { String::new() } else { format!(" (line {line})") }
+    )]
     Template { text: String, line: usize, msg: String },
     /// A model file that is truncated, corrupted or of an unknown version.
     #[error("{file}: {msg}")]

@@ -147,7 +147,10 @@ fn file_directive_sets_the_atom_limit() {
     let set = TemplateSet::parse(&format!("#! max_atoms = 4\n{four}\n"), Family::Arc, 3).unwrap();
     assert_eq!(set.len(), 1);
     let e = TemplateSet::parse("#! colour = 4\n", Family::Arc, 3).unwrap_err().to_string();
-    assert!(e.contains("unknown directive") && e.contains("line 1"), "{e}");
+    assert!(e.starts_with("directive \"#! colour = 4\" (line 1): unknown directive"), "{e}");
+    // A template's error still names a template.
+    let e = TemplateSet::parse("#! max_atoms = 2\nupos(h) & upos(m) & form(m)", Family::Arc, 3).unwrap_err();
+    assert!(e.to_string().starts_with("template \"upos(h) & upos(m) & form(m)\" (line 2)"), "{e}");
     assert!(TemplateSet::parse("#! max_atoms = x\n", Family::Arc, 3).is_err());
 }
 
