@@ -277,6 +277,18 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def test_info_finds_a_presets_dev_row_through_the_models_32_bit_margin() -> None:
+    """`depfs info` showed no "on dev:" line for a prefix-margin model trained at margin
+    6000: its curve's 6600.000000000001 (1.1 × 6000) is kept as 6600 in the model."""
+    from depfs.cli import _preset_rows
+
+    curve = [{"margin": 6000 * f} for f in (1.0, 1.1, 1.2)]
+    presets = {"accurate": float(np.float32(6000 * 1.2)), "fast": float(np.float32(6000 * 1.1))}
+    assert 6000 * 1.1 != presets["fast"]  # the case: not equal as 64-bit floats
+    assert _preset_rows(presets, curve) == {"accurate": curve[2], "fast": curve[1]}
+    assert _preset_rows({**presets, "fast": 6500.0}, curve) is None
+
+
 def test_cli_trains_a_dynamic_model_and_parses_with_the_margin_knob(data, tmp_path: Path):
     train, dev = data
     train.write(tmp_path / "train.conllu")

@@ -10,7 +10,7 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, TypeVar, cast
 
 import click
 
@@ -1756,6 +1756,18 @@ def _parse_many(
         executor.shutdown()
 
 
+def _preset_rows(
+    presets: dict[str, float], curve: list[dict[str, Any]]
+) -> dict[str, dict[str, Any]] | None:
+    """The dev curve's row of each preset (`accurate`, `fast`), or None if one has none. The
+    model keeps a margin as a 32-bit float: the curve's 6600.000000000001 is 6600 there."""
+    rows = {
+        n: next((r for r in curve if math.isclose(r["margin"], presets[n], rel_tol=1e-6)), None)
+        for n in ("accurate", "fast")
+    }
+    return None if None in rows.values() else cast(dict[str, dict[str, Any]], rows)
+
+
 def _margin_row(row: dict[str, Any]) -> str:
     """One margin of a dynamic model's dev sweep: its score and templates per decision."""
     if "las" in row:
@@ -1966,11 +1978,10 @@ def info_command(model: str, as_json: bool) -> None:
         click.echo(
             f"  margins:       accurate {p['accurate']:g} (default), fast {p['fast']:g}; {what}"
         )
-        curve = {row["margin"]: row for row in t.get("margin_curve", [])}
-        if p["accurate"] in curve and p["fast"] in curve:
+        rows = _preset_rows(p, t.get("margin_curve", []))
+        if rows is not None:
             click.echo(
-                "  on dev:        "
-                + ", ".join(f"{n} {_margin_row(curve[p[n]])}" for n in ("accurate", "fast"))
+                "  on dev:        " + ", ".join(f"{n} {_margin_row(r)}" for n, r in rows.items())
             )
     if d.get("dynfs"):
         dy = d["dynfs"]
