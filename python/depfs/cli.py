@@ -1116,7 +1116,8 @@ def _model_to_stdout(model: Any) -> None:
     help="Arc-eager: stop each decision once a move leads by this margin (Strubell et al. "
     "2015): 'accurate' or 'fast' (a dynamic model's presets, chosen on its dev set; default "
     "'accurate'), 'inf' for every template, or a number in the model's own score units, "
-    "which differ from model to model (depfs info MODEL shows its presets).",
+    "which differ from model to model (depfs info MODEL shows its presets). The parser's "
+    "margin: a tagger (--tagger, or one inside the model) tags at its own default.",
 )
 @click.option(
     "--no-dynfs",
