@@ -804,6 +804,7 @@ def test_select_groups_cuts_and_the_best_prefix(tmp_path: Path) -> None:
     for name, cuts, limit in (
         ("dynfs_en_ewt", "5,20,60", []),
         ("dynfs_en_ewt_100", "5,20", ["--limit", "100"]),
+        ("dynfs_en_ewt_113", "5,20", ["--limit", "best"]),
     ):
         res = run(
             main, ["select", "groups", "first_order_en_ewt", "--cuts", cuts, *limit, "-o", str(out)]

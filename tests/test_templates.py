@@ -50,6 +50,7 @@ SHIPPED = [
     "dynfs2_en_ewt",
     "dynfs_pt_bosque",
     "dynfs_en_ewt_100",
+    "dynfs_en_ewt_113",
 ]
 
 

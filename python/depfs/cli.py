@@ -653,8 +653,9 @@ def _check_template_path(value: str | None, option: str = "--templates") -> None
     default=None,
     help="With --dynfs: the template groups, a groups file (depfs select groups) or set "
     "name [default: dynfs_en_ewt, with --order 2 dynfs2_en_ewt; shipped too: dynfs_pt_bosque, "
-    "whose first group was ranked on pt_bosque, and dynfs_en_ewt_100, the first 100 templates "
-    "of dynfs_en_ewt's order: faster]; its first-order groups are "
+    "whose first group was ranked on pt_bosque, and dynfs_en_ewt_113 and dynfs_en_ewt_100, "
+    "the first 113 (its best dev score) and 100 templates of dynfs_en_ewt's order: faster; "
+    "their --no-dynfs is the model of those templates]; its first-order groups are "
     "the model's arc templates, its groups after '# order 2' the sibling templates.",
 )
 @click.option(
@@ -811,7 +812,8 @@ def train(
                 named = f"--groups {groups_path}" if groups_path.strip() else "--groups ''"
                 raise click.UsageError(
                     f"{named}: no such set or file (shipped groups: "
-                    "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque, dynfs_en_ewt_100; or a file of "
+                    "dynfs_en_ewt, dynfs2_en_ewt, dynfs_pt_bosque, dynfs_en_ewt_113, "
+                    "dynfs_en_ewt_100; or a file of "
                     "`depfs select groups`)"
                 )
         # The groups file read before training: its errors, and a section the order
