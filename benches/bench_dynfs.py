@@ -30,6 +30,11 @@ against cost (dynamic thresholds against static prefixes; --replot JSON redraws 
         [--epochs E] [--folds N] [--iterations I] [--also M2 ...] [--reference FULL]
         [--out JSON] [--plot PNG]
     python -m benches.bench_dynfs --replot JSON [JSON ...] --plot PNG
+    python -m benches.bench_dynfs --mean JSON [JSON ...]
+
+--mean reads JSONs this script wrote (say one per seed, each run against its own seed's
+full model) and prints each one's dev-choice row and their mean speed-up and UAS loss:
+the reading of docs/methods.md, "Both cut recipes on three seeds".
 """
 
 from __future__ import annotations
@@ -106,7 +111,17 @@ def main() -> None:
         "several (e.g. a model over all templates and one over a cut, --reference), their "
         "UAS against speed-up on one plot.",
     )
+    ap.add_argument(
+        "--mean",
+        nargs="+",
+        metavar="JSON",
+        help="Only print the dev-choice row of each JSON this script wrote (e.g. one per "
+        "seed) and the mean of their speed-ups and UAS losses.",
+    )
     args = ap.parse_args()
+    if args.mean:
+        print_mean([json.loads(Path(p).read_text()) for p in args.mean], args.mean)
+        return
     if args.replot:
         if not args.plot:
             raise SystemExit("--replot: give --plot PNG")
@@ -376,6 +391,35 @@ def plot(rows: list[dict[str, Any]], treebank: str, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     print(f"wrote {path}")
+
+
+def dev_choice(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A run's full-model row and its DynFS row at the settings chosen on dev."""
+    rows = result["rows"]
+    full = next(r for r in rows if r["kind"] == "full")
+    dev = next(r for r in rows if r["kind"] == "dynfs" and r["setting"].endswith("(dev)"))
+    return full, dev
+
+
+def print_mean(results: list[dict[str, Any]], names: list[str]) -> None:
+    """Each run's dev-choice row (speed-up against its full model, UAS loss, cost) and the
+    mean over the runs: with one run per seed, the seeds' mean."""
+    losses, speedups = [], []
+    for name, res in zip(names, results, strict=True):
+        full, dev = dev_choice(res)
+        lo, hi = dev.get("speedup_quartiles") or (dev["speedup"], dev["speedup"])
+        loss = dev["uas"] - full["uas"]
+        losses.append(loss)
+        speedups.append(dev["speedup"])
+        print(
+            f"{name}: {dev['setting']}  {dev['speedup']:.2f}x [{lo:.2f}-{hi:.2f}]  "
+            f"UAS {dev['uas']:.2f} ({loss:+.2f} against {full['uas']:.2f})  "
+            f"cost {dev['cost']:.1f}%  {dev['words_per_s']:.0f} w/s"
+        )
+    print(
+        f"mean of {len(results)}: {statistics.mean(speedups):.2f}x at "
+        f"{statistics.mean(losses):+.2f} UAS"
+    )
 
 
 def plot_speed(results: list[dict[str, Any]], path: str) -> None:

@@ -108,6 +108,56 @@ GOLD = (
 )
 
 
+def test_dynfs_mean_reads_each_runs_dev_choice(capsys: pytest.CaptureFixture[str]) -> None:
+    """`bench_dynfs --mean`: each run's row chosen on dev (not its first or fastest DynFS
+    row), its loss against its own full model, and the mean over the runs."""
+    from benches.bench_dynfs import print_mean
+
+    def run(full: float, dev: tuple[float, float], other: tuple[float, float]) -> dict:
+        row = {"cost": 10.0, "words_per_s": 1.0}
+        return {
+            "rows": [
+                {
+                    "kind": "full",
+                    "setting": "full model (Eisner)",
+                    "uas": full,
+                    "speedup": 1.0,
+                    **row,
+                },
+                {
+                    "kind": "dynfs",
+                    "setting": "DynFS threshold 3",
+                    "uas": other[0],
+                    "speedup": other[1],
+                    **row,
+                },
+                {
+                    "kind": "dynfs",
+                    "setting": "DynFS threshold 4 (dev)",
+                    "uas": dev[0],
+                    "speedup": dev[1],
+                    **row,
+                },
+                {
+                    "kind": "tree",
+                    "setting": "DynFS (dev), tree margin 2",
+                    "uas": 80.0,
+                    "speedup": 9.0,
+                    **row,
+                },
+            ]
+        }
+
+    print_mean(
+        [run(88.0, (87.7, 2.4), (87.0, 3.0)), run(87.0, (86.9, 2.7), (86.0, 3.5))], ["a", "b"]
+    )
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0].startswith("a: DynFS threshold 4 (dev)  2.40x") and "-0.30 against 88.00" in out[0]
+    )
+    assert out[-1] == "mean of 2: 2.55x at -0.20 UAS"
+
+
 def test_other_columns_identical() -> None:
     retagged = GOLD.replace("\tdog\tNOUN\tNNS\tNumber=Plur\t", "\tdogs\tPROPN\tNNP\t_\t")
     assert other_columns_identical(GOLD, retagged)
