@@ -2226,6 +2226,14 @@ def test_dynfs_groups_are_read_before_training_and_named(
     code, _, err = _cli([*args, "--groups", str(bad)])
     assert code == 2
     _one_line_error(err, [f"--groups: {bad}:3: a group with no template"])
+    # One group leaves the policy nothing to decide: twenty minutes of DAgger for a full parse.
+    one = tmp_path / "one.txt"
+    one.write_text("# group 1\nupos(h) & upos(m)\nform(m)\n")
+    code, _, err = _cli([*args, "--groups", str(one)])
+    assert code == 2
+    _one_line_error(err, [f"--groups {one}: one group: first-order DynFS needs at least two"])
+    with pytest.raises(ValueError, match="one group: first-order DynFS needs at least two"):
+        depfs.GraphParser(dynfs=True, groups=str(one)).fit(_gold(d), _gold(d))
     assert not out.exists()
 
 

@@ -827,11 +827,17 @@ def train(
 
         given = groups_path or (DEFAULT_GROUPS_2 if order == 2 else DEFAULT_GROUPS)
         try:
-            load_groups(given)
+            n_first = len(load_groups(given))
             siblings = has_sibling_groups(given)
         except (DepfsError, ValueError, OSError) as e:
             raise click.UsageError(f"--groups: {e}") from None  # (the error names the file)
         given = given if "\n" not in given else "<template text>"
+        if order != 2 and n_first < 2:
+            raise click.UsageError(
+                f"--groups {given}: one group: first-order DynFS needs at least two (the "
+                "policy decides whether to add the next; with one, every template is computed "
+                "on every arc: train without --dynfs)"
+            )
         if order != 2 and siblings:
             raise click.UsageError(
                 f"--groups {given}: its groups after '# order 2' are sibling "

@@ -278,6 +278,12 @@ class GraphParser(TrainableModel):
 
         first = load_groups(self._groups())
         index = arc_set_of(first)[1]
+        if self.order != 2 and len(first) < 2:
+            raise ValueError(
+                f"groups {self._groups()!s}: one group: first-order DynFS needs at least two "
+                "(the policy decides whether to add the next; with one, every template is "
+                "computed on every arc: train without dynfs)"
+            )
         if self.order != 2:
             if has_sibling_groups(self._groups()):  # they would be left out unsaid
                 raise ValueError(
